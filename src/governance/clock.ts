@@ -1,0 +1,37 @@
+/** The time seam: every wait and timestamp in governance logic goes through a `Clock`. */
+
+/** A source of time and timers. Inject a `ManualClock` (from `sciencegate/testing`) in tests. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /**
+   * Resolves after `ms` milliseconds; rejects with the signal's reason when `signal` aborts first.
+   * @param ms delay in milliseconds (<= 0 resolves on the next tick)
+   * @param signal optional abort signal
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The real clock: `Date.now()` and `setTimeout`. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(
+        () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
+      signal?.addEventListener("abort", onAbort, { once: true });
+    }),
+};
