@@ -1,0 +1,23 @@
+/** Where a CLI command reads its environment and writes its output; tests pass their own. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Whether stdin is an interactive terminal (approval prompts need one). */
+  isTty: boolean;
+}
+
+/** The real process's streams and environment. */
+export function processIo(): CliIo {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+    cwd: process.cwd(),
+    isTty: Boolean(process.stdin.isTTY),
+  };
+}
+
+/** A command's exit status: 0 success, 1 the operation failed, 2 usage or configuration error. */
+export type ExitCode = 0 | 1 | 2;
