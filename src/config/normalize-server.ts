@@ -1,0 +1,281 @@
+/** Turns one raw `mcpServers` entry into a validated, env-substituted `ServerConfig`. */
+import { type ConfigIssue, describeValue, formatFieldPath, fromZodIssues } from "./config-issues.js";
+import { type EnvMap, lookup, missingVariableFix, substituteEnv } from "./env-substitution.js";
+import { type RawRouting, rawServerSchema } from "./extensions-schema.js";
+import type { RoutingConfig, ServerConfig, TransportKind } from "./types.js";
+
+/** Accepted transport spellings (`type` or `transport`), and what each one means. */
+export const TRANSPORT_ALIASES: Readonly<Record<string, TransportKind>> = {
+  stdio: "stdio",
+  sse: "sse",
+  http: "http",
+  streamable_http: "http",
+  "streamable-http": "http",
+};
+
+/** Priority of a routing block that does not say. @default 50 */
+export const DEFAULT_ROUTING_PRIORITY = 50;
+
+const SERVER_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const FALSE_LOOKING = /^\s*(false|no|off|0)\s*$/i;
+
+/** The outcome of normalizing one server: the config when it is valid, and every issue found. */
+export interface NormalizedServer {
+  server?: ServerConfig;
+  issues: ConfigIssue[];
+}
+
+type Segment = string | number;
+
+/**
+ * Validates, substitutes and normalizes one `mcpServers.<id>` entry.
+ * @param id the key in `mcpServers`
+ * @param raw the entry as parsed from JSON (or given in code)
+ * @param env the environment for `$VAR` substitution
+ * @returns the `ServerConfig`, or the issues (paths like `mcpServers.<id>.args[1]`); never throws
+ */
+export function normalizeServer(id: string, raw: unknown, env: EnvMap): NormalizedServer {
+  const base: Segment[] = ["mcpServers", id];
+  const at = (...rest: Segment[]) => formatFieldPath([...base, ...rest]);
+  const issues: ConfigIssue[] = [];
+  if (!SERVER_ID.test(id)) {
+    const suggestion =
+      id
+        .replace(/[^A-Za-z0-9_-]+/g, "-")
+        .replace(/^[-_]+/, "")
+        .slice(0, 64) || "my-server";
+    issues.push({
+      path: at(),
+      message: `has an id with characters other than letters, digits, "-" and "_" (or over 64 characters). Rename it, e.g. "${suggestion}".`,
+    });
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    issues.push({
+      path: at(),
+      message: `must be an object with the server's settings, not ${describeValue(raw)}. E.g. {"command": "node", "args": ["server.js"]}.`,
+    });
+    return { issues };
+  }
+  const enabled = readEnabled((raw as { enabled?: unknown }).enabled);
+  if (enabled.issue !== undefined) issues.push({ path: at("enabled"), message: enabled.issue });
+  const parsed = rawServerSchema.safeParse(raw);
+  if (!parsed.success) return { issues: [...issues, ...fromZodIssues(parsed.error.issues, raw, base)] };
+  const data = parsed.data;
+
+  // Unset variables matter only for a server that will be started; a disabled one keeps `$VAR` as written.
+  const unresolved = new Set<string>();
+  const sub = (value: string | null | undefined, ...path: Segment[]): string | undefined => {
+    if (value === null || value === undefined) return undefined;
+    const result = substituteEnv(value, env);
+    if (result.syntaxError !== undefined)
+      issues.push({ path: at(...path), message: `${result.syntaxError}.` });
+    if (result.missing.length > 0) {
+      unresolved.add(at(...path));
+      if (enabled.value) {
+        for (const name of new Set(result.missing)) {
+          issues.push({
+            path: at(...path),
+            message: `needs environment variable ${name}, which is not set. ${missingVariableFix(name)}`,
+          });
+        }
+      }
+    }
+    return result.value;
+  };
+  const subMap = (map: Record<string, string> | null | undefined, field: string) =>
+    Object.fromEntries(Object.entries(map ?? {}).map(([key, value]) => [key, sub(value, field, key) ?? ""]));
+
+  const command = sub(data.command, "command");
+  const url = sub(data.url, "url");
+  const headers = subMap(data.headers, "headers");
+  const transport = resolveTransport(sub(data.type, "type"), sub(data.transport, "transport"), command, url);
+  for (const issue of transport.issues) issues.push({ path: at(...issue.path), message: issue.message });
+
+  if (transport.kind === "stdio" && (command === undefined || command.trim() === "")) {
+    issues.push({
+      path: at("command"),
+      message: 'is required for a stdio server. Add the executable to run, e.g. "command": "node".',
+    });
+  }
+  if (transport.kind === "sse" || transport.kind === "http") {
+    if (url === undefined || url.trim() === "") {
+      issues.push({
+        path: at("url"),
+        message: `is required for an ${transport.kind} server. Add the endpoint, e.g. "url": "https://example.org/mcp".`,
+      });
+    } else if (!unresolved.has(at("url")) && !isHttpUrl(url)) {
+      issues.push({
+        path: at("url"),
+        message: `must be an http:// or https:// URL, not ${describeValue(url)}. Write the full endpoint, e.g. "https://example.org/mcp".`,
+      });
+    }
+  }
+  const bearer = sub(data.bearer_token_env, "bearer_token_env");
+  if (bearer !== undefined) {
+    const issue = applyBearerToken(bearer, transport.kind, headers, env, enabled.value);
+    if (issue !== undefined) issues.push({ path: at("bearer_token_env"), message: issue });
+  }
+
+  const routing = (r: RawRouting | null | undefined, ...path: Segment[]) =>
+    r === null || r === undefined
+      ? undefined
+      : normalizeRouting(r, (k, i) => sub(k, ...path, "keywords", i) ?? "");
+  const serverRouting = routing(data.routing, "routing");
+  const tools: ServerConfig["tools"] = {};
+  for (const [name, tool] of Object.entries(data.tools ?? {})) {
+    const toolRouting = routing(tool.routing, "tools", name, "routing");
+    tools[name] = toolRouting === undefined ? {} : { routing: toolRouting };
+  }
+  const cwd = sub(data.cwd, "cwd");
+  const description = sub(data.description, "description");
+  const args = (data.args ?? []).map((arg, i) => sub(arg, "args", i) ?? "");
+  const serverEnv = subMap(data.env, "env");
+
+  if (issues.length > 0 || transport.kind === undefined) return { issues };
+  const server: ServerConfig = {
+    id,
+    transport: transport.kind,
+    args,
+    env: serverEnv,
+    headers,
+    enabled: enabled.value,
+    tools,
+  };
+  if (command !== undefined) server.command = command;
+  if (cwd !== undefined) server.cwd = cwd;
+  if (url !== undefined) server.url = url;
+  if (description !== undefined) server.description = description;
+  // tool_call_timeout (seconds, seed name) wins over MultiServerMCPClient's per-server defaultToolTimeout (ms).
+  const timeoutMs = data.tool_call_timeout != null ? data.tool_call_timeout * 1000 : data.defaultToolTimeout;
+  if (timeoutMs !== undefined && timeoutMs !== null) server.toolCallTimeoutMs = Math.round(timeoutMs);
+  if (serverRouting !== undefined) server.routing = serverRouting;
+  return { server, issues };
+}
+
+/**
+ * Reads `enabled`: only a literal `false` disables. A false-looking string or 0 is most likely a mistake
+ * for `false`, so it is reported rather than silently leaving the server on.
+ */
+function readEnabled(value: unknown): { value: boolean; issue?: string } {
+  if (value === false) return { value: false };
+  if (typeof value === "string" && FALSE_LOOKING.test(value)) {
+    return {
+      value: false,
+      issue: `is ${describeValue(value)}, which would leave the server enabled (only the boolean false disables). Write false without quotes to disable it, or remove the field.`,
+    };
+  }
+  if (value === 0) {
+    return {
+      value: false,
+      issue:
+        "is the number 0, which would leave the server enabled (only the boolean false disables). Write false to disable it, or remove the field.",
+    };
+  }
+  return { value: true };
+}
+
+interface TransportResolution {
+  kind: TransportKind | undefined;
+  issues: { path: Segment[]; message: string }[];
+}
+
+function resolveTransport(
+  type: string | undefined,
+  transport: string | undefined,
+  command: string | undefined,
+  url: string | undefined,
+): TransportResolution {
+  const issues: TransportResolution["issues"] = [];
+  const accepted = Object.keys(TRANSPORT_ALIASES)
+    .map((name) => `"${name}"`)
+    .join(", ");
+  const named = (field: "type" | "transport", value: string | undefined): TransportKind | undefined => {
+    if (value === undefined) return undefined;
+    const kind = TRANSPORT_ALIASES[value.trim().toLowerCase()];
+    if (kind === undefined) {
+      issues.push({
+        path: [field],
+        message: `names an unknown transport ${JSON.stringify(value)}. Use one of ${accepted}.`,
+      });
+    }
+    return kind;
+  };
+  const fromType = named("type", type);
+  const fromTransport = named("transport", transport);
+  if (fromType !== undefined && fromTransport !== undefined && fromType !== fromTransport) {
+    issues.push({
+      path: [],
+      message: `has type ${JSON.stringify(type)} but transport ${JSON.stringify(transport)}. Keep only one of them.`,
+    });
+  }
+  if (issues.length > 0) return { kind: undefined, issues };
+  const explicit = fromType ?? fromTransport;
+  if (explicit !== undefined) return { kind: explicit, issues };
+  const hasCommand = command !== undefined && command !== "";
+  const hasUrl = url !== undefined && url !== "";
+  if (hasCommand && hasUrl) {
+    issues.push({
+      path: [],
+      message:
+        'has both command and url, so its transport is ambiguous. Add "type": "stdio" or "type": "http".',
+    });
+    return { kind: undefined, issues };
+  }
+  if (hasCommand) return { kind: "stdio", issues };
+  if (hasUrl) return { kind: "http", issues };
+  issues.push({
+    path: [],
+    message: 'needs either "command" (a stdio server) or "url" (an sse or http server). Add one of them.',
+  });
+  return { kind: undefined, issues };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value);
+    return protocol === "http:" || protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/** Adds `Authorization: Bearer <token>` from the variable named by `bearer_token_env`; returns an issue or undefined. */
+function applyBearerToken(
+  name: string,
+  transport: TransportKind | undefined,
+  headers: Record<string, string>,
+  env: EnvMap,
+  enabled: boolean,
+): string | undefined {
+  if (!ENV_NAME.test(name)) {
+    return `must be the name of an environment variable (letters, digits, "_"), not ${describeValue(name)}. Write e.g. "MY_SERVER_TOKEN".`;
+  }
+  if (transport === "stdio") {
+    return `only applies to sse and http servers (it sets an HTTP header). For a stdio server pass the token in "env", e.g. {"TOKEN": "$${name}"}.`;
+  }
+  if (Object.keys(headers).some((key) => key.toLowerCase() === "authorization")) {
+    return "conflicts with the Authorization header in headers. Keep only one of them.";
+  }
+  const token = lookup(env, name);
+  if (token === undefined || token === "") {
+    return enabled
+      ? `names environment variable ${name}, which is not set. Set it to the bearer token, or remove bearer_token_env.`
+      : undefined;
+  }
+  headers.Authorization = `Bearer ${token}`;
+  return undefined;
+}
+
+function normalizeRouting(
+  raw: RawRouting,
+  substitute: (keyword: string, index: number) => string,
+): RoutingConfig {
+  const priority = raw.priority ?? DEFAULT_ROUTING_PRIORITY;
+  return {
+    keywords: (raw.keywords ?? []).map(substitute),
+    mode: raw.mode ?? "off",
+    // Out-of-range priorities are clamped, not rejected (the seeds' rule).
+    priority: Math.min(100, Math.max(0, priority)),
+  };
+}
