@@ -1,0 +1,332 @@
+/**
+ * Envelope checks of DESIGN.md §4: turns a raw MCP tool result into the normalized `McpToolResult`,
+ * enforcing identity, the HTTPS host allowlist on every record, citation and candidate URL, manifest
+ * licence and attribution, and neutralizing prompt-like tags in every string.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { GovernanceError } from "./errors.js";
+import { neutralizeDeep } from "./prompt-neutralizer.js";
+import type {
+  ArtifactCandidate,
+  Citation,
+  CrossReference,
+  McpRecord,
+  McpToolResult,
+} from "./result-types.js";
+
+/** What the broker knows about the call, from the manifest and the clock, independent of the server. */
+export interface EnvelopeContext {
+  sourceId: string;
+  toolId: string;
+  /** The manifest's `governance.networkHosts`: the only hosts URLs in a result may point to. */
+  networkHosts: readonly string[];
+  license: string;
+  attribution: string;
+  /** Overrides a `sourceVersion` the server reports. */
+  sourceVersion?: string;
+  now: Date;
+}
+
+const CitationSchema: z.ZodType<Citation> = z.object({
+  label: z.string(),
+  url: z.string(),
+  identifier: z.string().exactOptional(),
+  identifierType: z.string().exactOptional(),
+  version: z.string().exactOptional(),
+});
+
+const CrossReferenceSchema: z.ZodType<CrossReference> = z.object({
+  identifier: z.string(),
+  identifierType: z.string(),
+  url: z.string().exactOptional(),
+});
+
+const RecordSchema: z.ZodType<McpRecord> = z.object({
+  identifier: z.string().min(1),
+  identifierType: z.string(),
+  title: z.string(),
+  url: z.string(),
+  source: z.string(),
+  abstract: z.string().exactOptional(),
+  authors: z.array(z.string()).exactOptional(),
+  year: z.number().int().exactOptional(),
+  citations: z.array(CitationSchema),
+  primaryCitation: CitationSchema,
+  contentScope: z.enum([
+    "metadata",
+    "abstract",
+    "curated-record",
+    "structured-record",
+    "analysis-result",
+    "full-text",
+  ]),
+  crossReferences: z.array(CrossReferenceSchema),
+  fullTextRetrieved: z.boolean(),
+  peerReviewStatus: z.enum(["peer-reviewed", "preprint", "unknown"]).exactOptional(),
+  structuredData: z.record(z.string(), z.unknown()).exactOptional(),
+  warnings: z.array(z.string()),
+});
+
+const CandidateSchema: z.ZodType<ArtifactCandidate> = z.object({
+  candidateId: z.string().min(1),
+  sourceId: z.string(),
+  sourceRecordId: z.string(),
+  url: z.string(),
+  format: z.string(),
+  kind: z.enum(["paper", "sequence", "structure", "dataset", "supplement", "other"]),
+  license: z.string().exactOptional(),
+  sizeBytes: z.number().int().nonnegative().exactOptional(),
+  checksum: z.object({ algorithm: z.enum(["sha256", "md5"]), value: z.string() }).exactOptional(),
+  filename: z.string().exactOptional(),
+});
+
+// Items are validated one by one below, so that one bad record is dropped instead of failing the call.
+const EnvelopeSchema = z.looseObject({
+  records: z.array(z.unknown()),
+  artifacts: z.array(z.unknown()).exactOptional(),
+  warnings: z.array(z.string()).default([]),
+  data: z.record(z.string(), z.unknown()).exactOptional(),
+  sourceVersion: z.string().exactOptional(),
+});
+
+/** Envelope fields that the broker sets itself; anything else a server adds is kept under `data`. */
+const ENVELOPE_KEYS = new Set([
+  ...Object.keys(EnvelopeSchema.shape),
+  "sourceId",
+  "toolId",
+  "attribution",
+  "license",
+  "retrievedAt",
+  "untrusted",
+]);
+
+/** One validation problem, with its JSON path inside the result. */
+interface Issue {
+  path: string;
+  message: string;
+}
+
+/**
+ * Normalizes a successful tool result. Structured results (an object with a `records` array, in
+ * `structuredContent` or as JSON in a text block) are validated and checked; anything else (a
+ * third-party server) is wrapped as `data` with no records.
+ * @param callResult the tool result as the MCP client returned it (already within the size cap)
+ * @param ctx identity, allowed hosts, licence and attribution from the manifest, and the time
+ * @returns the normalized result: `untrusted: true`, identity/licence from `ctx`, every string neutralized
+ * @throws {GovernanceError} `NORMALIZATION_FAILED` for a forged `sourceId`/`toolId`, an invalid envelope,
+ *   or when no record or candidate of a non-empty result is valid (`data.issues` lists paths)
+ */
+export function normalizeToolResult(callResult: CallToolResult, ctx: EnvelopeContext): McpToolResult {
+  const structured = findStructuredResult(callResult);
+  const out: McpToolResult = {
+    records: [],
+    warnings: [],
+    attribution: ctx.attribution,
+    license: ctx.license,
+    retrievedAt: ctx.now.toISOString(),
+    sourceId: ctx.sourceId,
+    toolId: ctx.toolId,
+    untrusted: true,
+  };
+  if (structured === undefined) {
+    out.data = wrapThirdParty(callResult);
+  } else {
+    checkIdentity(structured, ctx);
+    Object.assign(out, checkStructured(structured, ctx));
+  }
+  if (ctx.sourceVersion !== undefined) out.sourceVersion = ctx.sourceVersion;
+  return neutralizeDeep(out);
+}
+
+type CheckedParts = Pick<McpToolResult, "records" | "warnings" | "artifacts" | "data" | "sourceVersion">;
+
+function checkStructured(raw: Record<string, unknown>, ctx: EnvelopeContext): CheckedParts {
+  const envelope = EnvelopeSchema.safeParse(raw);
+  if (!envelope.success) {
+    throw normalizationFailed(
+      "The result does not have the McpToolResult shape.",
+      envelope.error.issues.map(toIssue("")),
+    );
+  }
+  const hosts = new Set(ctx.networkHosts.map((host) => host.trim().toLowerCase()));
+  const warnings = [...envelope.data.warnings];
+  const invalid: Issue[] = [];
+  const records: McpRecord[] = [];
+  envelope.data.records.forEach((item, index) => {
+    const parsed = RecordSchema.safeParse(item);
+    if (!parsed.success) {
+      invalid.push(...parsed.error.issues.map(toIssue(`records.${index}`)));
+      warnings.push(`Dropped record ${itemName(item, "identifier", index)}: it is not a valid record.`);
+      return;
+    }
+    const record = parsed.data;
+    const problem = recordProblem(record, ctx.sourceId, hosts);
+    if (problem) {
+      warnings.push(`Dropped record ${record.identifier}: ${problem}.`);
+      return;
+    }
+    records.push(checkCrossReferences(record, hosts));
+  });
+  const artifacts: ArtifactCandidate[] = [];
+  envelope.data.artifacts?.forEach((item, index) => {
+    const parsed = CandidateSchema.safeParse(item);
+    if (!parsed.success) {
+      invalid.push(...parsed.error.issues.map(toIssue(`artifacts.${index}`)));
+      warnings.push(
+        `Dropped candidate ${itemName(item, "candidateId", index)}: it is not a valid candidate.`,
+      );
+      return;
+    }
+    const candidate = parsed.data;
+    const problem =
+      candidate.sourceId === ctx.sourceId
+        ? urlProblem("url", candidate.url, hosts)
+        : `its sourceId "${candidate.sourceId}" is not "${ctx.sourceId}"`;
+    if (problem) warnings.push(`Dropped candidate ${candidate.candidateId}: ${problem}.`);
+    else artifacts.push(candidate);
+  });
+  const itemCount = envelope.data.records.length + (envelope.data.artifacts?.length ?? 0);
+  if (itemCount > 0 && invalid.length > 0 && records.length + artifacts.length === 0) {
+    throw normalizationFailed("No record or candidate of the result is valid.", invalid);
+  }
+
+  const parts: CheckedParts = { records, warnings };
+  if (envelope.data.artifacts !== undefined) parts.artifacts = artifacts;
+  const extras = Object.entries(envelope.data).filter(([key]) => !ENVELOPE_KEYS.has(key));
+  if (envelope.data.data !== undefined || extras.length > 0) {
+    parts.data = { ...Object.fromEntries(extras), ...envelope.data.data };
+  }
+  if (envelope.data.sourceVersion !== undefined) parts.sourceVersion = envelope.data.sourceVersion;
+  return parts;
+}
+
+function checkIdentity(raw: Record<string, unknown>, ctx: EnvelopeContext): void {
+  for (const [field, expected] of [
+    ["sourceId", ctx.sourceId],
+    ["toolId", ctx.toolId],
+  ] as const) {
+    const claimed = raw[field];
+    if (claimed !== undefined && claimed !== expected) {
+      throw new GovernanceError(
+        "NORMALIZATION_FAILED",
+        `Forged identity: the result claims ${field} ${JSON.stringify(claimed)} but came from ${JSON.stringify(expected)}.`,
+        { data: { field, expected, claimed: String(claimed) } },
+      );
+    }
+  }
+}
+
+/** Why a record must be dropped, or undefined when it is acceptable. */
+function recordProblem(record: McpRecord, sourceId: string, hosts: ReadonlySet<string>): string | undefined {
+  if (record.source !== sourceId) return `its source "${record.source}" is not "${sourceId}"`;
+  const urlChecks: [string, string][] = [
+    ["url", record.url],
+    ["primaryCitation url", record.primaryCitation.url],
+    ...record.citations.map((citation, index): [string, string] => [`citation ${index} url`, citation.url]),
+  ];
+  for (const [what, url] of urlChecks) {
+    const problem = urlProblem(what, url, hosts);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** Removes bad cross-reference URLs (the identifier stays useful) and notes it on the record. */
+function checkCrossReferences(record: McpRecord, hosts: ReadonlySet<string>): McpRecord {
+  const warnings = [...record.warnings];
+  const crossReferences = record.crossReferences.map((reference): CrossReference => {
+    if (reference.url === undefined) return reference;
+    const problem = urlProblem("url", reference.url, hosts);
+    if (!problem) return reference;
+    warnings.push(`Removed the URL of cross-reference ${reference.identifier}: ${problem}.`);
+    return { identifier: reference.identifier, identifierType: reference.identifierType };
+  });
+  return { ...record, crossReferences, warnings };
+}
+
+/**
+ * Why a URL is not acceptable: it must parse, be `https:`, carry no user information and no explicit
+ * port, and its host must be exactly (case-insensitively) one of `hosts` — no subdomains.
+ */
+function urlProblem(what: string, url: string, hosts: ReadonlySet<string>): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `its ${what} is not a valid URL`;
+  }
+  if (parsed.protocol !== "https:") return `its ${what} uses "${parsed.protocol}" instead of https`;
+  if (parsed.username !== "" || parsed.password !== "") return `its ${what} carries user information`;
+  // URL drops the default port 443, so any port left is a non-standard one.
+  if (parsed.port !== "") return `its ${what} uses port ${parsed.port}`;
+  if (!hosts.has(parsed.hostname)) return `its ${what} host "${parsed.hostname}" is not an allowed host`;
+  return undefined;
+}
+
+function findStructuredResult(result: CallToolResult): Record<string, unknown> | undefined {
+  if (hasRecordsArray(result.structuredContent)) return result.structuredContent;
+  for (const block of result.content) {
+    if (block.type !== "text" || !block.text.trimStart().startsWith("{")) continue;
+    try {
+      const parsed: unknown = JSON.parse(block.text);
+      if (hasRecordsArray(parsed)) return parsed;
+    } catch {
+      // Not JSON: plain text from a third-party server.
+    }
+  }
+  return undefined;
+}
+
+function hasRecordsArray(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Array.isArray((value as { records?: unknown }).records)
+  );
+}
+
+/** Third-party content as text-only data: binary blocks are described, never passed on. */
+function wrapThirdParty(result: CallToolResult): Record<string, unknown> {
+  const content = result.content.map((block) => {
+    switch (block.type) {
+      case "text":
+        return { type: "text", text: block.text };
+      case "image":
+      case "audio":
+        return {
+          type: "text",
+          text: `[${block.type} omitted: ${block.mimeType}, ${block.data.length} base64 chars]`,
+        };
+      case "resource_link":
+        return { type: "text", text: `[resource link: ${block.name} ${block.uri}]` };
+      case "resource":
+        return "text" in block.resource
+          ? { type: "text", text: block.resource.text }
+          : { type: "text", text: `[embedded resource omitted: ${block.resource.uri}]` };
+      default:
+        return { type: "text", text: "[unsupported content block omitted]" };
+    }
+  });
+  const data: Record<string, unknown> = { content };
+  if (result.structuredContent !== undefined) data.structuredContent = result.structuredContent;
+  return data;
+}
+
+function itemName(item: unknown, key: string, index: number): string {
+  const value =
+    typeof item === "object" && item !== null ? (item as Record<string, unknown>)[key] : undefined;
+  return typeof value === "string" && value !== "" ? value : `#${index}`;
+}
+
+function toIssue(prefix: string): (issue: z.core.$ZodIssue) => Issue {
+  return (issue) => ({
+    path: [prefix, ...issue.path.map(String)].filter((part) => part !== "").join("."),
+    message: issue.message,
+  });
+}
+
+function normalizationFailed(message: string, issues: Issue[]): GovernanceError {
+  return new GovernanceError("NORMALIZATION_FAILED", message, { data: { issues } });
+}
