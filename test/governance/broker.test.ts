@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
-import type { Broker } from "../../src/governance/broker.js";
+
 import type { InvokeRequest } from "../../src/governance/broker-types.js";
 import { isGovernanceError } from "../../src/governance/errors.js";
 import { RateLimiter } from "../../src/governance/rate-limiter.js";
@@ -263,5 +263,3 @@ describe("Broker.invoke", () => {
     expect(h.state.calls.search).toBe(200);
   });
 });
-
-export type { Broker };

@@ -1,0 +1,75 @@
+import { GovernanceError, isGovernanceError, toErrorBody } from "../../governance/errors.js";
+import { modelVisibleName } from "../../visibility/tool-names.js";
+import type { CliIo, ExitCode } from "../io.js";
+import type { CliRuntime } from "../runtime.js";
+
+/** Options of `sciencegate call`. */
+export interface CallOptions {
+  name: string;
+  args: string;
+  session: string;
+  json: boolean;
+}
+
+/**
+ * Resolves a model-visible name (`mcp__pubmed__search`) or a qualified name (`pubmed.search`).
+ * @throws GovernanceError `TOOL_UNAVAILABLE` listing close names
+ */
+export function resolveToolName(runtime: CliRuntime, name: string): { sourceId: string; toolId: string } {
+  const tools = runtime.catalog.tools();
+  const match = tools.find(
+    (t) => modelVisibleName(t.sourceId, t.toolId) === name || `${t.sourceId}.${t.toolId}` === name,
+  );
+  if (match) return { sourceId: match.sourceId, toolId: match.toolId };
+  const names = tools.map((t) => modelVisibleName(t.sourceId, t.toolId));
+  const needle = name.split(/__|\./).pop() ?? name;
+  const close = names.filter((n) => n.includes(needle)).slice(0, 5);
+  throw new GovernanceError(
+    "TOOL_UNAVAILABLE",
+    `No available tool is called '${name}'.${close.length ? ` Did you mean: ${close.join(", ")}?` : ""} Run 'sciencegate tools' to list the tools.`,
+  );
+}
+
+/**
+ * `sciencegate call`: one governed call through the broker, recorded in the ledger.
+ * @returns 0 on success, 1 when the call failed (the structured error is printed), 2 on bad usage
+ */
+export async function callCommand(runtime: CliRuntime, io: CliIo, options: CallOptions): Promise<ExitCode> {
+  let input: unknown;
+  try {
+    input = JSON.parse(options.args);
+  } catch (error) {
+    io.stderr(
+      `sciencegate call: --args is not valid JSON (${(error as Error).message}). Example: --args '{"query":"brca1"}'\n`,
+    );
+    return 2;
+  }
+  const broker = await runtime.broker();
+  try {
+    const target = resolveToolName(runtime, options.name);
+    const outcome = await broker.invoke({ ...target, input, session: options.session });
+    if (options.json) {
+      io.stdout(`${JSON.stringify(outcome, null, 2)}\n`);
+      return 0;
+    }
+    const r = outcome.result;
+    io.stdout(
+      `invocation ${outcome.invocationId} (${outcome.cacheHit ? "cache hit" : `${outcome.attempts} attempt(s)`}, queue ${outcome.queueWaitMs} ms)\n`,
+    );
+    io.stdout(`source ${r.sourceId} · licence ${r.license} · ${r.attribution}\n`);
+    for (const record of r.records) {
+      io.stdout(`- ${record.primaryCitation.label} ${record.title} [${record.contentScope}]\n`);
+    }
+    for (const a of r.artifacts ?? [])
+      io.stdout(`- candidate ${a.candidateId}: ${a.format} ${a.kind} ${a.url}\n`);
+    if (r.data) io.stdout(`data: ${JSON.stringify(r.data).slice(0, 400)}\n`);
+    for (const w of r.warnings) io.stdout(`warning: ${w}\n`);
+    return 0;
+  } catch (error) {
+    if (!isGovernanceError(error)) throw error;
+    const body = toErrorBody(error);
+    if (options.json) io.stdout(`${JSON.stringify({ error: body }, null, 2)}\n`);
+    io.stderr(`sciencegate call: ${body.code}: ${body.message}${body.retryable ? " (retryable)" : ""}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,108 @@
+import { modelVisibleName } from "../../visibility/tool-names.js";
+import type { CliIo, ExitCode } from "../io.js";
+import type { CliRuntime } from "../runtime.js";
+
+/** One row of `sciencegate tools --json`. Field meanings are documented in the README. */
+export interface ToolsReport {
+  config: string;
+  servers: { id: string; transport: string; status: string; reason?: string; stderrTail?: string[] }[];
+  sources: {
+    id: string;
+    status: string;
+    reason?: string;
+    derived: boolean;
+    availableTools: string[];
+    missingTools: { toolId: string; mcpToolName: string; reason: string }[];
+  }[];
+  tools: {
+    name: string;
+    qualifiedName: string;
+    sourceId: string;
+    toolId: string;
+    description: string;
+    readOnly: boolean;
+  }[];
+  warnings: string[];
+}
+
+/**
+ * Builds the catalog report: every server, every source and every callable tool.
+ * @param runtime an open CLI runtime
+ */
+export async function buildToolsReport(runtime: CliRuntime): Promise<ToolsReport> {
+  const snapshot = await runtime.catalog.refresh();
+  const servers = runtime.pool.serverIds().map((id) => {
+    const state = runtime.pool.state(id);
+    return {
+      id,
+      transport: state.transport,
+      status: state.status,
+      ...(state.reason !== undefined ? { reason: state.reason } : {}),
+      ...(state.status === "failed" && state.stderrTail?.length ? { stderrTail: state.stderrTail } : {}),
+    };
+  });
+  return {
+    config: runtime.configSource,
+    servers,
+    sources: snapshot.sources.map((s) => ({
+      id: s.id,
+      status: s.status,
+      ...(s.reason !== undefined ? { reason: s.reason } : {}),
+      derived: s.derived,
+      availableTools: s.availableTools,
+      missingTools: s.missingTools,
+    })),
+    tools: snapshot.tools.map((t) => ({
+      name: modelVisibleName(t.sourceId, t.toolId),
+      qualifiedName: `${t.sourceId}.${t.toolId}`,
+      sourceId: t.sourceId,
+      toolId: t.toolId,
+      description: t.manifest.description,
+      readOnly: t.manifest.readOnly,
+    })),
+    warnings: [...runtime.registry.warnings, ...snapshot.warnings],
+  };
+}
+
+/**
+ * `sciencegate tools`: prints the live catalog. Unreachable servers are warnings, not failures.
+ * @returns 0
+ */
+export async function toolsCommand(
+  runtime: CliRuntime,
+  io: CliIo,
+  options: { json: boolean },
+): Promise<ExitCode> {
+  const report = await buildToolsReport(runtime);
+  for (const server of report.servers) {
+    if (server.status === "failed")
+      io.stderr(`warning: server '${server.id}' unavailable: ${server.reason ?? "unknown reason"}\n`);
+  }
+  if (options.json) {
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    return 0;
+  }
+  io.stdout(`config: ${report.config}\n\nServers\n`);
+  for (const s of report.servers) {
+    io.stdout(
+      `  ${s.id.padEnd(24)} ${s.transport.padEnd(6)} ${s.status}${s.reason ? `: ${s.reason}` : ""}\n`,
+    );
+    for (const line of s.stderrTail ?? []) io.stdout(`      stderr| ${line}\n`);
+  }
+  io.stdout("\nSources\n");
+  for (const s of report.sources) {
+    const total = s.availableTools.length + s.missingTools.length;
+    io.stdout(
+      `  ${s.id.padEnd(24)} ${s.status.padEnd(11)} ${s.availableTools.length}/${total} tools${s.derived ? " (no manifest: derived, fail-closed)" : ""}${s.reason ? ` — ${s.reason}` : ""}\n`,
+    );
+    for (const m of s.missingTools) io.stdout(`      missing ${m.toolId}: ${m.reason}\n`);
+  }
+  io.stdout("\nTools (model-visible name, access, description)\n");
+  for (const t of report.tools) {
+    const summary = t.description.split("\n")[0]?.slice(0, 70) ?? "";
+    io.stdout(`  ${t.name.padEnd(44)} ${t.readOnly ? "read-only" : "writes   "} ${summary}\n`);
+  }
+  for (const w of report.warnings) io.stdout(`\nwarning: ${w}`);
+  if (report.warnings.length) io.stdout("\n");
+  return 0;
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env node
+/** The `sciencegate` command line. */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { isGovernanceError } from "../governance/errors.js";
+import { auditCommand } from "./commands/audit.js";
+import { callCommand } from "./commands/call.js";
+import { toolsCommand } from "./commands/tools.js";
+import { type CliIo, type ExitCode, processIo } from "./io.js";
+import { type CliRuntime, openRuntime } from "./runtime.js";
+
+const USAGE = `Usage: sciencegate <command> [options]
+
+Commands:
+  tools [--config FILE] [--manifests DIR] [--json]   list servers, sources and model-visible tools
+  call <tool> [--args JSON] [--session ID] [--json]  one governed call (tool: mcp__<source>__<tool> or source.tool)
+  audit [--session ID] [--limit N] [--json]          ledger rows and a summary
+  serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
+
+Options:
+  --config FILE   extensions_config.json to use (else $SCIENCEGATE_CONFIG,
+                  $SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH, ./extensions_config.json, built-in default)
+  --json          machine-readable output
+  -h, --help      this help
+`;
+
+/**
+ * Runs the CLI.
+ * @param argv arguments after the program name
+ * @param io streams and environment (tests pass their own)
+ * @returns the exit code: 0 ok, 1 the operation failed, 2 usage or configuration error
+ */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<ExitCode> {
+  const [command, ...rest] = argv;
+  if (!command || command === "-h" || command === "--help" || command === "help") {
+    io.stdout(USAGE);
+    return command ? 0 : 2;
+  }
+  try {
+    switch (command) {
+      case "tools": {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            config: { type: "string" },
+            manifests: { type: "string", multiple: true },
+            json: { type: "boolean", default: false },
+          },
+          strict: true,
+        });
+        return await withRuntime(io, values, (runtime) =>
+          toolsCommand(runtime, io, { json: values.json ?? false }),
+        );
+      }
+      case "call": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: {
+            config: { type: "string" },
+            manifests: { type: "string", multiple: true },
+            args: { type: "string", default: "{}" },
+            session: { type: "string", default: "cli" },
+            json: { type: "boolean", default: false },
+          },
+          strict: true,
+        });
+        const name = positionals[0];
+        if (!name || positionals.length > 1) {
+          io.stderr(
+            `sciencegate call: name exactly one tool, e.g. sciencegate call mcp__pubmed__search --args '{"query":"brca1"}'\n`,
+          );
+          return 2;
+        }
+        return await withRuntime(io, values, (runtime) =>
+          callCommand(runtime, io, {
+            name,
+            args: values.args ?? "{}",
+            session: values.session ?? "cli",
+            json: values.json ?? false,
+          }),
+        );
+      }
+      case "audit": {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            config: { type: "string" },
+            session: { type: "string" },
+            limit: { type: "string", default: "50" },
+            json: { type: "boolean", default: false },
+          },
+          strict: true,
+        });
+        const limit = Number(values.limit);
+        if (!Number.isInteger(limit) || limit < 1) {
+          io.stderr("sciencegate audit: --limit takes a whole number >= 1\n");
+          return 2;
+        }
+        return await withRuntime(io, values, (runtime) =>
+          auditCommand(runtime, io, {
+            json: values.json ?? false,
+            limit,
+            ...(values.session ? { session: values.session } : {}),
+          }),
+        );
+      }
+      case "serve":
+        return await serveCommand(rest, io);
+      default:
+        io.stderr(`sciencegate: unknown command '${command}'.\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+async function withRuntime(
+  io: CliIo,
+  values: { config?: string | undefined; manifests?: string[] | undefined },
+  run: (runtime: CliRuntime) => Promise<ExitCode>,
+): Promise<ExitCode> {
+  const runtime = await openRuntime(io, {
+    ...(values.config ? { configPath: values.config } : {}),
+    ...(values.manifests ? { manifestDirs: values.manifests } : {}),
+  });
+  try {
+    return await run(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
+  const [name, ...rest] = args;
+  const { values } = parseArgs({ args: rest, options: { only: { type: "string" } }, strict: true });
+  if (name === "sources") {
+    const { runSourcesServerStdio } = await import("../servers/sources/sources-server.js");
+    const only = values.only
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+    await runSourcesServerStdio({ env: io.env, ...(only ? { only } : {}) });
+    // The stdio transport keeps the process alive until stdin closes.
+    return await new Promise<ExitCode>(() => {});
+  }
+  io.stderr(`sciencegate serve: unknown server '${name ?? ""}'. Known: sources.\n`);
+  return 2;
+}
+
+function reportError(error: unknown, io: CliIo): ExitCode {
+  if (isGovernanceError(error)) {
+    io.stderr(`sciencegate: ${error.code}: ${error.message}\n`);
+    return error.code === "INVALID_CONFIG" || error.code === "INVALID_MANIFEST" ? 2 : 1;
+  }
+  if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) {
+    io.stderr(`sciencegate: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  io.stderr(`sciencegate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,32 @@
+/** Telling a broken connection apart from an answer the server gave. */
+import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * Whether an error thrown by the SDK means the connection to the server is broken (child exited, socket
+ * refused, HTTP transport error), as opposed to a JSON-RPC error, a timeout or an abort, which the pool
+ * hands back unchanged.
+ * @param error anything the SDK threw
+ * @returns true for `ConnectionClosed`, SDK transport errors, failed fetches and "Not connected"
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
+  if (error instanceof StreamableHTTPError || error instanceof SseError) return true;
+  if (!(error instanceof Error)) return false;
+  // Node's fetch rejects with TypeError("fetch failed") when the socket cannot be opened.
+  if (error instanceof TypeError && error.message === "fetch failed") return true;
+  // The stdio and in-memory transports throw this when a message is sent after the peer went away.
+  return error.message === "Not connected";
+}
+
+/**
+ * A readable one-line description of a failure, for error messages.
+ * @param error anything thrown
+ * @returns the message, with the cause's message when it adds something (e.g. `ECONNREFUSED`)
+ */
+export function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+}

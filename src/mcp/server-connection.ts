@@ -1,0 +1,232 @@
+/** One live connection of the pool: an SDK `Client` over one transport (and, for stdio, one child). */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type CallToolResult,
+  type Implementation,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Clock } from "../governance/clock.js";
+import { GovernanceError } from "../governance/errors.js";
+import { raceWithClock } from "./race-with-clock.js";
+import type { StderrTail } from "./stderr-tail.js";
+import { childPidOf, stderrOf } from "./transports.js";
+import type { PoolCallOptions } from "./types.js";
+
+/** How long to wait for the last stderr lines of a child that has exited. */
+const STDERR_SETTLE_MS = 200;
+
+/** Options of a {@link ServerConnection}. */
+export interface ServerConnectionOptions {
+  clientInfo: Implementation;
+  clock: Clock;
+  /** Grace between SIGTERM and SIGKILL, and after SIGKILL, when reaping a child. */
+  killGraceMs: number;
+  /** Receives the stderr of a stdio child. */
+  tail?: StderrTail;
+  /** The server sent `notifications/tools/list_changed`. */
+  onToolsChanged: () => void;
+  /** The transport closed on its own (child exited, peer went away) while the connection was open. */
+  onLost: () => void;
+}
+
+/**
+ * One connection: creates the `Client`, caches the paginated tool list until `list_changed`, notices when
+ * the transport closes, and on shutdown makes sure the child process is gone.
+ * Used by `ServerPool`; not part of the public API.
+ */
+export class ServerConnection {
+  /** The SDK client of this connection. */
+  readonly client: Client;
+  readonly #transport: Transport;
+  readonly #options: ServerConnectionOptions;
+  readonly #transportClosed: Promise<void>;
+  readonly #stderrDone: Promise<void> | undefined;
+  #isTransportClosed = false;
+  #isOpen = false;
+  #pid: number | undefined;
+  #tools: Promise<Tool[]> | undefined;
+  #shutdown: Promise<void> | undefined;
+
+  /**
+   * @param transport an unstarted transport (ownership passes to the connection)
+   * @param options callbacks, clock and stderr tail
+   */
+  constructor(transport: Transport, options: ServerConnectionOptions) {
+    this.#transport = transport;
+    this.#options = options;
+    this.client = new Client(options.clientInfo, { capabilities: {} });
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#invalidateTools();
+      options.onToolsChanged();
+    });
+    const stderr = stderrOf(transport);
+    this.#stderrDone = stderr && options.tail ? options.tail.follow(stderr) : undefined;
+    let markClosed = () => {};
+    this.#transportClosed = new Promise<void>((resolve) => {
+      markClosed = resolve;
+    });
+    // The SDK's Protocol keeps a handler set before connect() and calls it first; for stdio it fires on the
+    // child's "close" event, i.e. after the process has exited and been reaped.
+    transport.onclose = () => {
+      this.#isTransportClosed = true;
+      markClosed();
+      if (this.#isOpen) {
+        this.#isOpen = false;
+        this.#invalidateTools();
+        options.onLost();
+      }
+    };
+    // The pid must be known before Client.connect() can fail: on failure the SDK forgets its child at once.
+    const start = transport.start.bind(transport);
+    transport.start = async () => {
+      await start();
+      this.#pid = childPidOf(transport);
+    };
+  }
+
+  /** Whether the connection is initialized and its transport has not closed. */
+  get isOpen(): boolean {
+    return this.#isOpen;
+  }
+
+  /** The pid of the stdio child while it runs. */
+  get pid(): number | undefined {
+    return this.#isTransportClosed ? undefined : (childPidOf(this.#transport) ?? this.#pid);
+  }
+
+  /**
+   * Starts the transport and runs the MCP handshake.
+   * @param timeoutMs deadline for start plus `initialize`, on the injected clock
+   * @param signal aborts the attempt (the pool is closing)
+   * @throws GovernanceError `UPSTREAM_UNAVAILABLE` on timeout or abort; the SDK's error when it fails
+   */
+  async connect(timeoutMs: number, signal: AbortSignal): Promise<void> {
+    const outcome = await raceWithClock(
+      this.client.connect(this.#transport, { timeout: timeoutMs }),
+      this.#options.clock,
+      timeoutMs,
+      signal,
+    );
+    if (outcome.kind === "timeout") {
+      throw new GovernanceError("UPSTREAM_UNAVAILABLE", `did not finish connecting within ${timeoutMs} ms`, {
+        retryable: true,
+      });
+    }
+    if (outcome.kind === "aborted") throw new GovernanceError("UPSTREAM_UNAVAILABLE", "pool is closed");
+    if (this.#isTransportClosed)
+      throw new GovernanceError("UPSTREAM_UNAVAILABLE", "connection closed", { retryable: true });
+    this.#isOpen = true;
+  }
+
+  /**
+   * Every tool of the server, following `nextCursor`; cached until `list_changed` or the connection ends.
+   * Concurrent callers share one listing.
+   * @returns the tools in server order
+   * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the server repeats a cursor; SDK errors unchanged
+   */
+  listTools(): Promise<Tool[]> {
+    if (this.#tools) return this.#tools;
+    const listing = this.#fetchAllTools();
+    this.#tools = listing;
+    // A failed listing must not stay cached; list_changed clears the cache through #invalidateTools.
+    listing.catch(() => {
+      if (this.#tools === listing) this.#tools = undefined;
+    });
+    return listing;
+  }
+
+  /**
+   * Calls one tool through the SDK, handing it timeout, signal and progress callback.
+   * @param name the MCP tool name
+   * @param args the tool arguments
+   * @param options per-call options
+   * @returns the SDK's result (`isError` results included)
+   * @throws the SDK's errors unchanged (`McpError` -32001 on timeout or abort)
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: PoolCallOptions,
+  ): Promise<CallToolResult> {
+    const { timeoutMs, signal, onProgress } = options;
+    const result = await this.client.callTool({ name, arguments: args }, undefined, {
+      ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(onProgress === undefined
+        ? {}
+        : {
+            onprogress: ({ progress, total, message }) =>
+              onProgress({
+                progress,
+                ...(total === undefined ? {} : { total }),
+                ...(message === undefined ? {} : { message }),
+              }),
+          }),
+    });
+    // The default result schema yields CallToolResult; the SDK's types also admit the legacy `toolResult` form.
+    return result as CallToolResult;
+  }
+
+  /** Lets the last stderr lines of an exited child arrive before an error message quotes them. */
+  async settleStderr(): Promise<void> {
+    if (this.#stderrDone && this.#isTransportClosed) {
+      await raceWithClock(this.#stderrDone, this.#options.clock, STDERR_SETTLE_MS);
+    }
+  }
+
+  /**
+   * Closes the client and transport and waits until the child process is gone: the SDK ends stdin, then
+   * sends SIGTERM and SIGKILL; a child still alive afterwards is signalled here. Idempotent.
+   * @returns a promise that resolves once nothing of this connection is left running
+   */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#doShutdown();
+    return this.#shutdown;
+  }
+
+  async #doShutdown(): Promise<void> {
+    this.#isOpen = false;
+    this.#invalidateTools();
+    await this.client.close().catch(() => undefined);
+    const pid = this.#pid;
+    if (pid === undefined) return;
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      if (this.#isTransportClosed) return;
+      try {
+        process.kill(pid, signal);
+      } catch {
+        return; // ESRCH: already gone
+      }
+      await raceWithClock(this.#transportClosed, this.#options.clock, this.#options.killGraceMs);
+    }
+  }
+
+  async #fetchAllTools(): Promise<Tool[]> {
+    // A server without the tools capability has no tools; asking would only earn "method not found".
+    if (!this.client.getServerCapabilities()?.tools) return [];
+    const tools: Tool[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const page = await this.client.listTools(cursor === undefined ? undefined : { cursor });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+      if (cursor !== undefined) {
+        if (seen.has(cursor)) {
+          throw new GovernanceError(
+            "UPSTREAM_UNAVAILABLE",
+            `tools/list repeated the cursor ${JSON.stringify(cursor)}`,
+          );
+        }
+        seen.add(cursor);
+      }
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  #invalidateTools(): void {
+    this.#tools = undefined;
+  }
+}

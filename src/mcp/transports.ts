@@ -1,0 +1,87 @@
+/** The real MCP client transports of the official SDK, built from a `ServerConfig`. */
+import type { Stream } from "node:stream";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { ServerConfig } from "../config/types.js";
+import { GovernanceError } from "../governance/errors.js";
+
+/** Options of {@link createSdkTransport}. */
+export interface SdkTransportOptions {
+  /**
+   * The base environment of stdio children; the server's own `env` is laid over it.
+   * @default process.env
+   */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * Builds the SDK transport for one server: `StdioClientTransport` (stderr piped so the pool can keep its
+ * tail), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
+ * `requestInit`). Nothing is started or spawned here.
+ * @param config the server's configuration
+ * @param options base environment for stdio children
+ * @returns an unstarted transport
+ * @throws GovernanceError `INVALID_CONFIG` when a stdio server has no `command` or an sse/http server has
+ *   no valid `url`
+ */
+export function createSdkTransport(config: ServerConfig, options: SdkTransportOptions = {}): Transport {
+  if (config.transport === "stdio") {
+    if (!config.command) {
+      throw new GovernanceError(
+        "INVALID_CONFIG",
+        `MCP server '${config.id}' uses stdio but has no "command"; set mcpServers.${config.id}.command.`,
+      );
+    }
+    return new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      env: { ...definedOnly(options.env ?? process.env), ...config.env },
+      stderr: "pipe",
+      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+    });
+  }
+  const url = parseUrl(config);
+  const requestInit: RequestInit = { headers: { ...config.headers } };
+  return config.transport === "sse"
+    ? new SSEClientTransport(url, { requestInit })
+    : new StreamableHTTPClientTransport(url, { requestInit });
+}
+
+/**
+ * The pid of the child behind a stdio transport while it runs.
+ * @param transport any transport
+ * @returns the pid, or undefined for other transports and for a child that has not started or has exited
+ */
+export function childPidOf(transport: Transport): number | undefined {
+  return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+}
+
+/**
+ * The stderr stream of a stdio transport. With `stderr: "pipe"` the SDK hands it out before `start()`,
+ * so no early line (a startup failure) is lost.
+ * @param transport any transport
+ * @returns the stream, or null for other transports and for stdio children whose stderr is not piped
+ */
+export function stderrOf(transport: Transport): Stream | null {
+  return transport instanceof StdioClientTransport ? transport.stderr : null;
+}
+
+function parseUrl(config: ServerConfig): URL {
+  try {
+    if (config.url) return new URL(config.url);
+  } catch {
+    // reported below with the server and field named
+  }
+  throw new GovernanceError(
+    "INVALID_CONFIG",
+    `MCP server '${config.id}' uses ${config.transport} but has no valid "url" (got ${JSON.stringify(config.url ?? null)}); set mcpServers.${config.id}.url.`,
+  );
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
+  return out;
+}
