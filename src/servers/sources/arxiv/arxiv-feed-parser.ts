@@ -1,0 +1,102 @@
+/** Parses arXiv API answers (Atom 1.0 with OpenSearch and arXiv extensions) into normalized records. */
+import type { McpRecord } from "../../../governance/result-types.js";
+import type { ProviderAnswer } from "../provider-http.js";
+import { buildRecord, doiReference } from "../record-builder.js";
+import { asArray, asNode, markupText, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
+import { arxivAbsUrl, arxivIdOfEntry } from "./arxiv-ids.js";
+
+/** One paper of a feed. */
+export interface ArxivEntry {
+  /** Id without version. */
+  id: string;
+  /** The version the feed describes (the latest unless a version was asked for). */
+  version: number;
+  /** The paper's licence URL, when the feed states one. */
+  license: string | undefined;
+  record: McpRecord;
+}
+
+/** A parsed feed. */
+export interface ArxivFeed {
+  total: number;
+  start: number;
+  entries: ArxivEntry[];
+  /** Messages of API error entries (the API reports a bad id as an entry titled "Error"). */
+  errors: string[];
+}
+
+/**
+ * Parses an arXiv API `query` answer.
+ * @param answer the Atom XML body, host and status
+ * @returns paging totals, paper entries and API error messages
+ * @throws ProviderError `upstream_unavailable` when the XML is malformed or is not a feed
+ */
+export function parseArxivFeed(answer: ProviderAnswer): ArxivFeed {
+  const feed = parseXml(answer, {
+    root: "feed",
+    arrayTags: ["entry", "author", "link", "category"],
+    markupTags: ["title", "summary"],
+    removeNamespacePrefix: true,
+  });
+  const entries: ArxivEntry[] = [];
+  const errors: string[] = [];
+  for (const node of asArray(feed.entry)) {
+    const entry = asNode(node);
+    const entryId = xmlText(entry.id) ?? "";
+    const parsed = arxivIdOfEntry(entryId);
+    if (parsed) entries.push(toEntry(entry, parsed.id, parsed.version ?? 1));
+    else if (entryId.includes("/api/errors"))
+      errors.push(markupText(entry.summary) ?? "unknown arXiv API error");
+  }
+  return {
+    total: Number(xmlText(feed.totalResults) ?? entries.length) || 0,
+    start: Number(xmlText(feed.startIndex) ?? 0) || 0,
+    entries,
+    errors,
+  };
+}
+
+function toEntry(entry: XmlNode, id: string, version: number): ArxivEntry {
+  const versioned = `${id}v${version}`;
+  const published = xmlText(entry.published);
+  const doi = xmlText(entry.doi);
+  const links = asArray(entry.link);
+  // The API usually omits <arxiv:license>; when present it holds the URL as text or as an attribute.
+  const license =
+    xmlText(entry.license) ??
+    xmlAttr(entry.license, "href") ??
+    xmlAttr(entry.license, "uri") ??
+    xmlAttr(
+      links.find((link) => xmlAttr(link, "rel") === "license"),
+      "href",
+    );
+  const categories = asArray(entry.category).flatMap((c) => xmlAttr(c, "term") ?? []);
+  const structuredData: Record<string, unknown> = { version: `v${version}`, categories };
+  const optional = {
+    published,
+    updated: xmlText(entry.updated),
+    primaryCategory: xmlAttr(entry.primary_category, "term"),
+    comment: xmlText(entry.comment),
+    journalRef: xmlText(entry.journal_ref),
+    license,
+  };
+  for (const [key, value] of Object.entries(optional)) if (value !== undefined) structuredData[key] = value;
+  const record = buildRecord({
+    source: "arxiv",
+    identifier: id,
+    identifierType: "arxiv",
+    label: `arXiv:${versioned}`,
+    url: arxivAbsUrl(id),
+    citationUrl: arxivAbsUrl(versioned),
+    citationVersion: `v${version}`,
+    title: markupText(entry.title),
+    abstract: markupText(entry.summary),
+    authors: asArray(entry.author).flatMap((author) => xmlText(asNode(author).name) ?? []),
+    year: published ? Number(published.slice(0, 4)) : undefined,
+    crossReferences: doi ? [doiReference(doi)] : [],
+    // arXiv does not referee; a journal_ref says a version appeared elsewhere, not that this text was reviewed.
+    peerReviewStatus: "preprint",
+    structuredData,
+  });
+  return { id, version, license, record };
+}

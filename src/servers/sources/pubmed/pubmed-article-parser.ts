@@ -1,0 +1,194 @@
+/** Parses PubMed EFetch XML (`PubmedArticleSet`) into normalized records. */
+import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { ProviderAnswer } from "../provider-http.js";
+import { buildRecord, doiReference } from "../record-builder.js";
+import {
+  asArray,
+  asNode,
+  child,
+  markupText,
+  parseXml,
+  type XmlNode,
+  xmlAttr,
+  xmlText,
+} from "../xml-document.js";
+import { pmcUrl, pubmedUrl } from "./pubmed-ids.js";
+
+const ARRAY_TAGS = [
+  "PubmedArticle",
+  "PubmedBookArticle",
+  "Author",
+  "AbstractText",
+  "ArticleId",
+  "ELocationID",
+  "PublicationType",
+  "MeshHeading",
+  "KeywordList",
+  "Keyword",
+  "AuthorList",
+];
+const MARKUP_TAGS = ["ArticleTitle", "VernacularTitle", "BookTitle", "AbstractText"];
+/** Publication types that are not peer-reviewed research even in indexed journals. */
+const NOT_PEER_REVIEWED = new Set([
+  "Preprint",
+  "Comment",
+  "Editorial",
+  "Letter",
+  "News",
+  "Published Erratum",
+]);
+
+/**
+ * Parses an EFetch answer of `db=pubmed&retmode=xml`.
+ * @param answer the XML body, host and status
+ * @returns one record per article, in the answer's order
+ * @throws ProviderError `upstream_unavailable` when the XML is malformed
+ */
+export function parsePubmedArticles(answer: ProviderAnswer): McpRecord[] {
+  const root = parseXml(answer, { root: "PubmedArticleSet", arrayTags: ARRAY_TAGS, markupTags: MARKUP_TAGS });
+  const records: McpRecord[] = [];
+  for (const article of asArray(root.PubmedArticle)) {
+    const record = journalArticle(article as XmlNode);
+    if (record) records.push(record);
+  }
+  for (const article of asArray(root.PubmedBookArticle)) {
+    const record = bookArticle(article as XmlNode);
+    if (record) records.push(record);
+  }
+  return records;
+}
+
+function journalArticle(node: XmlNode): McpRecord | undefined {
+  const citation = child(node, "MedlineCitation");
+  const pmid = xmlText(citation.PMID);
+  if (!pmid) return undefined;
+  const article = child(citation, "Article");
+  const journal = child(article, "Journal");
+  const issue = child(journal, "JournalIssue");
+  const pubDate = child(issue, "PubDate");
+  const publicationTypes = asArray(child(article, "PublicationTypeList").PublicationType).flatMap(textList);
+  const ids = articleIds(child(child(node, "PubmedData"), "ArticleIdList"));
+  // The DOI is in ArticleIdList for most records, only in ELocationID for some recent ones.
+  const doi = ids.doi ?? xmlText(asArray(article.ELocationID).find((e) => xmlAttr(e, "EIdType") === "doi"));
+  return buildRecord({
+    source: "pubmed",
+    identifier: pmid,
+    identifierType: "pmid",
+    label: `PMID:${pmid}`,
+    url: pubmedUrl(pmid),
+    title: markupText(article.ArticleTitle) ?? markupText(article.VernacularTitle),
+    abstract: abstractOf(child(article, "Abstract")),
+    authors: authorsOf(asArray(article.AuthorList)[0]),
+    year: yearOf(pubDate) ?? yearOf(child(article, "ArticleDate")),
+    crossReferences: crossReferences(doi, ids.pmc),
+    peerReviewStatus: peerReviewOf(publicationTypes),
+    structuredData: compact({
+      journal: xmlText(journal.Title),
+      journalAbbreviation: xmlText(journal.ISOAbbreviation),
+      volume: xmlText(issue.Volume),
+      issue: xmlText(issue.Issue),
+      pages: xmlText(child(article, "Pagination").MedlinePgn),
+      publicationDate: dateText(pubDate),
+      publicationTypes,
+      meshHeadings: asArray(child(citation, "MeshHeadingList").MeshHeading).flatMap((h) =>
+        textList(child(h, "DescriptorName")),
+      ),
+      keywords: asArray(citation.KeywordList).flatMap((list) =>
+        asArray(asNode(list).Keyword).flatMap(textList),
+      ),
+    }),
+  });
+}
+
+function bookArticle(node: XmlNode): McpRecord | undefined {
+  const document = child(node, "BookDocument");
+  const pmid = xmlText(document.PMID);
+  if (!pmid) return undefined;
+  const book = child(document, "Book");
+  const ids = articleIds(child(child(node, "PubmedBookData"), "ArticleIdList"));
+  return buildRecord({
+    source: "pubmed",
+    identifier: pmid,
+    identifierType: "pmid",
+    label: `PMID:${pmid}`,
+    url: pubmedUrl(pmid),
+    title: markupText(document.ArticleTitle) ?? markupText(book.BookTitle),
+    abstract: abstractOf(child(document, "Abstract")),
+    authors: authorsOf(asArray(document.AuthorList)[0]),
+    year: yearOf(child(book, "PubDate")),
+    crossReferences: crossReferences(ids.doi, ids.pmc),
+    peerReviewStatus: "unknown",
+    structuredData: compact({ bookTitle: markupText(book.BookTitle), publicationTypes: ["Book chapter"] }),
+  });
+}
+
+function abstractOf(abstract: XmlNode): string | undefined {
+  const parts = asArray(abstract.AbstractText).flatMap((part) => {
+    const text = markupText(part);
+    if (!text) return [];
+    const label = xmlAttr(part, "Label");
+    return [label ? `${label}: ${text}` : text];
+  });
+  return parts.length > 0 ? parts.join("\n\n") : undefined;
+}
+
+function authorsOf(list: unknown): string[] {
+  return asArray(asNode(list).Author).flatMap((author) => {
+    const node = asNode(author);
+    const collective = xmlText(node.CollectiveName);
+    if (collective) return [collective];
+    const name = [xmlText(node.ForeName) ?? xmlText(node.Initials), xmlText(node.LastName)]
+      .filter(Boolean)
+      .join(" ");
+    return name ? [name] : [];
+  });
+}
+
+function articleIds(list: XmlNode): Record<string, string> {
+  const ids: Record<string, string> = {};
+  for (const id of asArray(list.ArticleId)) {
+    const type = xmlAttr(id, "IdType");
+    const value = xmlText(id);
+    if (type && value && ids[type] === undefined) ids[type] = value;
+  }
+  return ids;
+}
+
+function crossReferences(doi: string | undefined, pmcid: string | undefined): CrossReference[] {
+  const references: CrossReference[] = [];
+  if (doi) references.push(doiReference(doi));
+  if (pmcid && /^PMC\d+$/.test(pmcid))
+    references.push({ identifier: pmcid, identifierType: "pmcid", url: pmcUrl(pmcid) });
+  return references;
+}
+
+function yearOf(date: XmlNode): number | undefined {
+  const year = xmlText(date.Year) ?? xmlText(date.MedlineDate)?.slice(0, 4);
+  const value = Number(year);
+  return year && Number.isInteger(value) ? value : undefined;
+}
+
+function dateText(date: XmlNode): string | undefined {
+  const medline = xmlText(date.MedlineDate);
+  if (medline) return medline;
+  return [xmlText(date.Year), xmlText(date.Month), xmlText(date.Day)].filter(Boolean).join(" ") || undefined;
+}
+
+function peerReviewOf(types: string[]): McpRecord["peerReviewStatus"] {
+  if (types.includes("Preprint")) return "preprint";
+  if (types.some((type) => NOT_PEER_REVIEWED.has(type))) return "unknown";
+  return types.includes("Journal Article") ? "peer-reviewed" : "unknown";
+}
+
+function textList(node: unknown): string[] {
+  const text = xmlText(node);
+  return text ? [text] : [];
+}
+
+function compact(data: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(data).filter(
+      ([, value]) => value !== undefined && !(Array.isArray(value) && value.length === 0),
+    ),
+  );
+}
