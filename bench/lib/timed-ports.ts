@@ -1,0 +1,142 @@
+/**
+ * Decorators of the broker's injected ports (content store, ledger, server pool) that report their
+ * time to a `PhaseTimer`, and a gauge of concurrent MCP calls. They only delegate, so the broker under
+ * test runs exactly its production code.
+ */
+import type { ContentRef, ContentStore } from "../../src/governance/content-store.js";
+import type {
+  AuthorizationRecord,
+  InvocationRecord,
+  Ledger,
+  LedgerQuery,
+  LedgerSummary,
+} from "../../src/governance/ledger.js";
+import type { ToolServerPool } from "../../src/mcp/types.js";
+import type { PhaseTimer } from "./phase-timer.js";
+
+/** Phase names reported by the decorators. */
+export const PHASES = {
+  casWrite: "CAS write",
+  casRead: "CAS read",
+  ledgerAppend: "ledger append",
+  ledgerLookup: "ledger lookup",
+  mcpCall: "MCP call (pool)",
+} as const;
+
+/** A `ContentStore` that times writes and reads. */
+export class TimedContentStore implements ContentStore {
+  readonly #inner: ContentStore;
+  readonly #timer: PhaseTimer;
+
+  /**
+   * @param inner the real store
+   * @param timer where durations go
+   */
+  constructor(inner: ContentStore, timer: PhaseTimer) {
+    this.#inner = inner;
+    this.#timer = timer;
+  }
+
+  put(data: string | Uint8Array): Promise<ContentRef> {
+    return this.#timer.time(PHASES.casWrite, () => this.#inner.put(data));
+  }
+
+  putJson(value: unknown): Promise<ContentRef> {
+    return this.#timer.time(PHASES.casWrite, () => this.#inner.putJson(value));
+  }
+
+  get(ref: string): Promise<Uint8Array> {
+    return this.#timer.time(PHASES.casRead, () => this.#inner.get(ref));
+  }
+
+  getJson<T = unknown>(ref: string): Promise<T> {
+    return this.#timer.time(PHASES.casRead, () => this.#inner.getJson<T>(ref));
+  }
+
+  has(ref: string): Promise<boolean> {
+    return this.#inner.has(ref);
+  }
+
+  verify(ref: string): Promise<boolean> {
+    return this.#inner.verify(ref);
+  }
+}
+
+/** A `Ledger` that times appends and call lookups. */
+export class TimedLedger implements Ledger {
+  readonly #inner: Ledger;
+  readonly #timer: PhaseTimer;
+
+  /**
+   * @param inner the real ledger
+   * @param timer where durations go
+   */
+  constructor(inner: Ledger, timer: PhaseTimer) {
+    this.#inner = inner;
+    this.#timer = timer;
+  }
+
+  append(record: InvocationRecord): Promise<void> {
+    return this.#timer.time(PHASES.ledgerAppend, () => this.#inner.append(record));
+  }
+
+  get(invocationId: string): Promise<InvocationRecord | undefined> {
+    return this.#inner.get(invocationId);
+  }
+
+  findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined> {
+    return this.#timer.time(PHASES.ledgerLookup, () => this.#inner.findByCall(threadId, toolCallId));
+  }
+
+  query(query?: LedgerQuery): Promise<InvocationRecord[]> {
+    return this.#inner.query(query);
+  }
+
+  summary(options?: { sessionId?: string }): Promise<LedgerSummary> {
+    return this.#inner.summary(options);
+  }
+
+  appendAuthorization(record: AuthorizationRecord): Promise<void> {
+    return this.#inner.appendAuthorization(record);
+  }
+
+  listAuthorizations(options?: { sessionId?: string }): Promise<AuthorizationRecord[]> {
+    return this.#inner.listAuthorizations(options);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+/** How many MCP calls were in flight at once. */
+export interface InFlightGauge {
+  current: number;
+  max: number;
+}
+
+/**
+ * A pool whose `callTool` is timed and counted; every other method is the inner pool's.
+ * @param inner the real pool
+ * @param timer where durations go
+ * @param gauge updated on every call start and end (always, also while the timer is off)
+ * @returns the decorated pool
+ */
+export function timedPool(inner: ToolServerPool, timer: PhaseTimer, gauge: InFlightGauge): ToolServerPool {
+  return {
+    serverIds: () => inner.serverIds(),
+    state: (id) => inner.state(id),
+    listTools: (id) => inner.listTools(id),
+    onToolsChanged: (listener) => inner.onToolsChanged(listener),
+    close: () => inner.close(),
+    callTool: async (id, name, args, options) => {
+      gauge.current += 1;
+      gauge.max = Math.max(gauge.max, gauge.current);
+      try {
+        return await timer.time(PHASES.mcpCall, () => inner.callTool(id, name, args, options));
+      } finally {
+        gauge.current -= 1;
+      }
+    },
+  };
+}
