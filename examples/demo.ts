@@ -1,0 +1,147 @@
+/**
+ * `npm run demo`: the governed path end to end, offline. The bundled sources server runs as a real
+ * stdio MCP child process against loopback fake providers; every call goes through the broker.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultExtensionsConfigJson } from "../src/config/default-config.js";
+import { parseExtensionsConfig } from "../src/config/extensions-config.js";
+import { Broker } from "../src/governance/broker.js";
+import type { InvokeRequest } from "../src/governance/broker-types.js";
+import { FileContentStore } from "../src/governance/content-store.js";
+import { isGovernanceError } from "../src/governance/errors.js";
+import { builtinManifestDir } from "../src/governance/manifest-loader.js";
+import { RateLimiter } from "../src/governance/rate-limiter.js";
+import { SourceCatalog } from "../src/governance/source-catalog.js";
+import { SourceRegistry } from "../src/governance/source-registry.js";
+import { SqliteLedger } from "../src/governance/sqlite-ledger.js";
+import { ServerPool } from "../src/mcp/server-pool.js";
+import { modelVisibleName } from "../src/visibility/tool-names.js";
+import { startOfflineProviders } from "./demo/offline-providers.js";
+
+const bold = (text: string) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
+const step = (n: number, title: string) => console.log(`\n${bold(`${n}. ${title}`)}`);
+
+const started = performance.now();
+const dataDir = mkdtempSync(join(tmpdir(), "sciencegate-demo-"));
+const providers = await startOfflineProviders();
+console.log(`Sciencegate demo (offline). Fake providers on ${providers.server.url}; data in ${dataDir}`);
+
+const env = { ...process.env, ...providers.env };
+const config = parseExtensionsConfig(defaultExtensionsConfigJson(), { env });
+const pool = new ServerPool(config.servers, { env });
+const registry = await SourceRegistry.fromDirs([builtinManifestDir()]);
+const catalog = new SourceCatalog({ registry, pool });
+const ledger = await SqliteLedger.open(join(dataDir, "ledger.sqlite"));
+const broker = new Broker({
+  catalog,
+  pool,
+  ledger,
+  store: new FileContentStore(join(dataDir, "cas")),
+  limiter: new RateLimiter({ groups: registry.rateLimitGroups() }),
+});
+
+try {
+  step(1, "Live catalog: manifests matched against the running MCP server");
+  const snapshot = await catalog.start();
+  for (const source of snapshot.sources) {
+    console.log(
+      `  ${source.id.padEnd(12)} ${source.status.padEnd(11)} ${source.availableTools.length} tools${source.reason ? ` (${source.reason})` : ""}`,
+    );
+  }
+  console.log(
+    `  catalog revision ${snapshot.revision.slice(0, 12)}…, ${snapshot.tools.length} callable tools, e.g.`,
+  );
+  for (const tool of snapshot.tools.slice(0, 4))
+    console.log(`    ${modelVisibleName(tool.sourceId, tool.toolId)}`);
+
+  const call = async (label: string, request: Omit<InvokeRequest, "session">) => {
+    const name = modelVisibleName(request.sourceId, request.toolId);
+    console.log(`  → ${name} ${JSON.stringify(request.input)}  (${label})`);
+    try {
+      const outcome = await broker.invoke({ ...request, session: "demo" });
+      const r = outcome.result;
+      console.log(
+        `    ✓ invocation ${outcome.invocationId.slice(0, 8)} · ${outcome.cacheHit ? "cache hit" : `${outcome.attempts} attempt(s)`} · licence: ${r.license}`,
+      );
+      for (const record of r.records.slice(0, 3)) {
+        console.log(
+          `      ${record.primaryCitation.label} ${record.title.slice(0, 70)} [${record.contentScope}]`,
+        );
+      }
+      for (const candidate of r.artifacts ?? []) {
+        console.log(
+          `      candidate ${candidate.candidateId}: ${candidate.kind} ${candidate.format} ← ${candidate.url}`,
+        );
+      }
+      for (const warning of r.warnings.slice(0, 2)) console.log(`      warning: ${warning}`);
+      return outcome;
+    } catch (error) {
+      if (!isGovernanceError(error)) throw error;
+      console.log(`    ✗ ${error.code}: ${error.message}`);
+      return undefined;
+    }
+  };
+
+  step(2, "A governed search (validation → permission → cache → rate limit → MCP → envelope → CAS → ledger)");
+  await call("search", {
+    sourceId: "pubmed",
+    toolId: "search",
+    input: { query: "crispr base editing", max_results: 3 },
+  });
+
+  step(3, "The same search again is served from the cache (and still authorized and audited)");
+  await call("cache", {
+    sourceId: "pubmed",
+    toolId: "search",
+    input: { query: "crispr base editing", max_results: 3 },
+  });
+
+  step(4, "A lookup by identifier");
+  await call("lookup", { sourceId: "arxiv", toolId: "lookup", input: { ids: ["arXiv:2403.01234"] } });
+
+  step(5, "A download candidate: planned, never downloaded by the query tool");
+  await call("plan", { sourceId: "arxiv", toolId: "prepare_paper_download", input: { id: "2403.01234" } });
+
+  step(6, "Bad input gets a structured error naming the field; nothing reaches the server");
+  await call("invalid", { sourceId: "pubmed", toolId: "search", input: { query: "x", max_results: 1000 } });
+
+  step(7, "Replaying a recorded tool call (same threadId:toolCallId) does not call the server again");
+  const key = { threadId: "demo-thread", toolCallId: "call_1" };
+  await call("first", {
+    sourceId: "pubmed",
+    toolId: "fetch_abstracts",
+    input: { pmids: ["22000011"] },
+    ...key,
+  });
+  const replay = await broker.invoke({
+    sourceId: "pubmed",
+    toolId: "fetch_abstracts",
+    input: { pmids: ["22000011"] },
+    session: "demo",
+    ...key,
+  });
+  console.log(`    replayed from the ledger: ${replay.replayed}`);
+
+  step(8, "Audit ledger");
+  const summary = await ledger.summary({ sessionId: "demo" });
+  console.log(
+    `  ${summary.calls} calls: ${summary.ok} ok, ${summary.errors} errors, ${summary.cacheHits} cache hits, queue wait ${summary.totalQueueWaitMs} ms`,
+  );
+  for (const row of await ledger.query({ sessionId: "demo" })) {
+    console.log(
+      `  ${row.sourceId}/${row.toolId}`.padEnd(34) +
+        `${row.status === "ok" ? (row.cacheHit ? "ok (cache)" : "ok") : row.error?.code}`.padEnd(16) +
+        `request ${row.requestRef?.slice(7, 19)}… normalized ${row.normalizedRef?.slice(7, 19) ?? "-"}`,
+    );
+  }
+  console.log(
+    `\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s. Provider requests served: ${providers.server.requests.length}.`,
+  );
+} finally {
+  catalog.stop();
+  await pool.close();
+  await ledger.close();
+  await providers.server.close();
+}

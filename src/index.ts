@@ -1,0 +1,78 @@
+/**
+ * The public API of `sciencegate`. Everything exported here is a promise to users: adding is easy,
+ * removing is a breaking change. Test kits live in `sciencegate/testing`, the bundled MCP servers in
+ * `sciencegate/servers`.
+ */
+
+export { resolveConfigPath } from "./config/config-path.js";
+export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./config/default-config.js";
+export {
+  loadExtensionsConfig,
+  parseExtensionsConfig,
+  validateExtensionsConfig,
+} from "./config/extensions-config.js";
+export type { ExtensionsConfig, RoutingConfig, ServerConfig, TransportKind } from "./config/types.js";
+export { Broker, type BrokerOptions } from "./governance/broker.js";
+export type {
+  AuthorizationDecision,
+  AuthorizationRequest,
+  Authorize,
+  InvokeOutcome,
+  InvokeRequest,
+} from "./governance/broker-types.js";
+export { type Clock, systemClock } from "./governance/clock.js";
+export {
+  type ContentRef,
+  type ContentStore,
+  FileContentStore,
+  MemoryContentStore,
+} from "./governance/content-store.js";
+export { resolveDataDir } from "./governance/data-dir.js";
+export {
+  GOVERNANCE_ERROR_CODES,
+  GovernanceError,
+  type GovernanceErrorBody,
+  type GovernanceErrorCode,
+  isGovernanceError,
+  toErrorBody,
+} from "./governance/errors.js";
+export type {
+  AuthorizationRecord,
+  InvocationRecord,
+  Ledger,
+  LedgerQuery,
+  LedgerSummary,
+} from "./governance/ledger.js";
+export {
+  builtinManifestDir,
+  loadManifestDir,
+  loadManifestFile,
+  validateManifest,
+} from "./governance/manifest-loader.js";
+export type { SourceManifest, ToolManifest } from "./governance/manifest-schema.js";
+export { MemoryLedger } from "./governance/memory-ledger.js";
+export { RateLimiter, type RateLimitGroupConfig } from "./governance/rate-limiter.js";
+export { ResultCache } from "./governance/result-cache.js";
+export type {
+  ArtifactCandidate,
+  Citation,
+  ContentScope,
+  CrossReference,
+  McpRecord,
+  McpToolResult,
+} from "./governance/result-types.js";
+export { inputSchemasCompatible } from "./governance/schema-compat.js";
+export { SessionSettings } from "./governance/session-settings.js";
+export {
+  type CatalogSnapshot,
+  type CatalogSource,
+  type CatalogTool,
+  SourceCatalog,
+  type SourceStatus,
+} from "./governance/source-catalog.js";
+export { SourceRegistry } from "./governance/source-registry.js";
+export { SqliteLedger } from "./governance/sqlite-ledger.js";
+export { toolErrorResult, type UpstreamError, type UpstreamErrorCode } from "./governance/upstream-error.js";
+export { ServerPool, type ServerPoolOptions } from "./mcp/server-pool.js";
+export type { PoolCallOptions, ServerState, ServerStatus, ToolServerPool } from "./mcp/types.js";
+export { modelVisibleName } from "./visibility/tool-names.js";

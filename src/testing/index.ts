@@ -1,0 +1,9 @@
+/**
+ * `sciencegate/testing`: test kits for apps and for other storage backends. The conformance suites
+ * need vitest.
+ */
+export { describeContentStoreConformance } from "./content-store-conformance.js";
+export { providerEnvFor, startFakeProviderServer } from "./fake-provider-server.js";
+export { createInMemoryPool, type InMemoryPoolOptions } from "./in-memory-pool.js";
+export { describeLedgerConformance } from "./ledger-conformance.js";
+export { flushMicrotasks, ManualClock } from "./manual-clock.js";
