@@ -130,6 +130,16 @@ function createDemoServer(state: DemoServerState): McpServer {
     count("missing");
     return toolErrorResult({ code: "not_found", message: "No such record", status: 404 });
   });
+  // Answers with the structured upstream error named by the query, e.g. "unauthorized:401".
+  server.registerTool("fail", { inputSchema: query }, async ({ query: q }) => {
+    count("fail");
+    const [code, status] = q.split(":");
+    return toolErrorResult({
+      code: code as Parameters<typeof toolErrorResult>[0]["code"],
+      message: `failed with ${code}`,
+      ...(status ? { status: Number(status) } : {}),
+    });
+  });
   server.registerTool("write", { inputSchema: query }, async () => {
     count("write");
     return ok(demoResult("write", ["w"]));
@@ -163,7 +173,7 @@ export async function createHarness(
     hanging: 0,
     cancelled: 0,
   };
-  const toolIds = ["search", "flaky", "hang", "big", "forged", "attacker", "missing"];
+  const toolIds = ["search", "flaky", "hang", "big", "forged", "attacker", "missing", "fail"];
   const registry = new SourceRegistry();
   registry.register(
     makeSource({

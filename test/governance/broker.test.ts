@@ -86,6 +86,39 @@ describe("Broker.invoke", () => {
     expect(rows[0]?.requestRef).toMatch(/^sha256:/);
   });
 
+  test.each([
+    ["unauthorized:401", "UNAUTHORIZED", 1],
+    ["not_open_access", "LICENSE_BLOCKED", 1],
+    ["invalid_id:400", "INVALID_INPUT", 1],
+    ["upstream_unavailable:503", "UPSTREAM_UNAVAILABLE", 3],
+    ["upstream_unavailable:422", "UPSTREAM_UNAVAILABLE", 1],
+  ])("a server's structured %s becomes %s after %i attempt(s)", async (query, code, attempts) => {
+    const clock = new ManualClock(0);
+    const h = await setup({ clock });
+    expect(await codeOf(drive(clock, h.broker.invoke(call("fail", { query }))))).toBe(code);
+    expect(h.state.calls.fail).toBe(attempts);
+    expect((await h.ledger.query())[0]).toMatchObject({ attempts, error: { code } });
+  });
+
+  test("RATE_LIMIT_QUEUE_TIMEOUT when a queued call waits too long", async () => {
+    const clock = new ManualClock(0);
+    const limiter = new RateLimiter({
+      clock,
+      groups: { demo: { maxConcurrentRequests: 1, queueTimeoutMs: 1_000 } },
+    });
+    const h = await setup({ clock, limiter });
+    const controller = new AbortController();
+    const busy = h.broker.invoke(call("hang", { query: "x" }, { signal: controller.signal }));
+    while (h.state.hanging === 0) await new Promise((resolve) => setImmediate(resolve));
+    const queued = h.broker.invoke(call("search"));
+    expect(await codeOf(drive(clock, queued))).toBe("RATE_LIMIT_QUEUE_TIMEOUT");
+    controller.abort();
+    await codeOf(busy);
+    expect(h.state.calls.search).toBeUndefined();
+    const rows = await h.ledger.query();
+    expect(rows.map((r) => r.error?.code).sort()).toEqual(["CANCELLED", "RATE_LIMIT_QUEUE_TIMEOUT"]);
+  });
+
   test("INVALID_INPUT lists every issue with its path", async () => {
     const h = await setup();
     try {
