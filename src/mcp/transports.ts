@@ -1,7 +1,7 @@
 /** The real MCP client transports of the official SDK, built from a `ServerConfig`. */
 import type { Stream } from "node:stream";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerConfig } from "../config/types.js";
@@ -10,10 +10,31 @@ import { GovernanceError } from "../governance/errors.js";
 /** Options of {@link createSdkTransport}. */
 export interface SdkTransportOptions {
   /**
-   * The base environment of stdio children; the server's own `env` is laid over it.
+   * The environment stdio children inherit from: only the SDK's safe defaults (PATH, HOME, ...) and
+   * variables starting with `SCIENCEGATE_`, `SCIENCE_AGENT_` or `NCBI_` pass, so that a third-party
+   * server never sees the app's API keys. The server's own `env` is laid over it.
    * @default process.env
    */
   env?: Record<string, string | undefined>;
+}
+
+/** Prefixes of variables that Sciencegate's own servers read and every stdio child inherits. */
+export const INHERITED_ENV_PREFIXES = ["SCIENCEGATE_", "SCIENCE_AGENT_", "NCBI_"] as const;
+
+/**
+ * The part of `env` a stdio child inherits.
+ * @param env the parent environment
+ * @returns the SDK's default variables and the Sciencegate-prefixed ones
+ */
+export function inheritedEnvironment(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined || value.startsWith("()")) continue;
+    if (DEFAULT_INHERITED_ENV_VARS.includes(key) || INHERITED_ENV_PREFIXES.some((p) => key.startsWith(p))) {
+      out[key] = value;
+    }
+  }
+  return out;
 }
 
 /**
@@ -37,7 +58,7 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
     return new StdioClientTransport({
       command: config.command,
       args: config.args,
-      env: { ...definedOnly(options.env ?? process.env), ...config.env },
+      env: { ...inheritedEnvironment(options.env ?? process.env), ...config.env },
       stderr: "pipe",
       ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
     });
@@ -78,10 +99,4 @@ function parseUrl(config: ServerConfig): URL {
     "INVALID_CONFIG",
     `MCP server '${config.id}' uses ${config.transport} but has no valid "url" (got ${JSON.stringify(config.url ?? null)}); set mcpServers.${config.id}.url.`,
   );
-}
-
-function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
-  return out;
 }

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { describe, expect, test } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { StderrTail } from "../../src/mcp/stderr-tail.js";
-import { childPidOf, createSdkTransport, stderrOf } from "../../src/mcp/transports.js";
+import { childPidOf, createSdkTransport, inheritedEnvironment, stderrOf } from "../../src/mcp/transports.js";
 import { serverConfig } from "./server-configs.js";
 
 describe("createSdkTransport", () => {
@@ -31,16 +31,23 @@ describe("createSdkTransport", () => {
 
   test("a stdio child gets the base env overlaid with the server's env, and its stderr is piped", async () => {
     const script =
-      "process.stderr.write(JSON.stringify({ base: process.env.BASE, shared: process.env.SHARED }))";
+      "process.stderr.write(JSON.stringify({ base: process.env.SCIENCEGATE_BASE, shared: process.env.SCIENCEGATE_SHARED, secret: process.env.SECRET_TOKEN ?? null }))";
     const transport = createSdkTransport(
       serverConfig({
         id: "s",
         transport: "stdio",
         command: process.execPath,
         args: ["-e", script],
-        env: { SHARED: "server" },
+        env: { SCIENCEGATE_SHARED: "server" },
       }),
-      { env: { BASE: "base", SHARED: "base", UNSET: undefined } },
+      {
+        env: {
+          SCIENCEGATE_BASE: "base",
+          SCIENCEGATE_SHARED: "base",
+          SECRET_TOKEN: "s3cret",
+          UNSET: undefined,
+        },
+      },
     );
     const tail = new StderrTail();
     const stderr = stderrOf(transport);
@@ -48,7 +55,29 @@ describe("createSdkTransport", () => {
     const ended = tail.follow(stderr);
     await transport.start();
     await ended;
-    expect(JSON.parse(tail.lines()[0] ?? "{}")).toEqual({ base: "base", shared: "server" });
+    expect(JSON.parse(tail.lines()[0] ?? "{}")).toEqual({ base: "base", shared: "server", secret: null });
     await transport.close();
+  });
+});
+
+describe("inheritedEnvironment", () => {
+  test("passes the SDK defaults and Sciencegate variables but never the app's secrets", () => {
+    const env = inheritedEnvironment({
+      PATH: "/usr/bin",
+      HOME: "/root",
+      OPENAI_API_KEY: "sk-secret",
+      AWS_SECRET_ACCESS_KEY: "x",
+      SCIENCEGATE_PUBMED_BASE_URL: "http://127.0.0.1:1/pubmed",
+      SCIENCE_AGENT_LLM_WIKI_URL: "http://127.0.0.1:8100",
+      NCBI_API_KEY: "k",
+      UNSET: undefined,
+    });
+    expect(env).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/root",
+      SCIENCEGATE_PUBMED_BASE_URL: "http://127.0.0.1:1/pubmed",
+      SCIENCE_AGENT_LLM_WIKI_URL: "http://127.0.0.1:8100",
+      NCBI_API_KEY: "k",
+    });
   });
 });
