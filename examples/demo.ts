@@ -98,11 +98,13 @@ try {
     input: { query: "crispr base editing", max_results: 3 },
   });
 
-  step(4, "A lookup by identifier");
+  step(4, "Lookups by identifier (prefixes, URLs and versions are normalized)");
   await call("lookup", { sourceId: "arxiv", toolId: "lookup", input: { ids: ["arXiv:2403.01234"] } });
+  await call("lookup", { sourceId: "uniprot", toolId: "lookup", input: { accessions: ["P15056"] } });
 
-  step(5, "A download candidate: planned, never downloaded by the query tool");
+  step(5, "Download candidates: planned, never downloaded by the query tools");
   await call("plan", { sourceId: "arxiv", toolId: "prepare_paper_download", input: { id: "2403.01234" } });
+  await call("plan", { sourceId: "pdb", toolId: "prepare_structure_download", input: { id: "4HHB", format: "cif" } });
 
   step(6, "Bad input gets a structured error naming the field; nothing reaches the server");
   await call("invalid", { sourceId: "pubmed", toolId: "search", input: { query: "x", max_results: 1000 } });

@@ -13,17 +13,19 @@ const FIXTURES = resolve(import.meta.dirname, "../../test/fixtures/providers");
 
 /** Every `*FakeRoutes()` export of every `test/fixtures/providers/<source>/routes.ts`. */
 export async function allFakeRoutes(): Promise<FakeRoute[]> {
-  const routes: FakeRoute[] = [];
+  const builders = new Set<() => FakeRoute[]>();
   for (const source of readdirSync(FIXTURES).sort()) {
     const file = join(FIXTURES, source, "routes.ts");
     if (!existsSync(file)) continue;
     const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     for (const [name, value] of Object.entries(module)) {
-      if (name.endsWith("FakeRoutes") && typeof value === "function")
-        routes.push(...(value as () => FakeRoute[])());
+      // Zero-argument builders only: parameterised helpers (shared by two sources) are called by those.
+      if (name.endsWith("FakeRoutes") && typeof value === "function" && value.length === 0) {
+        builders.add(value as () => FakeRoute[]);
+      }
     }
   }
-  return routes;
+  return [...builders].flatMap((build) => build());
 }
 
 /**

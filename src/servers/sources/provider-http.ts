@@ -54,6 +54,8 @@ export interface ProviderResponse {
   host: string;
   contentType: string | undefined;
   text: string;
+  /** The response headers (paging links such as UniProt's `Link`, totals such as `X-Total-Results`). */
+  headers?: Headers;
 }
 
 /** The parts of a provider answer a parser needs (tests build one from a sample file). */
@@ -188,6 +190,7 @@ export class ProviderHttp {
         host,
         contentType: response.headers.get("content-type") ?? undefined,
         text,
+        headers: response.headers,
       };
     } catch (error) {
       if (isProviderError(error)) throw error;

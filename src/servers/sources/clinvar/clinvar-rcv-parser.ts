@@ -1,0 +1,109 @@
+/** Parses ClinVar RCV documents (EFetch `rettype=clinvarset`): one variation–condition record. */
+import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import { ProviderError } from "../provider-error.js";
+import type { ProviderAnswer } from "../provider-http.js";
+import { buildRecord } from "../record-builder.js";
+import { asArray, asNode, child, xmlAttr } from "../xml-document.js";
+import { clinvarRcvUrl, clinvarVariationUrl, variationIdOf } from "./clinvar-ids.js";
+import {
+  type ClinvarClassification,
+  type ClinvarSubmission,
+  cleanText,
+  parseClinvarResultSet,
+  preferredNames,
+  readClassifications,
+  readSubmission,
+} from "./clinvar-xml.js";
+
+/** An RCV record with its classifications and submissions. */
+export interface ClinvarRcvSet {
+  /** `RCV000012345`. */
+  accession: string;
+  version: string | undefined;
+  /** The variation the RCV is about, when the document names it. */
+  variationId: string | undefined;
+  classifications: ClinvarClassification[];
+  submissions: ClinvarSubmission[];
+  /** The record, cited by its RCV page. */
+  record: McpRecord;
+}
+
+/**
+ * Parses an EFetch `rettype=clinvarset` answer for one RCV accession.
+ * @param answer the XML body, host and status
+ * @returns the first `ClinVarSet` of the answer
+ * @throws ProviderError `not_found` for NCBI's empty answer, `upstream_unavailable` when malformed
+ */
+export function parseClinvarRcv(answer: ProviderAnswer): ClinvarRcvSet {
+  const set = asArray(parseClinvarResultSet(answer)?.ClinVarSet)[0];
+  if (set === undefined) throw new ProviderError("not_found", "ClinVar has no such RCV record.");
+  const reference = child(set, "ReferenceClinVarAssertion");
+  const accessionNode = child(reference, "ClinVarAccession");
+  const accession = xmlAttr(accessionNode, "Acc");
+  if (!accession) {
+    throw new ProviderError("upstream_unavailable", `${answer.host} sent an RCV record without accession.`, {
+      status: answer.status,
+    });
+  }
+  const version = xmlAttr(accessionNode, "Version");
+  const conditions = preferredNames(asArray(reference.TraitSet));
+  const classifications = readClassifications(child(reference, "Classifications"), conditions);
+  const submissions = asArray(asNode(set).ClinVarAssertion).flatMap((node) => {
+    const submission = readSubmission(asNode(node));
+    return submission ? [submission] : [];
+  });
+  const measureSet = child(reference, "MeasureSet");
+  const vcv = xmlAttr(measureSet, "Acc");
+  const variationId = xmlAttr(measureSet, "ID") ?? (vcv ? variationIdOf(vcv) : undefined);
+  const crossReferences: CrossReference[] = [];
+  if (variationId && /^\d+$/.test(variationId)) {
+    crossReferences.push({
+      identifier: vcv ?? variationId,
+      identifierType: vcv ? "clinvar_vcv" : "clinvar_variation_id",
+      url: clinvarVariationUrl(variationId),
+    });
+  }
+  crossReferences.push(...medgenReferences(asArray(reference.TraitSet)));
+  const recordStatus = cleanText(asNode(set).RecordStatus);
+  const warnings = classifications.length === 0 ? ["ClinVar states no classification for this record."] : [];
+  const record = buildRecord({
+    source: "clinvar",
+    identifier: accession,
+    identifierType: "clinvar_rcv",
+    label: `ClinVar:${accession}`,
+    url: clinvarRcvUrl(accession),
+    ...(version ? { citationVersion: `${accession}.${version}` } : {}),
+    title: cleanText(asNode(set).Title),
+    contentScope: "structured-record",
+    crossReferences,
+    structuredData: {
+      accession,
+      ...(version ? { version } : {}),
+      ...(variationId ? { variationId } : {}),
+      ...(vcv ? { variationAccession: vcv } : {}),
+      conditions,
+      classifications,
+      submissionCount: submissions.length,
+      ...(recordStatus ? { recordStatus } : {}),
+    },
+    warnings,
+  });
+  return { accession, version, variationId, classifications, submissions, record };
+}
+
+function medgenReferences(traitSets: unknown[]): CrossReference[] {
+  const ids = new Set<string>();
+  for (const set of traitSets) {
+    for (const trait of asArray(asNode(set).Trait)) {
+      for (const xref of asArray(asNode(trait).XRef)) {
+        const id = xmlAttr(xref, "ID");
+        if (xmlAttr(xref, "DB") === "MedGen" && id && /^C[NL]?\d+$/.test(id)) ids.add(id);
+      }
+    }
+  }
+  return [...ids].map((id) => ({
+    identifier: id,
+    identifierType: "medgen",
+    url: `https://www.ncbi.nlm.nih.gov/medgen/${id}`,
+  }));
+}

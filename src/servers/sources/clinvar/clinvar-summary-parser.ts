@@ -1,0 +1,151 @@
+/** Turns ClinVar ESummary documents (db=clinvar, one per variation) into records. */
+import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import { buildRecord } from "../record-builder.js";
+import { clinvarRcvUrl, clinvarVariationUrl, vcvAccession } from "./clinvar-ids.js";
+import { reviewStars } from "./clinvar-review-status.js";
+import { type SummaryItem, summaryList, summaryObject, summaryText } from "./esummary.js";
+
+/** One aggregate classification of a variation, as the summary states it. */
+export interface SummaryClassification {
+  classification: string;
+  reviewStatus?: string;
+  /** ClinVar's 0–4 stars for the review status. */
+  stars?: number;
+  /** `YYYY-MM-DD`. */
+  lastEvaluated?: string;
+  conditions: string[];
+}
+
+/** The summary's classification fields by our names; `clinical_significance` is the pre-2024 germline field. */
+const CLASSIFICATION_FIELDS = [
+  ["germline", ["germline_classification", "clinical_significance"]],
+  ["somaticClinicalImpact", ["clinical_impact_classification"]],
+  ["oncogenicity", ["oncogenicity_classification"]],
+] as const;
+
+/**
+ * Builds the record of one ClinVar ESummary document.
+ * @param uid the Entrez UID (the variation id)
+ * @param item the document
+ * @returns the `structured-record` of the variation, cited by its VCV page
+ */
+export function clinvarSummaryRecord(uid: string, item: SummaryItem): McpRecord {
+  const variationId = summaryText(item, "uid") ?? uid;
+  const accession = summaryText(item, "accession") ?? vcvAccession(variationId);
+  const versioned = summaryText(item, "accession_version");
+  const variation = summaryObject(summaryList(item.variation_set)[0]);
+  const genes = summaryList(item.genes).map(summaryObject);
+  const classifications: Record<string, SummaryClassification> = {};
+  for (const [name, fields] of CLASSIFICATION_FIELDS) {
+    for (const field of fields) {
+      const found = readClassification(summaryObject(item[field]));
+      if (found) {
+        classifications[name] = found;
+        break;
+      }
+    }
+  }
+  const rcvs = summaryList(summaryObject(item.supporting_submissions).rcv).filter(isText);
+  const scvs = summaryList(summaryObject(item.supporting_submissions).scv).filter(isText);
+  const location = currentLocation(summaryList(variation.variation_loc).map(summaryObject));
+  const proteinChange = summaryText(item, "protein_change");
+  const consequences = summaryList(item.molecular_consequence_list).filter(isText);
+  const spdi = summaryText(variation, "canonical_spdi");
+  const structuredData: Record<string, unknown> = {
+    variationId,
+    accession,
+    ...(versioned ? { accessionVersion: versioned } : {}),
+    ...optional("variantType", summaryText(item, "obj_type") ?? summaryText(variation, "variant_type")),
+    genes: genes.flatMap((gene) => (summaryText(gene, "symbol") ? [summaryText(gene, "symbol")] : [])),
+    ...optional("proteinChange", proteinChange),
+    ...(consequences.length > 0 ? { molecularConsequences: consequences } : {}),
+    ...(location ? { location } : {}),
+    ...optional("canonicalSpdi", spdi),
+    ...classifications,
+    rcvAccessions: rcvs,
+    submissionCount: scvs.length,
+  };
+  return buildRecord({
+    source: "clinvar",
+    identifier: accession,
+    identifierType: "clinvar_vcv",
+    label: `ClinVar:${accession}`,
+    url: clinvarVariationUrl(variationId),
+    ...(versioned ? { citationVersion: versioned } : {}),
+    title: summaryText(item, "title"),
+    contentScope: "structured-record",
+    crossReferences: [
+      ...genes.flatMap(geneReference),
+      ...dbsnpReferences(summaryList(variation.variation_xrefs).map(summaryObject)),
+      ...rcvs.map((rcv) => ({ identifier: rcv, identifierType: "clinvar_rcv", url: clinvarRcvUrl(rcv) })),
+    ],
+    structuredData,
+  });
+}
+
+function readClassification(field: SummaryItem): SummaryClassification | undefined {
+  const classification = summaryText(field, "description");
+  if (!classification) return undefined;
+  const reviewStatus = summaryText(field, "review_status");
+  const stars = reviewStars(reviewStatus);
+  const lastEvaluated = summaryDate(summaryText(field, "last_evaluated"));
+  const conditions = summaryList(field.trait_set)
+    .map((trait) => summaryText(summaryObject(trait), "trait_name"))
+    .filter(isText);
+  return {
+    classification,
+    ...(reviewStatus ? { reviewStatus } : {}),
+    ...(stars === undefined ? {} : { stars }),
+    ...(lastEvaluated ? { lastEvaluated } : {}),
+    conditions,
+  };
+}
+
+/**
+ * A summary date (`2021/08/30 00:00`) as `YYYY-MM-DD`.
+ * @param value the summary's date text
+ * @returns the date, or undefined when absent or NCBI's empty placeholder (`1/01/01 00:00`)
+ */
+export function summaryDate(value: string | undefined): string | undefined {
+  const match = /^(\d{4})\/(\d{1,2})\/(\d{1,2})/.exec(value ?? "");
+  if (!match) return undefined;
+  return `${match[1]}-${match[2]?.padStart(2, "0")}-${match[3]?.padStart(2, "0")}`;
+}
+
+function currentLocation(locations: SummaryItem[]): Record<string, unknown> | undefined {
+  const location =
+    locations.find((loc) => summaryText(loc, "status") === "current") ??
+    locations.find((loc) => summaryText(loc, "assembly_name") === "GRCh38") ??
+    locations[0];
+  if (!location) return undefined;
+  return {
+    ...optional("assembly", summaryText(location, "assembly_name")),
+    ...optional("chromosome", summaryText(location, "chr")),
+    ...optional("start", summaryText(location, "start")),
+    ...optional("stop", summaryText(location, "stop")),
+    ...optional("cytoband", summaryText(location, "band")),
+  };
+}
+
+function geneReference(gene: SummaryItem): CrossReference[] {
+  const id = summaryText(gene, "geneid") ?? summaryText(gene, "GeneID");
+  if (!id || !/^\d+$/.test(id)) return [];
+  return [{ identifier: id, identifierType: "ncbi_gene", url: `https://www.ncbi.nlm.nih.gov/gene/${id}` }];
+}
+
+function dbsnpReferences(xrefs: SummaryItem[]): CrossReference[] {
+  return xrefs.flatMap((xref) => {
+    const id = summaryText(xref, "db_id");
+    if (summaryText(xref, "db_source") !== "dbSNP" || !id || !/^(?:rs)?\d+$/.test(id)) return [];
+    const rs = id.startsWith("rs") ? id : `rs${id}`;
+    return [{ identifier: rs, identifierType: "dbsnp", url: `https://www.ncbi.nlm.nih.gov/snp/${rs}` }];
+  });
+}
+
+function optional(name: string, value: string | undefined): Record<string, string> {
+  return value ? { [name]: value } : {};
+}
+
+function isText(value: unknown): value is string {
+  return typeof value === "string" && value.trim() !== "";
+}

@@ -1,0 +1,226 @@
+/**
+ * Parses UniProtKB REST list answers (`/uniprotkb/search`, `/uniprotkb/accessions`) into
+ * normalized records. Entries are validated with zod; a malformed entry is left out with a warning rather
+ * than failing the whole answer.
+ */
+import { z } from "zod";
+import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import { ProviderError } from "../provider-error.js";
+import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
+import { buildRecord } from "../record-builder.js";
+import { uniprotEntryUrl } from "./uniprot-ids.js";
+
+/** At most this many PDB cross-references per record, so that a well-studied protein stays readable. */
+export const MAX_PDB_REFERENCES = 25;
+
+const value = z.looseObject({ value: z.string() });
+const name = z.looseObject({ fullName: value.optional() });
+const entrySchema = z.looseObject({
+  entryType: z.string().optional(),
+  primaryAccession: z.string(),
+  secondaryAccessions: z.array(z.string()).optional(),
+  uniProtkbId: z.string().optional(),
+  inactiveReason: z
+    .looseObject({
+      inactiveReasonType: z.string().optional(),
+      mergeDemergeTo: z.array(z.string()).optional(),
+    })
+    .optional(),
+  proteinDescription: z
+    .looseObject({
+      recommendedName: name.optional(),
+      submissionNames: z.array(name).optional(),
+      alternativeNames: z.array(name).optional(),
+    })
+    .optional(),
+  genes: z
+    .array(z.looseObject({ geneName: value.optional(), synonyms: z.array(value).optional() }))
+    .optional(),
+  organism: z
+    .looseObject({
+      scientificName: z.string().optional(),
+      commonName: z.string().optional(),
+      taxonId: z.number().optional(),
+    })
+    .optional(),
+  sequence: z.looseObject({ length: z.number().optional() }).optional(),
+  comments: z
+    .array(z.looseObject({ commentType: z.string().optional(), texts: z.array(value).optional() }))
+    .optional(),
+  uniProtKBCrossReferences: z
+    .array(
+      z.looseObject({
+        database: z.string(),
+        id: z.string(),
+        properties: z.array(z.looseObject({ key: z.string(), value: z.string() })).optional(),
+      }),
+    )
+    .optional(),
+  proteinExistence: z.string().optional(),
+  annotationScore: z.number().optional(),
+  entryAudit: z
+    .looseObject({
+      lastAnnotationUpdateDate: z.string().optional(),
+      entryVersion: z.number().optional(),
+      sequenceVersion: z.number().optional(),
+    })
+    .optional(),
+});
+const facetsSchema = z.array(
+  z.looseObject({
+    name: z.string(),
+    values: z.array(z.looseObject({ value: z.string(), count: z.number() })).optional(),
+  }),
+);
+
+type UniprotEntryJson = z.infer<typeof entrySchema>;
+
+/** An active entry and its record. */
+export interface UniprotEntry {
+  accession: string;
+  secondaryAccessions: string[];
+  record: McpRecord;
+}
+
+/** An accession UniProt keeps only as an inactive (deleted, merged or demerged) entry. */
+export interface InactiveUniprotEntry {
+  accession: string;
+  /** `DELETED`, `MERGED`, `DEMERGED`, ... */
+  reason: string;
+  /** The accessions it was merged or demerged into. */
+  replacedBy: string[];
+}
+
+/** A parsed list answer. */
+export interface UniprotEntries {
+  entries: UniprotEntry[];
+  inactive: InactiveUniprotEntry[];
+  /** Entries that did not have the documented shape and were left out. */
+  malformed: number;
+  /** The total of the query, from the `reviewed` facet counts, when the answer carries that facet. */
+  facetTotal: number | undefined;
+}
+
+/**
+ * Parses a `{results: [...]}` answer (search or accessions).
+ * @param answer the JSON body, host and status
+ * @returns active entries with records, inactive accessions, the malformed count and the facet total
+ * @throws ProviderError `upstream_unavailable` when the body is not JSON or has no `results` array
+ */
+export function parseUniprotResults(answer: ProviderAnswer): UniprotEntries {
+  const body = parseJsonBody(answer);
+  const results = (body as { results?: unknown } | null)?.results;
+  if (!Array.isArray(results)) throw malformedAnswer(answer);
+  const parsed: UniprotEntries = { entries: [], inactive: [], malformed: 0, facetTotal: undefined };
+  for (const item of results) {
+    const entry = entrySchema.safeParse(item);
+    if (!entry.success) parsed.malformed++;
+    else addEntry(parsed, entry.data);
+  }
+  const facets = facetsSchema.safeParse((body as { facets?: unknown }).facets);
+  const reviewed = facets.success ? facets.data.find((f) => f.name === "reviewed") : undefined;
+  // Every entry is either reviewed or unreviewed, so the two counts add up to the query's total.
+  if (reviewed?.values) parsed.facetTotal = reviewed.values.reduce((sum, v) => sum + v.count, 0);
+  return parsed;
+}
+
+/** An active entry as a `structured-record` citing www.uniprot.org, with PDB and AlphaFold cross-references. */
+function uniprotRecord(entry: UniprotEntryJson): McpRecord {
+  const accession = entry.primaryAccession.toUpperCase();
+  const description = entry.proteinDescription;
+  const title =
+    description?.recommendedName?.fullName?.value ?? description?.submissionNames?.[0]?.fullName?.value;
+  const reviewed = /\(swiss-prot\)/i.test(entry.entryType ?? "");
+  const xrefs = entry.uniProtKBCrossReferences ?? [];
+  const pdb = xrefs.filter((x) => x.database === "PDB");
+  const warnings: string[] = [];
+  if (!reviewed) warnings.push("Unreviewed UniProtKB/TrEMBL entry: its annotation is computed, not curated.");
+  if (pdb.length > MAX_PDB_REFERENCES) {
+    warnings.push(`Only the first ${MAX_PDB_REFERENCES} of ${pdb.length} PDB cross-references are listed.`);
+  }
+  const crossReferences: CrossReference[] = pdb.slice(0, MAX_PDB_REFERENCES).map((x) => ({
+    identifier: x.id.toUpperCase(),
+    identifierType: "pdb",
+    url: `https://www.rcsb.org/structure/${x.id.toUpperCase()}`,
+  }));
+  if (xrefs.some((x) => x.database === "AlphaFoldDB")) {
+    crossReferences.push({
+      identifier: accession,
+      identifierType: "alphafold",
+      url: `https://alphafold.ebi.ac.uk/entry/${accession}`,
+    });
+  }
+  const audit = entry.entryAudit;
+  const entryVersion = audit?.entryVersion;
+  return buildRecord({
+    source: "uniprot",
+    identifier: accession,
+    identifierType: "uniprot",
+    label: `UniProtKB:${accession}`,
+    url: uniprotEntryUrl(accession),
+    ...(entryVersion === undefined ? {} : { citationVersion: String(entryVersion) }),
+    title,
+    contentScope: "structured-record",
+    crossReferences,
+    structuredData: compact({
+      entryName: entry.uniProtkbId,
+      reviewed,
+      proteinName: title,
+      alternativeNames: names(description?.alternativeNames),
+      genes: (entry.genes ?? []).flatMap((g) => g.geneName?.value ?? []),
+      geneSynonyms: (entry.genes ?? []).flatMap((g) => (g.synonyms ?? []).map((s) => s.value)),
+      organism: entry.organism && compact({ ...entry.organism }),
+      sequenceLength: entry.sequence?.length,
+      function: entry.comments
+        ?.find((c) => c.commentType === "FUNCTION")
+        ?.texts?.map((t) => t.value)
+        .join(" "),
+      proteinExistence: entry.proteinExistence,
+      annotationScore: entry.annotationScore,
+      entryVersion,
+      sequenceVersion: audit?.sequenceVersion,
+      lastUpdated: audit?.lastAnnotationUpdateDate,
+      pdbStructureCount: pdb.length,
+      secondaryAccessions: entry.secondaryAccessions,
+    }),
+    warnings,
+  });
+}
+
+function addEntry(parsed: UniprotEntries, entry: UniprotEntryJson): void {
+  const accession = entry.primaryAccession.toUpperCase();
+  if (entry.entryType === "Inactive" || entry.inactiveReason) {
+    parsed.inactive.push({
+      accession,
+      reason: entry.inactiveReason?.inactiveReasonType ?? "INACTIVE",
+      replacedBy: entry.inactiveReason?.mergeDemergeTo ?? [],
+    });
+    return;
+  }
+  parsed.entries.push({
+    accession,
+    secondaryAccessions: (entry.secondaryAccessions ?? []).map((a) => a.toUpperCase()),
+    record: uniprotRecord(entry),
+  });
+}
+
+function names(list: { fullName?: { value: string } | undefined }[] | undefined): string[] {
+  return (list ?? []).flatMap((n) => n.fullName?.value ?? []);
+}
+
+/** Leaves out undefined values and empty lists, so records carry only what UniProt stated. */
+function compact(data: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(data).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0)),
+  );
+}
+
+function malformedAnswer(answer: ProviderAnswer): ProviderError {
+  return new ProviderError(
+    "upstream_unavailable",
+    `${answer.host} sent an answer that is not UniProtKB JSON.`,
+    {
+      status: answer.status,
+    },
+  );
+}
