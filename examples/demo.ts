@@ -104,7 +104,11 @@ try {
 
   step(5, "Download candidates: planned, never downloaded by the query tools");
   await call("plan", { sourceId: "arxiv", toolId: "prepare_paper_download", input: { id: "2403.01234" } });
-  await call("plan", { sourceId: "pdb", toolId: "prepare_structure_download", input: { id: "4HHB", format: "cif" } });
+  await call("plan", {
+    sourceId: "pdb",
+    toolId: "prepare_structure_download",
+    input: { id: "4HHB", format: "cif" },
+  });
 
   step(6, "Bad input gets a structured error naming the field; nothing reaches the server");
   await call("invalid", { sourceId: "pubmed", toolId: "search", input: { query: "x", max_results: 1000 } });
