@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { isGovernanceError } from "../governance/errors.js";
 import { auditCommand } from "./commands/audit.js";
 import { callCommand } from "./commands/call.js";
+import { searchToolsCommand } from "./commands/search-tools.js";
 import { toolsCommand } from "./commands/tools.js";
 import { type CliIo, type ExitCode, processIo } from "./io.js";
 import { type CliRuntime, openRuntime } from "./runtime.js";
@@ -16,6 +17,8 @@ Commands:
   tools [--config FILE] [--manifests DIR] [--json]   list servers, sources and model-visible tools
   call <tool> [--args JSON] [--session ID] [--json]  one governed call (tool: mcp__<source>__<tool> or source.tool)
   audit [--session ID] [--limit N] [--json]          ledger rows and a summary
+  search-tools "<query>" [--max-results N] [--config FILE] [--json]
+                                                     rank tools as tool_search does (works offline)
   serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
 
 Options:
@@ -105,6 +108,34 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<Exi
             ...(values.session ? { session: values.session } : {}),
           }),
         );
+      }
+      case "search-tools": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: {
+            config: { type: "string" },
+            manifests: { type: "string", multiple: true },
+            "max-results": { type: "string", default: "5" },
+            json: { type: "boolean", default: false },
+          },
+          strict: true,
+        });
+        const query = positionals.join(" ").trim();
+        const maxResults = Number(values["max-results"]);
+        if (query === "" || !Number.isInteger(maxResults) || maxResults < 1 || maxResults > 20) {
+          io.stderr(
+            `sciencegate search-tools: give a query and --max-results 1-20, e.g. sciencegate search-tools "protein structure" --max-results 10\n`,
+          );
+          return 2;
+        }
+        return await searchToolsCommand(io, {
+          query,
+          maxResults,
+          json: values.json ?? false,
+          ...(values.config ? { configPath: values.config } : {}),
+          ...(values.manifests ? { manifestDirs: values.manifests } : {}),
+        });
       }
       case "serve":
         return await serveCommand(rest, io);
