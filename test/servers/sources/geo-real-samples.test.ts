@@ -5,7 +5,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { parseEsummaryJson } from "../../../src/servers/sources/clinvar/esummary.js";
 import {
   GEO_FTP_ROOT,
   geoFtpFolder,
@@ -13,6 +12,7 @@ import {
   normalizeGeoAccession,
 } from "../../../src/servers/sources/geo/geo-accessions.js";
 import { geoSummaryRecord } from "../../../src/servers/sources/geo/geo-summary-parser.js";
+import { parseEsummaryJson } from "../../../src/servers/sources/ncbi/esummary.js";
 import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 

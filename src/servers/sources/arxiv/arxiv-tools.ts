@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ArtifactCandidate } from "../../../governance/result-types.js";
 import { invalidId } from "../identifiers.js";
 import { idListInput, maxResultsInput, queryInput, sortInput, startInput } from "../input-schemas.js";
+import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import type { SourceHttp } from "../provider-http.js";
 import { defineTool } from "../source-module.js";
@@ -37,8 +38,6 @@ export const arxivSearchTool = defineTool({
       sortBy: input.sort === "date" ? "submittedDate" : "relevance",
       sortOrder: "descending",
     });
-    const nextStart = start + feed.entries.length;
-    const hasMore = feed.entries.length > 0 && nextStart < Math.min(feed.total, ARXIV_MAX_REACHABLE);
     const warnings: string[] = [];
     if (feed.entries.length === 0 && feed.total > start) {
       warnings.push("arXiv reported more results than it returned on this page; retrying later may help.");
@@ -47,11 +46,12 @@ export const arxivSearchTool = defineTool({
       records: feed.entries.map((entry) => entry.record),
       warnings,
       data: {
-        total: feed.total,
-        start,
-        returned: feed.entries.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({
+          total: feed.total,
+          start,
+          fetched: feed.entries.length,
+          reachable: ARXIV_MAX_REACHABLE,
+        }),
       },
     };
   },

@@ -3,6 +3,8 @@
  * (`{"<plural>": [...], "page_meta": {limit, offset, next, previous, total_count}}`), and readers for the
  * loosely typed fields inside its items (ChEMBL sends many numbers as decimal strings, such as `"4.0"`).
  */
+
+import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import {
   type ProviderAnswer,
@@ -80,15 +82,7 @@ export async function fetchChemblPage(
  * @returns `total`, `start`, `returned`, `hasMore` and, when there is more, `nextStart`
  */
 export function pagingData(page: ChemblPage, start: number, maxReachable = Number.POSITIVE_INFINITY) {
-  const nextStart = start + page.items.length;
-  const hasMore = page.items.length > 0 && nextStart < Math.min(page.total, maxReachable);
-  return {
-    total: page.total,
-    start,
-    returned: page.items.length,
-    hasMore,
-    ...(hasMore ? { nextStart } : {}),
-  };
+  return offsetPaging({ total: page.total, start, fetched: page.items.length, reachable: maxReachable });
 }
 
 /**

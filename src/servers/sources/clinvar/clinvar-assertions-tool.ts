@@ -3,6 +3,7 @@ import { z } from "zod";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, startInput } from "../input-schemas.js";
 import { efetch } from "../ncbi/eutils.js";
+import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
 import { CLINVAR_ID_FORMS, normalizeClinvarId } from "./clinvar-ids.js";
@@ -41,8 +42,6 @@ export const clinvarGetAssertionsTool = defineTool({
     }
     const start = input.start ?? 0;
     const page = parsed.submissions.slice(start, start + input.max_results);
-    const nextStart = start + page.length;
-    const hasMore = nextStart < parsed.submissions.length;
     const warnings = versionWarnings(id, parsed.version);
     if (parsed.submissions.length === 0) warnings.push("ClinVar lists no submissions for this record.");
     return {
@@ -52,11 +51,7 @@ export const clinvarGetAssertionsTool = defineTool({
         accession: parsed.accession,
         ...(parsed.variationId ? { variationId: parsed.variationId } : {}),
         classifications: parsed.classifications,
-        total: parsed.submissions.length,
-        start,
-        returned: page.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({ total: parsed.submissions.length, start, fetched: page.length }),
         submissions: page,
       },
     };

@@ -3,14 +3,15 @@ import { z } from "zod";
 import type { McpRecord } from "../../../governance/result-types.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, queryInput, startInput } from "../input-schemas.js";
+import { esummary } from "../ncbi/esummary.js";
 import { efetch, esearch } from "../ncbi/eutils.js";
+import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import type { SourceHttp } from "../provider-http.js";
 import { defineTool } from "../source-module.js";
 import { CLINVAR_ID_FORMS, type ClinvarId, normalizeClinvarId } from "./clinvar-ids.js";
 import { parseClinvarRcv } from "./clinvar-rcv-parser.js";
 import { clinvarSummaryRecord } from "./clinvar-summary-parser.js";
-import { esummary } from "./esummary.js";
 
 /** Deepest ESearch offset offered; ClinVar holds a few million variations. */
 const CLINVAR_MAX_START = 999_999;
@@ -41,17 +42,11 @@ export const clinvarSearchVariantsTool = defineTool({
     }
     if (missing.length > 0)
       warnings.push(`${missing.length} hit(s) had no ClinVar summary and are left out.`);
-    const nextStart = start + page.ids.length;
-    const hasMore = page.ids.length > 0 && nextStart < page.total;
     return {
       records,
       warnings,
       data: {
-        total: page.total,
-        start,
-        returned: records.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({ total: page.total, start, fetched: page.ids.length, returned: records.length }),
       },
     };
   },

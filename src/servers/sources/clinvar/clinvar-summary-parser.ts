@@ -1,9 +1,9 @@
 /** Turns ClinVar ESummary documents (db=clinvar, one per variation) into records. */
 import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import { type SummaryItem, summaryList, summaryObject, summaryText } from "../ncbi/esummary.js";
 import { buildRecord } from "../record-builder.js";
 import { clinvarRcvUrl, clinvarVariationUrl, vcvAccession } from "./clinvar-ids.js";
 import { reviewStars } from "./clinvar-review-status.js";
-import { type SummaryItem, summaryList, summaryObject, summaryText } from "./esummary.js";
 
 /** One aggregate classification of a variation, as the summary states it. */
 export interface SummaryClassification {

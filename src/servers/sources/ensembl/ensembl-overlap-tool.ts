@@ -1,6 +1,7 @@
 /** `ensembl_overlap_region`: the features of a region of at most 5 Mb (Ensembl `overlap/region`). */
 import { z } from "zod";
 import { defaultedInput, maxResultsInput, optionalInput, startInput } from "../input-schemas.js";
+import { offsetPaging } from "../paging.js";
 import { defineTool } from "../source-module.js";
 import { ensemblLocationUrl, normalizeSpecies } from "./ensembl-ids.js";
 import { speciesInput } from "./ensembl-inputs.js";
@@ -64,8 +65,6 @@ export const ensemblOverlapRegionTool = defineTool({
     if (records.length < page.length) {
       warnings.push(`${page.length - records.length} feature(s) without an id were left out.`);
     }
-    const nextStart = start + page.length;
-    const hasMore = nextStart < features.length;
     return {
       records,
       warnings,
@@ -74,11 +73,7 @@ export const ensemblOverlapRegionTool = defineTool({
         species,
         feature: input.feature,
         regionUrl: ensemblLocationUrl(species, region.seqRegion, region.start, region.end),
-        total: features.length,
-        start,
-        returned: records.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({ total: features.length, start, fetched: page.length, returned: records.length }),
       },
     };
   },

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ArtifactCandidate } from "../../../governance/result-types.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, optionalInput, startInput } from "../input-schemas.js";
+import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
 import { GEO_ID_FORMS, normalizeGeoAccession } from "./geo-accessions.js";
@@ -35,18 +36,12 @@ export const geoListFilesTool = defineTool({
     const list = await listGeoFiles(http, id);
     const start = input.start ?? 0;
     const page = list.files.slice(start, start + input.max_results);
-    const nextStart = start + page.length;
-    const hasMore = nextStart < list.files.length;
     return {
       records: [record],
       warnings: folderWarnings(list),
       data: {
         accession: id.accession,
-        total: list.files.length,
-        start,
-        returned: page.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({ total: list.files.length, start, fetched: page.length }),
         files: page,
       },
     };

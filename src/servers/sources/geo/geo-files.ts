@@ -1,6 +1,6 @@
 /** The files of a GEO record on the GEO FTP site (over HTTPS), and the record itself via ESummary. */
 import type { McpRecord } from "../../../governance/result-types.js";
-import { esummary } from "../clinvar/esummary.js";
+import { esummary } from "../ncbi/esummary.js";
 import { esearch } from "../ncbi/eutils.js";
 import { ProviderError } from "../provider-error.js";
 import type { SourceHttp } from "../provider-http.js";

@@ -1,10 +1,11 @@
 /** The GEO query tools: `search_studies` and `lookup_accession`. */
 import { z } from "zod";
 import type { McpRecord } from "../../../governance/result-types.js";
-import { esummary } from "../clinvar/esummary.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, optionalInput, queryInput, startInput } from "../input-schemas.js";
+import { esummary } from "../ncbi/esummary.js";
 import { esearch } from "../ncbi/eutils.js";
+import { offsetPaging } from "../paging.js";
 import { defineTool } from "../source-module.js";
 import { GEO_ID_FORMS, normalizeGeoAccession } from "./geo-accessions.js";
 import { fetchGeoRecord } from "./geo-files.js";
@@ -65,17 +66,11 @@ export const geoSearchStudiesTool = defineTool({
     }
     if (missing.length > 0) warnings.push(`${missing.length} hit(s) had no GEO summary and are left out.`);
     if (unreadable > 0) warnings.push(`${unreadable} hit(s) had no valid GEO accession and are left out.`);
-    const nextStart = start + page.ids.length;
-    const hasMore = page.ids.length > 0 && nextStart < page.total;
     return {
       records,
       warnings,
       data: {
-        total: page.total,
-        start,
-        returned: records.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({ total: page.total, start, fetched: page.ids.length, returned: records.length }),
       },
     };
   },

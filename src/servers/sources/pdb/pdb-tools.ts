@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ArtifactCandidate, McpRecord } from "../../../governance/result-types.js";
 import { invalidId } from "../identifiers.js";
 import { defaultedInput, maxResultsInput, queryInput, startInput } from "../input-schemas.js";
+import { offsetPaging } from "../paging.js";
 import { isProviderError, ProviderError } from "../provider-error.js";
 import type { SourceHttp } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";
@@ -46,17 +47,11 @@ export const pdbSearchStructuresTool = defineTool({
     const missing = ids.filter((id) => !byId.has(id)).length;
     if (missing > 0)
       warnings.push(`${missing} hit(s) had no entry description at RCSB; they carry the id only.`);
-    const nextStart = start + page.hits.length;
-    const hasMore = page.hits.length > 0 && nextStart < page.total;
     return {
       records,
       warnings,
       data: {
-        total: page.total,
-        start,
-        returned: records.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({ total: page.total, start, fetched: page.hits.length, returned: records.length }),
       },
     };
   },

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { invalidId } from "../identifiers.js";
 import { idListInput, maxResultsInput, queryInput, sortInput, startInput } from "../input-schemas.js";
 import { elink, esearch } from "../ncbi/eutils.js";
+import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
 import { fetchPubmedArticles } from "./pubmed-articles.js";
@@ -48,22 +49,20 @@ export const pubmedSearchTool = defineTool({
       warnings.push(`${page.phrasesNotFound} query phrase(s) matched nothing in PubMed and were ignored.`);
     }
     if (missing.length > 0) warnings.push(`${missing.length} hit(s) could not be fetched and are left out.`);
-    const reachable = Math.min(page.total, PUBMED_MAX_REACHABLE);
-    const nextStart = start + page.ids.length;
-    const hasMore = page.ids.length > 0 && nextStart < reachable;
-    if (page.total > PUBMED_MAX_REACHABLE && !hasMore) {
+    const paging = offsetPaging({
+      total: page.total,
+      start,
+      fetched: page.ids.length,
+      returned: records.length,
+      reachable: PUBMED_MAX_REACHABLE,
+    });
+    if (page.total > PUBMED_MAX_REACHABLE && !paging.hasMore) {
       warnings.push("PubMed pages only through the first 10,000 hits; narrow the query to reach the rest.");
     }
     return {
       records,
       warnings,
-      data: {
-        total: page.total,
-        start,
-        returned: records.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
-      },
+      data: { ...paging },
     };
   },
 });
@@ -137,19 +136,13 @@ export const pubmedFindRelatedTool = defineTool({
       );
     }
     if (missing.length > 0) warnings.push(`${missing.length} linked article(s) could not be fetched.`);
-    const nextStart = start + page.length;
-    const hasMore = nextStart < links.length;
     return {
       records: related,
       warnings,
       data: {
         pmid,
         relation: input.relation,
-        total: links.length,
-        start,
-        returned: related.length,
-        hasMore,
-        ...(hasMore ? { nextStart } : {}),
+        ...offsetPaging({ total: links.length, start, fetched: page.length, returned: related.length }),
       },
     };
   },

@@ -2,9 +2,10 @@
  * ESummary (JSON) for the NCBI sources that read document summaries: clinvar and geo. It sits here, not in
  * ../ncbi/eutils.ts, only because that shared file belongs to another owner; it uses the same endpoint.
  */
-import { eutilsJson } from "../ncbi/eutils.js";
+
 import { ProviderError } from "../provider-error.js";
 import type { ProviderAnswer, SourceHttp } from "../provider-http.js";
+import { eutilsJson } from "./eutils.js";
 
 /** One ESummary document: NCBI's JSON object for one UID. */
 export type SummaryItem = Record<string, unknown>;
