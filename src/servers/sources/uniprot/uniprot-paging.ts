@@ -17,21 +17,6 @@ export interface UniprotPaging {
 }
 
 /**
- * One response header, when the HTTP layer passes headers on (a `Headers` object or a plain record).
- * @param response the provider response
- * @param name the header name, any case
- * @returns the header value, or undefined when absent or not exposed
- */
-export function responseHeader(response: ProviderResponse, name: string): string | undefined {
-  const headers = (response as { headers?: unknown }).headers;
-  if (headers instanceof Headers) return headers.get(name) ?? undefined;
-  if (typeof headers !== "object" || headers === null) return undefined;
-  const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase());
-  const found = key === undefined ? undefined : (headers as Record<string, unknown>)[key];
-  return typeof found === "string" ? found : undefined;
-}
-
-/**
  * The `cursor` parameter of the `rel="next"` link of a `Link` header.
  * @param link the header value, e.g. `<https://rest.uniprot.org/uniprotkb/search?query=x&cursor=abc&size=2>; rel="next"`
  * @returns the cursor (`abc`), or undefined when there is no next link or it has no cursor
@@ -56,9 +41,9 @@ export function nextCursorOf(link: string | undefined): string | undefined {
  * @returns total, whether the next cursor is known, and the next cursor
  */
 export function uniprotPaging(response: ProviderResponse, facetTotal: number | undefined): UniprotPaging {
-  const link = responseHeader(response, "link");
-  const headerTotal = Number(responseHeader(response, "x-total-results"));
-  const hasHeaders = (response as { headers?: unknown }).headers !== undefined;
+  const link = response.headers?.get("link") ?? undefined;
+  const headerTotal = Number(response.headers?.get("x-total-results") ?? Number.NaN);
+  const hasHeaders = response.headers !== undefined;
   return {
     total: Number.isInteger(headerTotal) && headerTotal >= 0 ? headerTotal : facetTotal,
     // Without a Link header UniProt is on the last page; that is knowable only when headers are exposed.
