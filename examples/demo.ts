@@ -5,18 +5,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defaultExtensionsConfigJson } from "../src/config/default-config.js";
-import { parseExtensionsConfig } from "../src/config/extensions-config.js";
-import { Broker } from "../src/governance/broker.js";
+import { createGovernance } from "../src/adapters/create-governance.js";
 import type { InvokeRequest } from "../src/governance/broker-types.js";
-import { FileContentStore } from "../src/governance/content-store.js";
 import { isGovernanceError } from "../src/governance/errors.js";
-import { builtinManifestDir } from "../src/governance/manifest-loader.js";
-import { RateLimiter } from "../src/governance/rate-limiter.js";
-import { SourceCatalog } from "../src/governance/source-catalog.js";
-import { SourceRegistry } from "../src/governance/source-registry.js";
-import { SqliteLedger } from "../src/governance/sqlite-ledger.js";
-import { ServerPool } from "../src/mcp/server-pool.js";
 import { modelVisibleName } from "../src/visibility/tool-names.js";
 import { startOfflineProviders } from "./demo/offline-providers.js";
 
@@ -28,23 +19,13 @@ const dataDir = mkdtempSync(join(tmpdir(), "sciencegate-demo-"));
 const providers = await startOfflineProviders();
 console.log(`Sciencegate demo (offline). Fake providers on ${providers.server.url}; data in ${dataDir}`);
 
-const env = { ...process.env, ...providers.env };
-const config = parseExtensionsConfig(defaultExtensionsConfigJson(), { env });
-const pool = new ServerPool(config.servers, { env });
-const registry = await SourceRegistry.fromDirs([builtinManifestDir()]);
-const catalog = new SourceCatalog({ registry, pool });
-const ledger = await SqliteLedger.open(join(dataDir, "ledger.sqlite"));
-const broker = new Broker({
-  catalog,
-  pool,
-  ledger,
-  store: new FileContentStore(join(dataDir, "cas")),
-  limiter: new RateLimiter({ groups: registry.rateLimitGroups() }),
-});
+// The built-in default config: the bundled sources server, pointed at the fake providers through env.
+const governance = await createGovernance({ env: { ...process.env, ...providers.env }, dataDir });
+const { broker, catalog, ledger } = governance;
 
 try {
   step(1, "Live catalog: manifests matched against the running MCP server");
-  const snapshot = await catalog.start();
+  const snapshot = catalog.snapshot() ?? (await governance.refresh());
   for (const source of snapshot.sources) {
     console.log(
       `  ${source.id.padEnd(12)} ${source.status.padEnd(11)} ${source.availableTools.length} tools${source.reason ? ` (${source.reason})` : ""}`,
@@ -146,8 +127,6 @@ try {
     `\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s. Provider requests served: ${providers.server.requests.length}.`,
   );
 } finally {
-  catalog.stop();
-  await pool.close();
-  await ledger.close();
+  await governance.close();
   await providers.server.close();
 }

@@ -3,38 +3,12 @@
  * `npx tsx examples/quick-start.ts`; it calls the real PubMed unless SCIENCEGATE_PUBMED_BASE_URL points
  * elsewhere.
  */
-import {
-  Broker,
-  builtinManifestDir,
-  defaultExtensionsConfigJson,
-  FileContentStore,
-  loadExtensionsConfig,
-  parseExtensionsConfig,
-  RateLimiter,
-  ServerPool,
-  SourceCatalog,
-  SourceRegistry,
-  SqliteLedger,
-} from "../src/index.js";
+import { createGovernance } from "../src/index.js";
 
-const loaded = await loadExtensionsConfig({});
-const config = loaded.path ? loaded : parseExtensionsConfig(defaultExtensionsConfigJson(), {});
-const pool = new ServerPool(config.servers);
-const registry = await SourceRegistry.fromDirs([builtinManifestDir()]);
-const catalog = new SourceCatalog({ registry, pool });
-await catalog.start();
-
-const broker = new Broker({
-  catalog,
-  pool,
-  ledger: await SqliteLedger.open(".sciencegate/ledger.sqlite"),
-  store: new FileContentStore(".sciencegate/cas"),
-  limiter: new RateLimiter({ groups: registry.rateLimitGroups() }),
-  authorize: async () => ({ allowed: true }),
-});
-
+// extensions_config.json if there is one, else the bundled science sources; ledger and CAS in ./.sciencegate
+const governance = await createGovernance({ authorize: async () => ({ allowed: true }) });
 try {
-  const { invocationId, result } = await broker.invoke({
+  const { invocationId, result } = await governance.broker.invoke({
     sourceId: "pubmed",
     toolId: "search",
     input: { query: "BRAF V600E melanoma" },
@@ -47,6 +21,5 @@ try {
     result.records.map((r) => r.primaryCitation.label),
   );
 } finally {
-  catalog.stop();
-  await pool.close();
+  await governance.close();
 }

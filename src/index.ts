@@ -4,6 +4,7 @@
  * `sciencegate/servers`.
  */
 
+export { createGovernance, type Governance, type GovernanceOptions } from "./adapters/create-governance.js";
 export { resolveConfigPath } from "./config/config-path.js";
 export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./config/default-config.js";
 export {

@@ -10,7 +10,7 @@ export async function auditCommand(
   io: CliIo,
   options: { session?: string; json: boolean; limit: number },
 ): Promise<ExitCode> {
-  const ledger = await runtime.ledger();
+  const ledger = runtime.ledger;
   const scope = options.session === undefined ? {} : { sessionId: options.session };
   const rows = await ledger.query({ ...scope, limit: options.limit, order: "desc" });
   const summary = await ledger.summary(scope);

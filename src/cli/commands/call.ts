@@ -44,7 +44,7 @@ export async function callCommand(runtime: CliRuntime, io: CliIo, options: CallO
     );
     return 2;
   }
-  const broker = await runtime.broker();
+  const broker = runtime.broker;
   try {
     const target = resolveToolName(runtime, options.name);
     const outcome = await broker.invoke({ ...target, input, session: options.session });

@@ -30,7 +30,8 @@ export interface ToolsReport {
  * @param runtime an open CLI runtime
  */
 export async function buildToolsReport(runtime: CliRuntime): Promise<ToolsReport> {
-  const snapshot = await runtime.catalog.refresh();
+  // createGovernance listed every server once already.
+  const snapshot = runtime.catalog.snapshot() ?? (await runtime.catalog.refresh());
   const servers = runtime.pool.serverIds().map((id) => {
     const state = runtime.pool.state(id);
     return {

@@ -1,0 +1,148 @@
+import { join } from "node:path";
+import { defaultExtensionsConfigJson } from "../config/default-config.js";
+import { loadExtensionsConfig, parseExtensionsConfig } from "../config/extensions-config.js";
+import type { ExtensionsConfig } from "../config/types.js";
+import { Broker } from "../governance/broker.js";
+import type { Authorize } from "../governance/broker-types.js";
+import type { Clock } from "../governance/clock.js";
+import { type ContentStore, FileContentStore } from "../governance/content-store.js";
+import { resolveDataDir } from "../governance/data-dir.js";
+import type { Ledger } from "../governance/ledger.js";
+import { builtinManifestDir } from "../governance/manifest-loader.js";
+import { RateLimiter } from "../governance/rate-limiter.js";
+import { SessionSettings } from "../governance/session-settings.js";
+import { type CatalogSnapshot, SourceCatalog } from "../governance/source-catalog.js";
+import { SourceRegistry } from "../governance/source-registry.js";
+import { SqliteLedger } from "../governance/sqlite-ledger.js";
+import { ServerPool, type ServerPoolOptions } from "../mcp/server-pool.js";
+import type { ToolServerPool } from "../mcp/types.js";
+import type { SurfaceTool } from "../visibility/surface-tool.js";
+import { ToolSurface } from "../visibility/tool-surface.js";
+
+/** Options of `createGovernance`. Every store and seam has a working default. */
+export interface GovernanceOptions {
+  /**
+   * The MCP servers: a path to `extensions_config.json`, a raw `{mcpServers}` object, or a parsed
+   * config. @default `--config` rules: `$SCIENCEGATE_CONFIG`, `$SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH`,
+   * `./extensions_config.json`, else the bundled science sources
+   */
+  config?: string | ExtensionsConfig | { mcpServers: Record<string, unknown> };
+  /** More manifest folders, after the built-in ones. */
+  manifestDirs?: string[];
+  /** Load the built-in manifests of the bundled sources. @default true */
+  builtinManifests?: boolean;
+  /** Data directory for the ledger and CAS. @default `$SCIENCEGATE_HOME` or `./.sciencegate` */
+  dataDir?: string;
+  /** Environment for config substitution and stdio children. @default process.env */
+  env?: Record<string, string | undefined>;
+  /** Working directory for relative paths. @default process.cwd() */
+  cwd?: string;
+  /** The permission hook of the broker. @default allow every call */
+  authorize?: Authorize;
+  /** @default SQLite at `<dataDir>/ledger.sqlite` */
+  ledger?: Ledger;
+  /** @default a file CAS at `<dataDir>/cas` */
+  store?: ContentStore;
+  /** An existing pool (for example an in-memory one in tests). @default a `ServerPool` over the config */
+  pool?: ToolServerPool;
+  /** Transport factory of the default pool (tests pass in-memory transports). */
+  createTransport?: ServerPoolOptions["createTransport"];
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+/** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
+export interface Governance {
+  config: ExtensionsConfig;
+  pool: ToolServerPool;
+  registry: SourceRegistry;
+  catalog: SourceCatalog;
+  broker: Broker;
+  ledger: Ledger;
+  store: ContentStore;
+  sessions: SessionSettings;
+  surface: ToolSurface;
+  /** The session's governed tools (registry → catalog availability → session enablement). */
+  tools(sessionId: string): SurfaceTool[];
+  /** Re-lists every server's tools now. */
+  refresh(): Promise<CatalogSnapshot>;
+  /** Stops following list changes, closes every server (no child process left) and the ledger. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the governed runtime and lists every server's tools once.
+ * @param options config, manifests, data directory, stores and seams
+ * @returns the runtime; call `close()` when done
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
+ * @example
+ * const governance = await createGovernance({ config: "extensions_config.json" });
+ * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
+ */
+export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const config = await resolveConfig(options.config, env, cwd);
+  const registry = await SourceRegistry.fromDirs([
+    ...(options.builtinManifests === false ? [] : [builtinManifestDir()]),
+    ...(options.manifestDirs ?? []),
+  ]);
+  const pool =
+    options.pool ??
+    new ServerPool(config.servers, {
+      env,
+      ...(options.createTransport ? { createTransport: options.createTransport } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+  const catalog = new SourceCatalog({ registry, pool, ...(options.clock ? { clock: options.clock } : {}) });
+  const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const ledger = options.ledger ?? (await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
+  const store = options.store ?? new FileContentStore(join(dataDir, "cas"));
+  const sessions = new SessionSettings();
+  const broker = new Broker({
+    catalog,
+    pool,
+    ledger,
+    store,
+    sessions,
+    limiter: new RateLimiter({
+      groups: registry.rateLimitGroups(),
+      ...(options.clock ? { clock: options.clock } : {}),
+    }),
+    ...(options.authorize ? { authorize: options.authorize } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
+  await catalog.start();
+  return {
+    config,
+    pool,
+    registry,
+    catalog,
+    broker,
+    ledger,
+    store,
+    sessions,
+    surface,
+    tools: (sessionId) => surface.tools(sessionId),
+    refresh: () => catalog.refresh(),
+    close: async () => {
+      catalog.stop();
+      await pool.close();
+      await ledger.close();
+    },
+  };
+}
+
+async function resolveConfig(
+  given: GovernanceOptions["config"],
+  env: Record<string, string | undefined>,
+  cwd: string,
+): Promise<ExtensionsConfig> {
+  if (typeof given === "string") return loadExtensionsConfig({ configPath: given, env, cwd });
+  if (given && "servers" in given) return given;
+  if (given) return parseExtensionsConfig(given, { env });
+  const found = await loadExtensionsConfig({ env, cwd });
+  // No config file anywhere: the bundled science sources.
+  return found.path === undefined ? parseExtensionsConfig(defaultExtensionsConfigJson(), { env }) : found;
+}
