@@ -1,0 +1,113 @@
+import { randomUUID } from "node:crypto";
+import { ToolMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { isGraphBubbleUp } from "@langchain/langgraph";
+import type { Broker } from "../governance/broker.js";
+import { type GovernanceErrorBody, isGovernanceError, toErrorBody } from "../governance/errors.js";
+import type { PromotionState, PromotionUpdate } from "../visibility/promotion.js";
+import type { SurfaceTool } from "../visibility/surface-tool.js";
+import {
+  createToolSearchTool,
+  promotionFromToolSearchResult,
+  TOOL_SEARCH_NAME,
+} from "../visibility/tool-search-tool.js";
+import { checkToolCall } from "../visibility/visible-tools.js";
+
+/** What graph code needs of a governance runtime (`createGovernance` returns one). */
+export interface GovernedRuntime {
+  broker: Broker;
+  /** The session's governed tools. */
+  tools(sessionId: string): SurfaceTool[];
+}
+
+/** One tool call of a model turn. */
+export interface ToolCallLike {
+  id?: string | undefined;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** Where a call runs. */
+export interface ToolCallContext {
+  sessionId: string;
+  threadId?: string;
+  runId?: string;
+  /** The promotion state of the run (from graph state). */
+  promotion: PromotionState | undefined;
+  /** The app's own tools: not deferred, not governed by the broker. */
+  builtinTools?: readonly StructuredToolInterface[];
+  signal?: AbortSignal;
+}
+
+/** The outcome of one call: the message for the model, and a promotion update for `tool_search`. */
+export interface ToolCallOutcome {
+  message: ToolMessage;
+  promotion?: PromotionUpdate;
+}
+
+/**
+ * Runs one tool call the governed way: `tool_search` searches and promotes; the app's own tools run
+ * as they are; an MCP tool runs only when promoted and not stale (else a retryable "search first"
+ * error and nothing executes), through `Broker.invoke` keyed by `threadId:toolCallId`, so a resumed
+ * task never runs a finished call twice. Failures become `ToolMessage`s with `status: "error"` and a
+ * JSON body `{code, message, retryable, ...}`; LangGraph control flow (interrupts) is rethrown.
+ * @param runtime the broker and the session's tools
+ * @param call the tool call
+ * @param context session, thread, run, promotion state and the app's tools
+ */
+export async function executeGovernedToolCall(
+  runtime: GovernedRuntime,
+  call: ToolCallLike,
+  context: ToolCallContext,
+): Promise<ToolCallOutcome> {
+  const toolCallId = call.id ?? randomUUID();
+  const tools = runtime.tools(context.sessionId);
+  try {
+    if (call.name === TOOL_SEARCH_NAME) {
+      const search = createToolSearchTool({ getTools: () => tools });
+      const message = (await search.invoke({ ...call, id: toolCallId, type: "tool_call" })) as ToolMessage;
+      return { message, promotion: promotionFromToolSearchResult(message, tools) };
+    }
+    const builtin = context.builtinTools?.find((t) => t.name === call.name);
+    if (builtin) {
+      const message = (await builtin.invoke({ ...call, id: toolCallId, type: "tool_call" })) as ToolMessage;
+      return { message };
+    }
+    const refused = checkToolCall(call.name, context.promotion, tools);
+    if (refused) return { message: errorMessage(call.name, toolCallId, refused) };
+    const tool = tools.find((t) => t.name === call.name) as SurfaceTool;
+    const outcome = await runtime.broker.invoke({
+      sourceId: tool.sourceId,
+      toolId: tool.toolId,
+      input: call.args,
+      session: context.sessionId,
+      toolCallId,
+      ...(context.threadId !== undefined ? { threadId: context.threadId } : {}),
+      ...(context.runId !== undefined ? { runId: context.runId } : {}),
+      ...(context.signal !== undefined ? { signal: context.signal } : {}),
+    });
+    return {
+      message: new ToolMessage({
+        tool_call_id: toolCallId,
+        name: call.name,
+        content: JSON.stringify({ invocationId: outcome.invocationId, ...outcome.result }),
+        artifact: outcome,
+      }),
+    };
+  } catch (error) {
+    if (isGraphBubbleUp(error)) throw error;
+    const body: GovernanceErrorBody = isGovernanceError(error)
+      ? toErrorBody(error)
+      : {
+          code: "UPSTREAM_UNAVAILABLE",
+          message: String((error as Error)?.message ?? error),
+          retryable: false,
+          attempts: 0,
+        };
+    return { message: errorMessage(call.name, toolCallId, body) };
+  }
+}
+
+function errorMessage(name: string, toolCallId: string, body: GovernanceErrorBody): ToolMessage {
+  return new ToolMessage({ tool_call_id: toolCallId, name, status: "error", content: JSON.stringify(body) });
+}

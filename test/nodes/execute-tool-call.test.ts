@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, test } from "vitest";
+import type { Governance } from "../../src/adapters/create-governance.js";
+import { executeGovernedToolCall } from "../../src/nodes/execute-tool-call.js";
+import { emptyPromotionState, promotionReducer } from "../../src/visibility/promotion.js";
+import { createDemoGovernance, type DemoCounters } from "./governed-test-runtime.js";
+
+let governance: Governance | undefined;
+afterEach(async () => {
+  await governance?.close();
+  governance = undefined;
+});
+
+async function setup(): Promise<{ governance: Governance; counters: DemoCounters }> {
+  const built = await createDemoGovernance();
+  governance = built.governance;
+  return built;
+}
+
+const context = { sessionId: "s1", threadId: "t1" };
+
+describe("executeGovernedToolCall", () => {
+  test("a deferred tool that is not promoted is refused with a retryable search-first error; nothing runs", async () => {
+    const { governance: g, counters } = await setup();
+    const { message } = await executeGovernedToolCall(
+      g,
+      { id: "c1", name: "mcp__demo__search", args: { query: "x" } },
+      { ...context, promotion: emptyPromotionState() },
+    );
+    expect(message.status).toBe("error");
+    expect(JSON.parse(message.content as string)).toMatchObject({
+      code: "TOOL_UNAVAILABLE",
+      retryable: true,
+      data: { reason: "not_promoted" },
+    });
+    expect(counters.calls.search).toBeUndefined();
+    expect(await g.ledger.query()).toHaveLength(0);
+  });
+
+  test("tool_search select: promotes, then the call runs through the broker once per threadId:toolCallId", async () => {
+    const { governance: g, counters } = await setup();
+    const search = await executeGovernedToolCall(
+      g,
+      { id: "c1", name: "tool_search", args: { query: "select:mcp__demo__search" } },
+      { ...context, promotion: emptyPromotionState() },
+    );
+    expect(JSON.parse(search.message.content as string).results[0].name).toBe("mcp__demo__search");
+    const promotion = promotionReducer(emptyPromotionState(), search.promotion);
+    const call = { id: "c2", name: "mcp__demo__search", args: { query: "brca1" } };
+    const first = await executeGovernedToolCall(g, call, { ...context, promotion });
+    const again = await executeGovernedToolCall(g, call, { ...context, promotion });
+    expect(first.message.status).not.toBe("error");
+    expect(JSON.parse(first.message.content as string)).toMatchObject({ sourceId: "demo", untrusted: true });
+    expect(JSON.parse(again.message.content as string)).toEqual(JSON.parse(first.message.content as string));
+    expect(counters.calls.search).toBe(1);
+    expect(await g.ledger.query()).toHaveLength(1);
+  });
+
+  test("a broker failure becomes a structured error message", async () => {
+    const { governance: g } = await setup();
+    const search = await executeGovernedToolCall(
+      g,
+      { id: "c1", name: "tool_search", args: { query: "select:mcp__demo__search" } },
+      { ...context, promotion: emptyPromotionState() },
+    );
+    const promotion = promotionReducer(undefined, search.promotion);
+    const { message } = await executeGovernedToolCall(
+      g,
+      { id: "c3", name: "mcp__demo__search", args: { limit: "x" } },
+      { ...context, promotion },
+    );
+    expect(message.status).toBe("error");
+    expect(JSON.parse(message.content as string)).toMatchObject({ code: "INVALID_INPUT", retryable: false });
+  });
+
+  test("an unknown tool name is a non-retryable error", async () => {
+    const { governance: g } = await setup();
+    const { message } = await executeGovernedToolCall(
+      g,
+      { id: "c1", name: "mcp__nope__x", args: {} },
+      { ...context, promotion: undefined },
+    );
+    expect(JSON.parse(message.content as string)).toMatchObject({
+      code: "TOOL_UNAVAILABLE",
+      retryable: false,
+    });
+  });
+});
