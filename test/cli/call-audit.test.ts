@@ -1,28 +1,9 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { makeSource, makeTool } from "../governance/manifest-factory.js";
-import { runCli, tempDir, testServerEntry, writeJson } from "./cli-harness.js";
+import { runCli, tempDir, testServerEntry, writeEchoManifests, writeJson } from "./cli-harness.js";
 
 function setupProject(): { dir: string; args: string[] } {
   const dir = tempDir();
-  const manifests = join(dir, "manifests");
-  mkdirSync(manifests);
-  writeJson(
-    manifests,
-    "echo.json",
-    makeSource({
-      id: "echo-source",
-      transport: { mcpServerId: "local" },
-      tools: [
-        makeTool({
-          id: "echo",
-          mcpToolName: "echo",
-          inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-        }),
-      ],
-    }),
-  );
+  const manifests = writeEchoManifests(dir);
   const config = writeJson(dir, "extensions_config.json", { mcpServers: { local: testServerEntry() } });
   return { dir, args: ["--config", config, "--manifests", manifests] };
 }

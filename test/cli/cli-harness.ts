@@ -1,8 +1,9 @@
 /** Runs the CLI in-process with captured output. */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { main } from "../../src/cli/main.js";
+import { makeSource, makeTool } from "../governance/manifest-factory.js";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 export const TSX_LOADER = import.meta.resolve("tsx");
@@ -71,4 +72,31 @@ export function writeJson(dir: string, name: string, value: unknown): string {
 /** A stdio server entry that runs the pool test server through tsx. */
 export function testServerEntry(env: Record<string, string> = {}): Record<string, unknown> {
   return { command: process.execPath, args: ["--import", TSX_LOADER, TEST_SERVER], env };
+}
+
+/**
+ * Writes `<dir>/manifests/echo.json`: source `echo-source` on server `local` (the test server) with a
+ * tool `echo` the server has and a tool `gone` it does not have.
+ * @returns the manifests folder
+ */
+export function writeEchoManifests(dir: string): string {
+  const manifests = join(dir, "manifests");
+  mkdirSync(manifests);
+  writeJson(
+    manifests,
+    "echo.json",
+    makeSource({
+      id: "echo-source",
+      transport: { mcpServerId: "local" },
+      tools: [
+        makeTool({
+          id: "echo",
+          mcpToolName: "echo",
+          inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+        }),
+        makeTool({ id: "gone", mcpToolName: "not_on_server" }),
+      ],
+    }),
+  );
+  return manifests;
 }

@@ -1,8 +1,13 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { makeSource, makeTool } from "../governance/manifest-factory.js";
-import { EVERYTHING_SERVER, runCli, tempDir, testServerEntry, writeJson } from "./cli-harness.js";
+import {
+  EVERYTHING_SERVER,
+  runCli,
+  tempDir,
+  testServerEntry,
+  writeEchoManifests,
+  writeJson,
+} from "./cli-harness.js";
 
 interface Report {
   servers: { id: string; transport: string; status: string; reason?: string; stderrTail?: string[] }[];
@@ -15,28 +20,6 @@ interface Report {
   tools: { name: string; qualifiedName: string; sourceId: string; toolId: string; readOnly: boolean }[];
 }
 
-function manifestDir(dir: string): string {
-  const manifests = join(dir, "manifests");
-  mkdirSync(manifests);
-  writeJson(
-    manifests,
-    "echo.json",
-    makeSource({
-      id: "echo-source",
-      transport: { mcpServerId: "local" },
-      tools: [
-        makeTool({
-          id: "echo",
-          mcpToolName: "echo",
-          inputSchema: { type: "object", properties: { text: { type: "string" } } },
-        }),
-        makeTool({ id: "gone", mcpToolName: "not_on_server" }),
-      ],
-    }),
-  );
-  return manifests;
-}
-
 describe("sciencegate tools", () => {
   test("--json lists servers, sources with missing tools, and model-visible names; a dead server is a warning", async () => {
     const dir = tempDir();
@@ -47,7 +30,7 @@ describe("sciencegate tools", () => {
         off: { ...testServerEntry(), enabled: false },
       },
     });
-    const run = await runCli(["tools", "--config", config, "--manifests", manifestDir(dir), "--json"]);
+    const run = await runCli(["tools", "--config", config, "--manifests", writeEchoManifests(dir), "--json"]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain("warning: server 'broken' unavailable");
     const report = JSON.parse(run.stdout) as Report;
@@ -88,7 +71,7 @@ describe("sciencegate tools", () => {
   test("human output names the statuses", async () => {
     const dir = tempDir();
     const config = writeJson(dir, "extensions_config.json", { mcpServers: { local: testServerEntry() } });
-    const run = await runCli(["tools", "--config", config, "--manifests", manifestDir(dir)]);
+    const run = await runCli(["tools", "--config", config, "--manifests", writeEchoManifests(dir)]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/echo-source\s+degraded\s+1\/2 tools/);
     expect(run.stdout).toMatch(/missing gone: /);
