@@ -1,0 +1,71 @@
+/**
+ * A ready-made governed agent: the model node and the governed tool node in a `StateGraph`
+ * (model → one tool task per call → model, until the model answers without tool calls).
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { END, START, StateGraph } from "@langchain/langgraph";
+import type { ApprovalHook } from "../nodes/approval-hook.js";
+import type { GovernedRuntime } from "../nodes/execute-tool-call.js";
+import { GovernedStateAnnotation } from "../nodes/governed-state.js";
+import { createGovernedToolNode } from "../nodes/governed-tool-node.js";
+import { GOVERNED_TOOLS_NODE, governedToolsCondition } from "../nodes/governed-tools-condition.js";
+import { createModelNode } from "../nodes/model-node.js";
+import type { SessionIdResolver } from "../nodes/session-id.js";
+import type { PromotionScope } from "../visibility/promotion.js";
+
+/** Options of `createGovernedAgent`. */
+export interface GovernedAgentOptions {
+  /** A chat model that supports `bindTools`. */
+  model: BaseChatModel;
+  /** The governance runtime (`createGovernance`). */
+  governance: GovernedRuntime;
+  /** The app's own tools: always visible, not deferred, not run through the broker. @default [] */
+  tools?: readonly StructuredToolInterface[];
+  /** The app's instructions, first in the system message. */
+  systemPrompt?: string;
+  /** Needed for interrupts (approvals) and multi-turn threads. @default none */
+  checkpointer?: BaseCheckpointSaver;
+  /** Asked before each MCP call that would execute; may `interrupt()`. @default none: nothing is asked */
+  approvalHook?: ApprovalHook;
+  /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
+  promotionScope?: PromotionScope;
+  /** The governance session of a call. @default `configurable.thread_id` */
+  sessionId?: SessionIdResolver;
+}
+
+/**
+ * Builds and compiles the governed agent graph (nodes `agent` and `tools`, state
+ * `GovernedStateAnnotation`).
+ * @param options model, governance, the app's tools, prompt, checkpointer, approval hook, scope
+ * @returns the compiled graph; invoke it with `{messages}` and a `configurable.thread_id`
+ * @throws GovernanceError `INVALID_CONFIG` when the model cannot bind tools
+ * @example
+ * const agent = createGovernedAgent({ model, governance, checkpointer: new MemorySaver() });
+ * const { messages } = await agent.invoke({ messages: [new HumanMessage("BRAF V600E papers")] }, { configurable: { thread_id: "t1" } });
+ */
+export function createGovernedAgent(options: GovernedAgentOptions) {
+  const shared = {
+    governance: options.governance,
+    builtinTools: options.tools ?? [],
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+  };
+  const agent = createModelNode({
+    ...shared,
+    model: options.model,
+    ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
+    ...(options.promotionScope === undefined ? {} : { promotionScope: options.promotionScope }),
+  });
+  const tools = createGovernedToolNode({
+    ...shared,
+    ...(options.approvalHook ? { approvalHook: options.approvalHook } : {}),
+  });
+  return new StateGraph(GovernedStateAnnotation)
+    .addNode("agent", agent)
+    .addNode(GOVERNED_TOOLS_NODE, tools)
+    .addEdge(START, "agent")
+    .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
+    .addEdge(GOVERNED_TOOLS_NODE, "agent")
+    .compile(options.checkpointer ? { checkpointer: options.checkpointer } : {});
+}

@@ -1,0 +1,64 @@
+/**
+ * The approval step of the governed tool node (DESIGN.md §5). It runs before an MCP call executes,
+ * in the call's own task, so a hook that calls LangGraph's `interrupt()` pauses only that call and,
+ * on resume, runs again before any side effect. The permissions layer fills it in.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { isGraphBubbleUp } from "@langchain/langgraph";
+import { GovernanceError, type GovernanceErrorBody, toErrorBody } from "../governance/errors.js";
+import type { SurfaceTool } from "../visibility/surface-tool.js";
+
+/** What the hook is asked about one MCP call. */
+export interface ApprovalRequest {
+  /** Model-visible name, e.g. `mcp__pubmed__search`. */
+  name: string;
+  toolCallId: string;
+  /** The arguments as the model gave them (the broker validates them after approval). */
+  args: Record<string, unknown>;
+  /** The tool as the session sees it (source, tool id, read-only flag, definition hash). */
+  tool: SurfaceTool;
+  sessionId: string;
+  threadId?: string;
+  runId?: string;
+}
+
+/** The hook's answer; `undefined` (no answer) allows the call. */
+export type ApprovalDecision = { allowed: true } | { allowed: false; reason: string };
+
+/** Approves or denies an MCP call; may call `interrupt()` to ask a person. */
+export type ApprovalHook = (
+  request: ApprovalRequest,
+  config: LangGraphRunnableConfig,
+) => ApprovalDecision | undefined | Promise<ApprovalDecision | undefined>;
+
+/**
+ * Runs the hook. LangGraph control flow (an `interrupt()` in the hook) propagates; any other throw
+ * counts as a denial, so a broken hook fails closed.
+ * @param hook the app's hook
+ * @param request the call
+ * @param config the node's config
+ * @returns `undefined` when the call may run, else the `PERMISSION_DENIED` body for the model
+ */
+export async function runApprovalHook(
+  hook: ApprovalHook,
+  request: ApprovalRequest,
+  config: LangGraphRunnableConfig,
+): Promise<GovernanceErrorBody | undefined> {
+  let decision: ApprovalDecision | undefined;
+  try {
+    decision = await hook(request, config);
+  } catch (error) {
+    if (isGraphBubbleUp(error)) throw error;
+    decision = {
+      allowed: false,
+      reason: `the approval step failed: ${String((error as Error)?.message ?? error)}`,
+    };
+  }
+  if (decision === undefined || decision.allowed) return undefined;
+  const message = `Call to ${request.name} was not approved: ${decision.reason}. Nothing was executed.`;
+  return toErrorBody(
+    new GovernanceError("PERMISSION_DENIED", message, {
+      data: { name: request.name, toolCallId: request.toolCallId },
+    }),
+  );
+}

@@ -1,0 +1,135 @@
+/**
+ * The model node of a governed agent: each turn it binds `tool_search`, the app's own tools and the
+ * deferred tools promoted at their current definition, and tells the model in the system message
+ * which deferred tools exist, which words route to them and which loaded tools changed.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { GovernanceError } from "../governance/errors.js";
+import { type PromotionScope, promotionReducer, staleTools } from "../visibility/promotion.js";
+import {
+  deferredToolsPromptSection,
+  routingHintsSection,
+  staleToolsNotice,
+} from "../visibility/prompt-sections.js";
+import type { SurfaceTool } from "../visibility/surface-tool.js";
+import { createToolSearchTool } from "../visibility/tool-search-tool.js";
+import { visibleToolSchemas } from "../visibility/visible-tools.js";
+import type { GovernedRuntime } from "./execute-tool-call.js";
+import type { GovernedState, GovernedStateUpdate } from "./governed-state.js";
+import { currentRunId, runStartPromotion } from "./run-start.js";
+import { resolveSessionId, type SessionIdResolver } from "./session-id.js";
+
+/** Options of `createModelNode`. */
+export interface ModelNodeOptions {
+  /** A chat model that supports `bindTools`. */
+  model: BaseChatModel;
+  /** The governance runtime (`createGovernance`). */
+  governance: GovernedRuntime;
+  /** The app's own tools: always bound, never deferred, not run through the broker. @default [] */
+  builtinTools?: readonly StructuredToolInterface[];
+  /** The app's instructions, first in the system message. */
+  systemPrompt?: string;
+  /** The governance session of a call. @default `config.configurable.thread_id` */
+  sessionId?: SessionIdResolver;
+  /** `run`: a new user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
+  promotionScope?: PromotionScope;
+}
+
+/** A tool definition in the OpenAI function format, which every LangChain chat model binds. */
+export interface FunctionToolDefinition {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/**
+ * Creates the model node.
+ * @param options model, governance, the app's tools, system prompt, session resolver, promotion scope
+ * @returns a LangGraph node `(state, config) => {messages, runId, promotion?}`
+ * @throws GovernanceError `INVALID_CONFIG` when the model cannot bind tools
+ * @example
+ * graph.addNode("agent", createModelNode({ model, governance, systemPrompt: "You are a research assistant." }))
+ */
+export function createModelNode(
+  options: ModelNodeOptions,
+): (state: GovernedState, config: LangGraphRunnableConfig) => Promise<GovernedStateUpdate> {
+  const { model, governance } = options;
+  if (typeof model.bindTools !== "function") {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      "createModelNode: the chat model has no bindTools(); pass a chat model that supports tool calling.",
+    );
+  }
+  const builtinTools = options.builtinTools ?? [];
+  return async (state, config) => {
+    const tools = governance.tools(resolveSessionId(config, options.sessionId));
+    const start = runStartPromotion(state.promotion, state.messages, tools, options.promotionScope);
+    const promotion = start === undefined ? state.promotion : promotionReducer(state.promotion, start);
+    const bound = model.bindTools!([
+      createToolSearchTool({ getTools: () => tools }),
+      ...builtinTools,
+      ...deferredToolDefinitions(tools, promotion),
+    ]);
+    const system = governedSystemPrompt(options.systemPrompt, tools, promotion);
+    const response = await bound.invoke(withSystemPrompt(state.messages, system), config);
+    return {
+      messages: [response],
+      runId: currentRunId(state.messages),
+      ...(start === undefined ? {} : { promotion: start }),
+    };
+  };
+}
+
+/**
+ * The deferred tools the model may call this turn, as function definitions with their JSON schemas.
+ * @param tools the session's tools
+ * @param promotion the run's promotion state
+ * @returns one definition per promoted, non-stale deferred tool
+ */
+export function deferredToolDefinitions(
+  tools: readonly SurfaceTool[],
+  promotion: GovernedState["promotion"] | undefined,
+): FunctionToolDefinition[] {
+  const deferred = new Set(tools.filter((tool) => tool.deferred).map((tool) => tool.name));
+  return visibleToolSchemas(tools, promotion)
+    .filter((schema) => deferred.has(schema.name))
+    .map((schema) => ({
+      type: "function",
+      function: { name: schema.name, description: schema.description, parameters: schema.inputSchema },
+    }));
+}
+
+/**
+ * The system message of a turn: the app's prompt, `<available-deferred-tools>`, routing hints and
+ * the notice of changed tools, each only when it has something to say.
+ * @param systemPrompt the app's instructions
+ * @param tools the session's tools
+ * @param promotion the run's promotion state
+ * @returns the text (`""` when there is nothing to say)
+ */
+export function governedSystemPrompt(
+  systemPrompt: string | undefined,
+  tools: readonly SurfaceTool[],
+  promotion: GovernedState["promotion"] | undefined,
+): string {
+  return [
+    systemPrompt ?? "",
+    deferredToolsPromptSection(tools, promotion),
+    routingHintsSection(tools, promotion),
+    staleToolsNotice(staleTools(promotion, tools)),
+  ]
+    .filter((section) => section.trim() !== "")
+    .join("\n\n");
+}
+
+/** Providers accept one system message, first: an app's own system message is merged with ours. */
+function withSystemPrompt(messages: readonly BaseMessage[], system: string): BaseMessage[] {
+  const [first, ...rest] = messages;
+  if (first && SystemMessage.isInstance(first)) {
+    const merged = [first.text, system].filter((text) => text.trim() !== "").join("\n\n");
+    return [new SystemMessage({ content: merged, ...(first.id ? { id: first.id } : {}) }), ...rest];
+  }
+  return system === "" ? [...messages] : [new SystemMessage(system), ...messages];
+}
