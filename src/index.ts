@@ -5,6 +5,22 @@
  */
 
 export { createGovernance, type Governance, type GovernanceOptions } from "./adapters/create-governance.js";
+export { createGovernedAgent, type GovernedAgentOptions } from "./adapters/create-governed-agent.js";
+export { prepareFixedToolTable } from "./adapters/fixed-tool-table.js";
+export {
+  type FromMultiServerClientOptions,
+  fromMultiServerMCPClient,
+} from "./adapters/from-multi-server-client.js";
+export { type GovernanceMiddlewareOptions, governanceMiddleware } from "./adapters/governance-middleware.js";
+export {
+  GovernedStructuredTool,
+  type GovernedStructuredToolFields,
+  type GovernedToolRunner,
+} from "./adapters/governed-structured-tool.js";
+export {
+  createMultiServerClientPool,
+  type MultiServerClientLike,
+} from "./adapters/multi-server-client-pool.js";
 export { resolveConfigPath } from "./config/config-path.js";
 export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./config/default-config.js";
 export {
@@ -37,6 +53,7 @@ export {
   isGovernanceError,
   toErrorBody,
 } from "./governance/errors.js";
+export { type Grant, type GrantStore, MemoryGrantStore } from "./governance/grant-store.js";
 export type {
   AuthorizationRecord,
   InvocationRecord,
@@ -52,6 +69,23 @@ export {
 } from "./governance/manifest-loader.js";
 export type { SourceManifest, ToolManifest } from "./governance/manifest-schema.js";
 export { MemoryLedger } from "./governance/memory-ledger.js";
+export { createAuthorizationRequest } from "./governance/permission-request.js";
+export {
+  type DecideResult,
+  PermissionService,
+  type PermissionServiceOptions,
+} from "./governance/permission-service.js";
+export {
+  type ApprovalMode,
+  type IsDangerous,
+  type PermissionCard,
+  type PermissionDecision,
+  type PermissionDecisionSource,
+  type PermissionEvaluation,
+  type PermissionPolicy,
+  type PermissionRisk,
+  permissionDecisionSchema,
+} from "./governance/permission-types.js";
 export { RateLimiter, type RateLimitGroupConfig } from "./governance/rate-limiter.js";
 export { ResultCache } from "./governance/result-cache.js";
 export type {
@@ -72,8 +106,23 @@ export {
   type SourceStatus,
 } from "./governance/source-catalog.js";
 export { SourceRegistry } from "./governance/source-registry.js";
+export { grantStorePath, SqliteGrantStore } from "./governance/sqlite-grant-store.js";
 export { SqliteLedger } from "./governance/sqlite-ledger.js";
 export { toolErrorResult, type UpstreamError, type UpstreamErrorCode } from "./governance/upstream-error.js";
 export { ServerPool, type ServerPoolOptions } from "./mcp/server-pool.js";
 export type { PoolCallOptions, ServerState, ServerStatus, ToolServerPool } from "./mcp/types.js";
+export type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./nodes/approval-hook.js";
+export {
+  type GovernedState,
+  GovernedStateAnnotation,
+  type GovernedStateUpdate,
+} from "./nodes/governed-state.js";
+export { createGovernedToolNode, type GovernedToolNodeOptions } from "./nodes/governed-tool-node.js";
+export {
+  createGovernedToolsCondition,
+  type GovernedToolTask,
+  governedToolsCondition,
+} from "./nodes/governed-tools-condition.js";
+export { createModelNode, type ModelNodeOptions } from "./nodes/model-node.js";
+export type { SessionIdResolver } from "./nodes/session-id.js";
 export { modelVisibleName } from "./visibility/tool-names.js";

@@ -7,12 +7,16 @@ import type { Authorize } from "../governance/broker-types.js";
 import type { Clock } from "../governance/clock.js";
 import { type ContentStore, FileContentStore } from "../governance/content-store.js";
 import { resolveDataDir } from "../governance/data-dir.js";
+import { type GrantStore, MemoryGrantStore } from "../governance/grant-store.js";
 import type { Ledger } from "../governance/ledger.js";
 import { builtinManifestDir } from "../governance/manifest-loader.js";
+import { PermissionService } from "../governance/permission-service.js";
+import type { PermissionPolicy } from "../governance/permission-types.js";
 import { RateLimiter } from "../governance/rate-limiter.js";
 import { SessionSettings } from "../governance/session-settings.js";
 import { type CatalogSnapshot, SourceCatalog } from "../governance/source-catalog.js";
 import { SourceRegistry } from "../governance/source-registry.js";
+import { grantStorePath, SqliteGrantStore } from "../governance/sqlite-grant-store.js";
 import { SqliteLedger } from "../governance/sqlite-ledger.js";
 import { ServerPool, type ServerPoolOptions } from "../mcp/server-pool.js";
 import type { ToolServerPool } from "../mcp/types.js";
@@ -37,8 +41,21 @@ export interface GovernanceOptions {
   env?: Record<string, string | undefined>;
   /** Working directory for relative paths. @default process.cwd() */
   cwd?: string;
-  /** The permission hook of the broker. @default allow every call */
+  /** The permission hook of the broker; wins over `enforcePermissions`. @default allow every call */
   authorize?: Authorize;
+  /**
+   * Hand the broker `permissions.authorize`: dangerous calls without a recorded decision, a grant or
+   * `always_allow` are refused with "approval required". Opt-in until the LangGraph approval gate
+   * records decisions before each call. @default false
+   */
+  enforcePermissions?: boolean;
+  /** The permission policy (strict mode, the app's danger predicate, default approval mode). @default `{}` */
+  permissionPolicy?: PermissionPolicy;
+  /**
+   * Session grants and permission epochs. @default SQLite at `<dataDir>/grants.sqlite`; in memory when
+   * the app passes its own `ledger` and no `dataDir` (an in-memory setup leaves no files behind)
+   */
+  grants?: GrantStore;
   /** @default SQLite at `<dataDir>/ledger.sqlite` */
   ledger?: Ledger;
   /** @default a file CAS at `<dataDir>/cas` */
@@ -60,13 +77,15 @@ export interface Governance {
   broker: Broker;
   ledger: Ledger;
   store: ContentStore;
+  /** Approval modes, human decisions, grants and authorization rows (the broker hook with `enforcePermissions`). */
+  permissions: PermissionService;
   sessions: SessionSettings;
   surface: ToolSurface;
   /** The session's governed tools (registry → catalog availability → session enablement). */
   tools(sessionId: string): SurfaceTool[];
   /** Re-lists every server's tools now. */
   refresh(): Promise<CatalogSnapshot>;
-  /** Stops following list changes, closes every server (no child process left) and the ledger. */
+  /** Stops following list changes, closes every server (no child process left), the ledger and the grants. */
   close(): Promise<void>;
 }
 
@@ -98,6 +117,17 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   const ledger = options.ledger ?? (await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
   const store = options.store ?? new FileContentStore(join(dataDir, "cas"));
+  const grants =
+    options.grants ??
+    (options.ledger && !options.dataDir
+      ? new MemoryGrantStore()
+      : await SqliteGrantStore.open(grantStorePath(dataDir)));
+  const permissions = new PermissionService({
+    ledger,
+    grants,
+    ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const sessions = new SessionSettings();
   const broker = new Broker({
     catalog,
@@ -109,7 +139,11 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       groups: registry.rateLimitGroups(),
       ...(options.clock ? { clock: options.clock } : {}),
     }),
-    ...(options.authorize ? { authorize: options.authorize } : {}),
+    ...(options.authorize
+      ? { authorize: options.authorize }
+      : options.enforcePermissions
+        ? { authorize: permissions.authorize }
+        : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
@@ -122,6 +156,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     broker,
     ledger,
     store,
+    permissions,
     sessions,
     surface,
     tools: (sessionId) => surface.tools(sessionId),
@@ -130,6 +165,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       catalog.stop();
       await pool.close();
       await ledger.close();
+      await grants.close();
     },
   };
 }

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { isGovernanceError } from "../governance/errors.js";
 import { auditCommand } from "./commands/audit.js";
 import { callCommand } from "./commands/call.js";
+import { grantsCommand } from "./commands/grants.js";
 import { searchToolsCommand } from "./commands/search-tools.js";
 import { toolsCommand } from "./commands/tools.js";
 import { type CliIo, type ExitCode, processIo } from "./io.js";
@@ -17,6 +18,7 @@ Commands:
   tools [--config FILE] [--manifests DIR] [--json]   list servers, sources and model-visible tools
   call <tool> [--args JSON] [--session ID] [--json]  one governed call (tool: mcp__<source>__<tool> or source.tool)
   audit [--session ID] [--limit N] [--json]          ledger rows and a summary
+  grants [list|revoke ID] [--session ID] [--json]    session permission grants; revoke one
   search-tools "<query>" [--max-results N] [--config FILE] [--json]
                                                      rank tools as tool_search does (works offline)
   serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
@@ -135,6 +137,28 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<Exi
           json: values.json ?? false,
           ...(values.config ? { configPath: values.config } : {}),
           ...(values.manifests ? { manifestDirs: values.manifests } : {}),
+        });
+      }
+      case "grants": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { session: { type: "string" }, json: { type: "boolean", default: false } },
+          strict: true,
+        });
+        const [action = "list", id, ...extra] = positionals;
+        const valid = (action === "list" && id === undefined) || (action === "revoke" && id !== undefined);
+        if (!valid || extra.length > 0) {
+          io.stderr(
+            "sciencegate grants: use 'grants list' or 'grants revoke ID' (see sciencegate grants list)\n",
+          );
+          return 2;
+        }
+        return await grantsCommand(io, {
+          action,
+          json: values.json ?? false,
+          ...(id === undefined ? {} : { id }),
+          ...(values.session ? { session: values.session } : {}),
         });
       }
       case "serve":

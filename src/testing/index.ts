@@ -4,6 +4,7 @@
  */
 export { describeContentStoreConformance } from "./content-store-conformance.js";
 export { providerEnvFor, startFakeProviderServer } from "./fake-provider-server.js";
+export { describeGrantStoreConformance } from "./grant-store-conformance.js";
 export { createInMemoryPool, type InMemoryPoolOptions } from "./in-memory-pool.js";
 export { describeLedgerConformance } from "./ledger-conformance.js";
 export { flushMicrotasks, ManualClock } from "./manual-clock.js";

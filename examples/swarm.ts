@@ -1,0 +1,109 @@
+/**
+ * `npx tsx examples/swarm.ts`: a two-agent `@langchain/langgraph-swarm` over governed tools, offline.
+ *
+ * Swarm agents (`createReactAgent`) bind their tools once, so each gets a fixed tool table: every
+ * deferred MCP tool of the session promoted up front, plus `tool_search`. Each call still runs through
+ * the broker (validation, permission, cache, rate limits, ledger). The models are scripted fakes and the
+ * bundled sources server runs as a real stdio child against loopback fake providers.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { MemorySaver } from "@langchain/langgraph";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
+import { createGovernance } from "../src/adapters/create-governance.js";
+import { prepareFixedToolTable } from "../src/adapters/fixed-tool-table.js";
+import { startOfflineProviders } from "./demo/offline-providers.js";
+
+/** A scripted model turn; explicit ids, because two fake models in one graph would reuse theirs. */
+const turn = (id: string, calls: { id: string; name: string; args: Record<string, unknown> }[], text = "") =>
+  new AIMessage({ id, content: text, tool_calls: calls.map((c) => ({ ...c, type: "tool_call" as const })) });
+
+const providers = await startOfflineProviders();
+const governance = await createGovernance({
+  env: { ...process.env, ...providers.env },
+  dataDir: mkdtempSync(join(tmpdir(), "sciencegate-swarm-")),
+});
+
+try {
+  const sessionId = "swarm-demo";
+  const literatureModel = fakeModel()
+    .respond(
+      turn("lit-1", [
+        {
+          id: "call_lit_1",
+          name: "mcp__pubmed__search",
+          args: { query: "crispr base editing", max_results: 2 },
+        },
+      ]),
+    )
+    .respond(turn("lit-2", [{ id: "call_lit_2", name: "transfer_to_proteins", args: {} }]));
+  const proteinModel = fakeModel()
+    .respond(
+      turn("prot-1", [{ id: "call_prot_1", name: "mcp__uniprot__lookup", args: { accessions: ["P15056"] } }]),
+    )
+    .respond(
+      turn(
+        "prot-2",
+        [],
+        "PubMed papers on base editing and the UniProt entry of BRAF (P15056) are in the thread.",
+      ),
+    );
+
+  // One table serves both agents: same session, same governed surface.
+  const table = prepareFixedToolTable(governance, sessionId);
+  console.log(`Each agent's fixed tool table: ${table.length} tools (tool_search + every deferred tool).`);
+  const literature = createReactAgent({
+    llm: literatureModel,
+    tools: [...table, createHandoffTool({ agentName: "proteins" })],
+    name: "literature",
+    prompt: "You find papers.",
+  });
+  const proteins = createReactAgent({
+    llm: proteinModel,
+    tools: [...table, createHandoffTool({ agentName: "literature" })],
+    name: "proteins",
+    prompt: "You look up proteins.",
+  });
+  const swarm = createSwarm({ agents: [literature, proteins], defaultActiveAgent: "literature" }).compile({
+    checkpointer: new MemorySaver(),
+  });
+
+  const result = await swarm.invoke(
+    { messages: [new HumanMessage("Find papers on CRISPR base editing, then the UniProt entry of BRAF.")] },
+    { configurable: { thread_id: "swarm-thread-1" } },
+  );
+
+  console.log("\nTranscript:");
+  for (const message of result.messages) {
+    if (ToolMessage.isInstance(message)) {
+      const body = String(message.content);
+      console.log(
+        `  tool ${message.name}: ${message.status === "error" ? "ERROR " : ""}${body.slice(0, 100)}…`,
+      );
+    } else if (AIMessage.isInstance(message)) {
+      const calls = message.tool_calls?.map((c) => c.name).join(", ");
+      console.log(
+        `  ai${message.name ? ` (${message.name})` : ""}: ${calls ? `calls ${calls}` : message.text}`,
+      );
+    } else {
+      console.log(`  user: ${message.text}`);
+    }
+  }
+  console.log(`\nActive agent at the end: ${result.activeAgent}`);
+
+  console.log("\nLedger (every governed call, keyed by thread_id:toolCallId):");
+  for (const row of await governance.ledger.query({ sessionId })) {
+    console.log(
+      `  ${row.sourceId}/${row.toolId}`.padEnd(22),
+      row.status.padEnd(6),
+      `${row.threadId}:${row.toolCallId}`,
+    );
+  }
+} finally {
+  await governance.close();
+  await providers.server.close();
+}

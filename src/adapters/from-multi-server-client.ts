@@ -1,0 +1,41 @@
+/**
+ * Governance for the servers of an existing `@langchain/mcp-adapters` `MultiServerMCPClient`: the
+ * same `Governance` as `createGovernance` builds, with a pool over the client's raw SDK clients.
+ * Servers that have no manifest get a derived, fail-closed one from their live tool list (the
+ * catalog does that), so every tool of the client is governed, audited and deferred.
+ */
+import { createGovernance, type Governance, type GovernanceOptions } from "./create-governance.js";
+import { createMultiServerClientPool, type MultiServerClientLike } from "./multi-server-client-pool.js";
+
+/**
+ * Options of `fromMultiServerMCPClient`: those of `createGovernance` that do not build servers.
+ * `config`, when given, only supplies routing overrides (server ids as in the client); the client's
+ * own configuration decides how servers are reached. @default `config`: no overrides
+ */
+export type FromMultiServerClientOptions = Omit<GovernanceOptions, "pool" | "createTransport">;
+
+/**
+ * Builds a `Governance` over the servers of a `MultiServerMCPClient`. The client is used only
+ * through `getClient(name)`; its LangChain tools are not used (give the model the governed surface
+ * instead). `governance.close()` closes the client and every stdio child it started.
+ * @param client the app's client, connected or not
+ * @param options manifests, data directory, stores, permission hook and clock, as for `createGovernance`
+ * @returns the governance runtime, with every server's tools listed once
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
+ * @example
+ * const client = new MultiServerMCPClient({ mcpServers: { chem: { command: "node", args: ["chem-server.js"] } } });
+ * const governance = await fromMultiServerMCPClient(client, { dataDir: ".sciencegate" });
+ * const agent = createAgent({ model, tools: [], middleware: [governanceMiddleware(governance)] });
+ */
+export async function fromMultiServerMCPClient(
+  client: MultiServerClientLike,
+  options: FromMultiServerClientOptions = {},
+): Promise<Governance> {
+  const pool = createMultiServerClientPool(client);
+  try {
+    return await createGovernance({ config: { servers: [] }, ...options, pool });
+  } catch (error) {
+    await pool.close();
+    throw error;
+  }
+}

@@ -1,0 +1,118 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import { PermissionService } from "../../src/governance/permission-service.js";
+import { grantStorePath, SqliteGrantStore } from "../../src/governance/sqlite-grant-store.js";
+import { DOWNLOAD_TOOL, makeRequest, WRITE_TOOL } from "../governance/permission-fixtures.js";
+import { runCli, tempDir } from "./cli-harness.js";
+
+/** A project whose data directory holds grants made by the service: s1 demo:write, s2 demo:write, s1 artifact:arxiv. */
+async function projectWithGrants(): Promise<{ dir: string; ids: string[] }> {
+  const dir = tempDir();
+  const grants = await SqliteGrantStore.open(grantStorePath(join(dir, ".sciencegate")));
+  const service = new PermissionService({ ledger: new MemoryLedger(), grants });
+  const ids: string[] = [];
+  const requests = [
+    makeRequest({ tool: WRITE_TOOL, sessionId: "s1", toolCallId: "a", input: { query: "a" } }),
+    makeRequest({ tool: WRITE_TOOL, sessionId: "s2", toolCallId: "b", input: { query: "b" } }),
+    makeRequest({
+      tool: DOWNLOAD_TOOL,
+      sessionId: "s1",
+      toolCallId: "c",
+      definitionHash: "def-2",
+      input: { sourceId: "arxiv", candidateId: "p1", destinationPath: "a.pdf" },
+    }),
+  ];
+  for (const request of requests) {
+    const { grant } = await service.decide(request, { decision: "allow_matching" });
+    ids.push(grant?.id ?? "");
+  }
+  await grants.close();
+  return { dir, ids };
+}
+
+describe("sciencegate grants", () => {
+  test("list --json prints every grant with its fields; --session filters", async () => {
+    const { dir, ids } = await projectWithGrants();
+    const all = await runCli(["grants", "list", "--json"], {}, dir);
+    expect(all.code).toBe(0);
+    const { grants } = JSON.parse(all.stdout);
+    expect(grants.map((g: { id: string }) => g.id)).toEqual(ids);
+    expect(grants[0]).toEqual({
+      id: ids[0],
+      action: "demo:write",
+      resource: "demo:write",
+      sessionId: "s1",
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      toolDefinitionHash: "def-1",
+    });
+    const scoped = await runCli(["grants", "--session", "s2", "--json"], {}, dir);
+    expect(JSON.parse(scoped.stdout).grants.map((g: { id: string }) => g.id)).toEqual([ids[1]]);
+  });
+
+  test("the text listing shows session, action, resource and id", async () => {
+    const { dir, ids } = await projectWithGrants();
+    const run = await runCli(["grants"], {}, dir);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^3 grant\(s\):/);
+    expect(run.stdout).toMatch(new RegExp(`s1 +demo:write +demo:write +def=def-1 ${ids[0]}`));
+    expect(run.stdout).toMatch(new RegExp(`s1 +artifact:download +artifact:arxiv +def=def-2 ${ids[2]}`));
+  });
+
+  test("an empty data directory lists nothing and is not created", async () => {
+    const dir = tempDir();
+    expect((await runCli(["grants", "list"], {}, dir)).stdout).toBe("No grants.\n");
+    expect(JSON.parse((await runCli(["grants", "--json"], {}, dir)).stdout)).toEqual({ grants: [] });
+    expect(existsSync(join(dir, ".sciencegate"))).toBe(false);
+  });
+
+  test("revoke removes one grant for good; a later listing and a new service no longer see it", async () => {
+    const { dir, ids } = await projectWithGrants();
+    const run = await runCli(["grants", "revoke", ids[0] ?? "", "--json"], {}, dir);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).revoked).toMatchObject({ id: ids[0], resource: "demo:write" });
+    const left = JSON.parse((await runCli(["grants", "--json"], {}, dir)).stdout).grants;
+    expect(left.map((g: { id: string }) => g.id)).toEqual([ids[1], ids[2]]);
+
+    const grants = await SqliteGrantStore.open(grantStorePath(join(dir, ".sciencegate")));
+    const service = new PermissionService({ ledger: new MemoryLedger(), grants });
+    const again = makeRequest({ tool: WRITE_TOOL, toolCallId: "z", input: { query: "a" } });
+    expect((await service.evaluate(again)).outcome).toBe("ask");
+    const stillGranted = makeRequest({
+      tool: WRITE_TOOL,
+      sessionId: "s2",
+      toolCallId: "y",
+      input: { query: "b" },
+    });
+    expect(await service.evaluate(stillGranted)).toEqual({
+      outcome: "allow",
+      decisionSource: "existing_grant",
+    });
+    await grants.close();
+  });
+
+  test("revoking an unknown id, or one of another session, exits 1 with UNKNOWN_ID and keeps the grant", async () => {
+    const { dir, ids } = await projectWithGrants();
+    const unknown = await runCli(["grants", "revoke", "nope"], {}, dir);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("UNKNOWN_ID");
+    const wrongSession = await runCli(["grants", "revoke", ids[1] ?? "", "--session", "s1"], {}, dir);
+    expect(wrongSession.code).toBe(1);
+    expect(wrongSession.stderr).toContain("in session 's1'");
+    expect(JSON.parse((await runCli(["grants", "--json"], {}, dir)).stdout).grants).toHaveLength(3);
+  });
+
+  test.each([[["grants", "revoke"]], [["grants", "drop", "x"]], [["grants", "list", "x"]]])(
+    "usage error %j exits 2",
+    async (argv) => {
+      const run = await runCli(argv);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("grants revoke ID");
+    },
+  );
+
+  test("the usage lists the grants command", async () => {
+    expect((await runCli(["--help"])).stdout).toContain("grants [list|revoke ID] [--session ID] [--json]");
+  });
+});
