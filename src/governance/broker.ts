@@ -33,6 +33,12 @@ export interface BrokerOptions {
   sessions?: SessionSettings;
   /** The permission hook. @default allow every call */
   authorize?: Authorize;
+  /**
+   * Origins (scheme + host + port) whose URLs a source's records may cite besides HTTPS on its
+   * `networkHosts`: a private source on the local network, such as an LLM Wiki at its configured
+   * origin. @default none
+   */
+  allowedOrigins?: (source: SourceManifest) => readonly string[];
   /** Deadline of a call when the tool manifest sets none. @default 60000 */
   defaultTimeoutMs?: number;
   /** @default systemClock */
@@ -60,6 +66,7 @@ export class Broker {
       cache: new ResultCache(options.clock ? { clock: options.clock } : {}),
       sessions: new SessionSettings(),
       authorize: () => ({ allowed: true }),
+      allowedOrigins: () => [],
       defaultTimeoutMs: 60_000,
       clock: systemClock,
       random: Math.random,
@@ -189,6 +196,7 @@ export class Broker {
       license: source.governance.license,
       attribution: source.governance.attribution,
       now: new Date(this.#o.clock.now()),
+      allowedOrigins: this.#o.allowedOrigins(source),
     });
     row.normalizedRef = (await this.#o.store.putJson(result)).ref;
     if (cacheKey) this.#o.cache.set(cacheKey, { result, normalizedRef: row.normalizedRef }, cacheTtl);

@@ -21,6 +21,12 @@ export interface EnvelopeContext {
   toolId: string;
   /** The manifest's `governance.networkHosts`: the only hosts URLs in a result may point to. */
   networkHosts: readonly string[];
+  /**
+   * Exact origins (`http://127.0.0.1:8100`) that record and citation URLs may also use, http included:
+   * the configured origin of a private source such as the LLM Wiki, whose citations are built from it.
+   * Every other URL keeps the HTTPS host-allowlist rule. @default none
+   */
+  allowedOrigins?: readonly string[];
   license: string;
   attribution: string;
   /** Overrides a `sourceVersion` the server reports. */
@@ -150,6 +156,10 @@ function checkStructured(raw: Record<string, unknown>, ctx: EnvelopeContext): Ch
     );
   }
   const hosts = new Set(ctx.networkHosts.map((host) => host.trim().toLowerCase()));
+  // Records and citations may also use the private origins; artifact candidates never do (HTTPS only).
+  const recordHosts: AllowedUrls = Object.assign(new Set(hosts), {
+    origins: new Set((ctx.allowedOrigins ?? []).map(originOf).filter((o) => o !== undefined)),
+  });
   const warnings = [...envelope.data.warnings];
   const invalid: Issue[] = [];
   const records: McpRecord[] = [];
@@ -161,12 +171,12 @@ function checkStructured(raw: Record<string, unknown>, ctx: EnvelopeContext): Ch
       return;
     }
     const record = parsed.data;
-    const problem = recordProblem(record, ctx.sourceId, hosts);
+    const problem = recordProblem(record, ctx.sourceId, recordHosts);
     if (problem) {
       warnings.push(`Dropped record ${record.identifier}: ${problem}.`);
       return;
     }
-    records.push(checkCrossReferences(record, hosts));
+    records.push(checkCrossReferences(record, recordHosts));
   });
   const artifacts: ArtifactCandidate[] = [];
   envelope.data.artifacts?.forEach((item, index) => {
@@ -217,8 +227,22 @@ function checkIdentity(raw: Record<string, unknown>, ctx: EnvelopeContext): void
   }
 }
 
+/** The allowed hosts (HTTPS), plus exact origins of a private source (any scheme the origin has). */
+interface AllowedUrls extends ReadonlySet<string> {
+  readonly origins?: ReadonlySet<string>;
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.origin === "null" ? undefined : parsed.origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Why a record must be dropped, or undefined when it is acceptable. */
-function recordProblem(record: McpRecord, sourceId: string, hosts: ReadonlySet<string>): string | undefined {
+function recordProblem(record: McpRecord, sourceId: string, hosts: AllowedUrls): string | undefined {
   if (record.source !== sourceId) return `its source "${record.source}" is not "${sourceId}"`;
   const urlChecks: [string, string][] = [
     ["url", record.url],
@@ -233,7 +257,7 @@ function recordProblem(record: McpRecord, sourceId: string, hosts: ReadonlySet<s
 }
 
 /** Removes bad cross-reference URLs (the identifier stays useful) and notes it on the record. */
-function checkCrossReferences(record: McpRecord, hosts: ReadonlySet<string>): McpRecord {
+function checkCrossReferences(record: McpRecord, hosts: AllowedUrls): McpRecord {
   const warnings = [...record.warnings];
   const crossReferences = record.crossReferences.map((reference): CrossReference => {
     if (reference.url === undefined) return reference;
@@ -249,13 +273,15 @@ function checkCrossReferences(record: McpRecord, hosts: ReadonlySet<string>): Mc
  * Why a URL is not acceptable: it must parse, be `https:`, carry no user information and no explicit
  * port, and its host must be exactly (case-insensitively) one of `hosts` — no subdomains.
  */
-function urlProblem(what: string, url: string, hosts: ReadonlySet<string>): string | undefined {
+function urlProblem(what: string, url: string, hosts: AllowedUrls): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     return `its ${what} is not a valid URL`;
   }
+  const onAllowedOrigin = hosts.origins?.has(parsed.origin) === true;
+  if (onAllowedOrigin && parsed.username === "" && parsed.password === "") return undefined;
   if (parsed.protocol !== "https:") return `its ${what} uses "${parsed.protocol}" instead of https`;
   if (parsed.username !== "" || parsed.password !== "") return `its ${what} carries user information`;
   // URL drops the default port 443, so any port left is a non-standard one.

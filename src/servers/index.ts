@@ -1,2 +1,10 @@
 /** `sciencegate/servers`: the bundled MCP servers, to embed or run yourself. */
+
+export {
+  createLlmWikiServer,
+  LLM_WIKI_SERVER_ID,
+  type LlmWikiServerOptions,
+  runLlmWikiServerStdio,
+} from "./llm-wiki/llm-wiki-server.js";
+export { parseWikiOrigin, wikiPageUrl } from "./llm-wiki/wiki-origin.js";
 export { createSourcesServer, runSourcesServerStdio, SOURCES_SERVER_ID } from "./sources/sources-server.js";

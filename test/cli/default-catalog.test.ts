@@ -9,6 +9,7 @@ const SOURCES = [
   "ensembl",
   "europe-pmc",
   "geo",
+  "llm-wiki",
   "medrxiv",
   "pdb",
   "pubmed",
@@ -17,7 +18,7 @@ const SOURCES = [
 ];
 
 describe("sciencegate tools with the built-in default config", () => {
-  test("shows the bundled server connected and all twelve sources ready with every tool", async () => {
+  test("shows the bundled servers connected and the twelve sources plus the LLM Wiki ready with every tool", async () => {
     const run = await runCli(["tools", "--json"]);
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as {
@@ -33,12 +34,15 @@ describe("sciencegate tools with the built-in default config", () => {
       tools: { name: string }[];
     };
     expect(report.config).toBe("(built-in default)");
-    expect(report.servers).toEqual([{ id: "sciencegate-sources", transport: "stdio", status: "connected" }]);
+    expect(report.servers).toEqual([
+      { id: "sciencegate-sources", transport: "stdio", status: "connected" },
+      { id: "llm-wiki", transport: "stdio", status: "connected" },
+    ]);
     expect(report.sources.map((s) => s.id).sort()).toEqual(SOURCES);
     for (const source of report.sources) {
       expect(source, source.id).toMatchObject({ status: "ready", derived: false, missingTools: [] });
     }
-    expect(report.tools).toHaveLength(39);
+    expect(report.tools).toHaveLength(42);
     expect(report.tools.map((t) => t.name)).toEqual(
       expect.arrayContaining([
         "mcp__pubmed__fetch_abstracts",
