@@ -1,0 +1,82 @@
+/**
+ * Python local tools: public top-level functions, introspected and called by the bundled stdlib-only
+ * script `src/adk/python/introspect.py` over a one-request JSON protocol (stdin in, stdout out).
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { GovernanceError } from "../../governance/errors.js";
+import type { LocalTool } from "./local-tool.js";
+
+/** The bundled introspection script (shipped next to this module's folder in `src` and `dist`). */
+export const INTROSPECT_SCRIPT = fileURLToPath(new URL("../python/introspect.py", import.meta.url));
+
+/** Options of {@link loadPythonTools}. */
+export interface PythonToolsOptions {
+  /** The interpreter. @default `$SCIENCEGATE_PYTHON`, else `python3` */
+  python?: string;
+  /** Environment of the interpreter. @default process.env */
+  env?: Record<string, string | undefined>;
+}
+
+type Answer =
+  | { ok: true; tools?: Omit<LocalTool, "file" | "run">[]; result?: unknown }
+  | { ok: false; error: string };
+
+/**
+ * Lists the public functions of one Python file and binds each to a call through the bridge script.
+ * @param file absolute path of a `.py` file
+ * @param options interpreter and environment
+ * @returns the file's tools; each `run` starts one interpreter and rejects with the Python error
+ *   (`ValueError: ...`) when the function raises
+ * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the file cannot be imported or Python cannot start
+ */
+export async function loadPythonTools(file: string, options: PythonToolsOptions = {}): Promise<LocalTool[]> {
+  const listed = await runBridge({ op: "list", file }, options);
+  if (!listed.ok) {
+    throw new GovernanceError(
+      "UPSTREAM_UNAVAILABLE",
+      `Python tools in ${file} could not be loaded: ${listed.error}`,
+    );
+  }
+  return (listed.tools ?? []).map((tool) => ({
+    ...tool,
+    file,
+    run: async (args: Record<string, unknown>) => {
+      const answer = await runBridge({ op: "call", file, name: tool.name, args }, options);
+      if (!answer.ok) throw new Error(answer.error);
+      return answer.result;
+    },
+  }));
+}
+
+function runBridge(request: Record<string, unknown>, options: PythonToolsOptions): Promise<Answer> {
+  const env = options.env ?? process.env;
+  const python = options.python ?? env.SCIENCEGATE_PYTHON ?? "python3";
+  return new Promise((resolve, reject) => {
+    const child = spawn(python, [INTROSPECT_SCRIPT], { env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr = (stderr + chunk).slice(-2_000);
+    });
+    child.on("error", (error) =>
+      reject(
+        new GovernanceError("UPSTREAM_UNAVAILABLE", `cannot start ${python}: ${error.message}`, {
+          cause: error,
+        }),
+      ),
+    );
+    child.on("close", (code) => {
+      try {
+        resolve(JSON.parse(stdout) as Answer);
+      } catch {
+        const detail = stderr.trim() || `exit code ${code}`;
+        reject(new GovernanceError("UPSTREAM_UNAVAILABLE", `the Python tool bridge failed: ${detail}`));
+      }
+    });
+    child.stdin.end(JSON.stringify(request));
+  });
+}

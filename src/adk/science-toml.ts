@@ -1,0 +1,159 @@
+/** Reading `science.toml`: the project name, tool providers (local, stdio MCP, remote MCP) and run limits. */
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { parse } from "smol-toml";
+import { z } from "zod";
+import { GovernanceError } from "../governance/errors.js";
+import { splitCommand } from "./split-command.js";
+import { ToolError } from "./tool-error.js";
+
+/** The default file name, looked up in the working directory. */
+export const SCIENCE_TOML_FILE = "science.toml";
+
+/** One `[tools.<id>]` table. `token_env` names a variable; the secret itself is never kept here. */
+export type ScienceProvider =
+  | { id: string; kind: "local"; path: string }
+  | { id: string; kind: "stdio"; command: string; args: string[] }
+  | { id: string; kind: "remote"; url: string; tokenEnv?: string };
+
+/** A parsed `science.toml`. */
+export interface ScienceProject {
+  /** Absolute path of the file. */
+  path: string;
+  /** `[project] name`. */
+  name?: string;
+  /** Providers in file order. */
+  providers: ScienceProvider[];
+  /** `[run]`: `node_timeout_s`, `max_optimize_iterations`. */
+  run: { nodeTimeoutS?: number; maxOptimizeIterations?: number };
+}
+
+const providerSchema = z
+  .object({
+    path: z.string().min(1).optional(),
+    command: z.string().min(1).optional(),
+    url: z.url().optional(),
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+      .optional(),
+  })
+  .strict();
+
+const fileSchema = z
+  .object({
+    project: z.object({ name: z.string().optional() }).loose().optional(),
+    tools: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), providerSchema).optional(),
+    run: z
+      .object({
+        node_timeout_s: z.number().positive().optional(),
+        max_optimize_iterations: z.number().int().nonnegative().optional(),
+      })
+      .loose()
+      .optional(),
+  })
+  .loose();
+
+/**
+ * Parses `science.toml` text.
+ * @param text the TOML
+ * @param path the file it came from (relative `path`s resolve against its folder)
+ * @returns the project
+ * @throws GovernanceError `INVALID_CONFIG` naming the file, the field and the reason
+ */
+export function parseScienceToml(text: string, path: string): ScienceProject {
+  let raw: unknown;
+  try {
+    raw = parse(text);
+  } catch (error) {
+    throw invalid(path, `is not valid TOML: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
+    throw invalid(path, `is invalid: ${issues.join("; ")}`);
+  }
+  const dir = dirname(path);
+  const providers: ScienceProvider[] = [];
+  for (const [id, table] of Object.entries(parsed.data.tools ?? {})) {
+    const kinds = [table.path, table.command, table.url].filter((v) => v !== undefined).length;
+    if (kinds !== 1) {
+      throw invalid(
+        path,
+        `[tools.${id}] needs exactly one of path (local), command (stdio) or url (remote).`,
+      );
+    }
+    if (table.token_env !== undefined && table.url === undefined) {
+      throw invalid(path, `[tools.${id}] token_env only applies to a url provider.`);
+    }
+    if (table.path !== undefined) providers.push({ id, kind: "local", path: resolve(dir, table.path) });
+    else if (table.command !== undefined) {
+      const [command, ...args] = splitCommand(table.command);
+      if (command === undefined) throw invalid(path, `[tools.${id}] command is empty.`);
+      providers.push({ id, kind: "stdio", command, args });
+    } else if (table.url !== undefined) {
+      providers.push({
+        id,
+        kind: "remote",
+        url: table.url,
+        ...(table.token_env === undefined ? {} : { tokenEnv: table.token_env }),
+      });
+    }
+  }
+  const run = parsed.data.run;
+  return {
+    path,
+    ...(parsed.data.project?.name === undefined ? {} : { name: parsed.data.project.name }),
+    providers,
+    run: {
+      ...(run?.node_timeout_s === undefined ? {} : { nodeTimeoutS: run.node_timeout_s }),
+      ...(run?.max_optimize_iterations === undefined
+        ? {}
+        : { maxOptimizeIterations: run.max_optimize_iterations }),
+    },
+  };
+}
+
+/**
+ * Reads and parses a `science.toml` file.
+ * @param path the file (relative to `cwd`)
+ * @param cwd the working directory @default process.cwd()
+ * @returns the project
+ * @throws GovernanceError `INVALID_CONFIG` when the file is missing, unreadable or invalid
+ */
+export async function loadScienceToml(path: string, cwd = process.cwd()): Promise<ScienceProject> {
+  const absolute = resolve(cwd, path);
+  let text: string;
+  try {
+    text = await readFile(absolute, "utf8");
+  } catch (error) {
+    throw invalid(absolute, `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+  }
+  return parseScienceToml(text, absolute);
+}
+
+/**
+ * Checks that every `token_env` variable is set, before anything connects (fail fast).
+ * @param project the parsed project
+ * @param env the environment @default process.env
+ * @throws ToolError `Tool provider '<id>' needs <VAR> environment variable, which is not set.`
+ */
+export function assertProviderTokens(
+  project: ScienceProject,
+  env: Record<string, string | undefined> = process.env,
+): void {
+  for (const provider of project.providers) {
+    if (provider.kind !== "remote" || provider.tokenEnv === undefined) continue;
+    const value = env[provider.tokenEnv];
+    if (value === undefined || value === "") {
+      throw new ToolError(
+        provider.id,
+        `Tool provider '${provider.id}' needs ${provider.tokenEnv} environment variable, which is not set.`,
+      );
+    }
+  }
+}
+
+function invalid(path: string, reason: string): GovernanceError {
+  return new GovernanceError("INVALID_CONFIG", `${path} ${reason}`, { data: { file: path, reason } });
+}

@@ -1,0 +1,175 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
+import { isToolError } from "../../src/adk/tool-error.js";
+import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
+import { MemoryContentStore } from "../../src/governance/content-store.js";
+import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+
+const FIXTURES = join(import.meta.dirname, "fixtures");
+
+function project(toml: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "sciencegate-adk-"));
+  writeFileSync(join(dir, "science.toml"), toml);
+  return dir;
+}
+
+async function open(dir: string, warnings: string[] = []): Promise<Governance> {
+  return createGovernance({
+    cwd: dir,
+    env: { PATH: process.env.PATH },
+    ledger: new MemoryLedger(),
+    store: new MemoryContentStore(),
+    onWarning: (line) => warnings.push(line),
+  });
+}
+
+describe("a science.toml project with TypeScript, Python and an unreachable stdio provider", () => {
+  const warnings: string[] = [];
+  let governance: Governance;
+  beforeAll(async () => {
+    const dir = project(`
+[project]
+name = "fixtures"
+
+[tools.local]
+path = ${JSON.stringify(join(FIXTURES, "ts-tools"))}
+
+[tools.pylocal]
+path = ${JSON.stringify(join(FIXTURES, "py-tools"))}
+
+[tools.extra]
+path = ${JSON.stringify(join(FIXTURES, "extra-tools"))}
+
+[tools.pubchem]
+command = '"${process.execPath}" -e "process.exit(3)"'
+`);
+    governance = await open(dir, warnings);
+  }, 60_000);
+  afterAll(() => governance?.close());
+
+  test("the registry warns about the unreachable provider and goes on", () => {
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^warning: tool provider 'pubchem' unavailable: .+/);
+    expect(governance.science?.name).toBe("fixtures");
+    expect(governance.catalog.source("local")?.status).toBe("ready");
+  });
+
+  test("a call of the unreachable provider's tool fails at the point of use and is recorded", async () => {
+    await expect(governance.callTool("pubchem.search", {}, { runId: "r-pubchem" })).rejects.toMatchObject({
+      code: "TOOL_UNAVAILABLE",
+      message: expect.stringContaining("pubchem"),
+    });
+    const rows = await governance.ledger.query({ runId: "r-pubchem" });
+    expect(rows).toMatchObject([{ status: "error", error: { code: "TOOL_UNAVAILABLE" } }]);
+  });
+
+  test("qualified names resolve to their provider; a unique bare name resolves too", async () => {
+    const ts = await governance.callTool("local.takes_number", { value: 2 });
+    const py = await governance.callTool("pylocal.takes_number", { value: 5 });
+    expect([ts.value, ts.qualifiedName]).toEqual([4, "local.takes_number"]);
+    expect([py.value, py.qualifiedName]).toEqual([10, "pylocal.takes_number"]);
+    const bare = await governance.callTool("scale", { value: 4 });
+    expect([bare.value, bare.qualifiedName]).toEqual([8, "extra.scale"]);
+  });
+
+  test("an ambiguous bare name is an error listing the candidates", async () => {
+    await expect(governance.callTool("takes_number", { value: 1 })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      data: { candidates: ["local.takes_number", "pylocal.takes_number"] },
+    });
+  });
+
+  test("arguments are validated by the broker against the extracted schema", async () => {
+    await expect(governance.callTool("local.takes_union", { value: "cubic" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+
+  test.each([
+    ["local.explode", "RangeError: refused: why"],
+    ["pylocal.explode", "ValueError: refused: why"],
+  ])("%s raises: the call fails loudly and the ledger row says why", async (name, message) => {
+    const runId = `r-${name}`;
+    await expect(governance.callTool(name, { reason: "why" }, { runId })).rejects.toThrow(message);
+    const [row] = await governance.ledger.query({ runId });
+    expect(row).toMatchObject({ status: "error", error: { message: expect.stringContaining(message) } });
+    expect(row?.normalizedRef).toBeUndefined();
+  });
+
+  test("the gate passes with a successful declared call and fails without one", async () => {
+    await governance.callTool("local.takes_string", { value: "a" }, { runId: "run-gate" });
+    await expect(
+      governance.callTool("pylocal.explode", { reason: "x" }, { runId: "run-gate" }),
+    ).rejects.toThrow();
+    const nodes = [
+      { id: "load", kind: "data" },
+      { id: "analyze", kind: "algorithm", tools: ["takes_string"] },
+    ];
+    expect(await toolUseVerified(governance.ledger, "run-gate", nodes)).toEqual({
+      passed: true,
+      score: 1,
+      failures: [],
+    });
+    const failing = await toolUseVerified(governance.ledger, "run-gate", [
+      ...nodes,
+      { id: "cross_check", kind: "algorithm", tools: ["pylocal.explode", "pubchem.search"] },
+    ]);
+    expect(failing).toMatchObject({ passed: false, score: 0 });
+    expect(failing.failures).toEqual([
+      {
+        nodeId: "cross_check",
+        tools: ["pylocal.explode", "pubchem.search"],
+        message: expect.stringMatching(
+          /node 'cross_check' declared tools \[pylocal.explode, pubchem.search\]/,
+        ),
+      },
+    ]);
+  });
+});
+
+describe("token_env", () => {
+  const toml = `
+[tools.remote_compute]
+url = "http://127.0.0.1:9/mcp"
+token_env = "COMPUTE_API_TOKEN"
+`;
+
+  test("an unset variable fails fast with the exact ToolError text", async () => {
+    const error = await open(project(toml)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isToolError(error)).toBe(true);
+    expect(String(error)).toBe(
+      "ToolError: Tool provider 'remote_compute' needs COMPUTE_API_TOKEN environment variable, which is not set.",
+    );
+  });
+
+  test("a set variable is used for the connection but never lands in the config", async () => {
+    const secret = "s3cret-token-value";
+    const warnings: string[] = [];
+    const governance = await createGovernance({
+      cwd: project(toml),
+      env: { COMPUTE_API_TOKEN: secret },
+      ledger: new MemoryLedger(),
+      store: new MemoryContentStore(),
+      onWarning: (line) => warnings.push(line),
+    });
+    try {
+      expect(governance.config.servers).toMatchObject([
+        { id: "remote_compute", transport: "http", headers: {} },
+      ]);
+      expect(JSON.stringify(governance.config)).not.toContain(secret);
+      expect(JSON.stringify(governance.science)).not.toContain(secret);
+      expect(warnings[0]).toMatch(/^warning: tool provider 'remote_compute' unavailable: /);
+      expect(warnings.join("\n")).not.toContain(secret);
+      await expect(governance.callTool("remote_compute.run", {}, { runId: "r" })).rejects.toThrow();
+      expect(JSON.stringify(await governance.ledger.query({}))).not.toContain(secret);
+    } finally {
+      await governance.close();
+    }
+  });
+});

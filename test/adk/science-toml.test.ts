@@ -1,0 +1,73 @@
+import { describe, expect, test } from "vitest";
+import { parseScienceToml } from "../../src/adk/science-toml.js";
+import { splitCommand } from "../../src/adk/split-command.js";
+
+describe("splitCommand", () => {
+  test.each([
+    ["uvx mcp-pubchem", ["uvx", "mcp-pubchem"]],
+    ["  node   server.js  ", ["node", "server.js"]],
+    [`python -m "my server" --name='a b'`, ["python", "-m", "my server", "--name=a b"]],
+    [String.raw`run a\ b "q\"x" '$HOME'`, ["run", "a b", 'q"x', "$HOME"]],
+    [`cmd "" x`, ["cmd", "", "x"]],
+  ])("%s", (line, words) => {
+    expect(splitCommand(line)).toEqual(words);
+  });
+
+  test.each([`cmd "open`, "cmd 'open", "cmd \\"])("%s is a config error", (line) => {
+    expect(() => splitCommand(line)).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
+  });
+});
+
+describe("parseScienceToml", () => {
+  test("the complete config of the seed", () => {
+    const project = parseScienceToml(
+      `
+[project]
+name = "molecular-dynamics"
+
+[tools.local]
+path = "./tools"
+
+[tools.pubchem]
+command = "uvx mcp-pubchem"
+
+[tools.remote_compute]
+url = "https://mcp.example.org/api"
+token_env = "COMPUTE_API_TOKEN"
+
+[run]
+node_timeout_s = 900
+max_optimize_iterations = 5
+`,
+      "/proj/science.toml",
+    );
+    expect(project).toEqual({
+      path: "/proj/science.toml",
+      name: "molecular-dynamics",
+      providers: [
+        { id: "local", kind: "local", path: "/proj/tools" },
+        { id: "pubchem", kind: "stdio", command: "uvx", args: ["mcp-pubchem"] },
+        {
+          id: "remote_compute",
+          kind: "remote",
+          url: "https://mcp.example.org/api",
+          tokenEnv: "COMPUTE_API_TOKEN",
+        },
+      ],
+      run: { nodeTimeoutS: 900, maxOptimizeIterations: 5 },
+    });
+  });
+
+  test.each([
+    ["not toml", "[tools", /not valid TOML/],
+    ["two kinds", `[tools.x]\npath = "a"\ncommand = "b"`, /exactly one of path/],
+    ["token without url", `[tools.x]\ncommand = "b"\ntoken_env = "T"`, /token_env only applies/],
+    ["unknown key", `[tools.x]\ncommand = "b"\ntoken = "secret"`, /tools\.x/],
+    ["bad run", `[run]\nnode_timeout_s = -1`, /run\.node_timeout_s/],
+  ])("%s is INVALID_CONFIG naming the file", (_name, text, reason) => {
+    expect(() => parseScienceToml(text, "/p/science.toml")).toThrow(
+      expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(reason) }),
+    );
+    expect(() => parseScienceToml(text, "/p/science.toml")).toThrow(/\/p\/science\.toml/);
+  });
+});

@@ -1,0 +1,71 @@
+import { cpSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { expect, test } from "vitest";
+import { createGovernance } from "../../src/adapters/create-governance.js";
+import { runCli } from "./cli-harness.js";
+
+const EXAMPLE = resolve(import.meta.dirname, "../../examples/science-adk");
+
+test("the example project: tools lists both providers, a run passes the gate, an empty run fails it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sciencegate-verify-"));
+  cpSync(EXAMPLE, dir, { recursive: true });
+  const env = { SCIENCEGATE_HOME: join(dir, ".sciencegate") };
+
+  const tools = await runCli(["tools", "--json"], env, dir);
+  expect(tools.code).toBe(0);
+  const report = JSON.parse(tools.stdout);
+  expect(
+    report.tools.map((t: { qualifiedName: string; providerKind: string }) => [
+      t.qualifiedName,
+      t.providerKind,
+    ]),
+  ).toEqual([
+    ["local.power_law_fit", "local"],
+    ["pylocal.power_law_fit", "local"],
+  ]);
+
+  const governance = await createGovernance({ cwd: dir, env: { ...env, PATH: process.env.PATH } });
+  try {
+    const x = [0.39, 0.72, 1, 1.52, 5.2];
+    const y = x.map((a) => a ** 1.5);
+    const ts = await governance.callTool("local.power_law_fit", { x, y }, { runId: "run-1" });
+    const py = await governance.callTool("pylocal.power_law_fit", { x, y }, { runId: "run-1" });
+    expect((ts.value as { exponent: number }).exponent).toBeCloseTo(1.5, 9);
+    expect((py.value as { exponent: number }).exponent).toBeCloseTo(1.5, 9);
+    await expect(
+      governance.callTool("local.power_law_fit", { x: [1, 2], y: [1] }, { runId: "run-2" }),
+    ).rejects.toThrow("RangeError: x and y differ in length (2 vs 1)");
+  } finally {
+    await governance.close();
+  }
+
+  const pass = await runCli(["verify", "--workflow", "workflow.json", "--run", "run-1"], env, dir);
+  expect(pass).toMatchObject({ code: 0 });
+  expect(pass.stdout).toContain("tool_use_verified: passed (score 1.00");
+
+  const fail = await runCli(["verify", "--workflow", "workflow.json", "--run", "run-2", "--json"], env, dir);
+  expect(fail.code).toBe(1);
+  expect(JSON.parse(fail.stdout)).toMatchObject({
+    passed: false,
+    score: 0,
+    failures: [{ nodeId: "analyze" }, { nodeId: "cross_check" }],
+  });
+
+  const usage = await runCli(["verify", "--workflow", "workflow.json"], env, dir);
+  expect(usage.code).toBe(2);
+}, 60_000);
+
+test("an unset token_env variable stops every command with the exact ToolError line", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sciencegate-verify-"));
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(
+    join(dir, "science.toml"),
+    `[tools.remote_compute]\nurl = "http://127.0.0.1:9/"\ntoken_env = "COMPUTE_API_TOKEN"\n`,
+  );
+  const run = await runCli(["tools", "--config", "science.toml"], {}, dir);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toBe(
+    "ToolError: Tool provider 'remote_compute' needs COMPUTE_API_TOKEN environment variable, which is not set.\n",
+  );
+});
