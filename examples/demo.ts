@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createGovernance } from "../src/adapters/create-governance.js";
 import type { InvokeRequest } from "../src/governance/broker-types.js";
 import { isGovernanceError } from "../src/governance/errors.js";
+import { startReferenceWikiServer } from "../src/testing/reference-wiki-server.js";
 import { modelVisibleName } from "../src/visibility/tool-names.js";
 import { startOfflineProviders } from "./demo/offline-providers.js";
 
@@ -17,10 +18,17 @@ const step = (n: number, title: string) => console.log(`\n${bold(`${n}. ${title}
 const started = performance.now();
 const dataDir = mkdtempSync(join(tmpdir(), "sciencegate-demo-"));
 const providers = await startOfflineProviders();
+// A loopback LLM Wiki over the test pages, for the bundled llm-wiki bridge.
+const wiki = await startReferenceWikiServer({
+  pagesDir: join(import.meta.dirname, "../test/fixtures/wiki"),
+});
 console.log(`Sciencegate demo (offline). Fake providers on ${providers.server.url}; data in ${dataDir}`);
 
 // The built-in default config: the bundled sources server, pointed at the fake providers through env.
-const governance = await createGovernance({ env: { ...process.env, ...providers.env }, dataDir });
+const governance = await createGovernance({
+  env: { ...process.env, ...providers.env, SCIENCE_AGENT_LLM_WIKI_URL: wiki.origin },
+  dataDir,
+});
 const { broker, catalog, ledger } = governance;
 
 try {
@@ -111,7 +119,20 @@ try {
   });
   console.log(`    replayed from the ledger: ${replay.replayed}`);
 
-  step(8, "Audit ledger");
+  step(8, "The private LLM Wiki: off per session until the app enables it");
+  const wikiSearch = { sourceId: "llm-wiki", toolId: "search", input: { query: "base editing" } };
+  await call("session switch off", wikiSearch);
+  governance.sessions.enableSource("demo", "llm-wiki");
+  // Private data is dangerous by default; the demo's operator approves this session's wiki reads.
+  governance.permissions.setApprovalMode("demo", "always_allow");
+  await call("enabled: hybrid search, page citations", wikiSearch);
+  await call("one page", {
+    sourceId: "llm-wiki",
+    toolId: "get_page",
+    input: { path: "concepts/prime-editing" },
+  });
+
+  step(9, "Audit ledger");
   const summary = await ledger.summary({ sessionId: "demo" });
   console.log(
     `  ${summary.calls} calls: ${summary.ok} ok, ${summary.errors} errors, ${summary.cacheHits} cache hits, queue wait ${summary.totalQueueWaitMs} ms`,
@@ -129,4 +150,5 @@ try {
 } finally {
   await governance.close();
   await providers.server.close();
+  await wiki.close();
 }

@@ -21,6 +21,26 @@ export {
   createMultiServerClientPool,
   type MultiServerClientLike,
 } from "./adapters/multi-server-client-pool.js";
+export type { CallTool, CallToolContext, CallToolOutcome } from "./adk/call-tool.js";
+export { loadLocalTools } from "./adk/local-tools/load-local-tools.js";
+export type { LocalTool } from "./adk/local-tools/local-tool.js";
+export type { ProviderKind } from "./adk/science-providers.js";
+export {
+  loadScienceToml,
+  parseScienceToml,
+  type ScienceProject,
+  type ScienceProvider,
+} from "./adk/science-toml.js";
+export { isToolError, ToolError } from "./adk/tool-error.js";
+export { qualifiedToolName, resolveToolName } from "./adk/tool-resolver.js";
+export {
+  type ToolDeclaration,
+  type ToolUseFailure,
+  type ToolUseVerdict,
+  toolUseVerified,
+} from "./adk/tool-use-verified.js";
+export { type ToolUseVerifiedOptions, withToolUseVerified } from "./adk/with-tool-use-verified.js";
+export { loadWorkflowDeclarations } from "./adk/workflow-file.js";
 export { resolveConfigPath } from "./config/config-path.js";
 export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./config/default-config.js";
 export {
@@ -72,6 +92,8 @@ export { MemoryLedger } from "./governance/memory-ledger.js";
 export { createAuthorizationRequest } from "./governance/permission-request.js";
 export {
   type DecideResult,
+  type PendingEndSource,
+  type PendingPermission,
   PermissionService,
   type PermissionServiceOptions,
 } from "./governance/permission-service.js";
@@ -111,6 +133,13 @@ export { SqliteLedger } from "./governance/sqlite-ledger.js";
 export { toolErrorResult, type UpstreamError, type UpstreamErrorCode } from "./governance/upstream-error.js";
 export { ServerPool, type ServerPoolOptions } from "./mcp/server-pool.js";
 export type { PoolCallOptions, ServerState, ServerStatus, ToolServerPool } from "./mcp/types.js";
+export {
+  type ApprovalGateOptions,
+  type ApprovalGateRuntime,
+  type ApprovalInterruptValue,
+  createApprovalGate,
+  permissionDecisionJsonSchema,
+} from "./nodes/approval-gate.js";
 export type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./nodes/approval-hook.js";
 export {
   type GovernedState,

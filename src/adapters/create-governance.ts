@@ -1,4 +1,14 @@
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type CallTool, createCallTool } from "../adk/call-tool.js";
+import { providerTransportFactory } from "../adk/provider-transport.js";
+import { providerWarnings, scienceServerConfigs } from "../adk/science-providers.js";
+import {
+  assertProviderTokens,
+  loadScienceToml,
+  SCIENCE_TOML_FILE,
+  type ScienceProject,
+} from "../adk/science-toml.js";
 import { defaultExtensionsConfigJson } from "../config/default-config.js";
 import { loadExtensionsConfig, parseExtensionsConfig } from "../config/extensions-config.js";
 import type { ExtensionsConfig } from "../config/types.js";
@@ -10,6 +20,7 @@ import { resolveDataDir } from "../governance/data-dir.js";
 import { type GrantStore, MemoryGrantStore } from "../governance/grant-store.js";
 import type { Ledger } from "../governance/ledger.js";
 import { builtinManifestDir } from "../governance/manifest-loader.js";
+import type { SourceManifest } from "../governance/manifest-schema.js";
 import { PermissionService } from "../governance/permission-service.js";
 import type { PermissionPolicy } from "../governance/permission-types.js";
 import { RateLimiter } from "../governance/rate-limiter.js";
@@ -19,6 +30,7 @@ import { SourceRegistry } from "../governance/source-registry.js";
 import { grantStorePath, SqliteGrantStore } from "../governance/sqlite-grant-store.js";
 import { SqliteLedger } from "../governance/sqlite-ledger.js";
 import { ServerPool, type ServerPoolOptions } from "../mcp/server-pool.js";
+import { createSdkTransport } from "../mcp/transports.js";
 import type { ToolServerPool } from "../mcp/types.js";
 import type { SurfaceTool } from "../visibility/surface-tool.js";
 import { ToolSurface } from "../visibility/tool-surface.js";
@@ -31,6 +43,13 @@ export interface GovernanceOptions {
    * `./extensions_config.json`, else the bundled science sources
    */
   config?: string | ExtensionsConfig | { mcpServers: Record<string, unknown> };
+  /**
+   * The Science ADK `science.toml` whose providers join the same pool and broker; `false` ignores it.
+   * A `config` path ending in `.toml` counts as this. @default `./science.toml` when it exists
+   */
+  scienceToml?: string | false;
+  /** Receives `warning: tool provider '<id>' unavailable: …` lines. @default writes them to stderr */
+  onWarning?: (line: string) => void;
   /** More manifest folders, after the built-in ones. */
   manifestDirs?: string[];
   /** Load the built-in manifests of the bundled sources. @default true */
@@ -41,12 +60,12 @@ export interface GovernanceOptions {
   env?: Record<string, string | undefined>;
   /** Working directory for relative paths. @default process.cwd() */
   cwd?: string;
-  /** The permission hook of the broker; wins over `enforcePermissions`. @default allow every call */
+  /** The permission hook of the broker; wins over `enforcePermissions`. @default `permissions.authorize` */
   authorize?: Authorize;
   /**
-   * Hand the broker `permissions.authorize`: dangerous calls without a recorded decision, a grant or
-   * `always_allow` are refused with "approval required". Opt-in until the LangGraph approval gate
-   * records decisions before each call. @default false
+   * Hand the broker `permissions.authorize`: dangerous calls without a recorded decision (the
+   * approval gate records them), a grant or `always_allow` are refused with "approval required".
+   * `false` lets every call through unasked (and the approval gate refuses to work). @default true
    */
   enforcePermissions?: boolean;
   /** The permission policy (strict mode, the app's danger predicate, default approval mode). @default `{}` */
@@ -71,6 +90,12 @@ export interface GovernanceOptions {
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
 export interface Governance {
   config: ExtensionsConfig;
+  /** The `science.toml` project, when one was found or given. */
+  science?: ScienceProject;
+  /** One governed call by `provider.tool` or unambiguous bare name (Science ADK `call_tool`). */
+  callTool: CallTool;
+  /** Tool providers that could not be listed at start (`warning: tool provider …` lines). */
+  warnings: string[];
   pool: ToolServerPool;
   registry: SourceRegistry;
   catalog: SourceCatalog;
@@ -79,6 +104,8 @@ export interface Governance {
   store: ContentStore;
   /** Approval modes, human decisions, grants and authorization rows (the broker hook with `enforcePermissions`). */
   permissions: PermissionService;
+  /** Whether the broker asks `permissions.authorize` (the approval gate needs it). */
+  permissionsEnforced: boolean;
   sessions: SessionSettings;
   surface: ToolSurface;
   /** The session's governed tools (registry → catalog availability → session enablement). */
@@ -93,7 +120,8 @@ export interface Governance {
  * Builds the governed runtime and lists every server's tools once.
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
+ *   ToolError when a `science.toml` `token_env` variable is unset
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
@@ -101,16 +129,36 @@ export interface Governance {
 export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const config = await resolveConfig(options.config, env, cwd);
+  const tomlPath = sciencePath(options, cwd);
+  const science = tomlPath === undefined ? undefined : await loadScienceToml(tomlPath, cwd);
+  if (science) assertProviderTokens(science, env);
+  const extensions = await resolveConfig(
+    typeof options.config === "string" && options.config.endsWith(".toml") ? undefined : options.config,
+    env,
+    cwd,
+    science !== undefined,
+  );
+  const config: ExtensionsConfig = science
+    ? { ...extensions, servers: [...extensions.servers, ...scienceServerConfigs(science)] }
+    : extensions;
+  const baseTransport: NonNullable<ServerPoolOptions["createTransport"]> =
+    options.createTransport ?? ((server) => createSdkTransport(server, { env }));
+  const createTransport = science
+    ? providerTransportFactory(science.providers, { env, fallback: baseTransport })
+    : options.createTransport;
   const registry = await SourceRegistry.fromDirs([
-    ...(options.builtinManifests === false ? [] : [builtinManifestDir()]),
+    // A science.toml-only project names its own providers; the bundled sources' manifests would only be noise.
+    ...(options.builtinManifests === false ||
+    (options.builtinManifests === undefined && science && extensions.path === undefined)
+      ? []
+      : [builtinManifestDir()]),
     ...(options.manifestDirs ?? []),
   ]);
   const pool =
     options.pool ??
     new ServerPool(config.servers, {
       env,
-      ...(options.createTransport ? { createTransport: options.createTransport } : {}),
+      ...(createTransport ? { createTransport } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
     });
   const catalog = new SourceCatalog({ registry, pool, ...(options.clock ? { clock: options.clock } : {}) });
@@ -129,6 +177,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const sessions = new SessionSettings();
+  const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
   const broker = new Broker({
     catalog,
     pool,
@@ -139,17 +188,24 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       groups: registry.rateLimitGroups(),
       ...(options.clock ? { clock: options.clock } : {}),
     }),
+    allowedOrigins: (source) => localOrigins(source, config),
     ...(options.authorize
       ? { authorize: options.authorize }
-      : options.enforcePermissions
+      : permissionsEnforced
         ? { authorize: permissions.authorize }
         : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
   await catalog.start();
+  const warnings = science ? providerWarnings(science.providers, catalog) : [];
+  const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
+  for (const line of warnings) warn(line);
   return {
     config,
+    ...(science ? { science } : {}),
+    callTool: createCallTool(broker, catalog),
+    warnings,
     pool,
     registry,
     catalog,
@@ -157,6 +213,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     ledger,
     store,
     permissions,
+    permissionsEnforced,
     sessions,
     surface,
     tools: (sessionId) => surface.tools(sessionId),
@@ -170,15 +227,38 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   };
 }
 
+/** `science.toml`: given, named by a `.toml` `config`, or found in the working directory. */
+function sciencePath(options: GovernanceOptions, cwd: string): string | undefined {
+  if (options.scienceToml === false) return undefined;
+  if (typeof options.scienceToml === "string") return options.scienceToml;
+  if (typeof options.config === "string" && options.config.endsWith(".toml")) return options.config;
+  const found = resolve(cwd, SCIENCE_TOML_FILE);
+  return existsSync(found) ? found : undefined;
+}
+
 async function resolveConfig(
   given: GovernanceOptions["config"],
   env: Record<string, string | undefined>,
   cwd: string,
+  hasScienceToml = false,
 ): Promise<ExtensionsConfig> {
   if (typeof given === "string") return loadExtensionsConfig({ configPath: given, env, cwd });
   if (given && "servers" in given) return given;
   if (given) return parseExtensionsConfig(given, { env });
   const found = await loadExtensionsConfig({ env, cwd });
-  // No config file anywhere: the bundled science sources.
-  return found.path === undefined ? parseExtensionsConfig(defaultExtensionsConfigJson(), { env }) : found;
+  // No config file anywhere: the bundled science sources, unless science.toml declares the providers.
+  if (found.path !== undefined || hasScienceToml) return found;
+  return parseExtensionsConfig(defaultExtensionsConfigJson(), { env });
+}
+
+/**
+ * The configured origin a private source may cite over plain HTTP: the LLM Wiki's
+ * `SCIENCE_AGENT_LLM_WIKI_URL`, read from the same config entry the bridge gets, so Node-side citation
+ * checks and the bridge's requests agree (seeds §5). Public sources keep HTTPS on `networkHosts` only.
+ */
+function localOrigins(source: SourceManifest, config: ExtensionsConfig): string[] {
+  if (source.governance.dataClassification === "public") return [];
+  const server = config.servers.find((s) => s.id === source.transport.mcpServerId);
+  const origin = server?.env.SCIENCE_AGENT_LLM_WIKI_URL;
+  return origin ? [origin] : [];
 }

@@ -6,6 +6,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
+import { type ApprovalGateRuntime, createApprovalGate } from "../nodes/approval-gate.js";
 import type { ApprovalHook } from "../nodes/approval-hook.js";
 import type { GovernedRuntime } from "../nodes/execute-tool-call.js";
 import { GovernedStateAnnotation } from "../nodes/governed-state.js";
@@ -27,7 +28,11 @@ export interface GovernedAgentOptions {
   systemPrompt?: string;
   /** Needed for interrupts (approvals) and multi-turn threads. @default none */
   checkpointer?: BaseCheckpointSaver;
-  /** Asked before each MCP call that would execute; may `interrupt()`. @default none: nothing is asked */
+  /**
+   * Asked before each MCP call that would execute; may `interrupt()`. @default `createApprovalGate
+   * (governance)` when `governance` is a `createGovernance` runtime that enforces permissions (a
+   * dangerous call then pauses the thread with an approval card), else none
+   */
   approvalHook?: ApprovalHook;
   /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
@@ -57,10 +62,8 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
     ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
     ...(options.promotionScope === undefined ? {} : { promotionScope: options.promotionScope }),
   });
-  const tools = createGovernedToolNode({
-    ...shared,
-    ...(options.approvalHook ? { approvalHook: options.approvalHook } : {}),
-  });
+  const approvalHook = options.approvalHook ?? defaultApprovalGate(options.governance);
+  const tools = createGovernedToolNode({ ...shared, ...(approvalHook ? { approvalHook } : {}) });
   return new StateGraph(GovernedStateAnnotation)
     .addNode("agent", agent)
     .addNode(GOVERNED_TOOLS_NODE, tools)
@@ -68,4 +71,17 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
     .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
     .addEdge(GOVERNED_TOOLS_NODE, "agent")
     .compile(options.checkpointer ? { checkpointer: options.checkpointer } : {});
+}
+
+/** The approval gate for a full governance runtime whose broker enforces permissions. */
+function defaultApprovalGate(governance: GovernedRuntime): ApprovalHook | undefined {
+  const full = governance as GovernedRuntime & Partial<ApprovalGateRuntime>;
+  if (!full.permissions || !full.catalog || !full.ledger || full.permissionsEnforced !== true)
+    return undefined;
+  return createApprovalGate({
+    catalog: full.catalog,
+    ledger: full.ledger,
+    permissions: full.permissions,
+    permissionsEnforced: true,
+  });
 }

@@ -3,29 +3,38 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { isToolError } from "../adk/tool-error.js";
 import { isGovernanceError } from "../governance/errors.js";
 import { auditCommand } from "./commands/audit.js";
-import { callCommand } from "./commands/call.js";
+import { type CallIo, callCommand } from "./commands/call.js";
 import { grantsCommand } from "./commands/grants.js";
 import { searchToolsCommand } from "./commands/search-tools.js";
 import { toolsCommand } from "./commands/tools.js";
+import { verifyCommand } from "./commands/verify.js";
 import { type CliIo, type ExitCode, processIo } from "./io.js";
 import { type CliRuntime, openRuntime } from "./runtime.js";
+import { APPROVE_CHOICES, parseApproveChoice } from "./terminal-approval.js";
 
 const USAGE = `Usage: sciencegate <command> [options]
 
 Commands:
   tools [--config FILE] [--manifests DIR] [--json]   list servers, sources and model-visible tools
   call <tool> [--args JSON] [--session ID] [--json]  one governed call (tool: mcp__<source>__<tool> or source.tool)
+       [--enable-source ID]...                       switch a source on for the session first (e.g. llm-wiki)
+       [--approve once|matching|deny|always]         answer a dangerous call's approval card (else asked in a TTY)
   audit [--session ID] [--limit N] [--json]          ledger rows and a summary
   grants [list|revoke ID] [--session ID] [--json]    session permission grants; revoke one
+  verify --workflow FILE --run RUN_ID [--json]      tool_use_verified gate: every node that declared
+                                                     tools made a successful call of one in the run
   search-tools "<query>" [--max-results N] [--config FILE] [--json]
                                                      rank tools as tool_search does (works offline)
   serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
+  serve llm-wiki                                     run the LLM Wiki bridge (stdio; $SCIENCE_AGENT_LLM_WIKI_URL)
 
 Options:
-  --config FILE   extensions_config.json to use (else $SCIENCEGATE_CONFIG,
-                  $SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH, ./extensions_config.json, built-in default)
+  --config FILE   extensions_config.json or science.toml to use (else $SCIENCEGATE_CONFIG,
+                  $SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH, ./extensions_config.json and
+                  ./science.toml, else the built-in default)
   --json          machine-readable output
   -h, --help      this help
 `;
@@ -36,7 +45,7 @@ Options:
  * @param io streams and environment (tests pass their own)
  * @returns the exit code: 0 ok, 1 the operation failed, 2 usage or configuration error
  */
-export async function main(argv: string[], io: CliIo = processIo()): Promise<ExitCode> {
+export async function main(argv: string[], io: CallIo = processIo()): Promise<ExitCode> {
   const [command, ...rest] = argv;
   if (!command || command === "-h" || command === "--help" || command === "help") {
     io.stdout(USAGE);
@@ -67,10 +76,17 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<Exi
             manifests: { type: "string", multiple: true },
             args: { type: "string", default: "{}" },
             session: { type: "string", default: "cli" },
+            "enable-source": { type: "string", multiple: true },
+            approve: { type: "string" },
             json: { type: "boolean", default: false },
           },
           strict: true,
         });
+        const approve = values.approve === undefined ? undefined : parseApproveChoice(values.approve);
+        if (values.approve !== undefined && approve !== values.approve) {
+          io.stderr(`sciencegate call: --approve takes ${APPROVE_CHOICES.join(", ")}\n`);
+          return 2;
+        }
         const name = positionals[0];
         if (!name || positionals.length > 1) {
           io.stderr(
@@ -84,6 +100,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<Exi
             args: values.args ?? "{}",
             session: values.session ?? "cli",
             json: values.json ?? false,
+            enableSources: values["enable-source"] ?? [],
+            ...(approve ? { approve } : {}),
           }),
         );
       }
@@ -161,6 +179,28 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<Exi
           ...(values.session ? { session: values.session } : {}),
         });
       }
+      case "verify": {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            config: { type: "string" },
+            workflow: { type: "string" },
+            run: { type: "string" },
+            json: { type: "boolean", default: false },
+          },
+          strict: true,
+        });
+        if (!values.workflow || !values.run) {
+          io.stderr(
+            "sciencegate verify: give --workflow FILE and --run RUN_ID, e.g. sciencegate verify --workflow workflow.json --run run-1\n",
+          );
+          return 2;
+        }
+        const { workflow, run } = values;
+        return await withRuntime(io, values, (runtime) =>
+          verifyCommand(runtime, io, { workflow, run, json: values.json ?? false }),
+        );
+      }
       case "serve":
         return await serveCommand(rest, io);
       default:
@@ -201,11 +241,20 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
     // The stdio transport keeps the process alive until stdin closes.
     return await new Promise<ExitCode>(() => {});
   }
-  io.stderr(`sciencegate serve: unknown server '${name ?? ""}'. Known: sources.\n`);
+  if (name === "llm-wiki") {
+    const { runLlmWikiServerStdio } = await import("../servers/llm-wiki/llm-wiki-server.js");
+    await runLlmWikiServerStdio({ env: io.env });
+    return await new Promise<ExitCode>(() => {});
+  }
+  io.stderr(`sciencegate serve: unknown server '${name ?? ""}'. Known: sources, llm-wiki.\n`);
   return 2;
 }
 
 function reportError(error: unknown, io: CliIo): ExitCode {
+  if (isToolError(error)) {
+    io.stderr(`${String(error)}\n`);
+    return 2;
+  }
   if (isGovernanceError(error)) {
     io.stderr(`sciencegate: ${error.code}: ${error.message}\n`);
     return error.code === "INVALID_CONFIG" || error.code === "INVALID_MANIFEST" ? 2 : 1;

@@ -8,9 +8,11 @@ export interface CliRuntime extends Governance {
 }
 
 /**
- * Builds the runtime from `--config` (else env, `./extensions_config.json`, else the built-in
- * default that starts the bundled sources) and the manifests.
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
+ * Builds the runtime from `--config` (`extensions_config.json` or `science.toml`; else env,
+ * `./extensions_config.json` and `./science.toml`, else the built-in default that starts the bundled
+ * sources) and the manifests. Unreachable `science.toml` providers are warned about on stderr.
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem; ToolError
+ *   for an unset `token_env` variable
  */
 export async function openRuntime(
   io: CliIo,
@@ -21,6 +23,8 @@ export async function openRuntime(
     cwd: io.cwd,
     ...(options.configPath ? { config: options.configPath } : {}),
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
+    onWarning: (line) => io.stderr(`${line}\n`),
   });
-  return { ...governance, configSource: governance.config.path ?? "(built-in default)" };
+  const files = [governance.science?.path, governance.config.path].filter((p) => p !== undefined);
+  return { ...governance, configSource: files.join(" + ") || "(built-in default)" };
 }

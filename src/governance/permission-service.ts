@@ -37,11 +37,14 @@ export interface PermissionServiceOptions {
   newId?: () => string;
 }
 
-/** What `PermissionService.decide` recorded. */
+/** How an approval card ended without a human answer: it waited too long, or the app cancelled it. */
+export type PendingEndSource = "wait_timeout" | "cancelled";
+
+/** What `PermissionService.decide` (or an ended card) recorded. */
 export interface DecideResult {
   /** The authorization row written for this decision (the call's broker row will reference it). */
   authorizationId: string;
-  decisionSource: "user_once" | "user_grant" | "user_deny";
+  decisionSource: "user_once" | "user_grant" | "user_deny" | PendingEndSource;
   /** The session grant an `allow_matching` decision created or reused. */
   grant?: Grant;
 }
@@ -51,6 +54,25 @@ interface RecordedDecision {
   fingerprint: string;
   decision: PermissionDecision;
   result: DecideResult;
+  /** Why the call is refused when nobody decided (timeout, cancellation). */
+  reason?: string;
+}
+
+/**
+ * An approval card shown and not yet answered (`open`), or one that ended without an answer.
+ * In memory: a new process starts with no pending cards (their graph tasks ask again).
+ */
+export interface PendingPermission {
+  card: PermissionCard;
+  sessionId: string;
+  threadId?: string;
+  /** When the card was first shown, by the service's clock (ms). */
+  askedAt: number;
+  state: "open" | "timed_out" | "cancelled";
+}
+
+interface PendingEntry extends PendingPermission {
+  request: AuthorizationRequest;
 }
 
 const APPROVAL_MODES: readonly ApprovalMode[] = ["ask_for_dangerous", "always_allow"];
@@ -72,6 +94,7 @@ export class PermissionService {
   readonly #newId: () => string;
   readonly #modes = new Map<string, ApprovalMode>();
   readonly #decisions = new Map<string, RecordedDecision>();
+  readonly #pending = new Map<string, PendingEntry>();
 
   constructor(options: PermissionServiceOptions) {
     this.#ledger = options.ledger;
@@ -123,8 +146,7 @@ export class PermissionService {
    * @throws whatever the app's `isDangerous` predicate throws
    */
   async evaluate(request: AuthorizationRequest): Promise<PermissionEvaluation> {
-    if (!isDangerousCall(request, this.#policy))
-      return { outcome: "allow", decisionSource: "policy_not_dangerous" };
+    if (!this.isDangerous(request)) return { outcome: "allow", decisionSource: "policy_not_dangerous" };
     const rendered = renderPermission(request);
     if (await this.#coveringGrant(request, rendered))
       return { outcome: "allow", decisionSource: "existing_grant" };
@@ -132,6 +154,106 @@ export class PermissionService {
       return { outcome: "allow", decisionSource: "always_allow" };
     }
     return { outcome: "ask", card: this.#card(request, rendered) };
+  }
+
+  /**
+   * Whether the policy alone makes the call dangerous (before grants and approval modes); synchronous,
+   * so an approval gate can decide whether to ask before any await.
+   * @param request the call
+   * @returns true when the call needs a decision, a grant or `always_allow`
+   * @throws whatever the app's `isDangerous` predicate throws
+   */
+  isDangerous(request: AuthorizationRequest): boolean {
+    return isDangerousCall(request, this.#policy);
+  }
+
+  /**
+   * The approval card of a call, whatever the policy says (what `evaluate` shows when it asks).
+   * @param request the call
+   * @returns the card; its `requestId` is stable for the same call
+   */
+  cardFor(request: AuthorizationRequest): PermissionCard {
+    return this.#card(request, renderPermission(request));
+  }
+
+  /**
+   * Notes that a call's card is being shown; the first note starts its wait (see `expirePending`).
+   * @param request the call (with its `toolCallId`)
+   * @returns the pending entry (the existing one when the card was shown before)
+   * @throws GovernanceError `INVALID_INPUT` for a request without `toolCallId`
+   */
+  notePending(request: AuthorizationRequest): PendingPermission {
+    const key = requireCallKey(request);
+    const known = this.#pending.get(key);
+    if (known) return publicPending(known);
+    const entry: PendingEntry = {
+      card: this.cardFor(request),
+      sessionId: request.sessionId,
+      ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
+      askedAt: this.#clock.now(),
+      state: "open",
+      request,
+    };
+    this.#pending.set(key, entry);
+    return publicPending(entry);
+  }
+
+  /**
+   * The pending entry of a call, if its card was shown and not answered.
+   * @param request the call
+   * @returns the entry, or `undefined`
+   */
+  pendingFor(request: AuthorizationRequest): PendingPermission | undefined {
+    const key = permissionCallKey(request);
+    const entry = key === undefined ? undefined : this.#pending.get(key);
+    return entry && publicPending(entry);
+  }
+
+  /**
+   * Cards still waiting for an answer.
+   * @param options `threadId` to list one thread's cards
+   * @returns the open entries, oldest first
+   */
+  listPending(options: { threadId?: string } = {}): PendingPermission[] {
+    return [...this.#pending.values()]
+      .filter(
+        (e) => e.state === "open" && (options.threadId === undefined || e.threadId === options.threadId),
+      )
+      .map(publicPending);
+  }
+
+  /**
+   * Turns an open card that waited at least `timeoutMs` into a denial: one authorization row
+   * (`wait_timeout`), and the call's broker invocation is refused. Recorded once per card.
+   * @param request the call
+   * @param timeoutMs the longest wait
+   * @returns the recorded denial, or `undefined` when the card is not open or still within its time
+   */
+  async expirePending(request: AuthorizationRequest, timeoutMs: number): Promise<DecideResult | undefined> {
+    const key = permissionCallKey(request);
+    const entry = key === undefined ? undefined : this.#pending.get(key);
+    if (entry?.state !== "open" || this.#clock.now() - entry.askedAt < timeoutMs) return undefined;
+    const reason = `nobody answered the approval request within ${timeoutMs} ms`;
+    return this.#endPending(key as string, entry, "wait_timeout", reason);
+  }
+
+  /**
+   * Cancels every open card of a thread (an app abandons a run): each gets one authorization row
+   * (`cancelled`) and its call, should its task run again, is refused without asking.
+   * @param threadId the LangGraph thread (the session when calls carry no thread)
+   * @param message why, shown to the model if the call's task runs again
+   * @returns the cancelled entries
+   */
+  async cancelPending(threadId: string, message?: string): Promise<PendingPermission[]> {
+    const cancelled: PendingPermission[] = [];
+    for (const [key, entry] of this.#pending) {
+      if (entry.state !== "open" || (entry.threadId ?? entry.sessionId) !== threadId) continue;
+      const reason = `the approval request was cancelled${message ? `: ${message}` : ""}`;
+      // #endPending flips the state before its first await, so a second cancel finds nothing open.
+      cancelled.push(publicPending(entry));
+      await this.#endPending(key, entry, "cancelled", reason);
+    }
+    return cancelled.map((e) => ({ ...e, state: "cancelled" }));
   }
 
   /**
@@ -155,11 +277,10 @@ export class PermissionService {
         },
       );
     }
-    const key = permissionCallKey(request);
-    if (key === undefined) {
-      throw new GovernanceError("INVALID_INPUT", "A permission decision needs the request's toolCallId.");
-    }
+    const key = requireCallKey(request);
     const fingerprint = permissionFingerprint(request);
+    // Answered: the card no longer waits (a timeout or cancel cannot end it any more).
+    if (this.#pending.get(key)?.state === "open") this.#pending.delete(key);
     const waiting = this.#decisions.get(key);
     if (
       waiting?.fingerprint === fingerprint &&
@@ -227,6 +348,21 @@ export class PermissionService {
     };
   }
 
+  async #endPending(
+    key: string,
+    entry: PendingEntry,
+    source: PendingEndSource,
+    reason: string,
+  ): Promise<DecideResult> {
+    entry.state = source === "wait_timeout" ? "timed_out" : "cancelled";
+    const { request } = entry;
+    const authorizationId = await this.#append(request, renderPermission(request), source);
+    const result: DecideResult = { authorizationId, decisionSource: source };
+    const decision: PermissionDecision = { decision: "deny" };
+    this.#decisions.set(key, { fingerprint: permissionFingerprint(request), decision, result, reason });
+    return result;
+  }
+
   async #recordDecision(
     request: AuthorizationRequest,
     rendered: RenderedPermission,
@@ -260,7 +396,7 @@ export class PermissionService {
   async #append(
     request: AuthorizationRequest,
     rendered: RenderedPermission,
-    decisionSource: PermissionDecisionSource,
+    decisionSource: PermissionDecisionSource | PendingEndSource,
   ): Promise<string> {
     const id = this.#newId();
     const epoch = await this.#grants.nextEpoch(request.sessionId);
@@ -304,6 +440,20 @@ export class PermissionService {
 function toBrokerDecision(recorded: RecordedDecision): AuthorizationDecision {
   const { authorizationId } = recorded.result;
   if (recorded.decision.decision !== "deny") return { allowed: true, authorizationId };
+  if (recorded.reason !== undefined) return { allowed: false, authorizationId, reason: recorded.reason };
   const message = recorded.decision.message?.trim();
   return { allowed: false, authorizationId, reason: `denied by the user${message ? `: ${message}` : ""}` };
+}
+
+function requireCallKey(request: AuthorizationRequest): string {
+  const key = permissionCallKey(request);
+  if (key === undefined) {
+    throw new GovernanceError("INVALID_INPUT", "A permission decision needs the request's toolCallId.");
+  }
+  return key;
+}
+
+function publicPending(entry: PendingEntry): PendingPermission {
+  const { request: _request, ...rest } = entry;
+  return { ...rest };
 }

@@ -1,7 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../../governance/errors.js";
 import { modelVisibleName } from "../../visibility/tool-names.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
+import { type ApproveChoice, askInTerminal } from "../terminal-approval.js";
+import { approveCliCall } from "./approve-call.js";
 
 /** Options of `sciencegate call`. */
 export interface CallOptions {
@@ -9,6 +12,10 @@ export interface CallOptions {
   args: string;
   session: string;
   json: boolean;
+  /** `--approve`: the answer to a permission card, for scripts (without it a TTY is asked). */
+  approve?: ApproveChoice;
+  /** Source ids to switch on for the session before the call (`--enable-source`, e.g. `llm-wiki`). */
+  enableSources?: readonly string[];
 }
 
 /**
@@ -30,11 +37,15 @@ export function resolveToolName(runtime: CliRuntime, name: string): { sourceId: 
   );
 }
 
+/** The CLI's streams plus the input an approval prompt reads. @default process.stdin */
+export type CallIo = CliIo & { stdin?: NodeJS.ReadableStream };
+
 /**
- * `sciencegate call`: one governed call through the broker, recorded in the ledger.
+ * `sciencegate call`: one governed call through the broker, recorded in the ledger. A dangerous
+ * call asks in a TTY, takes `--approve` when scripted, and is otherwise refused (exit 1).
  * @returns 0 on success, 1 when the call failed (the structured error is printed), 2 on bad usage
  */
-export async function callCommand(runtime: CliRuntime, io: CliIo, options: CallOptions): Promise<ExitCode> {
+export async function callCommand(runtime: CliRuntime, io: CallIo, options: CallOptions): Promise<ExitCode> {
   let input: unknown;
   try {
     input = JSON.parse(options.args);
@@ -46,8 +57,24 @@ export async function callCommand(runtime: CliRuntime, io: CliIo, options: CallO
   }
   const broker = runtime.broker;
   try {
+    for (const sourceId of options.enableSources ?? []) {
+      if (!runtime.registry.has(sourceId)) {
+        throw new GovernanceError(
+          "UNKNOWN_ID",
+          `--enable-source ${sourceId}: no source has that id. Run 'sciencegate tools' to list the sources.`,
+        );
+      }
+      runtime.sessions.enableSource(options.session, sourceId);
+    }
     const target = resolveToolName(runtime, options.name);
-    const outcome = await broker.invoke({ ...target, input, session: options.session });
+    const call = { ...target, input, session: options.session, toolCallId: `cli-${randomUUID()}` };
+    await approveCliCall(runtime, call, {
+      ...(options.approve ? { approve: options.approve } : {}),
+      ...(io.isTty
+        ? { ask: (card) => askInTerminal(card, { input: io.stdin ?? process.stdin, write: io.stderr }) }
+        : {}),
+    });
+    const outcome = await broker.invoke(call);
     if (options.json) {
       io.stdout(`${JSON.stringify(outcome, null, 2)}\n`);
       return 0;

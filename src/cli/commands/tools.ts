@@ -1,3 +1,5 @@
+import type { ProviderKind } from "../../adk/science-providers.js";
+import { qualifiedToolName } from "../../adk/tool-resolver.js";
 import { modelVisibleName } from "../../visibility/tool-names.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
@@ -5,7 +7,16 @@ import type { CliRuntime } from "../runtime.js";
 /** One row of `sciencegate tools --json`. Field meanings are documented in the README. */
 export interface ToolsReport {
   config: string;
-  servers: { id: string; transport: string; status: string; reason?: string; stderrTail?: string[] }[];
+  /** Each tool provider (MCP server): `kind` is the science.toml kind, or `extensions_config`. */
+  servers: {
+    id: string;
+    /** The science.toml provider kind; absent for `extensions_config.json` servers. */
+    kind?: ProviderKind;
+    transport: string;
+    status: string;
+    reason?: string;
+    stderrTail?: string[];
+  }[];
   sources: {
     id: string;
     status: string;
@@ -16,7 +27,11 @@ export interface ToolsReport {
   }[];
   tools: {
     name: string;
+    /** `provider.tool`, accepted by `callTool` and `sciencegate call`. */
     qualifiedName: string;
+    /** The provider (server) id. */
+    provider: string;
+    providerKind: ProviderKind;
     sourceId: string;
     toolId: string;
     description: string;
@@ -32,11 +47,14 @@ export interface ToolsReport {
 export async function buildToolsReport(runtime: CliRuntime): Promise<ToolsReport> {
   // createGovernance listed every server once already.
   const snapshot = runtime.catalog.snapshot() ?? (await runtime.catalog.refresh());
+  const kinds = new Map<string, ProviderKind>((runtime.science?.providers ?? []).map((p) => [p.id, p.kind]));
+  const kindOf = (id: string): ProviderKind => kinds.get(id) ?? "extensions_config";
   const servers = runtime.pool.serverIds().map((id) => {
     const state = runtime.pool.state(id);
     return {
       id,
-      transport: state.transport,
+      ...(kinds.has(id) ? { kind: kindOf(id) } : {}),
+      transport: kinds.get(id) === "local" ? "in-process" : state.transport,
       status: state.status,
       ...(state.reason !== undefined ? { reason: state.reason } : {}),
       ...(state.status === "failed" && state.stderrTail?.length ? { stderrTail: state.stderrTail } : {}),
@@ -55,7 +73,12 @@ export async function buildToolsReport(runtime: CliRuntime): Promise<ToolsReport
     })),
     tools: snapshot.tools.map((t) => ({
       name: modelVisibleName(t.sourceId, t.toolId),
-      qualifiedName: `${t.sourceId}.${t.toolId}`,
+      qualifiedName: qualifiedToolName(
+        t,
+        snapshot.sources.find((s) => s.id === t.sourceId)?.derived ?? false,
+      ),
+      provider: t.serverId,
+      providerKind: kindOf(t.serverId),
       sourceId: t.sourceId,
       toolId: t.toolId,
       description: t.manifest.description,
@@ -76,7 +99,8 @@ export async function toolsCommand(
 ): Promise<ExitCode> {
   const report = await buildToolsReport(runtime);
   for (const server of report.servers) {
-    if (server.status === "failed")
+    // science.toml providers were already warned about when the registry started.
+    if (server.status === "failed" && server.kind === undefined)
       io.stderr(`warning: server '${server.id}' unavailable: ${server.reason ?? "unknown reason"}\n`);
   }
   if (options.json) {
@@ -86,7 +110,7 @@ export async function toolsCommand(
   io.stdout(`config: ${report.config}\n\nServers\n`);
   for (const s of report.servers) {
     io.stdout(
-      `  ${s.id.padEnd(24)} ${s.transport.padEnd(6)} ${s.status}${s.reason ? `: ${s.reason}` : ""}\n`,
+      `  ${s.id.padEnd(24)} ${(s.kind ?? "extensions_config").padEnd(17)} ${s.transport.padEnd(10)} ${s.status}${s.reason ? `: ${s.reason}` : ""}\n`,
     );
     for (const line of s.stderrTail ?? []) io.stdout(`      stderr| ${line}\n`);
   }
@@ -98,10 +122,12 @@ export async function toolsCommand(
     );
     for (const m of s.missingTools) io.stdout(`      missing ${m.toolId}: ${m.reason}\n`);
   }
-  io.stdout("\nTools (model-visible name, access, description)\n");
+  io.stdout("\nTools (qualified name, model-visible name, provider kind, access, description)\n");
   for (const t of report.tools) {
     const summary = t.description.split("\n")[0]?.slice(0, 70) ?? "";
-    io.stdout(`  ${t.name.padEnd(44)} ${t.readOnly ? "read-only" : "writes   "} ${summary}\n`);
+    io.stdout(
+      `  ${t.qualifiedName.padEnd(32)} ${t.name.padEnd(44)} ${t.providerKind.padEnd(17)} ${t.readOnly ? "read-only" : "writes   "} ${summary}\n`,
+    );
   }
   for (const w of report.warnings) io.stdout(`\nwarning: ${w}`);
   if (report.warnings.length) io.stdout("\n");

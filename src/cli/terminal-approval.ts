@@ -1,0 +1,70 @@
+/**
+ * The approval card in a terminal: prints what a dangerous call would do and reads the answer
+ * (Allow once / Allow same type / Deny / Always allow) with `node:readline`.
+ */
+import { createInterface } from "node:readline";
+import type { PermissionCard } from "../governance/permission-types.js";
+
+/** What a human (or `--approve`) can answer: the three card decisions, or the session mode switch. */
+export const APPROVE_CHOICES = ["once", "matching", "deny", "always"] as const;
+
+/** One of {@link APPROVE_CHOICES}. */
+export type ApproveChoice = (typeof APPROVE_CHOICES)[number];
+
+/** Where the prompt reads and writes; tests pass a `Readable` and a collector. */
+export interface TerminalApprovalIo {
+  input: NodeJS.ReadableStream;
+  /** Receives the card and the prompt (the CLI writes them to stderr, keeping stdout for results). */
+  write: (text: string) => void;
+}
+
+const MENU: ReadonlyArray<[ApproveChoice, string, string]> = [
+  ["once", "1", "Allow once"],
+  ["matching", "2", "Allow same type (this session)"],
+  ["deny", "3", "Deny"],
+  ["always", "4", "Always allow (this session)"],
+];
+
+/**
+ * Parses an answer: the menu number, the choice name, or its first letter.
+ * @param text what the human typed
+ * @returns the choice, or `undefined` for anything else
+ */
+export function parseApproveChoice(text: string): ApproveChoice | undefined {
+  const typed = text.trim().toLowerCase();
+  if (typed === "") return undefined;
+  const found = MENU.find(([choice, key]) => typed === key || typed === choice || choice.startsWith(typed));
+  return found?.[0];
+}
+
+/**
+ * Shows the card and asks until the answer is valid. End of input counts as `deny`: nothing runs
+ * unless a human said so.
+ * @param card the call's approval card
+ * @param io input stream and output writer
+ * @returns the choice
+ */
+export function askInTerminal(card: PermissionCard, io: TerminalApprovalIo): Promise<ApproveChoice> {
+  io.write(
+    `Permission needed: ${card.summary}\n` +
+      `  ${card.action} on ${card.resource} (risk ${card.risk}, source ${card.sourceId}, tool ${card.toolId})\n` +
+      `  ${MENU.map(([, key, label]) => `[${key}] ${label}`).join("  ")}\n`,
+  );
+  const rl = createInterface({ input: io.input, terminal: false });
+  return new Promise<ApproveChoice>((resolve) => {
+    let settled = false;
+    const finish = (choice: ApproveChoice) => {
+      if (settled) return;
+      settled = true;
+      rl.close();
+      resolve(choice);
+    };
+    rl.on("line", (line) => {
+      const choice = parseApproveChoice(line);
+      if (choice) finish(choice);
+      else io.write(`Answer 1-4 (once, matching, deny, always): `);
+    });
+    rl.on("close", () => finish("deny"));
+    io.write("Choice [1-4]: ");
+  });
+}

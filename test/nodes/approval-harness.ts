@@ -1,0 +1,176 @@
+/**
+ * A governed agent over a counting lab server for the approval tests: `write` and `delete` are not
+ * read-only (dangerous), `search` is safe; every MCP call is counted per tool and query.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ToolMessage } from "@langchain/core/messages";
+import { ToolMessage as ToolMessageClass } from "@langchain/core/messages";
+import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "@langchain/langgraph";
+import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
+import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
+import { MemoryContentStore } from "../../src/governance/content-store.js";
+import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import type { PermissionCard, PermissionPolicy } from "../../src/governance/permission-types.js";
+import type { ApprovalHook } from "../../src/nodes/approval-hook.js";
+import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
+import { demoResult } from "../governance/broker-harness.js";
+import { makeSource, makeTool } from "../governance/manifest-factory.js";
+import { answer, callTools, RecordingChatModel } from "./recording-chat-model.js";
+
+/** The lab runtime. */
+export interface LabRuntime {
+  governance: Governance;
+  clock: ManualClock;
+  /** MCP calls per `tool:query`. */
+  calls: Record<string, number>;
+  /** Changes a tool's live description (a new definition hash) and refreshes the catalog. */
+  changeDescription(tool: string, description: string): Promise<void>;
+}
+
+const dangerous = (id: string) =>
+  makeTool({
+    id,
+    readOnly: false,
+    permission: {
+      action: `lab:${id}`,
+      resourceTemplate: `lab:${id}:{query}`,
+      summaryTemplate: `${id} "{query}" in the lab`,
+    },
+    routing: { keywords: [], mode: "off", priority: 0 },
+  });
+
+/**
+ * Builds the lab runtime (in-memory ledger, CAS and grants; a manual clock).
+ * @param policy the permission policy
+ */
+export async function createLabRuntime(policy: PermissionPolicy = {}): Promise<LabRuntime> {
+  const calls: Record<string, number> = {};
+  const server = new McpServer({ name: "lab", version: "1.0.0" });
+  const registered = new Map<string, RegisteredTool>();
+  for (const name of ["write", "delete", "search"]) {
+    const tool = server.registerTool(
+      name,
+      {
+        description: `The ${name} tool.`,
+        inputSchema: { query: z.string(), limit: z.number().int().optional() },
+      },
+      async ({ query }) => {
+        const key = `${name}:${query}`;
+        calls[key] = (calls[key] ?? 0) + 1;
+        const result = demoResult(name, [query.replace(/\W/g, "") || "x"], { sourceId: "lab" });
+        return {
+          content: [{ type: "text", text: JSON.stringify(result) }],
+          structuredContent: result as never,
+        };
+      },
+    );
+    registered.set(name, tool);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "sciencegate-approval-"));
+  const search = makeTool({ id: "search", routing: { keywords: [], mode: "off", priority: 0 } });
+  writeFileSync(
+    join(dir, "lab.json"),
+    JSON.stringify(makeSource({ id: "lab", tools: [dangerous("write"), dangerous("delete"), search] })),
+  );
+  const clock = new ManualClock();
+  const governance = await createGovernance({
+    config: { servers: [] },
+    builtinManifests: false,
+    manifestDirs: [dir],
+    pool: createInMemoryPool({ lab: server }),
+    ledger: new MemoryLedger(),
+    store: new MemoryContentStore(),
+    permissionPolicy: policy,
+    clock,
+  });
+  return {
+    governance,
+    clock,
+    calls,
+    async changeDescription(tool, description) {
+      registered.get(tool)?.update({ description });
+      await governance.refresh();
+    },
+  };
+}
+
+/** One lab call of a model turn. */
+export type LabCall = { tool: "write" | "delete" | "search"; query: string; id?: string };
+
+/**
+ * A governed agent whose model loads the lab tools, makes `turns` of parallel calls, then answers.
+ * @param rt the runtime
+ * @param turns the calls of each tool-calling turn
+ * @param approvalHook @default the agent's default (the approval gate)
+ */
+export function labAgent(rt: LabRuntime, turns: LabCall[][], approvalHook?: ApprovalHook) {
+  const model = new RecordingChatModel([
+    callTools({
+      name: "tool_search",
+      args: { query: "select:mcp__lab__write,mcp__lab__delete,mcp__lab__search" },
+    }),
+    ...turns.map((calls) =>
+      callTools(
+        ...calls.map((c) => ({
+          name: `mcp__lab__${c.tool}`,
+          args: { query: c.query },
+          ...(c.id ? { id: c.id } : {}),
+        })),
+      ),
+    ),
+    answer("done"),
+  ]);
+  return createGovernedAgent({
+    model,
+    governance: rt.governance,
+    checkpointer: new MemorySaver(),
+    ...(approvalHook ? { approvalHook } : {}),
+  });
+}
+
+/** The thread config. */
+export const thread = (id: string) => ({ configurable: { thread_id: id } });
+
+/** The interrupts of a graph result. */
+export const interruptsOf = (values: unknown): Interrupt<PermissionCard>[] =>
+  isInterrupted(values) ? (values[INTERRUPT] as Interrupt<PermissionCard>[]) : [];
+
+/** The card of a call (by its query). */
+export function cardFor(values: unknown, query: string): Interrupt<PermissionCard> {
+  const found = interruptsOf(values).find((i) => i.value?.args.query === query);
+  if (!found) throw new Error(`no card for ${query}`);
+  return found;
+}
+
+/** A resume command answering the given cards. */
+export function resume(answers: Array<[Interrupt<PermissionCard>, unknown]>): LabInput {
+  return new Command({ resume: Object.fromEntries(answers.map(([i, value]) => [i.id, value])) }) as LabInput;
+}
+
+/** What a lab agent's `invoke` takes. */
+export type LabInput = Parameters<ReturnType<typeof labAgent>["invoke"]>[0];
+
+/** A resume that answers nothing: tasks re-run and settle what they can (grants, always_allow, timeouts). */
+export const resumeNothing = (): LabInput => new Command({ resume: {} }) as LabInput;
+
+/** The tool messages of a graph result, by query of their call. */
+export function toolResults(values: { messages: unknown[] }): Map<string, ToolMessage> {
+  const messages = values.messages.filter((m): m is ToolMessage => ToolMessageClass.isInstance(m));
+  const byQuery = new Map<string, ToolMessage>();
+  const calls = values.messages.flatMap(
+    (m) => (m as { tool_calls?: Array<{ id: string; args: { query?: string } }> }).tool_calls ?? [],
+  );
+  for (const message of messages) {
+    const call = calls.find((c) => c.id === message.tool_call_id);
+    if (call?.args.query !== undefined) byQuery.set(call.args.query, message);
+  }
+  return byQuery;
+}
+
+/** The parsed body of a tool message. */
+export const bodyOf = (message: ToolMessage | undefined) => JSON.parse(String(message?.content));
