@@ -129,6 +129,7 @@ export interface Governance {
 export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
+  const clock = options.clock ? { clock: options.clock } : {};
   const tomlPath = sciencePath(options, cwd);
   const science = tomlPath === undefined ? undefined : await loadScienceToml(tomlPath, cwd);
   if (science) assertProviderTokens(science, env);
@@ -159,9 +160,9 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     new ServerPool(config.servers, {
       env,
       ...(createTransport ? { createTransport } : {}),
-      ...(options.clock ? { clock: options.clock } : {}),
+      ...clock,
     });
-  const catalog = new SourceCatalog({ registry, pool, ...(options.clock ? { clock: options.clock } : {}) });
+  const catalog = new SourceCatalog({ registry, pool, ...clock });
   const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   const ledger = options.ledger ?? (await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
   const store = options.store ?? new FileContentStore(join(dataDir, "cas"));
@@ -174,7 +175,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     ledger,
     grants,
     ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
+    ...clock,
   });
   const sessions = new SessionSettings();
   const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
@@ -186,7 +187,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     sessions,
     limiter: new RateLimiter({
       groups: registry.rateLimitGroups(),
-      ...(options.clock ? { clock: options.clock } : {}),
+      ...clock,
     }),
     allowedOrigins: (source) => localOrigins(source, config),
     ...(options.authorize
@@ -194,7 +195,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       : permissionsEnforced
         ? { authorize: permissions.authorize }
         : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
+    ...clock,
   });
   const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
   await catalog.start();
