@@ -5,10 +5,16 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { Command, INTERRUPT, isInterrupted, MemorySaver } from "@langchain/langgraph";
 import { createGovernance } from "../src/adapters/create-governance.js";
+import { createGovernedAgent } from "../src/adapters/create-governed-agent.js";
 import type { InvokeRequest } from "../src/governance/broker-types.js";
 import { isGovernanceError } from "../src/governance/errors.js";
+import type { PermissionCard } from "../src/governance/permission-types.js";
 import { startReferenceWikiServer } from "../src/testing/reference-wiki-server.js";
+import { autoPromote } from "../src/visibility/promotion.js";
 import { modelVisibleName } from "../src/visibility/tool-names.js";
 import { startOfflineProviders } from "./demo/offline-providers.js";
 
@@ -28,6 +34,8 @@ console.log(`Sciencegate demo (offline). Fake providers on ${providers.server.ur
 const governance = await createGovernance({
   env: { ...process.env, ...providers.env, SCIENCE_AGENT_LLM_WIKI_URL: wiki.origin },
   dataDir,
+  // The app's own rule for the agent step: Europe PMC searches need a human (a stand-in for any policy).
+  permissionPolicy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) },
 });
 const { broker, catalog, ledger } = governance;
 
@@ -132,12 +140,79 @@ try {
     input: { path: "concepts/prime-editing" },
   });
 
-  step(9, "Audit ledger");
-  const summary = await ledger.summary({ sessionId: "demo" });
+  step(
+    9,
+    "A LangGraph agent (scripted model): deferred tools, auto-promotion, tool_search, parallel calls, an approval card",
+  );
+  const script = fakeModel()
+    .respondWithTools([{ name: "tool_search", args: { query: "select:mcp__europe-pmc__search" } }])
+    .respondWithTools([
+      { name: "mcp__pubmed__search", args: { query: "crispr base editing", max_results: 2 } },
+      { name: "mcp__europe-pmc__search", args: { query: "crispr base editing" } },
+    ])
+    .respond(
+      new AIMessage({ id: "agent-final", content: "Base editing corrects HBB mutations [PMID:39000001]." }),
+    );
+  const agent = createGovernedAgent({
+    model: script,
+    governance,
+    systemPrompt: "Cite every fact.",
+    checkpointer: new MemorySaver(),
+  });
+  const thread = { configurable: { thread_id: "agent-demo" } };
+  const question = "Find PubMed literature on CRISPR base editing";
+  const firstTurnTools = governance.tools("agent-demo");
+  console.log(
+    `  first turn: ${firstTurnTools.length} deferred tools shown by name only; keywords in "${question}" auto-promote ${autoPromote(question, firstTurnTools).join(", ")}`,
+  );
+  let state = await agent.invoke({ messages: [new HumanMessage(question)] }, thread);
+  while (isInterrupted(state)) {
+    const [card] = state[INTERRUPT] as { id?: string; value?: PermissionCard }[];
+    if (!card?.id || !card.value) break;
+    console.log(
+      `  approval card: ${card.value.summary} (${card.value.resource}, risk ${card.value.risk}) → allow_matching`,
+    );
+    state = await agent.invoke(
+      new Command({ resume: { [card.id]: { decision: "allow_matching" } } }),
+      thread,
+    );
+  }
+  console.log(`    promoted this run: ${Object.keys(state.promotion.promoted).join(", ")}`);
+  for (const message of state.messages) {
+    if (message.type === "ai" && "tool_calls" in message && (message as AIMessage).tool_calls?.length) {
+      const calls = (message as AIMessage).tool_calls ?? [];
+      console.log(
+        `  model → ${calls.map((c) => c.name).join(" + ")}${calls.length > 1 ? " (one task each, in parallel)" : ""}`,
+      );
+    } else if (message.type === "tool") {
+      const body = JSON.parse(message.text) as {
+        code?: string;
+        results?: { name: string }[];
+        records?: { primaryCitation: { label: string } }[];
+      };
+      if (body.results) {
+        console.log(
+          `    ← tool_search promoted ${body.results.map((r) => r.name).join(", ")} (schema bound next turn)`,
+        );
+        continue;
+      }
+      console.log(
+        `    ← ${body.code ?? `${body.records?.length ?? 0} record(s), e.g. ${body.records?.[0]?.primaryCitation.label ?? "-"}`}`,
+      );
+    }
+  }
+  console.log(`  final answer: ${state.messages.at(-1)?.text}`);
+  const auths = await ledger.listAuthorizations({ sessionId: "agent-demo" });
+  console.log(
+    `  authorizations: ${auths.map((a) => `${a.sourceId}/${a.toolId}:${a.decisionSource}`).join(", ")}`,
+  );
+
+  step(10, "Audit ledger");
+  const summary = await ledger.summary();
   console.log(
     `  ${summary.calls} calls: ${summary.ok} ok, ${summary.errors} errors, ${summary.cacheHits} cache hits, queue wait ${summary.totalQueueWaitMs} ms`,
   );
-  for (const row of await ledger.query({ sessionId: "demo" })) {
+  for (const row of await ledger.query()) {
     console.log(
       `  ${row.sourceId}/${row.toolId}`.padEnd(34) +
         `${row.status === "ok" ? (row.cacheHit ? "ok (cache)" : "ok") : row.error?.code}`.padEnd(16) +
