@@ -1,0 +1,94 @@
+/**
+ * The built-in `artifact_download` tool (DESIGN.md §7): a LangChain tool over `DownloadManager`
+ * that streams progress through LangGraph's custom stream (`config.writer`) and answers with the
+ * terminal job result. Failures are results (`status: "error"` tool messages), never throws.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { z } from "zod";
+import { GovernanceError, isGovernanceError, toErrorBody } from "../governance/errors.js";
+import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permission-policy.js";
+import type { DownloadManager } from "./download-manager.js";
+import type { DownloadProgress } from "./download-types.js";
+
+/** Options of {@link createArtifactDownloadTool}. */
+export interface ArtifactDownloadToolOptions {
+  /** The manager that checks and runs the downloads (its `authorize` hook asks permission). */
+  downloads: Pick<DownloadManager, "download">;
+  /** The session of a call. @default `configurable.thread_id`, else `"default"` */
+  sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
+}
+
+/** The custom-stream event written for each progress step. */
+export interface ArtifactDownloadProgressEvent extends DownloadProgress {
+  type: "artifact_download_progress";
+}
+
+const schema = z.object({
+  mcpInvocationId: z
+    .string()
+    .min(1)
+    .describe("The mcpInvocationId of the successful call that returned the candidate."),
+  candidateId: z.string().min(1).describe("The candidateId of one artifact candidate of that call."),
+  destinationPath: z
+    .string()
+    .optional()
+    .describe("A path relative to the workspace; defaults to downloads/<source>/<file>. Never overwrites."),
+});
+
+/**
+ * The `artifact_download` tool. It returns only when the job is completed, failed or cancelled.
+ * @param options the download manager and an optional session resolver
+ * @returns a structured tool named `artifact_download`
+ * @example
+ * const tools = [createArtifactDownloadTool({ downloads: governance.downloads }), ...governedTools];
+ */
+export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions): StructuredToolInterface {
+  return tool(
+    async (input, runConfig) => {
+      const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
+      const toolCallId = config.toolCall?.id;
+      const threadId = config.configurable?.thread_id as string | undefined;
+      const reply = (content: unknown, ok: boolean) =>
+        toolCallId === undefined
+          ? JSON.stringify(content)
+          : new ToolMessage({
+              content: JSON.stringify(content),
+              tool_call_id: toolCallId,
+              name: ARTIFACT_DOWNLOAD_TOOL_ID,
+              status: ok ? "success" : "error",
+            });
+      try {
+        const result = await options.downloads.download({
+          mcpInvocationId: input.mcpInvocationId,
+          candidateId: input.candidateId,
+          ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
+          sessionId: options.sessionId?.(config) ?? threadId ?? "default",
+          ...(threadId === undefined ? {} : { threadId }),
+          ...(toolCallId === undefined ? {} : { toolCallId }),
+          onProgress: (progress) =>
+            config.writer?.({
+              type: "artifact_download_progress",
+              ...progress,
+            } satisfies ArtifactDownloadProgressEvent),
+        });
+        return reply(result, result.status === "completed");
+      } catch (error) {
+        if (isGraphBubbleUp(error)) throw error;
+        const governed = isGovernanceError(error)
+          ? error
+          : new GovernanceError("UPSTREAM_UNAVAILABLE", String(error), { cause: error });
+        return reply(toErrorBody(governed), false);
+      }
+    },
+    {
+      name: ARTIFACT_DOWNLOAD_TOOL_ID,
+      description:
+        "Download one artifact candidate that an earlier successful tool call returned (by its mcpInvocationId " +
+        "and candidateId) into the workspace. Runs until the download is completed, failed or cancelled and " +
+        "returns the job id, final path and sha256. Needs the user's permission.",
+      schema,
+    },
+  );
+}

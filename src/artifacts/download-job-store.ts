@@ -1,0 +1,120 @@
+/**
+ * Download jobs (DESIGN.md §7): the persisted state of one governed download, and the store port
+ * with its in-memory default. The SQLite store lives in `download-sqlite-job-store.ts`.
+ */
+import { GovernanceError } from "../governance/errors.js";
+
+/** Life cycle of a job: `queued → running | retrying → verifying → completed | failed | cancelled`. */
+export type DownloadJobStatus =
+  | "queued"
+  | "running"
+  | "retrying"
+  | "verifying"
+  | "completed"
+  | "failed"
+  | "cancelled";
+
+/** The states a job never leaves on its own (only `retry` moves a failed or cancelled job on). */
+export const TERMINAL_DOWNLOAD_STATES: readonly DownloadJobStatus[] = ["completed", "failed", "cancelled"];
+
+/** The error of a failed or cancelled job. */
+export interface DownloadJobError {
+  code: string;
+  message: string;
+  retryable: boolean;
+}
+
+/** One download job as stored. */
+export interface DownloadJob {
+  jobId: string;
+  /** The approved plan this job carries out (one candidate, one destination). */
+  planId: string;
+  mcpInvocationId: string;
+  candidateId: string;
+  sourceId: string;
+  sourceRecordId: string;
+  url: string;
+  /** Absolute path of the finished file (not yet existing until `completed`). */
+  finalPath: string;
+  /** The path relative to the workspace, as the model sees it. */
+  destinationPath: string;
+  sessionId: string;
+  threadId?: string;
+  toolCallId?: string;
+  status: DownloadJobStatus;
+  bytesDownloaded: number;
+  /** Transfer attempts made so far (over every `retry`). */
+  attempts: number;
+  /** `sha256:<hex>` of the finished file. */
+  actualChecksum?: string;
+  /** Non-fatal notes, e.g. a license taken from the result instead of the candidate. */
+  warnings: string[];
+  error?: DownloadJobError;
+  /** Clock milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The job store port. */
+export interface DownloadJobStore {
+  /**
+   * Stores a new job.
+   * @throws GovernanceError `DUPLICATE_ID` for a known `jobId`
+   */
+  create(job: DownloadJob): Promise<void>;
+  /**
+   * Replaces a stored job.
+   * @throws GovernanceError `UNKNOWN_ID` for an unknown `jobId`
+   */
+  update(job: DownloadJob): Promise<void>;
+  /** The job, or `undefined`. */
+  get(jobId: string): Promise<DownloadJob | undefined>;
+  /** Every job, oldest first. */
+  list(): Promise<DownloadJob[]>;
+  /** Releases the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Jobs in a `Map`; they die with the process. */
+export class MemoryDownloadJobStore implements DownloadJobStore {
+  readonly #jobs = new Map<string, DownloadJob>();
+
+  /** @inheritdoc */
+  async create(job: DownloadJob): Promise<void> {
+    if (this.#jobs.has(job.jobId))
+      throw new GovernanceError("DUPLICATE_ID", `Job ${job.jobId} already exists.`);
+    this.#jobs.set(job.jobId, structuredClone(job));
+  }
+
+  /** @inheritdoc */
+  async update(job: DownloadJob): Promise<void> {
+    if (!this.#jobs.has(job.jobId)) throw unknownJob(job.jobId);
+    this.#jobs.set(job.jobId, structuredClone(job));
+  }
+
+  /** @inheritdoc */
+  async get(jobId: string): Promise<DownloadJob | undefined> {
+    const job = this.#jobs.get(jobId);
+    return job === undefined ? undefined : structuredClone(job);
+  }
+
+  /** @inheritdoc */
+  async list(): Promise<DownloadJob[]> {
+    return [...this.#jobs.values()].map((job) => structuredClone(job));
+  }
+
+  /** @inheritdoc */
+  async close(): Promise<void> {}
+}
+
+/**
+ * The error for a job id nobody knows.
+ * @param jobId the id asked for
+ * @returns an `UNKNOWN_ID` error
+ */
+export function unknownJob(jobId: string): GovernanceError {
+  return new GovernanceError(
+    "UNKNOWN_ID",
+    `No download job '${jobId}'; list them with 'sciencegate jobs list'.`,
+  );
+}

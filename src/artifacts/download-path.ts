@@ -1,0 +1,74 @@
+/**
+ * Where a download may land: a relative path inside the workspace, with no `..`, no symlink on the
+ * way and no existing file at the end (a finished download is immutable, so it is never replaced).
+ */
+import { lstat } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { GovernanceError } from "../governance/errors.js";
+import type { ArtifactCandidate } from "../governance/result-types.js";
+
+/** Folder inside the workspace that holds partial files; no destination may point there. */
+export const STAGING_DIR_NAME = ".staging";
+
+/** A checked destination. */
+export interface DownloadDestination {
+  /** Normalized relative path with `/` separators, e.g. `downloads/arxiv/2401.00001v1.pdf`. */
+  relativePath: string;
+  /** Absolute path inside the workspace. */
+  finalPath: string;
+}
+
+/**
+ * The default relative destination of a candidate: `downloads/<sourceId>/<file name>`.
+ * @param candidate the artifact candidate
+ * @returns a relative path made of safe characters only
+ */
+export function defaultDestination(candidate: ArtifactCandidate): string {
+  const base = candidate.filename ?? `${candidate.sourceRecordId}.${candidate.format}`;
+  const safe = base.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  return `downloads/${candidate.sourceId.replace(/[^a-z0-9-]+/g, "_")}/${safe || candidate.candidateId}`;
+}
+
+/**
+ * Checks a destination against the workspace.
+ * @param workspaceDir the absolute workspace directory (`<dataDir>/workspace`)
+ * @param destinationPath the caller's relative path
+ * @returns the normalized relative path and the absolute final path
+ * @throws GovernanceError `INVALID_INPUT` for an absolute path, a `..` segment, the staging folder, a
+ *   symlink component or an existing file
+ */
+export async function checkDestination(
+  workspaceDir: string,
+  destinationPath: string,
+): Promise<DownloadDestination> {
+  const refuse = (why: string) =>
+    new GovernanceError("INVALID_INPUT", `Refused destinationPath '${destinationPath}': ${why}.`, {
+      data: { destinationPath },
+    });
+  if (destinationPath.trim() === "" || destinationPath.includes("\0"))
+    throw refuse("it is empty or malformed");
+  if (isAbsolute(destinationPath) || /^[A-Za-z]:/.test(destinationPath)) {
+    throw refuse("it must be relative to the workspace");
+  }
+  const segments = destinationPath.split(/[\\/]+/).filter((segment) => segment !== "" && segment !== ".");
+  if (segments.includes("..")) throw refuse("it must not contain '..'");
+  if (segments.length === 0) throw refuse("it names no file");
+  if (segments[0] === STAGING_DIR_NAME) throw refuse(`it must not point into ${STAGING_DIR_NAME}`);
+  const root = resolve(workspaceDir);
+  const finalPath = join(root, ...segments);
+  // Belt and braces: the segments are clean, so this only fails on a bug.
+  if (relative(root, finalPath).startsWith("..") || !finalPath.startsWith(root + sep)) {
+    throw refuse("it leaves the workspace");
+  }
+  let current = root;
+  for (const [index, segment] of segments.entries()) {
+    current = join(current, segment);
+    const info = await lstat(current).catch(() => undefined);
+    if (info === undefined) break;
+    if (info.isSymbolicLink()) throw refuse(`'${segments.slice(0, index + 1).join("/")}' is a symbolic link`);
+    if (index === segments.length - 1)
+      throw refuse("a file already exists there (downloads never overwrite)");
+    if (!info.isDirectory()) throw refuse(`'${segments.slice(0, index + 1).join("/")}' is not a directory`);
+  }
+  return { relativePath: segments.join("/"), finalPath };
+}

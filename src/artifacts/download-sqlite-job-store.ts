@@ -1,0 +1,105 @@
+/**
+ * Download jobs in their own SQLite file (`<dataDir>/jobs.sqlite`, WAL), so the ledger schema stays
+ * untouched. better-sqlite3 is loaded lazily inside `open()` to keep the core import cheap.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
+import { GovernanceError } from "../governance/errors.js";
+import { type DownloadJob, type DownloadJobStore, unknownJob } from "./download-job-store.js";
+
+/** File name of the job database inside the data directory. */
+export const DOWNLOAD_JOBS_FILE = "jobs.sqlite";
+
+/**
+ * The default job database path.
+ * @param dataDir the data directory
+ * @returns `<dataDir>/jobs.sqlite`
+ */
+export function downloadJobsPath(dataDir: string): string {
+  return join(dataDir, DOWNLOAD_JOBS_FILE);
+}
+
+/** A `DownloadJobStore` over SQLite; each job is one row holding its JSON. */
+export class SqliteDownloadJobStore implements DownloadJobStore {
+  readonly #db: BetterSqlite3.Database;
+  #closed = false;
+
+  private constructor(db: BetterSqlite3.Database) {
+    this.#db = db;
+  }
+
+  /**
+   * Opens (and creates or migrates) the job database.
+   * @param path the file, or `:memory:`
+   * @returns the store
+   * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the file cannot be opened
+   */
+  static async open(path: string): Promise<SqliteDownloadJobStore> {
+    const { default: Sqlite } = await import("better-sqlite3");
+    try {
+      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      const db = new Sqlite(path);
+      db.pragma("busy_timeout = 5000");
+      db.pragma("journal_mode = WAL");
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS download_jobs (
+           seq INTEGER PRIMARY KEY AUTOINCREMENT,
+           job_id TEXT NOT NULL UNIQUE,
+           status TEXT NOT NULL,
+           body TEXT NOT NULL)`,
+      );
+      return new SqliteDownloadJobStore(db);
+    } catch (cause) {
+      throw new GovernanceError("UPSTREAM_UNAVAILABLE", `Cannot open the job database ${path}.`, { cause });
+    }
+  }
+
+  /** @inheritdoc */
+  async create(job: DownloadJob): Promise<void> {
+    this.#open();
+    try {
+      this.#db
+        .prepare("INSERT INTO download_jobs (job_id, status, body) VALUES (?, ?, ?)")
+        .run(job.jobId, job.status, JSON.stringify(job));
+    } catch (cause) {
+      throw new GovernanceError("DUPLICATE_ID", `Job ${job.jobId} already exists.`, { cause });
+    }
+  }
+
+  /** @inheritdoc */
+  async update(job: DownloadJob): Promise<void> {
+    this.#open();
+    const info = this.#db
+      .prepare("UPDATE download_jobs SET status = ?, body = ? WHERE job_id = ?")
+      .run(job.status, JSON.stringify(job), job.jobId);
+    if (info.changes === 0) throw unknownJob(job.jobId);
+  }
+
+  /** @inheritdoc */
+  async get(jobId: string): Promise<DownloadJob | undefined> {
+    this.#open();
+    const row = this.#db.prepare("SELECT body FROM download_jobs WHERE job_id = ?").get(jobId) as
+      | { body: string }
+      | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.body) as DownloadJob);
+  }
+
+  /** @inheritdoc */
+  async list(): Promise<DownloadJob[]> {
+    this.#open();
+    const rows = this.#db.prepare("SELECT body FROM download_jobs ORDER BY seq").all() as { body: string }[];
+    return rows.map((row) => JSON.parse(row.body) as DownloadJob);
+  }
+
+  /** @inheritdoc */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new GovernanceError("UPSTREAM_UNAVAILABLE", "The job store is closed.");
+  }
+}

@@ -1,0 +1,92 @@
+/** The public shapes of governed downloads: plans, requests, progress and results. */
+import type { AuthorizationDecision } from "../governance/broker-types.js";
+import type { Clock } from "../governance/clock.js";
+import type { ContentStore } from "../governance/content-store.js";
+import type { Ledger } from "../governance/ledger.js";
+import type { ArtifactCandidate } from "../governance/result-types.js";
+import type { ManifestLookup } from "./download-candidate.js";
+import type { DownloadFetch } from "./download-fetch.js";
+import type { DownloadJobStatus, DownloadJobStore } from "./download-job-store.js";
+
+/** The default size cap: 50 MiB. */
+export const DEFAULT_DOWNLOAD_MAX_BYTES = 50 * 1024 * 1024;
+
+/** A permission hook for a planned download; a denial refuses it before any job exists. */
+export type DownloadAuthorize = (
+  plan: DownloadPlan,
+) => AuthorizationDecision | Promise<AuthorizationDecision>;
+
+/** What a download is about to do: the permission card's facts (file, source, destination). */
+export interface DownloadPlan {
+  planId: string;
+  candidate: ArtifactCandidate;
+  license: string;
+  destinationPath: string;
+  sessionId: string;
+  threadId?: string;
+  toolCallId?: string;
+}
+
+/** Options of `DownloadManager`. */
+export interface DownloadManagerOptions {
+  /** The ledger holding the invocation that returned each candidate. */
+  ledger: Ledger;
+  /** The CAS holding that invocation's normalized result. */
+  store: ContentStore;
+  /** Source manifests (their `networkHosts`), usually the `SourceCatalog`. */
+  catalog: ManifestLookup;
+  /** `<dataDir>/workspace`: every download lands inside it. */
+  workspaceDir: string;
+  /** @default a `MemoryDownloadJobStore` */
+  jobStore?: DownloadJobStore;
+  /** Asked once per download after all checks; absent means the caller already asked. */
+  authorize?: DownloadAuthorize;
+  /** @default globalThis.fetch */
+  fetch?: DownloadFetch;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default 50 MiB */
+  maxBytes?: number;
+  /** Transfer attempts per run before the job fails. @default 4 */
+  maxAttempts?: number;
+  /** First backoff delay, doubled per attempt. @default 500 */
+  initialBackoffMs?: number;
+  /** @default crypto.randomUUID */
+  newId?: () => string;
+}
+
+/** Progress of one job. */
+export interface DownloadProgress {
+  jobId: string;
+  candidateId: string;
+  status: DownloadJobStatus;
+  bytesDownloaded: number;
+  totalBytes?: number;
+}
+
+/** Input of `DownloadManager.download`. */
+export interface DownloadRequest {
+  mcpInvocationId: string;
+  candidateId: string;
+  /** Relative to the workspace. @default `downloads/<sourceId>/<file name>` */
+  destinationPath?: string;
+  sessionId: string;
+  threadId?: string;
+  toolCallId?: string;
+  onProgress?: (progress: DownloadProgress) => void;
+}
+
+/** What a download returns, always at a terminal state. */
+export interface DownloadResult {
+  candidateId: string;
+  planId: string;
+  jobId: string;
+  finalPath: string;
+  actualChecksum?: string;
+  bytesDownloaded: number;
+  sourceId: string;
+  sourceRecordId: string;
+  status: "completed" | "failed" | "cancelled";
+  warnings: string[];
+  error?: { code: string; message: string; retryable: boolean };
+}

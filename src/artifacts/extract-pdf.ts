@@ -1,0 +1,140 @@
+import { mkdir, open, readFile, stat } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { canonicalJson, sha256Hex } from "../governance/canonical-json.js";
+import type { Clock } from "../governance/clock.js";
+import { GovernanceError } from "../governance/errors.js";
+import { writeFileAtomic } from "./pdf-atomic-write.js";
+import { type PdfLimits, resolvePdfLimits } from "./pdf-limits.js";
+import { buildPdfExtraction, type PdfManifest } from "./pdf-manifest.js";
+import { runPdfWorker } from "./pdf-worker-runner.js";
+
+/** What to extract and where. */
+export interface ExtractPdfInput {
+  /** The PDF file. */
+  pdfPath: string;
+  /** Folder that receives `fulltext.md` and `manifest.json` (created when missing). */
+  outDir: string;
+  /** A label for messages (paper id); defaults to the file name. */
+  id?: string;
+}
+
+/** Seams of `extractPdf`. */
+export interface ExtractPdfOptions {
+  /** Times the wall-clock bound. @default systemClock */
+  clock?: Clock;
+}
+
+/** The outcome of an extraction (or of the earlier one it found). */
+export interface ExtractPdfResult {
+  textPath: string;
+  manifestPath: string;
+  pageCount: number;
+  warnings: string[];
+  inputSha256: string;
+}
+
+const PDF_SIGNATURE = "%PDF-";
+/** PDF readers accept the signature anywhere in the first KiB (leading junk is common). */
+const SIGNATURE_WINDOW = 1024;
+
+async function checkSignature(pdfPath: string, label: string): Promise<void> {
+  const handle = await open(pdfPath, "r");
+  try {
+    const head = Buffer.alloc(SIGNATURE_WINDOW);
+    const { bytesRead } = await handle.read(head, 0, SIGNATURE_WINDOW, 0);
+    if (!head.subarray(0, bytesRead).includes(PDF_SIGNATURE, 0, "latin1")) {
+      throw new GovernanceError(
+        "INVALID_INPUT",
+        `${label} is not a PDF: no '%PDF-' signature in its first ${SIGNATURE_WINDOW} bytes.`,
+        { data: { pdfPath } },
+      );
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readExisting(
+  manifestPath: string,
+  textPath: string,
+  sha: string,
+  limits: PdfLimits,
+): Promise<PdfManifest | undefined> {
+  try {
+    const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as PdfManifest;
+    await stat(textPath);
+    const same = manifest.inputSha256 === sha && canonicalJson(manifest.limits) === canonicalJson(limits);
+    return same ? manifest : undefined;
+  } catch {
+    return undefined; // absent or unreadable: extract again and overwrite
+  }
+}
+
+/**
+ * Extracts the text of a PDF with pdf.js in a worker thread under hard bounds, writing
+ * `<outDir>/fulltext.md` (a `## Page N` section per page) and `<outDir>/manifest.json`.
+ * Idempotent: when `outDir` already holds an extraction of the same bytes under the same limits it is
+ * returned as is, without running the parser.
+ * @param input the PDF, the output folder and an optional id for messages
+ * @param limits bounds; absent ones default to 50 MiB, 200 pages, 20 M characters, 120 s
+ * @param options the clock for the wall-time bound
+ * @returns the output paths, page count, warnings and the input's SHA-256
+ * @throws GovernanceError `INVALID_INPUT` for a non-PDF or a bad limit, `NOT_FOUND` for a missing file,
+ *   `RESPONSE_TOO_LARGE` when `maxBytes`, `maxPages` or `maxCharacters` is crossed (data.limit names it),
+ *   `TIMEOUT` when `timeoutMs` passes, `NORMALIZATION_FAILED` when pdf.js cannot parse the file
+ * @example
+ * const { textPath, pageCount } = await extractPdf({ pdfPath: "paper.pdf", outDir: "papers/p1" });
+ */
+export async function extractPdf(
+  input: ExtractPdfInput,
+  limits: Partial<PdfLimits> = {},
+  options: ExtractPdfOptions = {},
+): Promise<ExtractPdfResult> {
+  const bounds = resolvePdfLimits(limits);
+  const label = input.id ?? basename(input.pdfPath);
+  const size = await stat(input.pdfPath).then(
+    (s) => s.size,
+    (cause: unknown) => {
+      throw new GovernanceError("NOT_FOUND", `Cannot read PDF ${input.pdfPath}: ${String(cause)}`, { cause });
+    },
+  );
+  if (size > bounds.maxBytes) {
+    throw new GovernanceError(
+      "RESPONSE_TOO_LARGE",
+      `PDF ${label} exceeds the maxBytes limit: ${size} bytes > ${bounds.maxBytes}; not read.`,
+      { data: { limit: "maxBytes", max: bounds.maxBytes, actual: size } },
+    );
+  }
+  await checkSignature(input.pdfPath, label);
+  const bytes = await readFile(input.pdfPath);
+  const inputSha256 = sha256Hex(bytes);
+  const textPath = join(input.outDir, "fulltext.md");
+  const manifestPath = join(input.outDir, "manifest.json");
+  const existing = await readExisting(manifestPath, textPath, inputSha256, bounds);
+  if (existing) {
+    return {
+      textPath,
+      manifestPath,
+      pageCount: existing.pageCount,
+      warnings: existing.warnings,
+      inputSha256,
+    };
+  }
+
+  const { parser, pages } = await runPdfWorker(new Uint8Array(bytes), bounds, {
+    label,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const { fulltext, manifest } = buildPdfExtraction({
+    parser,
+    inputSha256,
+    pdfBytes: size,
+    limits: bounds,
+    pages,
+  });
+  await mkdir(input.outDir, { recursive: true });
+  // The manifest goes last: its presence with this sha marks a complete extraction.
+  await writeFileAtomic(textPath, fulltext);
+  await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  return { textPath, manifestPath, pageCount: manifest.pageCount, warnings: manifest.warnings, inputSha256 };
+}

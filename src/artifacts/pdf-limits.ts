@@ -1,0 +1,47 @@
+/** The hard bounds of PDF extraction (issue 8, item 2) and their defaults. */
+import { GovernanceError } from "../governance/errors.js";
+
+/** Bounds that stop an extraction; crossing one terminates the extraction worker. */
+export interface PdfLimits {
+  /** Largest PDF accepted, checked on the file size before reading. @default 52_428_800 (50 MiB) */
+  maxBytes: number;
+  /** Most pages a PDF may have. @default 200 */
+  maxPages: number;
+  /** Most characters of extracted text over all pages. @default 20_000_000 */
+  maxCharacters: number;
+  /** Wall time of the whole extraction, measured in the parent thread. @default 120_000 */
+  timeoutMs: number;
+}
+
+/** The default bounds: 50 MiB, 200 pages, 20 M characters, 120 s. */
+export const DEFAULT_PDF_LIMITS: Readonly<PdfLimits> = Object.freeze({
+  maxBytes: 50 * 1024 * 1024,
+  maxPages: 200,
+  maxCharacters: 20_000_000,
+  timeoutMs: 120_000,
+});
+
+/**
+ * Fills absent bounds with the defaults and checks the given ones.
+ * @param limits the caller's bounds (any subset)
+ * @returns every bound set
+ * @throws GovernanceError `INVALID_INPUT` when a bound is not a positive number
+ */
+export function resolvePdfLimits(limits: Partial<PdfLimits> = {}): PdfLimits {
+  const resolved: PdfLimits = { ...DEFAULT_PDF_LIMITS };
+  for (const key of Object.keys(DEFAULT_PDF_LIMITS) as (keyof PdfLimits)[]) {
+    const value = limits[key];
+    if (value === undefined) continue;
+    if (!(typeof value === "number" && Number.isFinite(value) && value > 0)) {
+      throw new GovernanceError(
+        "INVALID_INPUT",
+        `PDF limit ${key} must be a positive number, got ${value}.`,
+        {
+          data: { limit: key, value },
+        },
+      );
+    }
+    resolved[key] = value;
+  }
+  return resolved;
+}
