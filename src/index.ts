@@ -41,6 +41,39 @@ export {
 } from "./adk/tool-use-verified.js";
 export { type ToolUseVerifiedOptions, withToolUseVerified } from "./adk/with-tool-use-verified.js";
 export { loadWorkflowDeclarations } from "./adk/workflow-file.js";
+export {
+  type ArtifactDownloadProgressEvent,
+  type ArtifactDownloadToolOptions,
+  createArtifactDownloadTool,
+} from "./artifacts/artifact-download-tool.js";
+export type { ManifestLookup } from "./artifacts/download-candidate.js";
+export type { DownloadFetch } from "./artifacts/download-fetch.js";
+export {
+  type DownloadJob,
+  type DownloadJobError,
+  type DownloadJobStatus,
+  type DownloadJobStore,
+  MemoryDownloadJobStore,
+} from "./artifacts/download-job-store.js";
+export { DownloadManager } from "./artifacts/download-manager.js";
+export { SqliteDownloadJobStore } from "./artifacts/download-sqlite-job-store.js";
+export {
+  DEFAULT_DOWNLOAD_MAX_BYTES,
+  type DownloadAuthorize,
+  type DownloadManagerOptions,
+  type DownloadPlan,
+  type DownloadProgress,
+  type DownloadRequest,
+  type DownloadResult,
+} from "./artifacts/download-types.js";
+export {
+  type ExtractPdfInput,
+  type ExtractPdfOptions,
+  type ExtractPdfResult,
+  extractPdf,
+} from "./artifacts/extract-pdf.js";
+export { DEFAULT_PDF_LIMITS, type PdfLimits } from "./artifacts/pdf-limits.js";
+export type { PdfManifest, PdfManifestPage } from "./artifacts/pdf-manifest.js";
 export { resolveConfigPath } from "./config/config-path.js";
 export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./config/default-config.js";
 export {

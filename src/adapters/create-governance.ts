@@ -9,6 +9,10 @@ import {
   SCIENCE_TOML_FILE,
   type ScienceProject,
 } from "../adk/science-toml.js";
+import type { DownloadFetch } from "../artifacts/download-fetch.js";
+import { MemoryDownloadJobStore } from "../artifacts/download-job-store.js";
+import { DownloadManager } from "../artifacts/download-manager.js";
+import { downloadJobsPath, SqliteDownloadJobStore } from "../artifacts/download-sqlite-job-store.js";
 import { defaultExtensionsConfigJson } from "../config/default-config.js";
 import { loadExtensionsConfig, parseExtensionsConfig } from "../config/extensions-config.js";
 import type { ExtensionsConfig } from "../config/types.js";
@@ -85,6 +89,8 @@ export interface GovernanceOptions {
   createTransport?: ServerPoolOptions["createTransport"];
   /** @default systemClock */
   clock?: Clock;
+  /** The HTTP seam of `artifact_download` (tests serve bytes without network). @default globalThis.fetch */
+  fetch?: DownloadFetch;
 }
 
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
@@ -108,6 +114,11 @@ export interface Governance {
   permissionsEnforced: boolean;
   sessions: SessionSettings;
   surface: ToolSurface;
+  /**
+   * Governed downloads into `<dataDir>/workspace` (jobs in `<dataDir>/jobs.sqlite`, or in memory when
+   * the app passes its own `ledger` and no `dataDir`).
+   */
+  downloads: DownloadManager;
   /** The session's governed tools (registry → catalog availability → session enablement). */
   tools(sessionId: string): SurfaceTool[];
   /** Re-lists every server's tools now. */
@@ -178,6 +189,19 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     ...clock,
   });
   const sessions = new SessionSettings();
+  const jobStore =
+    options.ledger && !options.dataDir
+      ? new MemoryDownloadJobStore()
+      : await SqliteDownloadJobStore.open(downloadJobsPath(dataDir));
+  const downloads = new DownloadManager({
+    ledger,
+    store,
+    catalog,
+    jobStore,
+    workspaceDir: join(dataDir, "workspace"),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...clock,
+  });
   const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
   const broker = new Broker({
     catalog,
@@ -217,6 +241,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     permissionsEnforced,
     sessions,
     surface,
+    downloads,
     tools: (sessionId) => surface.tools(sessionId),
     refresh: () => catalog.refresh(),
     close: async () => {
@@ -224,6 +249,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       await pool.close();
       await ledger.close();
       await grants.close();
+      await jobStore.close();
     },
   };
 }

@@ -7,7 +7,9 @@ import { isToolError } from "../adk/tool-error.js";
 import { isGovernanceError } from "../governance/errors.js";
 import { auditCommand } from "./commands/audit.js";
 import { type CallIo, callCommand } from "./commands/call.js";
+import { extractCommand } from "./commands/extract.js";
 import { grantsCommand } from "./commands/grants.js";
+import { jobsCommand } from "./commands/jobs.js";
 import { searchToolsCommand } from "./commands/search-tools.js";
 import { toolsCommand } from "./commands/tools.js";
 import { verifyCommand } from "./commands/verify.js";
@@ -24,10 +26,13 @@ Commands:
        [--approve once|matching|deny|always]         answer a dangerous call's approval card (else asked in a TTY)
   audit [--session ID] [--limit N] [--json]          ledger rows and a summary
   grants [list|revoke ID] [--session ID] [--json]    session permission grants; revoke one
+  jobs [list|cancel ID|retry ID] [--json]            download jobs; cancel one, or retry a failed one
   verify --workflow FILE --run RUN_ID [--json]      tool_use_verified gate: every node that declared
                                                      tools made a successful call of one in the run
   search-tools "<query>" [--max-results N] [--config FILE] [--json]
                                                      rank tools as tool_search does (works offline)
+  extract <pdf> [--out DIR] [--json]                 bounded PDF text extraction (pdf.js in a worker) to
+                                                     DIR/fulltext.md + manifest.json (default ./<name>-extracted)
   serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
   serve llm-wiki                                     run the LLM Wiki bridge (stdio; $SCIENCE_AGENT_LLM_WIKI_URL)
 
@@ -179,6 +184,28 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
           ...(values.session ? { session: values.session } : {}),
         });
       }
+      case "jobs": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { config: { type: "string" }, json: { type: "boolean", default: false } },
+          strict: true,
+        });
+        const [action = "list", id, ...extra] = positionals;
+        const valid =
+          (action === "list" && id === undefined) ||
+          ((action === "cancel" || action === "retry") && id !== undefined);
+        if (!valid || extra.length > 0) {
+          io.stderr("sciencegate jobs: use 'jobs list', 'jobs cancel ID' or 'jobs retry ID'\n");
+          return 2;
+        }
+        return await jobsCommand(io, {
+          action,
+          json: values.json ?? false,
+          ...(id === undefined ? {} : { id }),
+          ...(values.config ? { configPath: values.config } : {}),
+        });
+      }
       case "verify": {
         const { values } = parseArgs({
           args: rest,
@@ -200,6 +227,26 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
         return await withRuntime(io, values, (runtime) =>
           verifyCommand(runtime, io, { workflow, run, json: values.json ?? false }),
         );
+      }
+      case "extract": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { out: { type: "string" }, json: { type: "boolean", default: false } },
+          strict: true,
+        });
+        const [pdf, ...extra] = positionals;
+        if (!pdf || extra.length > 0) {
+          io.stderr(
+            "sciencegate extract: name exactly one PDF, e.g. sciencegate extract paper.pdf --out paper\n",
+          );
+          return 2;
+        }
+        return await extractCommand(io, {
+          pdf,
+          json: values.json ?? false,
+          ...(values.out ? { out: values.out } : {}),
+        });
       }
       case "serve":
         return await serveCommand(rest, io);

@@ -1,0 +1,182 @@
+/** A download test bench: a ledger row whose CAS result offers candidates, and a scripted `fetch`. */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
+import type { DownloadJob } from "../../src/artifacts/download-job-store.js";
+import { DownloadManager } from "../../src/artifacts/download-manager.js";
+import type { DownloadManagerOptions } from "../../src/artifacts/download-types.js";
+import { MemoryContentStore } from "../../src/governance/content-store.js";
+import type { SourceManifest } from "../../src/governance/manifest-schema.js";
+import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import type { ArtifactCandidate, McpToolResult } from "../../src/governance/result-types.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
+import { makeSource } from "../governance/manifest-factory.js";
+
+/** The bytes an arXiv PDF candidate serves in tests. */
+export const PDF = new TextEncoder().encode(`%PDF-1.4\n${"x".repeat(4000)}\n%%EOF\n`);
+
+/** A candidate on arxiv.org. */
+export function makeCandidate(overrides: Partial<ArtifactCandidate> = {}): ArtifactCandidate {
+  return {
+    candidateId: "c1",
+    sourceId: "arxiv",
+    sourceRecordId: "2401.00001v1",
+    url: "https://arxiv.org/pdf/2401.00001v1",
+    format: "pdf",
+    kind: "paper",
+    license: "CC-BY-4.0",
+    ...overrides,
+  };
+}
+
+/** One request the fake server saw. */
+export interface SeenRequest {
+  url: string;
+  range: string | undefined;
+}
+
+/** A route of the fake server: answers one request. */
+export type Route = (request: SeenRequest, signal: AbortSignal | undefined) => Response | Promise<Response>;
+
+/**
+ * A body that sends `bytes` and then fails like a dropped connection.
+ * @param bytes what arrives before the drop
+ */
+export function droppingBody(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  let sent = false;
+  return new ReadableStream({
+    pull(controller) {
+      if (!sent) {
+        sent = true;
+        controller.enqueue(bytes);
+      } else controller.error(new Error("socket hang up"));
+    },
+  });
+}
+
+/**
+ * A body that sends `first`, then waits until `release` resolves (or the signal aborts).
+ */
+export function stalledBody(first: Uint8Array, release: Promise<Uint8Array>, signal?: AbortSignal) {
+  let step = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      step++;
+      if (step === 1) return controller.enqueue(first);
+      if (step > 2) return controller.close();
+      signal?.addEventListener("abort", () => controller.error(new Error("aborted")), { once: true });
+      controller.enqueue(await release);
+    },
+  });
+}
+
+/** The bench: manager, ledger, store, clock, temp workspace and the routes the fake `fetch` serves. */
+export async function createBench(
+  candidates: ArtifactCandidate[] = [makeCandidate()],
+  options: Partial<DownloadManagerOptions> & { hosts?: string[] } = {},
+) {
+  const dataDir = await mkdtemp(join(tmpdir(), "sciencegate-download-"));
+  const workspaceDir = join(dataDir, "workspace");
+  const ledger = new MemoryLedger();
+  const store = new MemoryContentStore();
+  const clock = new ManualClock(Date.parse("2026-01-01T00:00:00Z"));
+  const routes = new Map<string, Route>();
+  const seen: SeenRequest[] = [];
+  const fetch: DownloadFetch = async (url, init) => {
+    const headers = (init.headers ?? {}) as Record<string, string>;
+    const request = { url, range: headers.range };
+    seen.push(request);
+    const route = routes.get(url);
+    if (!route) return new Response("not found", { status: 404 });
+    return route(request, init.signal ?? undefined);
+  };
+  const manifest = makeSource({
+    id: "arxiv",
+    governance: {
+      ...makeSource().governance,
+      networkHosts: options.hosts ?? ["arxiv.org", "export.arxiv.org"],
+    },
+  }) as unknown as SourceManifest;
+  const catalog = { source: (id: string) => (id === "arxiv" ? { manifest } : undefined) };
+  const result: McpToolResult = {
+    records: [],
+    artifacts: candidates,
+    warnings: [],
+    attribution: "arXiv",
+    license: "arXiv non-exclusive license",
+    retrievedAt: "2026-01-01T00:00:00Z",
+    sourceId: "arxiv",
+    toolId: "prepare_download",
+    untrusted: true,
+  };
+  const { ref } = await store.putJson(result);
+  await ledger.append({
+    invocationId: "inv-1",
+    sessionId: "s1",
+    sourceId: "arxiv",
+    toolId: "prepare_download",
+    status: "ok",
+    startedAt: "2026-01-01T00:00:00Z",
+    finishedAt: "2026-01-01T00:00:01Z",
+    durationMs: 1000,
+    attempts: 1,
+    cacheHit: false,
+    queueWaitMs: 0,
+    normalizedRef: ref,
+  });
+  const { hosts: _hosts, ...managerOptions } = options;
+  const manager = new DownloadManager({
+    ledger,
+    store,
+    catalog,
+    workspaceDir,
+    fetch,
+    clock,
+    ...managerOptions,
+  });
+  /** Serves `bytes` at `url` (honouring Range with a 206). */
+  const serve = (url: string, bytes: Uint8Array) =>
+    routes.set(url, ({ range }) => {
+      const start = range === undefined ? 0 : Number(/bytes=(\d+)-/.exec(range)?.[1] ?? 0);
+      return new Response(bytes.slice(start), {
+        status: start > 0 ? 206 : 200,
+        headers: { "content-length": String(bytes.length - start) },
+      });
+    });
+  /** Awaits a promise while firing the manual clock's timers (retry backoff). */
+  const settle = async <T>(promise: Promise<T>): Promise<T> => {
+    let done = false;
+    const tracked = promise.finally(() => {
+      done = true;
+    });
+    while (!done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (clock.pendingTimers > 0) await clock.advance(60_000);
+    }
+    return tracked;
+  };
+  return { manager, ledger, store, clock, routes, seen, serve, settle, dataDir, workspaceDir };
+}
+
+/** A stored job with the given id and status. */
+export function makeJob(jobId: string, status: DownloadJob["status"] = "queued"): DownloadJob {
+  return {
+    jobId,
+    planId: `plan-${jobId}`,
+    mcpInvocationId: "inv-1",
+    candidateId: "c1",
+    sourceId: "arxiv",
+    sourceRecordId: "2401.00001v1",
+    url: "https://arxiv.org/pdf/2401.00001v1",
+    finalPath: `/w/${jobId}.pdf`,
+    destinationPath: `${jobId}.pdf`,
+    sessionId: "s1",
+    status,
+    bytesDownloaded: 0,
+    attempts: 0,
+    warnings: [],
+    createdAt: 1,
+    updatedAt: 1,
+  };
+}

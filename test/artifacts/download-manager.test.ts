@@ -1,0 +1,307 @@
+import { createHash } from "node:crypto";
+import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import type { DownloadProgress } from "../../src/artifacts/download-types.js";
+import { createBench, droppingBody, makeCandidate, PDF, stalledBody } from "./download-harness.js";
+
+const URL_1 = "https://arxiv.org/pdf/2401.00001v1";
+const sha = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+
+describe("DownloadManager", () => {
+  test("downloads a candidate into the workspace, read-only, with its sha256 and job states", async () => {
+    const bench = await createBench([
+      makeCandidate({ sizeBytes: PDF.length, checksum: { algorithm: "sha256", value: sha(PDF).slice(7) } }),
+    ]);
+    bench.serve(URL_1, PDF);
+    const progress: DownloadProgress[] = [];
+    const result = await bench.manager.download({
+      mcpInvocationId: "inv-1",
+      candidateId: "c1",
+      sessionId: "s1",
+      onProgress: (p) => progress.push(p),
+    });
+    expect(result).toMatchObject({
+      status: "completed",
+      candidateId: "c1",
+      sourceId: "arxiv",
+      sourceRecordId: "2401.00001v1",
+      bytesDownloaded: PDF.length,
+      actualChecksum: sha(PDF),
+      finalPath: join(bench.workspaceDir, "downloads/arxiv/2401.00001v1.pdf"),
+    });
+    expect(new Uint8Array(await readFile(result.finalPath))).toEqual(PDF);
+    expect((await stat(result.finalPath)).mode & 0o222).toBe(0);
+    expect([...new Set(progress.map((p) => p.status))]).toEqual(["running", "verifying", "completed"]);
+    const [job] = await bench.manager.list();
+    expect(job).toMatchObject({
+      jobId: result.jobId,
+      planId: result.planId,
+      status: "completed",
+      actualChecksum: sha(PDF),
+    });
+  });
+
+  test("resumes with a Range request after a dropped connection", async () => {
+    const bench = await createBench();
+    let calls = 0;
+    bench.routes.set(URL_1, ({ range }) => {
+      calls++;
+      if (calls === 1) {
+        return new Response(droppingBody(PDF.slice(0, 1000)), {
+          headers: { "content-length": String(PDF.length) },
+        });
+      }
+      const start = Number(/bytes=(\d+)-/.exec(range ?? "")?.[1]);
+      return new Response(PDF.slice(start), { status: 206 });
+    });
+    const statuses: string[] = [];
+    const result = await bench.settle(
+      bench.manager.download({
+        mcpInvocationId: "inv-1",
+        candidateId: "c1",
+        sessionId: "s1",
+        onProgress: (p) => statuses.push(p.status),
+      }),
+    );
+    expect(result.status).toBe("completed");
+    expect(bench.seen.map((r) => r.range)).toEqual([undefined, "bytes=1000-"]);
+    expect(new Uint8Array(await readFile(result.finalPath))).toEqual(PDF);
+    expect(result.actualChecksum).toBe(sha(PDF));
+    expect(statuses).toContain("retrying");
+  });
+
+  test.each([
+    ["a foreign host", "https://evil.example.com/paper.pdf", /not on the source's allowlist/],
+    ["http:", "http://arxiv.org/pdf/2401.00001v1", /instead of https/],
+  ])("refuses a redirect to %s", async (_name, location, message) => {
+    const bench = await createBench();
+    bench.routes.set(URL_1, () => new Response(null, { status: 302, headers: { location } }));
+    bench.serve(location, PDF);
+    const result = await bench.manager.download({
+      mcpInvocationId: "inv-1",
+      candidateId: "c1",
+      sessionId: "s1",
+    });
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({ code: "PERMISSION_DENIED", retryable: false });
+    expect(result.error?.message).toMatch(message);
+    expect(bench.seen.map((r) => r.url)).toEqual([URL_1]);
+  });
+
+  test("follows an allowed redirect and refuses a sixth one", async () => {
+    const bench = await createBench();
+    bench.routes.set(
+      URL_1,
+      () => new Response(null, { status: 301, headers: { location: "https://export.arxiv.org/pdf/a" } }),
+    );
+    bench.serve("https://export.arxiv.org/pdf/a", PDF);
+    const ok = await bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" });
+    expect(ok.status).toBe("completed");
+
+    const loop = await createBench();
+    loop.routes.set(URL_1, () => new Response(null, { status: 302, headers: { location: URL_1 } }));
+    const looped = await loop.manager.download({
+      mcpInvocationId: "inv-1",
+      candidateId: "c1",
+      sessionId: "s1",
+    });
+    expect(looped.error?.message).toMatch(/More than 5 redirects/);
+    expect(loop.seen).toHaveLength(6);
+  });
+
+  test.each([
+    ["checksum", { checksum: { algorithm: "sha256" as const, value: "0".repeat(64) } }, /Checksum mismatch/],
+    ["size", { sizeBytes: PDF.length + 1 }, /Size mismatch/],
+  ])("fails on a %s mismatch and leaves no file", async (_name, overrides, message) => {
+    const bench = await createBench([makeCandidate(overrides)]);
+    bench.serve(URL_1, PDF);
+    const result = await bench.manager.download({
+      mcpInvocationId: "inv-1",
+      candidateId: "c1",
+      sessionId: "s1",
+    });
+    expect(result.status).toBe("failed");
+    expect(result.error?.message).toMatch(message);
+    await expect(stat(result.finalPath)).rejects.toThrow();
+  });
+
+  test.each([
+    ["announced", true],
+    ["streamed", false],
+  ])("stops an oversize body (%s)", async (_name, announce) => {
+    const bench = await createBench(undefined, { maxBytes: 1000 });
+    bench.routes.set(URL_1, () =>
+      announce
+        ? new Response(PDF, { headers: { "content-length": String(PDF.length) } })
+        : new Response(new Blob([PDF]).stream()),
+    );
+    const result = await bench.manager.download({
+      mcpInvocationId: "inv-1",
+      candidateId: "c1",
+      sessionId: "s1",
+    });
+    expect(result).toMatchObject({ status: "failed", error: { code: "RESPONSE_TOO_LARGE" } });
+  });
+
+  test.each(["../escape.pdf", "a/../../escape.pdf", "/etc/escape.pdf", ".staging/x.pdf"])(
+    "refuses destination %s before any request",
+    async (destinationPath) => {
+      const bench = await createBench();
+      bench.serve(URL_1, PDF);
+      await expect(
+        bench.manager.download({
+          mcpInvocationId: "inv-1",
+          candidateId: "c1",
+          sessionId: "s1",
+          destinationPath,
+        }),
+      ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+      expect(bench.seen).toHaveLength(0);
+      expect(await bench.manager.list()).toHaveLength(0);
+    },
+  );
+
+  test("refuses a symlink component and an existing file", async () => {
+    const bench = await createBench();
+    bench.serve(URL_1, PDF);
+    await mkdir(bench.workspaceDir, { recursive: true });
+    await symlink(bench.dataDir, join(bench.workspaceDir, "link"));
+    await writeFile(join(bench.workspaceDir, "taken.pdf"), "old");
+    const base = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" };
+    await expect(bench.manager.download({ ...base, destinationPath: "link/x.pdf" })).rejects.toThrow(
+      /symbolic link/,
+    );
+    await expect(bench.manager.download({ ...base, destinationPath: "taken.pdf" })).rejects.toThrow(
+      /already exists/,
+    );
+    expect(await readFile(join(bench.workspaceDir, "taken.pdf"), "utf8")).toBe("old");
+    expect(bench.seen).toHaveLength(0);
+  });
+
+  test.each([
+    ["a candidate the invocation did not return", "inv-1", "other", "NOT_FOUND"],
+    ["an unknown invocation", "inv-404", "c1", "NOT_FOUND"],
+  ])("refuses %s", async (_name, mcpInvocationId, candidateId, code) => {
+    const bench = await createBench();
+    await expect(
+      bench.manager.download({ mcpInvocationId, candidateId, sessionId: "s1" }),
+    ).rejects.toMatchObject({ code });
+    expect(bench.seen).toHaveLength(0);
+  });
+
+  test.each([
+    [
+      "a host off the allowlist",
+      makeCandidate({ url: "https://evil.example.com/a.pdf" }),
+      "PERMISSION_DENIED",
+    ],
+    ["another source's candidate", makeCandidate({ sourceId: "pubmed" }), "PERMISSION_DENIED"],
+    ["an http URL", makeCandidate({ url: "http://arxiv.org/pdf/a" }), "PERMISSION_DENIED"],
+  ])("refuses %s", async (_name, candidate, code) => {
+    const bench = await createBench([candidate]);
+    await expect(
+      bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
+    ).rejects.toMatchObject({ code });
+  });
+
+  test("uses the result's license with a warning when the candidate has none", async () => {
+    const { license: _none, ...unlicensed } = makeCandidate();
+    const bench = await createBench([unlicensed]);
+    bench.serve(URL_1, PDF);
+    const result = await bench.manager.download({
+      mcpInvocationId: "inv-1",
+      candidateId: "c1",
+      sessionId: "s1",
+    });
+    expect(result.status).toBe("completed");
+    expect(result.warnings.join()).toMatch(/arXiv non-exclusive license/);
+  });
+
+  test("a denied plan starts no job", async () => {
+    const bench = await createBench(undefined, {
+      authorize: () => ({ allowed: false, reason: "user said no" }),
+    });
+    bench.serve(URL_1, PDF);
+    await expect(
+      bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
+    ).rejects.toMatchObject({
+      code: "PERMISSION_DENIED",
+    });
+    expect(bench.seen).toHaveLength(0);
+  });
+
+  test("cancels a running job, then retries it to completion", async () => {
+    const bench = await createBench();
+    bench.routes.set(
+      URL_1,
+      (_request, signal) => new Response(stalledBody(PDF.slice(0, 10), new Promise(() => {}), signal)),
+    );
+    const seenRunning = new Promise<string>((resolve) => {
+      void bench.manager
+        .download({
+          mcpInvocationId: "inv-1",
+          candidateId: "c1",
+          sessionId: "s1",
+          onProgress: (p) => p.bytesDownloaded > 0 && resolve(p.jobId),
+        })
+        .then((result) => results.push(result.status));
+    });
+    const results: string[] = [];
+    const jobId = await seenRunning;
+    const cancelled = await bench.manager.cancel(jobId);
+    expect(cancelled).toMatchObject({ status: "cancelled", error: { code: "CANCELLED" } });
+    await expect(stat(join(bench.workspaceDir, ".staging", `${jobId}.part`))).rejects.toThrow();
+
+    bench.serve(URL_1, PDF);
+    const retried = await bench.manager.retry(jobId);
+    expect(retried).toMatchObject({ jobId, status: "completed", actualChecksum: sha(PDF) });
+    expect(results).toEqual(["cancelled"]);
+    await expect(bench.manager.retry(jobId)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(bench.manager.cancel("nope")).rejects.toMatchObject({ code: "UNKNOWN_ID" });
+  });
+
+  test("a job that exhausts its retries fails and can be retried later", async () => {
+    const bench = await createBench(undefined, { maxAttempts: 2 });
+    bench.routes.set(URL_1, () => new Response("busy", { status: 503 }));
+    const failed = await bench.settle(
+      bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
+    );
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { code: "UPSTREAM_UNAVAILABLE", retryable: true },
+    });
+    expect(bench.seen).toHaveLength(2);
+    bench.serve(URL_1, PDF);
+    const retried = await bench.manager.retry(failed.jobId);
+    expect(retried.status).toBe("completed");
+    expect((await bench.manager.list()).map((job) => [job.status, job.attempts])).toEqual([["completed", 3]]);
+  });
+
+  test("runs several downloads concurrently", async () => {
+    const ids = ["a", "b", "c"];
+    const bench = await createBench(
+      ids.map((id) =>
+        makeCandidate({ candidateId: id, sourceRecordId: id, url: `https://arxiv.org/pdf/${id}` }),
+      ),
+    );
+    let release: (bytes: Uint8Array) => void = () => {};
+    const gate = new Promise<Uint8Array>((resolve) => {
+      release = resolve;
+    });
+    for (const id of ids)
+      bench.routes.set(`https://arxiv.org/pdf/${id}`, () => new Response(stalledBody(PDF.slice(0, 5), gate)));
+    const all = Promise.all(
+      ids.map((candidateId) =>
+        bench.manager.download({ mcpInvocationId: "inv-1", candidateId, sessionId: "s1" }),
+      ),
+    );
+    while (bench.seen.length < ids.length) await new Promise((resolve) => setImmediate(resolve));
+    // All three requests are open before any body completes.
+    release(PDF.slice(5));
+    const results = await all;
+    expect(results.map((r) => [r.candidateId, r.status, r.actualChecksum])).toEqual(
+      ids.map((id) => [id, "completed", sha(PDF)]),
+    );
+  });
+});
