@@ -72,6 +72,13 @@ export {
   type ExtractPdfResult,
   extractPdf,
 } from "./artifacts/extract-pdf.js";
+export {
+  createPaperExtractTool,
+  PAPER_EXTRACT_TOOL_ID,
+  type PaperExtractResult,
+  type PaperExtractToolOptions,
+  type TurnToolCallIds,
+} from "./artifacts/paper-extract-tool.js";
 export { DEFAULT_PDF_LIMITS, type PdfLimits } from "./artifacts/pdf-limits.js";
 export type { PdfManifest, PdfManifestPage } from "./artifacts/pdf-manifest.js";
 export { resolveConfigPath } from "./config/config-path.js";

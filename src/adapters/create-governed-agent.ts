@@ -6,6 +6,10 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
+import { createArtifactDownloadTool } from "../artifacts/artifact-download-tool.js";
+import type { DownloadManager } from "../artifacts/download-manager.js";
+import { createPaperExtractTool } from "../artifacts/paper-extract-tool.js";
+import { resolveDataDir } from "../governance/data-dir.js";
 import { type ApprovalGateRuntime, createApprovalGate } from "../nodes/approval-gate.js";
 import type { ApprovalHook } from "../nodes/approval-hook.js";
 import type { GovernedRuntime } from "../nodes/execute-tool-call.js";
@@ -38,6 +42,13 @@ export interface GovernedAgentOptions {
   promotionScope?: PromotionScope;
   /** The governance session of a call. @default `configurable.thread_id` */
   sessionId?: SessionIdResolver;
+  /**
+   * Adds the built-in (not deferred) `artifact_download` and `paper_extract_pdf` tools when the
+   * governance runtime has `downloads`. @default true
+   */
+  artifactTools?: boolean;
+  /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the `createGovernance` default data directory */
+  dataDir?: string;
 }
 
 /**
@@ -53,7 +64,7 @@ export interface GovernedAgentOptions {
 export function createGovernedAgent(options: GovernedAgentOptions) {
   const shared = {
     governance: options.governance,
-    builtinTools: options.tools ?? [],
+    builtinTools: [...(options.tools ?? []), ...artifactTools(options)],
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
   };
   const agent = createModelNode({
@@ -71,6 +82,17 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
     .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
     .addEdge(GOVERNED_TOOLS_NODE, "agent")
     .compile(options.checkpointer ? { checkpointer: options.checkpointer } : {});
+}
+
+/** The artifact built-ins, for a runtime with governed downloads (unless the app opts out). */
+function artifactTools(options: GovernedAgentOptions): StructuredToolInterface[] {
+  const downloads = (options.governance as GovernedRuntime & { downloads?: DownloadManager }).downloads;
+  if (options.artifactTools === false || downloads === undefined) return [];
+  const dataDir = options.dataDir ?? resolveDataDir();
+  return [
+    createArtifactDownloadTool({ downloads, ...(options.sessionId ? { sessionId: options.sessionId } : {}) }),
+    createPaperExtractTool({ downloads, dataDir }),
+  ];
 }
 
 /** The approval gate for a full governance runtime whose broker enforces permissions. */

@@ -48,7 +48,12 @@ describe("governed tool node", () => {
       { name: "mcp__demo__slow", args: { query: "second" } },
     );
     const model = new RecordingChatModel([select("mcp__demo__slow"), calls, answer("done")]);
-    const agent = createGovernedAgent({ model, governance: rt.governance, checkpointer: new MemorySaver() });
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance: rt.governance,
+      checkpointer: new MemorySaver(),
+    });
     const running = agent.invoke({ messages: [new HumanMessage("go")] }, thread("t-slow"));
     // Both calls wait at their gates at once: they run concurrently, not one after the other.
     await rt.waitingSlowCalls(2);
@@ -72,7 +77,7 @@ describe("governed tool node", () => {
       ),
       answer("done"),
     ]);
-    const agent = createGovernedAgent({ model, governance: rt.governance });
+    const agent = createGovernedAgent({ artifactTools: false, model, governance: rt.governance });
     const result = await agent.invoke({ messages: [new HumanMessage("go")] });
     const [invalid, ok, unknown] = toolMessages(result.messages).slice(1);
     expect(invalid?.status).toBe("error");
@@ -97,6 +102,7 @@ describe("governed tool node", () => {
       answer("done"),
     ]);
     const agent = createGovernedAgent({
+      artifactTools: false,
       model,
       governance: rt.governance,
       checkpointer: new MemorySaver(),
@@ -130,6 +136,7 @@ describe("governed tool node", () => {
       answer("done"),
     ]);
     const agent = createGovernedAgent({
+      artifactTools: false,
       model,
       governance: rt.governance,
       checkpointer: new MemorySaver(),
@@ -162,7 +169,12 @@ describe("governed tool node", () => {
       callTools({ name: "mcp__demo__search", args: { query: "x" } }),
       answer("done"),
     ]);
-    const agent = createGovernedAgent({ model, governance: rt.governance, approvalHook: hook });
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance: rt.governance,
+      approvalHook: hook,
+    });
     const result = await agent.invoke({ messages: [new HumanMessage("go")] });
     expect(body(toolMessages(result.messages)[1])).toMatchObject({ code: "PERMISSION_DENIED" });
     expect(rt.calls.search).toBeUndefined();
@@ -178,6 +190,7 @@ describe("governed tool node", () => {
     });
     const model = new RecordingChatModel([callTools({ name: "add", args: { a: 2, b: 3 } }), answer("5")]);
     const agent = createGovernedAgent({
+      artifactTools: false,
       model,
       governance: rt.governance,
       tools: [add],

@@ -38,7 +38,12 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
     const model = fakeModel()
       .respondWithTools([{ name: "mcp__demo__lookup", args: { query: "brca1" }, id: "hidden-1" }])
       .respond(answer("I will search first."));
-    const agent = createGovernedAgent({ model, governance, checkpointer: new MemorySaver() });
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance,
+      checkpointer: new MemorySaver(),
+    });
     const result = await agent.invoke({ messages: [new HumanMessage("brca1 please")] }, thread("t-hidden"));
     const [refusal] = toolMessages(result.messages);
     expect(refusal?.status).toBe("error");
@@ -59,7 +64,12 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
       callTools({ name: "mcp__demo__lookup", args: { query: "brca1" } }),
       answer("done"),
     ]);
-    const agent = createGovernedAgent({ model, governance, checkpointer: new MemorySaver() });
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance,
+      checkpointer: new MemorySaver(),
+    });
     const result = await agent.invoke({ messages: [new HumanMessage("find brca1")] }, thread("t-select"));
     expect(model.toolNames(0)).toEqual(["tool_search"]);
     expect(model.toolNames(1)).toEqual(["tool_search", "mcp__demo__lookup"]);
@@ -80,7 +90,12 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
   test("keyword auto-promotion: a user who says 'demo' gets mcp__demo__search bound on the first call", async () => {
     const { governance } = await demo();
     const model = new RecordingChatModel([answer("ok")]);
-    const agent = createGovernedAgent({ model, governance, systemPrompt: "You are a careful assistant." });
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance,
+      systemPrompt: "You are a careful assistant.",
+    });
     const result = await agent.invoke({ messages: [new HumanMessage("Show me the demo records")] });
     expect(model.toolNames(0)).toEqual(["tool_search", "mcp__demo__search"]);
     const system = model.turns[0]?.system ?? "";
@@ -95,7 +110,7 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
   test("no keyword, no auto-promotion: only tool_search is bound", async () => {
     const { governance } = await demo();
     const model = new RecordingChatModel([answer("ok")]);
-    const agent = createGovernedAgent({ model, governance });
+    const agent = createGovernedAgent({ artifactTools: false, model, governance });
     await agent.invoke({ messages: [new HumanMessage("demonstrate something")] });
     expect(model.toolNames(0)).toEqual(["tool_search"]);
   });
@@ -109,7 +124,12 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
       ),
       answer("both loaded"),
     ]);
-    const agent = createGovernedAgent({ model, governance, checkpointer: new MemorySaver() });
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance,
+      checkpointer: new MemorySaver(),
+    });
     const result = await agent.invoke({ messages: [new HumanMessage("x")] }, thread("t-parallel-search"));
     expect(model.toolNames(1).sort()).toEqual(["mcp__demo__lookup", "mcp__demo__search", "tool_search"]);
     expect(Object.keys(result.promotion.promoted).sort()).toEqual(["mcp__demo__lookup", "mcp__demo__search"]);
@@ -128,6 +148,7 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
         answer("second turn"),
       ]);
       const agent = createGovernedAgent({
+        artifactTools: false,
         model,
         governance,
         checkpointer: new MemorySaver(),
@@ -153,6 +174,7 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
       answer("done"),
     ]);
     const agent = createGovernedAgent({
+      artifactTools: false,
       model,
       governance: runtime.governance,
       checkpointer: new MemorySaver(),

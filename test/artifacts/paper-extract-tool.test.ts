@@ -1,0 +1,166 @@
+import { appendFile, readFile } from "node:fs/promises";
+import type { ToolMessage } from "@langchain/core/messages";
+import { MemorySaver } from "@langchain/langgraph";
+import { describe, expect, test } from "vitest";
+import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
+import { createPaperExtractTool, PAPER_EXTRACT_TOOL_ID } from "../../src/artifacts/paper-extract-tool.js";
+import type { Broker } from "../../src/governance/broker.js";
+import { makePdf } from "../fixtures/pdf/make-pdf.js";
+import { answer, callTools, RecordingChatModel } from "../nodes/recording-chat-model.js";
+import { createBench, makeJob } from "./download-harness.js";
+
+const URL = "https://arxiv.org/pdf/2401.00001v1";
+const PAPER = makePdf([["BRAF V600E in melanoma", "Results follow."], [], ["Discussion"]]);
+
+/** A bench whose candidate served `bytes` and was downloaded to completion. */
+async function downloaded(bytes: Uint8Array = PAPER) {
+  const bench = await createBench();
+  bench.serve(URL, bytes);
+  const result = await bench.settle(
+    bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
+  );
+  expect(result.status).toBe("completed");
+  const tool = createPaperExtractTool({ downloads: bench.manager, dataDir: bench.dataDir });
+  const call = async (artifactJobId: string, id = "ex-1") =>
+    (await tool.invoke({
+      type: "tool_call",
+      id,
+      name: PAPER_EXTRACT_TOOL_ID,
+      args: { artifactJobId },
+    })) as ToolMessage;
+  return { bench, jobId: result.jobId, call };
+}
+
+const body = (message: ToolMessage) => JSON.parse(String(message.content));
+
+describe("paper_extract_pdf tool", () => {
+  test("a completed PDF download is extracted under <dataDir>/papers/<jobId>/", async () => {
+    const { bench, jobId, call } = await downloaded();
+    const message = await call(jobId);
+    expect(message.status).toBe("success");
+    const result = body(message);
+    expect(result).toMatchObject({
+      artifactJobId: jobId,
+      extractionJobId: `extract-${jobId}`,
+      textPath: `${bench.dataDir}/papers/${jobId}/fulltext.md`,
+      manifestPath: `${bench.dataDir}/papers/${jobId}/manifest.json`,
+      pageCount: 3,
+    });
+    const text = await readFile(result.textPath, "utf8");
+    expect(text).toContain("## Page 1");
+    expect(text).toContain("BRAF V600E in melanoma");
+    const manifest = JSON.parse(await readFile(result.manifestPath, "utf8"));
+    expect(manifest.pages[1]).toMatchObject({ page: 2, needsVision: true });
+  });
+
+  test("a second call returns the same result without extracting again", async () => {
+    const { jobId, call } = await downloaded();
+    const first = body(await call(jobId, "ex-1"));
+    // A re-extraction would rewrite fulltext.md and drop this marker.
+    await appendFile(first.textPath, "\nMARKER\n");
+    const [second, third] = await Promise.all([call(jobId, "ex-2"), call(jobId, "ex-3")]);
+    expect(body(second)).toEqual(first);
+    expect(body(third)).toEqual(first);
+    expect(await readFile(first.textPath, "utf8")).toContain("MARKER");
+  });
+
+  test("a non-PDF download is refused and the download job stays completed", async () => {
+    const { bench, jobId, call } = await downloaded(new TextEncoder().encode("<html>paywall</html>"));
+    const before = await bench.manager.jobs.get(jobId);
+    const message = await call(jobId);
+    expect(message.status).toBe("error");
+    expect(body(message)).toMatchObject({ code: "INVALID_INPUT", retryable: false, artifactJobId: jobId });
+    expect(body(message).message).toContain("%PDF-");
+    expect(await bench.manager.jobs.get(jobId)).toEqual(before);
+  });
+
+  test.each([
+    ["running", true],
+    ["queued", true],
+    ["verifying", true],
+    ["failed", false],
+    ["cancelled", false],
+  ] as const)("a %s job is refused (retryable: %s)", async (status, retryable) => {
+    const bench = await createBench();
+    await bench.manager.jobs.create(makeJob("j1", status));
+    const tool = createPaperExtractTool({ downloads: bench.manager, dataDir: bench.dataDir });
+    const message = (await tool.invoke({
+      type: "tool_call",
+      id: "ex-1",
+      name: PAPER_EXTRACT_TOOL_ID,
+      args: { artifactJobId: "j1" },
+    })) as ToolMessage;
+    expect(message.status).toBe("error");
+    expect(body(message)).toMatchObject({ code: "INVALID_INPUT", retryable, data: { status } });
+    expect((await bench.manager.jobs.get("j1"))?.status).toBe(status);
+  });
+
+  test("an unknown job id is refused", async () => {
+    const { call } = await downloaded();
+    expect(body(await call("nope"))).toMatchObject({ code: "UNKNOWN_ID" });
+  });
+});
+
+describe("paper_extract_pdf in createGovernedAgent", () => {
+  /** An agent over a runtime that has downloads and no MCP tools; the job was started by call `dl-1`. */
+  async function agentWith(
+    replies: ConstructorParameters<typeof RecordingChatModel>[0],
+    artifactTools = true,
+  ) {
+    const { bench, jobId } = await downloaded();
+    const job = await bench.manager.jobs.get(jobId);
+    await bench.manager.jobs.update({ ...(job as NonNullable<typeof job>), toolCallId: "dl-1" });
+    const model = new RecordingChatModel(replies);
+    const governance = { broker: {} as Broker, tools: () => [], downloads: bench.manager };
+    const agent = createGovernedAgent({
+      model,
+      governance,
+      checkpointer: new MemorySaver(),
+      dataDir: bench.dataDir,
+      artifactTools,
+    });
+    return { agent, model, jobId, bench };
+  }
+
+  test("both artifact tools are bound as built-ins; artifactTools: false leaves them out", async () => {
+    const on = await agentWith([answer("ok")]);
+    await on.agent.invoke(
+      { messages: [{ role: "user", content: "hi" }] },
+      { configurable: { thread_id: "t" } },
+    );
+    expect(on.model.toolNames(0)).toEqual(
+      expect.arrayContaining(["artifact_download", PAPER_EXTRACT_TOOL_ID]),
+    );
+    const off = await agentWith([answer("ok")], false);
+    await off.agent.invoke(
+      { messages: [{ role: "user", content: "hi" }] },
+      { configurable: { thread_id: "t" } },
+    );
+    expect(off.model.toolNames(0)).not.toContain(PAPER_EXTRACT_TOOL_ID);
+  });
+
+  test("an extraction of a download started in the same turn is refused, and works next turn", async () => {
+    let jobId = "";
+    const { agent, bench, ...rest } = await agentWith([
+      () =>
+        callTools(
+          { id: "dl-1", name: "artifact_download", args: { mcpInvocationId: "inv-x", candidateId: "c1" } },
+          { id: "ex-1", name: PAPER_EXTRACT_TOOL_ID, args: { artifactJobId: jobId } },
+        ),
+      () => callTools({ id: "ex-2", name: PAPER_EXTRACT_TOOL_ID, args: { artifactJobId: jobId } }),
+      answer("done"),
+    ]);
+    jobId = rest.jobId;
+    const { messages } = await agent.invoke(
+      { messages: [{ role: "user", content: "get the paper" }] },
+      { configurable: { thread_id: "t1" } },
+    );
+    const byId = (id: string) => messages.find((m) => (m as ToolMessage).tool_call_id === id) as ToolMessage;
+    expect(byId("ex-1").status).toBe("error");
+    expect(body(byId("ex-1"))).toMatchObject({ retryable: true, data: { reason: "same_turn" } });
+    expect(body(byId("ex-1")).message).toContain("next turn");
+    expect(byId("ex-2").status).toBe("success");
+    expect(body(byId("ex-2"))).toMatchObject({ artifactJobId: jobId, pageCount: 3 });
+    expect((await bench.manager.jobs.get(jobId))?.status).toBe("completed");
+  });
+});
