@@ -108,6 +108,8 @@ export interface Governance {
   broker: Broker;
   ledger: Ledger;
   store: ContentStore;
+  /** The data directory: ledger, CAS, grants, jobs, workspace and extracted papers live under it. */
+  dataDir: string;
   /** Approval modes, human decisions, grants and authorization rows (the broker hook with `enforcePermissions`). */
   permissions: PermissionService;
   /** Whether the broker asks `permissions.authorize` (the approval gate needs it). */
@@ -237,6 +239,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     broker,
     ledger,
     store,
+    dataDir,
     permissions,
     permissionsEnforced,
     sessions,

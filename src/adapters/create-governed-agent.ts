@@ -86,9 +86,10 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
 
 /** The artifact built-ins, for a runtime with governed downloads (unless the app opts out). */
 function artifactTools(options: GovernedAgentOptions): StructuredToolInterface[] {
-  const downloads = (options.governance as GovernedRuntime & { downloads?: DownloadManager }).downloads;
+  const runtime = options.governance as GovernedRuntime & { downloads?: DownloadManager; dataDir?: string };
+  const downloads = runtime.downloads;
   if (options.artifactTools === false || downloads === undefined) return [];
-  const dataDir = options.dataDir ?? resolveDataDir();
+  const dataDir = options.dataDir ?? runtime.dataDir ?? resolveDataDir();
   return [
     createArtifactDownloadTool({ downloads, ...(options.sessionId ? { sessionId: options.sessionId } : {}) }),
     createPaperExtractTool({ downloads, dataDir }),
