@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["**/node_modules/**", "test/**/*.int.test.ts"],
+    exclude: ["**/node_modules/**", "test/**/*.int.test.ts", "test/**/*.faults.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
