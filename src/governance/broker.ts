@@ -10,6 +10,7 @@ import { GovernanceError, isGovernanceError } from "./errors.js";
 import { InputValidator } from "./input-validator.js";
 import type { InvocationRecord, Ledger } from "./ledger.js";
 import type { SourceManifest, ToolManifest } from "./manifest-schema.js";
+import { neutralizeDeep, neutralizePromptTags } from "./prompt-neutralizer.js";
 import type { RateLimiter, RateLimitLease } from "./rate-limiter.js";
 import { assertWithinCap } from "./response-cap.js";
 import { ResultCache } from "./result-cache.js";
@@ -116,14 +117,16 @@ export class Broker {
       ...optional({ threadId: request.threadId, toolCallId: request.toolCallId, runId: request.runId }),
       ...optional({ catalogRevision: this.#o.catalog.revision }),
     };
-    row.requestRef = (
-      await store.putJson({
-        sourceId: request.sourceId,
-        toolId: request.toolId,
-        input: request.input ?? null,
-      })
-    ).ref;
     try {
+      // Inside the try: arguments that cannot be stored as JSON (a BigInt, a cycle) are INVALID_INPUT
+      // from the store, and that refusal is audited like every other one.
+      row.requestRef = (
+        await store.putJson({
+          sourceId: request.sourceId,
+          toolId: request.toolId,
+          input: request.input ?? null,
+        })
+      ).ref;
       const outcome = await this.#run(request, row);
       await this.#append(row, "ok", startedMs);
       return outcome;
@@ -188,16 +191,18 @@ export class Broker {
     }
 
     const raw = await this.#call(request, source, tool, input, row);
-    row.rawRef = (await this.#o.store.putJson(raw)).ref;
-    const result = normalizeToolResult(raw, {
-      sourceId: source.id,
-      toolId: tool.toolId,
-      networkHosts: source.governance.networkHosts,
-      license: source.governance.license,
-      attribution: source.governance.attribution,
-      now: new Date(this.#o.clock.now()),
-      allowedOrigins: this.#o.allowedOrigins(source),
-    });
+    row.rawRef = (await this.#o.store.putJson(raw).catch(refuseTooDeep)).ref;
+    const result = checkingDepth(() =>
+      normalizeToolResult(raw, {
+        sourceId: source.id,
+        toolId: tool.toolId,
+        networkHosts: source.governance.networkHosts,
+        license: source.governance.license,
+        attribution: source.governance.attribution,
+        now: new Date(this.#o.clock.now()),
+        allowedOrigins: this.#o.allowedOrigins(source),
+      }),
+    );
     row.normalizedRef = (await this.#o.store.putJson(result)).ref;
     if (cacheKey) this.#o.cache.set(cacheKey, { result, normalizedRef: row.normalizedRef }, cacheTtl);
     return this.#outcome(row, result, false);
@@ -253,7 +258,7 @@ export class Broker {
             timeoutMs: timeoutMs + 1_000,
             ...optional({ onProgress: request.onProgress }),
           });
-          assertWithinCap(raw, source.governance.maxResponseBytes);
+          checkingDepth(() => assertWithinCap(raw, source.governance.maxResponseBytes));
           return raw;
         },
         {
@@ -278,6 +283,11 @@ export class Broker {
       return value;
     } catch (error) {
       if (isGovernanceError(error) && error.attempts > 0) row.attempts = error.attempts;
+      // A final 429 (budget spent, or Retry-After past the deadline) still pauses the whole group,
+      // or the next caller would hit an upstream that just asked everyone to wait.
+      if (lease && isGovernanceError(error) && error.code === "RATE_LIMITED") {
+        lease.noteRateLimited(error.retryAfterMs === undefined ? undefined : error.retryAfterMs / 1000);
+      }
       throw error;
     } finally {
       lease?.release();
@@ -341,13 +351,34 @@ function toGovernanceError(caught: unknown, row: Row): GovernanceError {
           ...optional({ retryAfterMs: info.retryAfterMs }),
         });
       })();
-  return new GovernanceError(base.code, base.message, {
+  // Messages and data may quote a server (its error text, a forged id): external text is data, so
+  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
+  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
     retryable: base.retryable,
     attempts: Math.max(base.attempts, row.attempts),
-    data: { ...base.data, invocationId: row.invocationId },
+    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
     cause: base.cause ?? caught,
     ...optional({ retryAfterMs: base.retryAfterMs }),
   });
+}
+
+/**
+ * Measuring, storing and normalizing walk a server's result recursively; a result nested deeper than
+ * the stack allows (a `RangeError`) is a malformed result, refused like one, not an upstream outage.
+ */
+function refuseTooDeep(error: unknown): never {
+  if (!(error instanceof RangeError)) throw error;
+  throw new GovernanceError("NORMALIZATION_FAILED", `The result could not be checked: ${error.message}.`, {
+    cause: error,
+  });
+}
+
+function checkingDepth<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    return refuseTooDeep(error);
+  }
 }
 
 function errorMessage(error: unknown): string {

@@ -74,13 +74,11 @@ function dropEmptyOptionalStrings(
   input: Record<string, unknown>,
 ): Record<string, unknown> {
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(input)) {
-    if (v === "" && !required.has(key)) continue;
-    if (v === undefined) continue;
-    out[key] = v;
-  }
-  return out;
+  // fromEntries defines own properties: a "__proto__" key parsed from JSON stays a plain key (which the
+  // schema then judges), instead of becoming the prototype and lending inherited "arguments" to ajv.
+  return Object.fromEntries(
+    Object.entries(input).filter(([key, v]) => v !== undefined && !(v === "" && !required.has(key))),
+  );
 }
 
 function toIssue(error: ErrorObject): InputIssue {
