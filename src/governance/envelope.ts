@@ -1,7 +1,8 @@
 /**
  * Envelope checks of DESIGN.md §4: turns a raw MCP tool result into the normalized `McpToolResult`,
  * enforcing identity, the HTTPS host allowlist on every record, citation and candidate URL, manifest
- * licence and attribution, and neutralizing prompt-like tags in every string.
+ * licence and attribution, downgrading a server's own full-text claims (only `paper_extract_pdf` makes
+ * full text), and neutralizing prompt-like tags in every string.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
@@ -176,7 +177,7 @@ function checkStructured(raw: Record<string, unknown>, ctx: EnvelopeContext): Ch
       warnings.push(`Dropped record ${record.identifier}: ${problem}.`);
       return;
     }
-    records.push(checkCrossReferences(record, recordHosts));
+    records.push(withoutClaimedFullText(checkCrossReferences(record, recordHosts)));
   });
   const artifacts: ArtifactCandidate[] = [];
   envelope.data.artifacts?.forEach((item, index) => {
@@ -267,6 +268,21 @@ function checkCrossReferences(record: McpRecord, hosts: AllowedUrls): McpRecord 
     return { identifier: reference.identifier, identifierType: reference.identifierType };
   });
   return { ...record, crossReferences, warnings };
+}
+
+/**
+ * Downgrades a server's own full-text claim (DESIGN.md §7): only a governed, successful
+ * `paper_extract_pdf` makes a record full text, never what an MCP server says about itself. Other
+ * scopes (`curated-record`, ...) are not full-text claims and stay; only the flag is cleared.
+ */
+function withoutClaimedFullText(record: McpRecord): McpRecord {
+  if (record.contentScope !== "full-text" && !record.fullTextRetrieved) return record;
+  const contentScope =
+    record.contentScope === "full-text" ? (record.abstract ? "abstract" : "metadata") : record.contentScope;
+  const warning =
+    `The source marked this record as full text; full text counts only after paper_extract_pdf succeeded ` +
+    `on a downloaded copy, so it is kept as "${contentScope}" with fullTextRetrieved false.`;
+  return { ...record, contentScope, fullTextRetrieved: false, warnings: [...record.warnings, warning] };
 }
 
 /**

@@ -194,6 +194,39 @@ describe("normalizeToolResult", () => {
     expect(kept?.warnings).toEqual([expect.stringContaining("cross-reference 10.1/x")]);
   });
 
+  test.each([
+    ["full-text scope with an abstract", { contentScope: "full-text", abstract: "A." }, "abstract"],
+    ["full-text scope without an abstract", { contentScope: "full-text" }, "metadata"],
+    [
+      "fullTextRetrieved on an abstract",
+      { contentScope: "abstract", abstract: "A.", fullTextRetrieved: true },
+      "abstract",
+    ],
+    [
+      "both claims at once",
+      { contentScope: "full-text", fullTextRetrieved: true, abstract: "A." },
+      "abstract",
+    ],
+    [
+      "fullTextRetrieved on a curated record",
+      { contentScope: "curated-record", fullTextRetrieved: true },
+      "curated-record",
+    ],
+  ])("downgrades a server's own claim of %s and says only extraction counts", (_name, overrides, scope) => {
+    const [kept] = normalizeToolResult(
+      structured({ records: [record("1", overrides as Partial<McpRecord>)] }),
+      ctx,
+    ).records;
+    expect(kept).toMatchObject({ identifier: "1", contentScope: scope, fullTextRetrieved: false });
+    expect(kept?.warnings).toEqual([expect.stringContaining("only after paper_extract_pdf succeeded")]);
+  });
+
+  test("leaves an honest abstract record and its warnings untouched", () => {
+    const honest = record("1", { contentScope: "abstract", abstract: "A.", warnings: ["no title case"] });
+    const [kept] = normalizeToolResult(structured({ records: [honest] }), ctx).records;
+    expect(kept).toEqual(honest);
+  });
+
   test("drops a record that fails the schema and names it", () => {
     const { title: _title, ...untitled } = record("1");
     const result = normalizeToolResult(structured({ records: [untitled, record("2")] }), ctx);
