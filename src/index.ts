@@ -56,9 +56,11 @@ export {
   MemoryDownloadJobStore,
 } from "./artifacts/download-job-store.js";
 export { DownloadManager } from "./artifacts/download-manager.js";
+export { downloadAuthorizationRequest } from "./artifacts/download-permission.js";
 export { SqliteDownloadJobStore } from "./artifacts/download-sqlite-job-store.js";
 export {
   DEFAULT_DOWNLOAD_MAX_BYTES,
+  type DownloadApproval,
   type DownloadAuthorize,
   type DownloadManagerOptions,
   type DownloadPlan,
@@ -66,6 +68,7 @@ export {
   type DownloadRequest,
   type DownloadResult,
 } from "./artifacts/download-types.js";
+export type { Claim, Evidence } from "./artifacts/evidence-claims.js";
 export {
   type ExtractPdfInput,
   type ExtractPdfOptions,
@@ -73,14 +76,33 @@ export {
   extractPdf,
 } from "./artifacts/extract-pdf.js";
 export {
+  type EvidenceRuntime,
+  type FullTextExtraction,
+  fullTextExtractions,
+} from "./artifacts/full-text-extractions.js";
+export {
   createPaperExtractTool,
   PAPER_EXTRACT_TOOL_ID,
   type PaperExtractResult,
   type PaperExtractToolOptions,
   type TurnToolCallIds,
 } from "./artifacts/paper-extract-tool.js";
+export {
+  extractDownloadedPaper,
+  type PaperExtractionRequest,
+  type PaperExtractionRuntime,
+} from "./artifacts/paper-extraction.js";
 export { DEFAULT_PDF_LIMITS, type PdfLimits } from "./artifacts/pdf-limits.js";
 export type { PdfManifest, PdfManifestPage } from "./artifacts/pdf-manifest.js";
+export {
+  type EvidenceRejection,
+  type EvidenceReview,
+  type ReviewEvidenceOptions,
+  type ReviewedClaim,
+  type ReviewedEvidence,
+  type ReviewedRecord,
+  reviewEvidence,
+} from "./artifacts/review-evidence.js";
 export { resolveConfigPath } from "./config/config-path.js";
 export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./config/default-config.js";
 export {
@@ -177,7 +199,9 @@ export {
   type ApprovalGateOptions,
   type ApprovalGateRuntime,
   type ApprovalInterruptValue,
+  type AuthorizationApproval,
   createApprovalGate,
+  createAuthorizationApproval,
   permissionDecisionJsonSchema,
 } from "./nodes/approval-gate.js";
 export type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./nodes/approval-hook.js";

@@ -12,6 +12,7 @@ import {
 import type { DownloadFetch } from "../artifacts/download-fetch.js";
 import { MemoryDownloadJobStore } from "../artifacts/download-job-store.js";
 import { DownloadManager } from "../artifacts/download-manager.js";
+import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
 import { downloadJobsPath, SqliteDownloadJobStore } from "../artifacts/download-sqlite-job-store.js";
 import { defaultExtensionsConfigJson } from "../config/default-config.js";
 import { loadExtensionsConfig, parseExtensionsConfig } from "../config/extensions-config.js";
@@ -64,12 +65,16 @@ export interface GovernanceOptions {
   env?: Record<string, string | undefined>;
   /** Working directory for relative paths. @default process.cwd() */
   cwd?: string;
-  /** The permission hook of the broker; wins over `enforcePermissions`. @default `permissions.authorize` */
+  /**
+   * The permission hook of the broker and of downloads (which it sees as `artifact_download` requests,
+   * see `downloadAuthorizationRequest`); wins over `enforcePermissions`. @default `permissions.authorize`
+   */
   authorize?: Authorize;
   /**
-   * Hand the broker `permissions.authorize`: dangerous calls without a recorded decision (the
-   * approval gate records them), a grant or `always_allow` are refused with "approval required".
-   * `false` lets every call through unasked (and the approval gate refuses to work). @default true
+   * Hand the broker and the download manager `permissions.authorize`: dangerous calls and downloads
+   * without a recorded decision (the approval gate and `artifact_download`'s card record them), a
+   * grant or `always_allow` are refused with "approval required". `false` lets every call and every
+   * download through unasked (and the approval gate refuses to work). @default true
    */
   enforcePermissions?: boolean;
   /** The permission policy (strict mode, the app's danger predicate, default approval mode). @default `{}` */
@@ -118,7 +123,8 @@ export interface Governance {
   surface: ToolSurface;
   /**
    * Governed downloads into `<dataDir>/workspace` (jobs in `<dataDir>/jobs.sqlite`, or in memory when
-   * the app passes its own `ledger` and no `dataDir`).
+   * the app passes its own `ledger` and no `dataDir`), authorized by the broker's permission hook and
+   * recorded as `artifact_download` ledger rows.
    */
   downloads: DownloadManager;
   /** The session's governed tools (registry → catalog availability → session enablement). */
@@ -195,16 +201,21 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     options.ledger && !options.dataDir
       ? new MemoryDownloadJobStore()
       : await SqliteDownloadJobStore.open(downloadJobsPath(dataDir));
+  const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
+  // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
+  const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
   const downloads = new DownloadManager({
     ledger,
     store,
     catalog,
     jobStore,
     workspaceDir: join(dataDir, "workspace"),
+    ...(brokerAuthorize
+      ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
+      : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...clock,
   });
-  const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
   const broker = new Broker({
     catalog,
     pool,
@@ -216,11 +227,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...clock,
     }),
     allowedOrigins: (source) => localOrigins(source, config),
-    ...(options.authorize
-      ? { authorize: options.authorize }
-      : permissionsEnforced
-        ? { authorize: permissions.authorize }
-        : {}),
+    ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
     ...clock,
   });
   const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });

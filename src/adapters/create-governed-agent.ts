@@ -8,9 +8,15 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { createArtifactDownloadTool } from "../artifacts/artifact-download-tool.js";
 import type { DownloadManager } from "../artifacts/download-manager.js";
+import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
+import type { DownloadApproval } from "../artifacts/download-types.js";
 import { createPaperExtractTool } from "../artifacts/paper-extract-tool.js";
 import { resolveDataDir } from "../governance/data-dir.js";
-import { type ApprovalGateRuntime, createApprovalGate } from "../nodes/approval-gate.js";
+import {
+  type ApprovalGateRuntime,
+  createApprovalGate,
+  createAuthorizationApproval,
+} from "../nodes/approval-gate.js";
 import type { ApprovalHook } from "../nodes/approval-hook.js";
 import type { GovernedRuntime } from "../nodes/execute-tool-call.js";
 import { GovernedStateAnnotation } from "../nodes/governed-state.js";
@@ -44,7 +50,8 @@ export interface GovernedAgentOptions {
   sessionId?: SessionIdResolver;
   /**
    * Adds the built-in (not deferred) `artifact_download` and `paper_extract_pdf` tools when the
-   * governance runtime has `downloads`. @default true
+   * governance runtime has `downloads`. When the runtime enforces permissions, a dangerous download
+   * pauses the thread with its own approval card (like an MCP call). @default true
    */
   artifactTools?: boolean;
   /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the `createGovernance` default data directory */
@@ -90,21 +97,45 @@ function artifactTools(options: GovernedAgentOptions): StructuredToolInterface[]
   const downloads = runtime.downloads;
   if (options.artifactTools === false || downloads === undefined) return [];
   const dataDir = options.dataDir ?? runtime.dataDir ?? resolveDataDir();
+  const approval = downloadApproval(options.governance);
+  const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
-    createArtifactDownloadTool({ downloads, ...(options.sessionId ? { sessionId: options.sessionId } : {}) }),
-    createPaperExtractTool({ downloads, dataDir }),
+    createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),
+    createPaperExtractTool({ downloads, dataDir, ...session }),
   ];
 }
 
-/** The approval gate for a full governance runtime whose broker enforces permissions. */
-function defaultApprovalGate(governance: GovernedRuntime): ApprovalHook | undefined {
+/** The full governance runtime whose broker enforces permissions, else `undefined`. */
+function enforcingRuntime(governance: GovernedRuntime): ApprovalGateRuntime | undefined {
   const full = governance as GovernedRuntime & Partial<ApprovalGateRuntime>;
   if (!full.permissions || !full.catalog || !full.ledger || full.permissionsEnforced !== true)
     return undefined;
-  return createApprovalGate({
+  return {
     catalog: full.catalog,
     ledger: full.ledger,
     permissions: full.permissions,
     permissionsEnforced: true,
-  });
+  };
+}
+
+/** The approval gate for a full governance runtime whose broker enforces permissions. */
+function defaultApprovalGate(governance: GovernedRuntime): ApprovalHook | undefined {
+  const runtime = enforcingRuntime(governance);
+  return runtime && createApprovalGate(runtime);
+}
+
+/**
+ * The approval card of `artifact_download`, whenever the runtime enforces permissions (whatever hook
+ * the app gave MCP calls): the download manager then asks `permissions.authorize`, which refuses a
+ * dangerous download nobody decided on. Without enforcement, downloads follow the broker unasked.
+ */
+function downloadApproval(governance: GovernedRuntime): DownloadApproval | undefined {
+  const runtime = enforcingRuntime(governance);
+  if (!runtime) return undefined;
+  const approve = createAuthorizationApproval(runtime);
+  return (sessionId, plan) =>
+    approve(sessionId, async () => {
+      const planned = await plan();
+      return planned && downloadAuthorizationRequest(runtime.catalog, planned);
+    });
 }

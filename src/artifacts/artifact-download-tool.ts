@@ -1,7 +1,8 @@
 /**
  * The built-in `artifact_download` tool (DESIGN.md §7): a LangChain tool over `DownloadManager`
- * that streams progress through LangGraph's custom stream (`config.writer`) and answers with the
- * terminal job result. Failures are results (`status: "error"` tool messages), never throws.
+ * that asks for approval (an approval card, before any side effect), streams progress through
+ * LangGraph's custom stream (`config.writer`) and answers with the terminal job result. Failures are
+ * results (`status: "error"` tool messages), never throws; LangGraph interrupts propagate.
  */
 import { ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
@@ -10,12 +11,19 @@ import { z } from "zod";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../governance/errors.js";
 import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permission-policy.js";
 import type { DownloadManager } from "./download-manager.js";
-import type { DownloadProgress } from "./download-types.js";
+import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
 
 /** Options of {@link createArtifactDownloadTool}. */
 export interface ArtifactDownloadToolOptions {
-  /** The manager that checks and runs the downloads (its `authorize` hook asks permission). */
-  downloads: Pick<DownloadManager, "download">;
+  /** The manager that checks and runs the downloads (its `authorize` hook checks permission). */
+  downloads: Pick<DownloadManager, "download" | "prepare" | "hasCall">;
+  /**
+   * Shows the approval card of a dangerous download inside the call's task (LangGraph `interrupt()`)
+   * and records the answer before the download starts. `createGovernedAgent` passes one when the
+   * runtime enforces permissions. @default none: the manager's `authorize` decides alone (without a
+   * recorded decision, grant or `always_allow`, a dangerous download is refused with "approval required")
+   */
+  approval?: DownloadApproval;
   /** The session of a call. @default `configurable.thread_id`, else `"default"` */
   sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
 }
@@ -38,8 +46,11 @@ const schema = z.object({
 });
 
 /**
- * The `artifact_download` tool. It returns only when the job is completed, failed or cancelled.
- * @param options the download manager and an optional session resolver
+ * The `artifact_download` tool. With `approval`, a dangerous download first shows its approval card
+ * (one per call; a denial answers `PERMISSION_DENIED` with the human's message and starts nothing).
+ * A re-run of a call that already ran returns its recorded outcome without asking or downloading
+ * again. It returns only when the job is completed, failed or cancelled.
+ * @param options the download manager, the optional approval hook and session resolver
  * @returns a structured tool named `artifact_download`
  * @example
  * const tools = [createArtifactDownloadTool({ downloads: governance.downloads }), ...governedTools];
@@ -59,20 +70,23 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
               name: ARTIFACT_DOWNLOAD_TOOL_ID,
               status: ok ? "success" : "error",
             });
+      const request: DownloadRequest = {
+        mcpInvocationId: input.mcpInvocationId,
+        candidateId: input.candidateId,
+        ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
+        sessionId: options.sessionId?.(config) ?? threadId ?? "default",
+        ...(threadId === undefined ? {} : { threadId }),
+        ...(toolCallId === undefined ? {} : { toolCallId }),
+        onProgress: (progress) =>
+          config.writer?.({
+            type: "artifact_download_progress",
+            ...progress,
+          } satisfies ArtifactDownloadProgressEvent),
+      };
       try {
-        const result = await options.downloads.download({
-          mcpInvocationId: input.mcpInvocationId,
-          candidateId: input.candidateId,
-          ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
-          sessionId: options.sessionId?.(config) ?? threadId ?? "default",
-          ...(threadId === undefined ? {} : { threadId }),
-          ...(toolCallId === undefined ? {} : { toolCallId }),
-          onProgress: (progress) =>
-            config.writer?.({
-              type: "artifact_download_progress",
-              ...progress,
-            } satisfies ArtifactDownloadProgressEvent),
-        });
+        const denied = await approve(options, request);
+        if (denied) return reply(toErrorBody(denied), false);
+        const result = await options.downloads.download(request);
         return reply(result, result.status === "completed");
       } catch (error) {
         if (isGraphBubbleUp(error)) throw error;
@@ -90,5 +104,35 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
         "returns the job id, final path and sha256. Needs the user's permission.",
       schema,
     },
+  );
+}
+
+/**
+ * Asks for approval before any side effect. A call that already ran (a re-run of its task) asks
+ * nothing: the manager replays its outcome. The plan is built inside the approval hook so that the
+ * task is registered before the I/O of planning (siblings wait for its answer).
+ */
+async function approve(
+  options: ArtifactDownloadToolOptions,
+  request: DownloadRequest,
+): Promise<GovernanceError | undefined> {
+  if (!options.approval) return undefined;
+  const { downloads } = options;
+  const { threadId, toolCallId } = request;
+  const decision = await options.approval(request.sessionId, async () => {
+    if (
+      threadId !== undefined &&
+      toolCallId !== undefined &&
+      (await downloads.hasCall(threadId, toolCallId))
+    ) {
+      return undefined;
+    }
+    return downloads.prepare(request);
+  });
+  if (decision === undefined || decision.allowed) return undefined;
+  return new GovernanceError(
+    "PERMISSION_DENIED",
+    `Call to ${ARTIFACT_DOWNLOAD_TOOL_ID} was not approved: ${decision.reason}. Nothing was executed.`,
+    { data: { name: ARTIFACT_DOWNLOAD_TOOL_ID, ...(toolCallId === undefined ? {} : { toolCallId }) } },
   );
 }

@@ -46,6 +46,8 @@ export interface ExtractionLedgerEntry {
   textPath: string;
   manifestPath: string;
   pageCount: number;
+  /** The extraction's warnings (e.g. pages that need vision), returned again when the call is replayed. */
+  warnings?: string[];
   /** Only a successful extraction makes a record full text. */
   fullTextRetrieved: true;
   contentScope: "full-text";

@@ -1,16 +1,16 @@
 /**
  * The governed download manager (DESIGN.md §7): checks a candidate, its source hosts, license and
- * destination, then runs a persisted job with resume, retries, redirect checks, a size cap,
- * verification, an atomic no-overwrite rename and a read-only result.
+ * destination, asks permission, then runs a persisted job (see `download-run.ts`) and appends one
+ * ledger row at its terminal state. A graph tool call (`threadId:toolCallId`) downloads at most once:
+ * a re-run returns the recorded outcome.
  */
 import { randomUUID } from "node:crypto";
-import { chmod, link, mkdir, rm, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
 import { type Clock, systemClock } from "../governance/clock.js";
-import { GovernanceError, isGovernanceError } from "../governance/errors.js";
-import type { ArtifactCandidate } from "../governance/result-types.js";
-import { loadCandidate } from "./download-candidate.js";
-import { type DownloadFetch, transferOnce } from "./download-fetch.js";
+import type { ContentStore } from "../governance/content-store.js";
+import { GovernanceError } from "../governance/errors.js";
+import type { Ledger } from "../governance/ledger.js";
+import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
+import type { DownloadFetch } from "./download-fetch.js";
 import {
   type DownloadJob,
   type DownloadJobStore,
@@ -18,7 +18,14 @@ import {
   TERMINAL_DOWNLOAD_STATES,
   unknownJob,
 } from "./download-job-store.js";
-import { checkDestination, defaultDestination, STAGING_DIR_NAME } from "./download-path.js";
+import {
+  type ArtifactLedgerDeps,
+  appendDownloadRow,
+  callJobId,
+  recordedDownload,
+} from "./download-ledger.js";
+import { type PlanDeps, planDownload, replanJob } from "./download-plan.js";
+import { cancelledError, jobResult, queuedJob, runDownloadJob } from "./download-run.js";
 import {
   DEFAULT_DOWNLOAD_MAX_BYTES,
   type DownloadManagerOptions,
@@ -27,15 +34,8 @@ import {
   type DownloadRequest,
   type DownloadResult,
 } from "./download-types.js";
-import { verifyDownload } from "./download-verify.js";
 
-interface Running {
-  controller: AbortController;
-  done: Promise<DownloadResult>;
-  candidate: ArtifactCandidate;
-  hosts: ReadonlySet<string>;
-  onProgress: ((progress: DownloadProgress) => void) | undefined;
-}
+type Progress = ((progress: DownloadProgress) => void) | undefined;
 
 /**
  * Runs governed downloads. Several may run at once; each returns at its terminal state.
@@ -49,8 +49,11 @@ export class DownloadManager {
   readonly #fetch: DownloadFetch;
   readonly #clock: Clock;
   readonly #newId: () => string;
-  readonly #running = new Map<string, Running>();
+  readonly #rows: ArtifactLedgerDeps;
+  readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadResult> }>();
   readonly #reserved = new Set<string>();
+  /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
+  readonly #calls = new Map<string, Promise<DownloadResult>>();
 
   /** @param options stores, workspace and seams */
   constructor(options: DownloadManagerOptions) {
@@ -59,6 +62,7 @@ export class DownloadManager {
     this.#fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.#clock = options.clock ?? systemClock;
     this.#newId = options.newId ?? randomUUID;
+    this.#rows = { ledger: options.ledger, store: options.store, newId: this.#newId };
   }
 
   /** The job store (for listings and the CLI). */
@@ -66,64 +70,59 @@ export class DownloadManager {
     return this.#jobs;
   }
 
+  /** The ledger that holds the candidates' invocations and receives the download rows. */
+  get ledger(): Ledger {
+    return this.#opts.ledger;
+  }
+
+  /** The CAS of those invocations and of the rows' entries. */
+  get store(): ContentStore {
+    return this.#opts.store;
+  }
+
   /**
-   * Checks and downloads one candidate.
-   * @param request invocation, candidate, destination, session and progress hook
+   * Checks a request and plans it, without any side effect (no job, no permission asked, no row):
+   * what the approval card is built from.
+   * @param request invocation, candidate, destination and session
+   * @returns the plan (a fresh `planId` each time; every other field is stable)
+   * @throws GovernanceError as `download` does before any job exists
+   */
+  async prepare(request: DownloadRequest): Promise<DownloadPlan> {
+    return (await planDownload(this.#planDeps(), request)).plan;
+  }
+
+  /**
+   * Whether a graph tool call already started (or was refused) a download, so a re-run must not ask again.
+   * @param threadId the LangGraph thread
+   * @param toolCallId the tool call
+   * @returns true when the call has a job or a download row
+   */
+  async hasCall(threadId: string, toolCallId: string): Promise<boolean> {
+    if (this.#calls.has(callJobId(threadId, toolCallId))) return true;
+    if ((await this.#jobs.get(callJobId(threadId, toolCallId))) !== undefined) return true;
+    return (await this.#opts.ledger.findByCall(threadId, toolCallId))?.toolId === DOWNLOAD_LEDGER_TOOL_ID;
+  }
+
+  /**
+   * Checks and downloads one candidate. With `threadId` and `toolCallId` the call is idempotent: a
+   * call that already has a job returns its terminal result (or waits for it), never downloading twice.
+   * @param request invocation, candidate, destination, session, call ids and progress hook
    * @returns the terminal job result (failures are results, not throws)
    * @throws GovernanceError before any job exists: `NOT_FOUND` (unknown invocation or candidate),
-   *   `PERMISSION_DENIED` (source mismatch, URL off the allowlist, or denied), `LICENSE_BLOCKED`,
-   *   `INVALID_INPUT` (bad destination or failed invocation), `SOURCE_DISABLED`
+   *   `PERMISSION_DENIED` (source mismatch, URL off the allowlist, or denied: then recorded as an error
+   *   row), `LICENSE_BLOCKED`, `INVALID_INPUT` (bad destination or failed invocation), `SOURCE_DISABLED`
    */
-  async download(request: DownloadRequest): Promise<DownloadResult> {
-    const verified = await loadCandidate(this.#opts, request.mcpInvocationId, request.candidateId);
-    const { candidate } = verified;
-    const wanted = request.destinationPath?.trim() ? request.destinationPath : defaultDestination(candidate);
-    const destination = await checkDestination(this.#opts.workspaceDir, wanted);
-    if (this.#reserved.has(destination.finalPath)) {
-      throw new GovernanceError(
-        "INVALID_INPUT",
-        `Another download is already writing '${destination.relativePath}'.`,
-      );
-    }
-    const planId = this.#newId();
-    const plan: DownloadPlan = {
-      planId,
-      candidate,
-      license: verified.license,
-      destinationPath: destination.relativePath,
-      sessionId: request.sessionId,
-      ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
-      ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
-    };
-    if (this.#opts.authorize) {
-      const decision = await this.#opts.authorize(plan);
-      if (!decision.allowed) {
-        throw new GovernanceError("PERMISSION_DENIED", `Download refused: ${decision.reason}`);
-      }
-    }
-    const now = this.#clock.now();
-    const job: DownloadJob = {
-      jobId: this.#newId(),
-      planId,
-      mcpInvocationId: request.mcpInvocationId,
-      candidateId: candidate.candidateId,
-      sourceId: candidate.sourceId,
-      sourceRecordId: candidate.sourceRecordId,
-      url: candidate.url,
-      finalPath: destination.finalPath,
-      destinationPath: destination.relativePath,
-      sessionId: request.sessionId,
-      ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
-      ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
-      status: "queued",
-      bytesDownloaded: 0,
-      attempts: 0,
-      warnings: verified.warnings,
-      createdAt: now,
-      updatedAt: now,
-    };
-    await this.#jobs.create(job);
-    return this.#start(job, candidate, verified.hosts, request.onProgress);
+  download(request: DownloadRequest): Promise<DownloadResult> {
+    const { threadId, toolCallId } = request;
+    if (threadId === undefined || toolCallId === undefined) return this.#fresh(request);
+    const key = callJobId(threadId, toolCallId);
+    const inFlight = this.#calls.get(key);
+    if (inFlight) return inFlight;
+    const work = this.#replay(threadId, toolCallId, request.onProgress)
+      .then((replayed) => replayed ?? this.#fresh(request))
+      .finally(() => this.#calls.delete(key));
+    this.#calls.set(key, work);
+    return work;
   }
 
   /**
@@ -141,14 +140,22 @@ export class DownloadManager {
       const job = await this.#require(jobId);
       // A job left non-terminal by a crashed process is cancelled on the spot.
       if (!TERMINAL_DOWNLOAD_STATES.includes(job.status)) {
-        await this.#save(job, { status: "cancelled", error: cancelledError() });
+        const error = cancelledError();
+        await this.#jobs.update({
+          ...job,
+          status: "cancelled",
+          error: { code: error.code, message: error.message, retryable: false },
+          updatedAt: this.#clock.now(),
+        });
       }
     }
     return this.#require(jobId);
   }
 
   /**
-   * Runs a failed or cancelled job again (same job and plan, candidate re-checked).
+   * Runs a failed or cancelled job again (same job and plan, candidate re-checked). Permission is not
+   * asked again: the job was authorized when it was created, and whoever retries it acts for the user.
+   * The run gets its own ledger row, without the original tool call id.
    * @param jobId the job
    * @param onProgress optional progress hook
    * @returns the terminal result of the new run
@@ -163,12 +170,7 @@ export class DownloadManager {
         `Job ${jobId} is ${job.status}; only failed or cancelled jobs are retried.`,
       );
     }
-    const verified = await loadCandidate(this.#opts, job.mcpInvocationId, job.candidateId);
-    const destination = await checkDestination(this.#opts.workspaceDir, job.destinationPath);
-    const { error: _dropped, ...rest } = job;
-    const queued: DownloadJob = { ...rest, finalPath: destination.finalPath, status: "queued" };
-    await this.#save(queued, {});
-    return this.#start(queued, verified.candidate, verified.hosts, onProgress);
+    return this.#rerun(job, onProgress, false);
   }
 
   /**
@@ -179,117 +181,110 @@ export class DownloadManager {
     return this.#jobs.list();
   }
 
+  async #fresh(request: DownloadRequest): Promise<DownloadResult> {
+    const { plan, verified, finalPath } = await planDownload(this.#planDeps(), request);
+    const authorizationId = await this.#authorize(plan);
+    const job = queuedJob(plan, {
+      jobId:
+        plan.threadId !== undefined && plan.toolCallId !== undefined
+          ? callJobId(plan.threadId, plan.toolCallId)
+          : this.#newId(),
+      finalPath,
+      warnings: verified.warnings,
+      now: this.#clock.now(),
+    });
+    await this.#jobs.create(job);
+    return this.#start(job, plan, verified.hosts, request.onProgress, authorizationId);
+  }
+
+  /** Asks the hook; a denial is recorded as an error row before it is thrown. */
+  async #authorize(plan: DownloadPlan): Promise<string | undefined> {
+    if (!this.#opts.authorize) return undefined;
+    const startedAt = this.#clock.now();
+    const decision = await this.#opts.authorize(plan);
+    if (decision.allowed) return decision.authorizationId;
+    const refusal = new GovernanceError("PERMISSION_DENIED", `Download refused: ${decision.reason}`, {
+      data: { candidateId: plan.candidate.candidateId, destinationPath: plan.destinationPath },
+    });
+    await appendDownloadRow(this.#rows, plan, {
+      startedAt,
+      finishedAt: this.#clock.now(),
+      attempts: 0,
+      authorizationId: decision.authorizationId,
+      error: { code: refusal.code, message: refusal.message, retryable: false },
+    });
+    throw refusal;
+  }
+
+  /** The outcome of a call that already has a job or a row; `undefined` when it never ran. */
+  async #replay(
+    threadId: string,
+    toolCallId: string,
+    onProgress: Progress,
+  ): Promise<DownloadResult | undefined> {
+    const job = await this.#jobs.get(callJobId(threadId, toolCallId));
+    if (job && TERMINAL_DOWNLOAD_STATES.includes(job.status)) return jobResult(job);
+    const running = job && this.#running.get(job.jobId);
+    if (running) return running.done;
+    const row = await this.#opts.ledger.findByCall(threadId, toolCallId);
+    if (row?.toolId === DOWNLOAD_LEDGER_TOOL_ID) return recordedDownload(this.#opts.store, row);
+    // A job of this call with no row and not running here: a crashed process left it mid-way; the
+    // approved call resumes it (Range from the staged bytes).
+    return job ? this.#rerun(job, onProgress, true) : undefined;
+  }
+
+  /** Runs a stored job again after re-checking its candidate and destination. */
+  async #rerun(job: DownloadJob, onProgress: Progress, sameCall: boolean): Promise<DownloadResult> {
+    const { plan, verified, finalPath } = await replanJob(this.#planDeps(), job, sameCall);
+    const { error: _dropped, ...rest } = job;
+    const queued: DownloadJob = { ...rest, finalPath, status: "queued", updatedAt: this.#clock.now() };
+    await this.#jobs.update(queued);
+    return this.#start(queued, plan, verified.hosts, onProgress, undefined);
+  }
+
+  #planDeps(): PlanDeps {
+    return { ...this.#opts, newId: this.#newId, reserved: this.#reserved };
+  }
+
   #start(
     job: DownloadJob,
-    candidate: ArtifactCandidate,
+    plan: DownloadPlan,
     hosts: ReadonlySet<string>,
-    onProgress: ((progress: DownloadProgress) => void) | undefined,
+    onProgress: Progress,
+    authorizationId: string | undefined,
   ): Promise<DownloadResult> {
     const controller = new AbortController();
+    const startedAt = this.#clock.now();
     this.#reserved.add(job.finalPath);
-    const entry: Running = {
-      controller,
-      candidate,
+    const done = runDownloadJob(job, {
+      jobs: this.#jobs,
+      fetch: this.#fetch,
+      clock: this.#clock,
+      workspaceDir: this.#opts.workspaceDir,
+      maxBytes: this.#opts.maxBytes ?? DEFAULT_DOWNLOAD_MAX_BYTES,
+      maxAttempts: this.#opts.maxAttempts ?? 4,
+      initialBackoffMs: this.#opts.initialBackoffMs ?? 500,
+      candidate: plan.candidate,
       hosts,
+      signal: controller.signal,
       onProgress,
-      done: Promise.resolve(undefined as never),
-    };
-    entry.done = this.#run(job, entry).finally(() => {
-      this.#running.delete(job.jobId);
-      this.#reserved.delete(job.finalPath);
-    });
-    this.#running.set(job.jobId, entry);
-    return entry.done;
-  }
-
-  async #run(initial: DownloadJob, entry: Running): Promise<DownloadResult> {
-    let job = initial;
-    const { candidate, controller } = entry;
-    const staging = join(this.#opts.workspaceDir, STAGING_DIR_NAME, `${job.jobId}.part`);
-    const progress = (current: DownloadJob) =>
-      entry.onProgress?.({
-        jobId: current.jobId,
-        candidateId: current.candidateId,
-        status: current.status,
-        bytesDownloaded: current.bytesDownloaded,
-        ...(candidate.sizeBytes === undefined ? {} : { totalBytes: candidate.sizeBytes }),
-      });
-    const set = async (patch: Partial<DownloadJob>) => {
-      job = await this.#save(job, patch);
-      progress(job);
-    };
-    try {
-      await mkdir(dirname(staging), { recursive: true });
-      const maxAttempts = this.#opts.maxAttempts ?? 4;
-      let offset = await stat(staging).then(
-        (info) => info.size,
-        () => 0,
-      );
-      for (let attempt = 1; ; attempt++) {
-        if (controller.signal.aborted) throw cancelledError();
-        await set({ status: "running", attempts: job.attempts + 1 });
-        try {
-          const total = await transferOnce({
-            fetch: this.#fetch,
-            url: candidate.url,
-            hosts: entry.hosts,
-            stagingPath: staging,
-            offset,
-            maxBytes: this.#opts.maxBytes ?? DEFAULT_DOWNLOAD_MAX_BYTES,
-            signal: controller.signal,
-            onBytes: (bytes) => {
-              job.bytesDownloaded = bytes;
-              progress(job);
-            },
-          });
-          job.bytesDownloaded = total;
-          break;
-        } catch (error) {
-          if (
-            !isGovernanceError(error) ||
-            !error.retryable ||
-            attempt >= maxAttempts ||
-            controller.signal.aborted
-          ) {
-            throw error;
-          }
-          offset = await stat(staging).then(
-            (info) => info.size,
-            () => 0,
-          );
-          await set({ status: "retrying", bytesDownloaded: offset });
-          const delay = (this.#opts.initialBackoffMs ?? 500) * 2 ** (attempt - 1);
-          await this.#clock.sleep(delay, controller.signal).catch(() => undefined);
-        }
-      }
-      await set({ status: "verifying" });
-      const actualChecksum = await verifyDownload(staging, candidate, job.bytesDownloaded);
-      await mkdir(dirname(job.finalPath), { recursive: true });
-      // link() fails with EEXIST instead of replacing, so a file that appeared meanwhile is kept.
-      await link(staging, job.finalPath).catch((cause: unknown) => {
-        throw new GovernanceError("INVALID_INPUT", `A file appeared at '${job.destinationPath}' meanwhile.`, {
-          cause,
+    })
+      .then(async (final) => {
+        await appendDownloadRow(this.#rows, plan, {
+          startedAt,
+          finishedAt: this.#clock.now(),
+          attempts: final.attempts - job.attempts,
+          authorizationId,
+          job: final,
         });
+        return jobResult(final);
+      })
+      .finally(() => {
+        this.#running.delete(job.jobId);
+        this.#reserved.delete(job.finalPath);
       });
-      await unlink(staging);
-      await chmod(job.finalPath, 0o444);
-      await set({ status: "completed", actualChecksum });
-    } catch (error) {
-      await rm(staging, { force: true });
-      const aborted = controller.signal.aborted;
-      const body = aborted ? cancelledError() : asGovernanceError(error);
-      await set({
-        status: aborted ? "cancelled" : "failed",
-        error: { code: body.code, message: body.message, retryable: body.retryable },
-      });
-    }
-    return toResult(job);
-  }
-
-  async #save(job: DownloadJob, patch: Partial<DownloadJob>): Promise<DownloadJob> {
-    const next = { ...job, ...patch, updatedAt: this.#clock.now() };
-    await this.#jobs.update(next);
-    return next;
+    this.#running.set(job.jobId, { controller, done });
+    return done;
   }
 
   async #require(jobId: string): Promise<DownloadJob> {
@@ -297,31 +292,4 @@ export class DownloadManager {
     if (job === undefined) throw unknownJob(jobId);
     return job;
   }
-}
-
-function toResult(job: DownloadJob): DownloadResult {
-  return {
-    candidateId: job.candidateId,
-    planId: job.planId,
-    jobId: job.jobId,
-    finalPath: job.finalPath,
-    ...(job.actualChecksum === undefined ? {} : { actualChecksum: job.actualChecksum }),
-    bytesDownloaded: job.bytesDownloaded,
-    sourceId: job.sourceId,
-    sourceRecordId: job.sourceRecordId,
-    status: job.status as DownloadResult["status"],
-    warnings: job.warnings,
-    ...(job.error === undefined ? {} : { error: job.error }),
-  };
-}
-
-function cancelledError(): GovernanceError {
-  return new GovernanceError("CANCELLED", "The download was cancelled.");
-}
-
-function asGovernanceError(error: unknown): GovernanceError {
-  if (isGovernanceError(error)) return error as GovernanceError;
-  return new GovernanceError("UPSTREAM_UNAVAILABLE", error instanceof Error ? error.message : String(error), {
-    cause: error,
-  });
 }

@@ -11,14 +11,31 @@ import type { DownloadJobStatus, DownloadJobStore } from "./download-job-store.j
 /** The default size cap: 50 MiB. */
 export const DEFAULT_DOWNLOAD_MAX_BYTES = 50 * 1024 * 1024;
 
-/** A permission hook for a planned download; a denial refuses it before any job exists. */
+/**
+ * A permission hook for a planned download; a denial refuses it before any job exists (and is
+ * recorded as an error row). A throw counts as a denial.
+ */
 export type DownloadAuthorize = (
   plan: DownloadPlan,
 ) => AuthorizationDecision | Promise<AuthorizationDecision>;
 
+/**
+ * Puts a planned download in front of a human inside the tool call's own graph task (the approval
+ * card). `plan` is called once, after the hook has registered the task, and resolves to `undefined`
+ * when there is nothing to ask (the call already ran). The answer `undefined` lets the download go
+ * on to `DownloadAuthorize`, which consumes the recorded decision; a denial stops it.
+ * `createGovernedAgent` passes one built on `createAuthorizationApproval`.
+ */
+export type DownloadApproval = (
+  sessionId: string,
+  plan: () => Promise<DownloadPlan | undefined>,
+) => Promise<AuthorizationDecision | undefined>;
+
 /** What a download is about to do: the permission card's facts (file, source, destination). */
 export interface DownloadPlan {
   planId: string;
+  /** The successful MCP invocation whose result carried the candidate. */
+  mcpInvocationId: string;
   candidate: ArtifactCandidate;
   license: string;
   destinationPath: string;
@@ -39,7 +56,10 @@ export interface DownloadManagerOptions {
   workspaceDir: string;
   /** @default a `MemoryDownloadJobStore` */
   jobStore?: DownloadJobStore;
-  /** Asked once per download after all checks; absent means the caller already asked. */
+  /**
+   * Asked once per download after all checks; absent lets every download through unasked.
+   * `createGovernance` passes `permissions.authorize` over `downloadAuthorizationRequest`.
+   */
   authorize?: DownloadAuthorize;
   /** @default globalThis.fetch */
   fetch?: DownloadFetch;

@@ -1,18 +1,21 @@
 /**
- * The built-in `paper_extract_pdf` tool (DESIGN.md §7): bounded extraction of a completed PDF download
- * into `<dataDir>/papers/<jobId>/`. It only reads download jobs, so a failed extraction never changes
- * the download's state. Failures are results (`status: "error"` tool messages), never throws.
+ * The built-in `paper_extract_pdf` tool (DESIGN.md §7): `extractDownloadedPaper` behind the
+ * same-turn rule (a download and its extraction cannot share a model turn). Failures are results
+ * (`status: "error"` tool messages), never throws.
  */
-import { join } from "node:path";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Clock } from "../governance/clock.js";
+import type { ContentStore } from "../governance/content-store.js";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../governance/errors.js";
-import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
-import { extractPdf } from "./extract-pdf.js";
+import type { Ledger } from "../governance/ledger.js";
+import type { DownloadJobStore } from "./download-job-store.js";
+import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
 import type { PdfLimits } from "./pdf-limits.js";
+
+export type { PaperExtractResult } from "./paper-extraction.js";
 
 /** The model-visible name of the tool. */
 export const PAPER_EXTRACT_TOOL_ID = "paper_extract_pdf";
@@ -22,29 +25,32 @@ export type TurnToolCallIds = (config: LangGraphRunnableConfig, toolCallId: stri
 
 /** Options of {@link createPaperExtractTool}. */
 export interface PaperExtractToolOptions {
-  /** Where the download jobs live (`governance.downloads`); only read, never written. */
-  downloads: { readonly jobs: Pick<DownloadJobStore, "get"> };
+  /**
+   * Where the download jobs live (`governance.downloads`); only read, never written. Its `ledger` and
+   * `store` receive the extraction rows unless `ledger`/`store` are given.
+   */
+  downloads: {
+    readonly jobs: Pick<DownloadJobStore, "get">;
+    readonly ledger?: Ledger;
+    readonly store?: ContentStore;
+  };
+  /** Receives one `paper_extract_pdf` row per call. @default `downloads.ledger` */
+  ledger?: Ledger;
+  /** Holds the rows' entries. @default `downloads.store` */
+  store?: ContentStore;
   /** The data directory; extractions go to `<dataDir>/papers/<jobId>/`. */
   dataDir: string;
   /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 120 s */
   limits?: Partial<PdfLimits>;
   /** Times the wall-clock bound. @default systemClock */
   clock?: Clock;
+  /** The session of a call. @default `configurable.thread_id`, else `"default"` */
+  sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
   /**
    * The tool-call ids of the calling model turn, for the same-turn rule.
    * @default reads the graph's `messages` channel and finds the AIMessage holding this call
    */
   turnToolCallIds?: TurnToolCallIds;
-}
-
-/** What a successful call returns (JSON in the tool message). */
-export interface PaperExtractResult {
-  artifactJobId: string;
-  extractionJobId: string;
-  textPath: string;
-  manifestPath: string;
-  pageCount: number;
-  warnings: string[];
 }
 
 const schema = z.object({
@@ -54,41 +60,37 @@ const schema = z.object({
 /**
  * The `paper_extract_pdf` tool. Refuses unknown, unfinished, failed and non-PDF downloads, and
  * (retryably) a download started by an `artifact_download` call of the same model turn. Idempotent
- * per job: a repeated call returns the stored extraction without parsing again.
- * @param options the job store, data directory, limits, clock and turn resolver
+ * per job: a repeated call returns the stored extraction without parsing again. Each call leaves one
+ * ledger row (see `extractDownloadedPaper`); only a successful one makes the record full text.
+ * @param options the job store, ledger, CAS, data directory, limits, clock and turn resolver
  * @returns a structured tool named `paper_extract_pdf`
+ * @throws GovernanceError `INVALID_CONFIG` when no ledger or store is given nor found on `downloads`
  * @example
- * const tools = [createPaperExtractTool({ downloads: governance.downloads, dataDir: ".sciencegate" })];
+ * const tools = [createPaperExtractTool({ downloads: governance.downloads, dataDir: governance.dataDir })];
  */
 export function createPaperExtractTool(options: PaperExtractToolOptions): StructuredToolInterface {
-  const inFlight = new Map<string, Promise<PaperExtractResult>>();
   const turnIds = options.turnToolCallIds ?? turnToolCallIdsFromState;
-  const extract = (job: DownloadJob): Promise<PaperExtractResult> => {
-    // One extraction per job at a time; a concurrent twin shares it (results are files, so later calls re-read).
-    const running = inFlight.get(job.jobId);
-    if (running) return running;
-    const outDir = join(options.dataDir, "papers", job.jobId);
-    const work = extractPdf(
-      { pdfPath: job.finalPath, outDir, id: job.jobId },
-      options.limits ?? {},
-      options.clock ? { clock: options.clock } : {},
-    )
-      .then((r) => ({
-        artifactJobId: job.jobId,
-        extractionJobId: `extract-${job.jobId}`,
-        textPath: r.textPath,
-        manifestPath: r.manifestPath,
-        pageCount: r.pageCount,
-        warnings: r.warnings,
-      }))
-      .finally(() => inFlight.delete(job.jobId));
-    inFlight.set(job.jobId, work);
-    return work;
+  const ledger = options.ledger ?? options.downloads.ledger;
+  const store = options.store ?? options.downloads.store;
+  if (!ledger || !store) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      "paper_extract_pdf records every extraction in the ledger: pass governance.downloads (a DownloadManager) or ledger and store.",
+    );
+  }
+  const runtime: PaperExtractionRuntime = {
+    downloads: options.downloads,
+    ledger,
+    store,
+    dataDir: options.dataDir,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   };
   return tool(
     async (input, runConfig) => {
       const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
       const toolCallId = config.toolCall?.id;
+      const threadId = config.configurable?.thread_id as string | undefined;
       const reply = (content: unknown, ok: boolean) =>
         toolCallId === undefined
           ? JSON.stringify(content)
@@ -100,24 +102,24 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
             });
       try {
         const job = await options.downloads.jobs.get(input.artifactJobId);
-        if (!job) {
-          throw new GovernanceError("UNKNOWN_ID", `No download job '${input.artifactJobId}'.`, {
-            data: { artifactJobId: input.artifactJobId },
-          });
-        }
         const sameTurn =
-          toolCallId !== undefined && job.toolCallId !== undefined
+          toolCallId !== undefined && job?.toolCallId !== undefined
             ? turnIds(config, toolCallId)?.includes(job.toolCallId)
             : false;
-        if (sameTurn) {
+        if (job && sameTurn) {
           throw new GovernanceError(
             "INVALID_INPUT",
             `Download job ${job.jobId} was started in this same turn; call ${PAPER_EXTRACT_TOOL_ID} in the next turn, after the download's result is in.`,
             { retryable: true, data: { artifactJobId: job.jobId, reason: "same_turn" } },
           );
         }
-        checkJob(job);
-        return reply(await extract(job), true);
+        const result = await extractDownloadedPaper(runtime, {
+          artifactJobId: input.artifactJobId,
+          sessionId: options.sessionId?.(config) ?? threadId ?? "default",
+          ...(threadId === undefined ? {} : { threadId: String(threadId) }),
+          ...(toolCallId === undefined ? {} : { toolCallId }),
+        });
+        return reply(result, true);
       } catch (error) {
         if (isGraphBubbleUp(error)) throw error;
         const governed = isGovernanceError(error)
@@ -134,19 +136,6 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
         "manifest.json, the page count and warnings. Call it in a turn after the download finished.",
       schema,
     },
-  );
-}
-
-/** Only a completed download is extracted; a running one is worth retrying later. */
-function checkJob(job: DownloadJob): void {
-  if (job.status === "completed") return;
-  const finished = job.status === "failed" || job.status === "cancelled";
-  throw new GovernanceError(
-    "INVALID_INPUT",
-    finished
-      ? `Download job ${job.jobId} is ${job.status}; only a completed download can be extracted.`
-      : `Download job ${job.jobId} is still ${job.status}; call ${PAPER_EXTRACT_TOOL_ID} again in a later turn.`,
-    { retryable: !finished, data: { artifactJobId: job.jobId, status: job.status } },
   );
 }
 

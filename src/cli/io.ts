@@ -1,3 +1,5 @@
+import type { DownloadFetch } from "../artifacts/download-fetch.js";
+
 /** Where a CLI command reads its environment and writes its output; tests pass their own. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -6,6 +8,8 @@ export interface CliIo {
   cwd: string;
   /** Whether stdin is an interactive terminal (approval prompts need one). */
   isTty: boolean;
+  /** The HTTP seam of downloads (`jobs retry`); tests serve bytes without network. @default globalThis.fetch */
+  fetch?: DownloadFetch;
 }
 
 /** The real process's streams and environment. */

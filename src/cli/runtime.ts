@@ -24,6 +24,7 @@ export async function openRuntime(
     ...(options.configPath ? { config: options.configPath } : {}),
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
     onWarning: (line) => io.stderr(`${line}\n`),
+    ...(io.fetch ? { fetch: io.fetch } : {}),
   });
   const files = [governance.science?.path, governance.config.path].filter((p) => p !== undefined);
   return { ...governance, configSource: files.join(" + ") || "(built-in default)" };

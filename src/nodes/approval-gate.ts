@@ -1,7 +1,9 @@
 /**
- * The approval gate (DESIGN.md §5): the `ApprovalHook` that puts a dangerous MCP call without cover
- * in front of a human through LangGraph's `interrupt()`, one card per call in the call's own task,
- * and records the answer with the permission service BEFORE the broker call, which then consumes it.
+ * The approval gate (DESIGN.md §5): puts a dangerous call without cover in front of a human through
+ * LangGraph's `interrupt()`, one card per call in the call's own task, and records the answer with the
+ * permission service BEFORE the call runs; the permission hook (the broker's, or the download
+ * manager's) then consumes it. The core works on any `AuthorizationRequest`; the gate applies it to
+ * MCP calls, `createGovernedAgent` to `artifact_download`.
  */
 import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import { z } from "zod";
@@ -50,14 +52,63 @@ export const permissionDecisionJsonSchema = z.toJSONSchema(permissionDecisionSch
 >;
 
 /**
- * Creates the approval gate. A call the policy finds safe, or one covered by a grant or by the
+ * Asks about one call described by its `AuthorizationRequest`, inside the call's own graph task: the
+ * core of the approval gate, shared with the `artifact_download` built-in. `request` may be a
+ * function: the task is then registered before it runs (synchronously), so a sibling task waits for
+ * this one's answer even when building the request takes I/O (a download plan).
+ * @returns `undefined` to let the call go on to the permission hook (which consumes the recorded
+ *   decision, a grant or the session mode), or a denial when the graph cannot pause for the card
+ * @throws the LangGraph interrupt carrying the card when a human must answer
+ */
+export type AuthorizationApproval = (
+  sessionId: string,
+  request: AuthorizationRequest | undefined | (() => Promise<AuthorizationRequest | undefined>),
+) => Promise<ApprovalDecision | undefined>;
+
+/**
+ * Creates the approval core. A call the policy finds safe, or one covered by a grant or by the
  * session's `always_allow` mode, passes without a card. A dangerous call raises exactly one
- * `interrupt()` with a {@link PermissionCard}; the resume value (`{decision: "allow_once" |
- * "allow_matching" | "deny", message?}`) is validated, and a malformed one asks again with
- * `invalidResponse` set instead of failing the thread. The decision is recorded before the broker
- * call: `allow_matching` creates a session grant that releases every covered pending call on the
- * same resume; `deny` makes the broker refuse the call with a structured `PERMISSION_DENIED`
- * (with the human's message), audited in the ledger.
+ * `interrupt()` with a {@link PermissionCard}; the resume value is validated, and a malformed one asks
+ * again with `invalidResponse` set. The decision is recorded with `permissions.decide` before the call
+ * runs; an `allow_matching` grant releases every covered sibling waiting on the same resume.
+ * @param governance catalog, ledger and permission service (`createGovernance`)
+ * @param options the optional wait timeout
+ * @returns the approval function
+ * @example
+ * const approve = createAuthorizationApproval(governance);
+ * const denied = await approve(sessionId, () => buildRequest()); // may interrupt() with a card
+ */
+export function createAuthorizationApproval(
+  governance: ApprovalGateRuntime,
+  options: ApprovalGateOptions = {},
+): AuthorizationApproval {
+  const { permissions } = governance;
+  const answers = new SessionAnswers();
+  return async (sessionId, build) => {
+    // Registered before any await: siblings of the same resume wait until this task has peeked.
+    const release = answers.begin(sessionId);
+    try {
+      const request = typeof build === "function" ? await build() : build;
+      // Invalid, unavailable or already run: the permission hook gives the precise answer.
+      if (request === undefined || !permissions.isDangerous(request)) return undefined;
+      // A card that timed out or was cancelled has its denial recorded; the hook consumes it.
+      const ended = permissions.pendingFor(request)?.state;
+      if (ended === "timed_out" || ended === "cancelled") return undefined;
+      // Peek before any await, so that an answered task records while its siblings still wait.
+      const peeked = peekAnswer(permissions.cardFor(request));
+      if (peeked.answered) return await recordAnswer(governance, request, peeked.decision, options);
+      release();
+      return await waitOrPass(governance, request, peeked.pause, answers, options);
+    } finally {
+      release();
+    }
+  };
+}
+
+/**
+ * Creates the approval gate for MCP calls: {@link createAuthorizationApproval} over the broker's own
+ * `AuthorizationRequest` of each call. `deny` makes the broker refuse the call with a structured
+ * `PERMISSION_DENIED` (with the human's message), audited in the ledger.
  * @param governance catalog, ledger and permission service (`createGovernance`)
  * @param options the optional wait timeout
  * @returns the hook for `createGovernedToolNode({approvalHook})` / `createGovernedAgent`
@@ -78,29 +129,8 @@ export function createApprovalGate(
         "create the governance without enforcePermissions: false and without a custom authorize.",
     );
   }
-  const { permissions } = governance;
-  const answers = new SessionAnswers();
-  return async (approval) => {
-    const request = authorizationRequestOf(governance.catalog, approval);
-    // Invalid or unavailable: the broker refuses it with the precise error, nothing to approve.
-    if (request === undefined || !permissions.isDangerous(request)) return undefined;
-    // A card that timed out or was cancelled has its denial recorded; the broker consumes it.
-    const ended = permissions.pendingFor(request)?.state;
-    if (ended === "timed_out" || ended === "cancelled") return undefined;
-    const card = permissions.cardFor(request);
-    // Peek first, before any await: a task that carries an answer registers it synchronously, so
-    // sibling tasks of the same resume wait for it (an allow_matching grant releases them).
-    const peeked = peekAnswer(card);
-    if (peeked.answered) {
-      const done = answers.begin(request.sessionId);
-      try {
-        return await recordAnswer(governance, request, peeked.decision, options);
-      } finally {
-        done();
-      }
-    }
-    return waitOrPass(governance, request, peeked.pause, answers, options);
-  };
+  const approve = createAuthorizationApproval(governance, options);
+  return (approval) => approve(approval.sessionId, authorizationRequestOf(governance.catalog, approval));
 }
 
 type Peek = { answered: true; decision: PermissionDecision } | { answered: false; pause: unknown };
@@ -193,8 +223,9 @@ function describeInvalid(error: z.ZodError): string {
 }
 
 /**
- * Answers being recorded per session. A task without an answer waits for its siblings' answers
- * before checking grants, so `allow_matching` on one card releases the others on the same resume.
+ * Tasks per session that have not yet peeked or are recording an answer. A task without an answer
+ * waits for them before checking grants, so `allow_matching` on one card releases the others on the
+ * same resume. `begin` returns an idempotent release.
  */
 class SessionAnswers {
   readonly #inFlight = new Map<string, { count: number; waiters: Array<() => void> }>();
@@ -203,7 +234,10 @@ class SessionAnswers {
     const entry = this.#inFlight.get(sessionId) ?? { count: 0, waiters: [] };
     entry.count += 1;
     this.#inFlight.set(sessionId, entry);
+    let released = false;
     return () => {
+      if (released) return;
+      released = true;
       entry.count -= 1;
       if (entry.count > 0) return;
       this.#inFlight.delete(sessionId);

@@ -45,7 +45,14 @@ describe("paper_extract_pdf tool", () => {
       textPath: `${bench.dataDir}/papers/${jobId}/fulltext.md`,
       manifestPath: `${bench.dataDir}/papers/${jobId}/manifest.json`,
       pageCount: 3,
+      sourceId: "arxiv",
+      sourceRecordId: "2401.00001v1",
+      fullTextRetrieved: true,
+      contentScope: "full-text",
     });
+    expect(await bench.ledger.query({ toolId: PAPER_EXTRACT_TOOL_ID })).toMatchObject([
+      { toolCallId: "ex-1", status: "ok", sourceId: "arxiv" },
+    ]);
     const text = await readFile(result.textPath, "utf8");
     expect(text).toContain("## Page 1");
     expect(text).toContain("BRAF V600E in melanoma");

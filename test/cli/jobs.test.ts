@@ -1,8 +1,15 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import { SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-store.js";
-import { makeJob } from "../artifacts/download-harness.js";
-import { runCli, tempDir } from "./cli-harness.js";
+import { main } from "../../src/cli/main.js";
+import { FileContentStore } from "../../src/governance/content-store.js";
+import type { McpToolResult } from "../../src/governance/result-types.js";
+import { SqliteLedger } from "../../src/governance/sqlite-ledger.js";
+import { makeCandidate, makeJob, PDF } from "../artifacts/download-harness.js";
+import { runCli, tempDir, writeJson } from "./cli-harness.js";
 
 async function seeded() {
   const cwd = tempDir();
@@ -51,5 +58,127 @@ describe("sciencegate jobs", () => {
     const run = await runCli(argv, {}, await seeded());
     expect(run.code).toBe(code);
     expect(run.stderr).toMatch(message);
+  });
+});
+
+/**
+ * A data directory as an app leaves it: the arXiv call that offered the candidate (ledger + CAS) and
+ * a download job that failed on HTTP 500. The config names no server (the built-in arXiv manifest
+ * still gives the allowed hosts).
+ */
+async function failedDownload() {
+  const cwd = tempDir();
+  const dataDir = join(cwd, ".sciencegate");
+  const result: McpToolResult = {
+    records: [],
+    artifacts: [makeCandidate()],
+    warnings: [],
+    attribution: "arXiv",
+    license: "arXiv license",
+    retrievedAt: "2026-01-01T00:00:00Z",
+    sourceId: "arxiv",
+    toolId: "prepare_paper_download",
+    untrusted: true,
+  };
+  const ledger = await SqliteLedger.open(join(dataDir, "ledger.sqlite"));
+  await ledger.append({
+    invocationId: "inv-1",
+    sessionId: "s1",
+    sourceId: "arxiv",
+    toolId: "prepare_paper_download",
+    status: "ok",
+    startedAt: "2026-01-01T00:00:00Z",
+    finishedAt: "2026-01-01T00:00:01Z",
+    durationMs: 1000,
+    attempts: 1,
+    cacheHit: false,
+    queueWaitMs: 0,
+    normalizedRef: (await new FileContentStore(join(dataDir, "cas")).putJson(result)).ref,
+  });
+  await ledger.close();
+  const jobs = await SqliteDownloadJobStore.open(join(dataDir, "jobs.sqlite"));
+  const destinationPath = "downloads/arxiv/2401.00001v1.pdf";
+  await jobs.create({
+    ...makeJob("job-500", "failed"),
+    destinationPath,
+    finalPath: join(dataDir, "workspace", destinationPath),
+    attempts: 4,
+    error: { code: "UPSTREAM_UNAVAILABLE", message: "The server answered HTTP 500.", retryable: true },
+  });
+  await jobs.close();
+  const config = writeJson(cwd, "extensions_config.json", { mcpServers: {} });
+  const requests: string[] = [];
+  const server = { status: 200 };
+  const fetch: DownloadFetch = async (url) => {
+    requests.push(url);
+    if (server.status !== 200) return new Response("gone", { status: server.status });
+    return new Response(PDF, { headers: { "content-length": String(PDF.length) } });
+  };
+  /** Runs the CLI with the fake server as its fetch. */
+  const run = async (argv: string[]) => {
+    let stdout = "";
+    let stderr = "";
+    const code = await main([...argv, "--config", config], {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: (t) => {
+        stderr += t;
+      },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, SCIENCEGATE_HOME: dataDir },
+      cwd,
+      isTty: false,
+      fetch,
+    });
+    return { code, stdout, stderr };
+  };
+  return { dataDir, requests, server, run };
+}
+
+describe("sciencegate jobs retry", () => {
+  test("retries a failed download to completion, recorded as its own ledger row", async () => {
+    const { dataDir, requests, server, run } = await failedDownload();
+    server.status = 404;
+    const still = await run(["jobs", "retry", "job-500"]);
+    expect(still.code).toBe(1);
+    expect(still.stdout).toMatch(/Job job-500: failed \(The server answered HTTP 404\.\)/);
+    server.status = 200;
+    requests.length = 0;
+    const retried = await run(["jobs", "retry", "job-500", "--json"]);
+    expect(retried.stderr).toBe("");
+    expect(retried.code).toBe(0);
+    const sha = `sha256:${createHash("sha256").update(PDF).digest("hex")}`;
+    const { result } = JSON.parse(retried.stdout);
+    expect(result).toMatchObject({ jobId: "job-500", status: "completed", actualChecksum: sha });
+    expect(result.finalPath).toBe(join(dataDir, "workspace", "downloads/arxiv/2401.00001v1.pdf"));
+    expect(new Uint8Array(await readFile(result.finalPath))).toEqual(PDF);
+    expect(requests).toEqual(["https://arxiv.org/pdf/2401.00001v1"]);
+
+    const listed = JSON.parse((await run(["jobs", "--json"])).stdout);
+    expect(listed.jobs).toMatchObject([{ jobId: "job-500", status: "completed", attempts: 6 }]);
+    expect(listed.jobs[0].error).toBeUndefined();
+    const audit = JSON.parse((await run(["audit", "--json"])).stdout);
+    // One row per run: the failed retry and the completed one, neither carrying a tool call id.
+    const rows = audit.invocations.filter((r: { toolId: string }) => r.toolId === "artifact_download");
+    expect(rows.map((r: { status: string; error?: { code: string } }) => [r.status, r.error?.code])).toEqual([
+      ["ok", undefined],
+      ["error", "NOT_FOUND"],
+    ]);
+    expect(rows[0]).toMatchObject({ sourceId: "arxiv", attempts: 1, sessionId: "s1" });
+    expect(rows.every((r: { toolCallId?: string }) => r.toolCallId === undefined)).toBe(true);
+    const text = await run(["audit"]);
+    expect(text.stdout).toMatch(/arxiv\/artifact_download\s+ok/);
+    expect(text.stdout).toMatch(/arxiv\/artifact_download\s+NOT_FOUND/);
+  });
+
+  test("refuses to retry a completed job, with a message saying why", async () => {
+    const { requests, run } = await failedDownload();
+    expect((await run(["jobs", "retry", "job-500"])).code).toBe(0);
+    const again = await run(["jobs", "retry", "job-500"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(
+      /INVALID_INPUT: Job job-500 is completed; only failed or cancelled jobs are retried/,
+    );
+    expect(requests).toHaveLength(1);
   });
 });

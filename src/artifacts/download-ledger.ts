@@ -1,0 +1,205 @@
+/**
+ * Ledger rows of downloads and extractions (the contract is `artifact-ledger-types.ts`): one
+ * `InvocationRecord` per call, with the request and the outcome stored in the CAS, so that audit,
+ * replay and evidence review read downloads exactly like MCP calls.
+ */
+import { hashCanonical } from "../governance/canonical-json.js";
+import type { ContentStore } from "../governance/content-store.js";
+import { GovernanceError, type GovernanceErrorCode } from "../governance/errors.js";
+import type { InvocationRecord, Ledger } from "../governance/ledger.js";
+import { DOWNLOAD_LEDGER_TOOL_ID, type DownloadLedgerEntry } from "./artifact-ledger-types.js";
+import type { DownloadJob, DownloadJobError } from "./download-job-store.js";
+import { DOWNLOAD_TOOL_DEFINITION_HASH } from "./download-permission.js";
+import type { DownloadPlan, DownloadResult } from "./download-types.js";
+
+/** Where rows go. */
+export interface ArtifactLedgerDeps {
+  ledger: Ledger;
+  store: ContentStore;
+  newId: () => string;
+}
+
+/** One row to append. */
+export interface ArtifactRow {
+  sessionId: string;
+  threadId?: string | undefined;
+  /** Absent for a retry or a call made outside a graph. */
+  toolCallId?: string | undefined;
+  sourceId: string;
+  toolId: string;
+  /** Clock milliseconds. */
+  startedAt: number;
+  finishedAt: number;
+  attempts: number;
+  /** Stored as `requestRef`: the plan, or what the extraction was asked. */
+  request: unknown;
+  /** Stored as `normalizedRef`: a `DownloadLedgerEntry` or `ExtractionLedgerEntry`. */
+  entry?: unknown;
+  license?: string | undefined;
+  authorizationId?: string | undefined;
+  toolDefinitionHash?: string | undefined;
+  /** Present exactly when the call failed; the row's status is then `error`. */
+  error?: DownloadJobError | undefined;
+}
+
+/**
+ * Stores the request and entry in the CAS and appends the row.
+ * @param deps ledger, CAS and id generator
+ * @param row the call
+ * @returns the appended record
+ * @throws GovernanceError `DUPLICATE_ID` when the `threadId:toolCallId` already has a row
+ */
+export async function appendArtifactRow(
+  deps: ArtifactLedgerDeps,
+  row: ArtifactRow,
+): Promise<InvocationRecord> {
+  const requestRef = (await deps.store.putJson(row.request)).ref;
+  const normalizedRef = row.entry === undefined ? undefined : (await deps.store.putJson(row.entry)).ref;
+  const optional = {
+    threadId: row.threadId,
+    toolCallId: row.toolCallId,
+    normalizedRef,
+    license: row.license,
+    authorizationId: row.authorizationId,
+    toolDefinitionHash: row.toolDefinitionHash,
+  };
+  const record: InvocationRecord = {
+    invocationId: deps.newId(),
+    sessionId: row.sessionId,
+    sourceId: row.sourceId,
+    toolId: row.toolId,
+    status: row.error === undefined ? "ok" : "error",
+    startedAt: new Date(row.startedAt).toISOString(),
+    finishedAt: new Date(row.finishedAt).toISOString(),
+    durationMs: Math.max(0, row.finishedAt - row.startedAt),
+    attempts: row.attempts,
+    cacheHit: false,
+    queueWaitMs: 0,
+    requestRef,
+    ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
+    ...(row.error === undefined ? {} : { error: { ...row.error, attempts: row.attempts } }),
+  };
+  await deps.ledger.append(record);
+  return record;
+}
+
+/** How one download call ended, for {@link appendDownloadRow}. */
+export interface DownloadOutcome {
+  startedAt: number;
+  finishedAt: number;
+  attempts: number;
+  authorizationId?: string | undefined;
+  /** The job at its terminal state; absent for a refusal before any job. */
+  job?: DownloadJob;
+  /** Why it was refused (no job) or how the job failed. */
+  error?: DownloadJobError | undefined;
+}
+
+/**
+ * Appends the row of one download call: the plan as `requestRef`, the job's `DownloadLedgerEntry` as
+ * `normalizedRef`, status `ok` only when the job completed.
+ * @param deps ledger, CAS and id generator
+ * @param plan the plan (its `toolCallId` keys the row; a retry's plan has none)
+ * @param outcome times, attempts, authorization and the terminal job or refusal
+ * @returns the appended record
+ * @throws GovernanceError `DUPLICATE_ID` when the call already has a row
+ */
+export function appendDownloadRow(
+  deps: ArtifactLedgerDeps,
+  plan: DownloadPlan,
+  outcome: DownloadOutcome,
+): Promise<InvocationRecord> {
+  const { job } = outcome;
+  return appendArtifactRow(deps, {
+    sessionId: plan.sessionId,
+    threadId: plan.threadId,
+    toolCallId: plan.toolCallId,
+    sourceId: plan.candidate.sourceId,
+    toolId: DOWNLOAD_LEDGER_TOOL_ID,
+    startedAt: outcome.startedAt,
+    finishedAt: outcome.finishedAt,
+    attempts: outcome.attempts,
+    request: plan,
+    license: plan.license,
+    authorizationId: outcome.authorizationId,
+    toolDefinitionHash: DOWNLOAD_TOOL_DEFINITION_HASH,
+    ...(job === undefined ? {} : { entry: downloadLedgerEntry(job) }),
+    error: job?.status === "completed" ? undefined : (outcome.error ?? job?.error),
+  });
+}
+
+/**
+ * The CAS entry of a download's row, from its job at a terminal state.
+ * @param job the terminal job
+ * @returns the entry (`actualChecksum` only when completed)
+ */
+export function downloadLedgerEntry(job: DownloadJob): DownloadLedgerEntry {
+  return {
+    kind: "artifact_download",
+    planId: job.planId,
+    jobId: job.jobId,
+    mcpInvocationId: job.mcpInvocationId,
+    candidateId: job.candidateId,
+    sourceId: job.sourceId,
+    sourceRecordId: job.sourceRecordId,
+    url: job.url,
+    finalPath: job.finalPath,
+    destinationPath: job.destinationPath,
+    ...(job.status === "completed" && job.actualChecksum !== undefined
+      ? { actualChecksum: job.actualChecksum }
+      : {}),
+    bytesDownloaded: job.bytesDownloaded,
+    status: job.status as DownloadLedgerEntry["status"],
+  };
+}
+
+/**
+ * The job id of a download made by a graph tool call: derived from `threadId:toolCallId`, so a
+ * re-run of the call (a resumed task, a restarted process) finds its job instead of starting another.
+ * @param threadId the LangGraph thread
+ * @param toolCallId the tool call
+ * @returns a UUID-shaped id
+ */
+export function callJobId(threadId: string, toolCallId: string): string {
+  const hex = hashCanonical([DOWNLOAD_LEDGER_TOOL_ID, threadId, toolCallId]);
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20, 32)].join(
+    "-",
+  );
+}
+
+/**
+ * The outcome a download row recorded, for a call whose job is gone (an in-memory job store after a
+ * restart). A refusal before any job (a denial) is thrown again as it was recorded.
+ * @param store the CAS holding the row's entry
+ * @param row an `artifact_download` row
+ * @returns the recorded terminal result
+ * @throws GovernanceError the recorded refusal (e.g. `PERMISSION_DENIED`) for a row without an entry
+ */
+export async function recordedDownload(store: ContentStore, row: InvocationRecord): Promise<DownloadResult> {
+  const error = row.error && {
+    code: row.error.code,
+    message: row.error.message,
+    retryable: row.error.retryable,
+  };
+  if (row.normalizedRef === undefined) {
+    throw new GovernanceError(
+      (error?.code ?? "PERMISSION_DENIED") as GovernanceErrorCode,
+      error?.message ?? "The download was refused.",
+      { data: { invocationId: row.invocationId } },
+    );
+  }
+  const entry = await store.getJson<DownloadLedgerEntry>(row.normalizedRef);
+  return {
+    candidateId: entry.candidateId,
+    planId: entry.planId,
+    jobId: entry.jobId,
+    finalPath: entry.finalPath,
+    ...(entry.actualChecksum === undefined ? {} : { actualChecksum: entry.actualChecksum }),
+    bytesDownloaded: entry.bytesDownloaded,
+    sourceId: entry.sourceId,
+    sourceRecordId: entry.sourceRecordId,
+    status: entry.status,
+    warnings: [],
+    ...(error === undefined ? {} : { error }),
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * One run of a download job, from `queued` to a terminal state: transfer attempts with Range resume
+ * and backoff, verification, an atomic no-overwrite rename and a read-only result. Every state change
+ * is saved in the job store and reported as progress. Failures end the job; they never throw.
+ */
+import { chmod, link, mkdir, rm, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { Clock } from "../governance/clock.js";
+import { GovernanceError, isGovernanceError } from "../governance/errors.js";
+import type { ArtifactCandidate } from "../governance/result-types.js";
+import { type DownloadFetch, transferOnce } from "./download-fetch.js";
+import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
+import { STAGING_DIR_NAME } from "./download-path.js";
+import type { DownloadPlan, DownloadProgress, DownloadResult } from "./download-types.js";
+import { verifyDownload } from "./download-verify.js";
+
+/** What a run needs. */
+export interface DownloadRunContext {
+  jobs: DownloadJobStore;
+  fetch: DownloadFetch;
+  clock: Clock;
+  workspaceDir: string;
+  maxBytes: number;
+  maxAttempts: number;
+  initialBackoffMs: number;
+  candidate: ArtifactCandidate;
+  /** The source's allowed hosts (every redirect is re-checked against them). */
+  hosts: ReadonlySet<string>;
+  /** Aborting cancels the run (the job ends `cancelled`, its partial file removed). */
+  signal: AbortSignal;
+  onProgress: ((progress: DownloadProgress) => void) | undefined;
+}
+
+/**
+ * Runs a job to its terminal state.
+ * @param initial the queued job (already stored)
+ * @param ctx store, seams, limits, candidate, hosts, signal and progress hook
+ * @returns the job as saved at its terminal state (`completed`, `failed` or `cancelled`)
+ * @throws only when the job store itself fails
+ */
+export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunContext): Promise<DownloadJob> {
+  let job = initial;
+  const { candidate, signal } = ctx;
+  const staging = join(ctx.workspaceDir, STAGING_DIR_NAME, `${job.jobId}.part`);
+  const progress = (current: DownloadJob) =>
+    ctx.onProgress?.({
+      jobId: current.jobId,
+      candidateId: current.candidateId,
+      status: current.status,
+      bytesDownloaded: current.bytesDownloaded,
+      ...(candidate.sizeBytes === undefined ? {} : { totalBytes: candidate.sizeBytes }),
+    });
+  const set = async (patch: Partial<DownloadJob>) => {
+    job = { ...job, ...patch, updatedAt: ctx.clock.now() };
+    await ctx.jobs.update(job);
+    progress(job);
+  };
+  try {
+    await mkdir(dirname(staging), { recursive: true });
+    let offset = await stagedBytes(staging);
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw cancelledError();
+      await set({ status: "running", attempts: job.attempts + 1 });
+      try {
+        job.bytesDownloaded = await transferOnce({
+          fetch: ctx.fetch,
+          url: candidate.url,
+          hosts: ctx.hosts,
+          stagingPath: staging,
+          offset,
+          maxBytes: ctx.maxBytes,
+          signal,
+          onBytes: (bytes) => {
+            job.bytesDownloaded = bytes;
+            progress(job);
+          },
+        });
+        break;
+      } catch (error) {
+        if (!isGovernanceError(error) || !error.retryable || attempt >= ctx.maxAttempts || signal.aborted) {
+          throw error;
+        }
+        offset = await stagedBytes(staging);
+        await set({ status: "retrying", bytesDownloaded: offset });
+        const delay = ctx.initialBackoffMs * 2 ** (attempt - 1);
+        await ctx.clock.sleep(delay, signal).catch(() => undefined);
+      }
+    }
+    await set({ status: "verifying" });
+    const actualChecksum = await verifyDownload(staging, candidate, job.bytesDownloaded);
+    await mkdir(dirname(job.finalPath), { recursive: true });
+    // link() fails with EEXIST instead of replacing, so a file that appeared meanwhile is kept.
+    await link(staging, job.finalPath).catch((cause: unknown) => {
+      throw new GovernanceError("INVALID_INPUT", `A file appeared at '${job.destinationPath}' meanwhile.`, {
+        cause,
+      });
+    });
+    await unlink(staging);
+    await chmod(job.finalPath, 0o444);
+    await set({ status: "completed", actualChecksum });
+  } catch (error) {
+    await rm(staging, { force: true });
+    const body = signal.aborted ? cancelledError() : asGovernanceError(error);
+    await set({
+      status: signal.aborted ? "cancelled" : "failed",
+      error: { code: body.code, message: body.message, retryable: body.retryable },
+    });
+  }
+  return job;
+}
+
+/**
+ * A new queued job carrying out a plan.
+ * @param plan the authorized plan
+ * @param ids the job id, the absolute final path, the candidate's warnings and the clock time
+ * @returns the job to store
+ */
+export function queuedJob(
+  plan: DownloadPlan,
+  ids: { jobId: string; finalPath: string; warnings: string[]; now: number },
+): DownloadJob {
+  const { candidate } = plan;
+  return {
+    jobId: ids.jobId,
+    planId: plan.planId,
+    mcpInvocationId: plan.mcpInvocationId,
+    candidateId: candidate.candidateId,
+    sourceId: candidate.sourceId,
+    sourceRecordId: candidate.sourceRecordId,
+    url: candidate.url,
+    finalPath: ids.finalPath,
+    destinationPath: plan.destinationPath,
+    sessionId: plan.sessionId,
+    ...(plan.threadId === undefined ? {} : { threadId: plan.threadId }),
+    ...(plan.toolCallId === undefined ? {} : { toolCallId: plan.toolCallId }),
+    status: "queued",
+    bytesDownloaded: 0,
+    attempts: 0,
+    warnings: ids.warnings,
+    createdAt: ids.now,
+    updatedAt: ids.now,
+  };
+}
+
+/**
+ * What `download` returns for a job at a terminal state.
+ * @param job the job
+ * @returns the result
+ */
+export function jobResult(job: DownloadJob): DownloadResult {
+  return {
+    candidateId: job.candidateId,
+    planId: job.planId,
+    jobId: job.jobId,
+    finalPath: job.finalPath,
+    ...(job.actualChecksum === undefined ? {} : { actualChecksum: job.actualChecksum }),
+    bytesDownloaded: job.bytesDownloaded,
+    sourceId: job.sourceId,
+    sourceRecordId: job.sourceRecordId,
+    status: job.status as DownloadResult["status"],
+    warnings: job.warnings,
+    ...(job.error === undefined ? {} : { error: job.error }),
+  };
+}
+
+/**
+ * The error of a cancelled download.
+ * @returns a `CANCELLED` error
+ */
+export function cancelledError(): GovernanceError {
+  return new GovernanceError("CANCELLED", "The download was cancelled.");
+}
+
+function stagedBytes(staging: string): Promise<number> {
+  return stat(staging).then(
+    (info) => info.size,
+    () => 0,
+  );
+}
+
+function asGovernanceError(error: unknown): GovernanceError {
+  if (isGovernanceError(error)) return error as GovernanceError;
+  return new GovernanceError("UPSTREAM_UNAVAILABLE", error instanceof Error ? error.message : String(error), {
+    cause: error,
+  });
+}

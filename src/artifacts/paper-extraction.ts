@@ -1,0 +1,218 @@
+/**
+ * Extraction of a downloaded paper (DESIGN.md §7): bounded pdf.js extraction of a completed PDF
+ * download into `<dataDir>/papers/<jobId>/`, recorded as one `paper_extract_pdf` ledger row per call.
+ * Only a successful extraction marks a record as full text. It only reads download jobs, so a failed
+ * extraction never changes the download's state.
+ */
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { type Clock, systemClock } from "../governance/clock.js";
+import type { ContentStore } from "../governance/content-store.js";
+import { GovernanceError, type GovernanceErrorCode, isGovernanceError } from "../governance/errors.js";
+import type { InvocationRecord, Ledger } from "../governance/ledger.js";
+import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
+import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
+import { appendArtifactRow } from "./download-ledger.js";
+import { extractPdf } from "./extract-pdf.js";
+import type { PdfLimits } from "./pdf-limits.js";
+
+/** What an extraction needs: the download jobs (read only), the ledger and CAS, and where to write. */
+export interface PaperExtractionRuntime {
+  /** Where the download jobs live (`governance.downloads`); only read, never written. */
+  downloads: { readonly jobs: Pick<DownloadJobStore, "get"> };
+  /** Receives one row per extraction call (`governance.ledger`). */
+  ledger: Ledger;
+  /** Holds the rows' request and `ExtractionLedgerEntry` (`governance.store`). */
+  store: ContentStore;
+  /** The data directory; extractions go to `<dataDir>/papers/<jobId>/`. */
+  dataDir: string;
+  /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 120 s */
+  limits?: Partial<PdfLimits>;
+  /** Times the wall-clock bound and the rows. @default systemClock */
+  clock?: Clock;
+  /** Id generator of the rows. @default crypto.randomUUID */
+  newId?: () => string;
+}
+
+/** One extraction call. */
+export interface PaperExtractionRequest {
+  /** The `jobId` of a completed `artifact_download` of a PDF paper. */
+  artifactJobId: string;
+  sessionId: string;
+  threadId?: string;
+  /** With `threadId`, the idempotency key: a re-run returns the recorded outcome. */
+  toolCallId?: string;
+}
+
+/** What a successful extraction returns (the JSON of the tool message). */
+export interface PaperExtractResult {
+  artifactJobId: string;
+  extractionJobId: string;
+  textPath: string;
+  manifestPath: string;
+  pageCount: number;
+  warnings: string[];
+  /** The record whose full text this is. */
+  sourceId: string;
+  sourceRecordId: string;
+  /** Only a successful extraction makes a record full text. */
+  fullTextRetrieved: true;
+  contentScope: "full-text";
+}
+
+/** Extractions running now, by output folder: a concurrent twin shares the work. */
+const inFlight = new Map<string, Promise<ExtractionLedgerEntry>>();
+
+/**
+ * Extracts a completed PDF download and appends its ledger row: `ok` with an `ExtractionLedgerEntry`
+ * (`fullTextRetrieved: true`, `contentScope: "full-text"`), or `error` with the structured error.
+ * Idempotent per job (the files of an earlier extraction of the same bytes are reused) and per call
+ * (a `threadId:toolCallId` that has a row returns what it recorded, appending nothing).
+ * @param runtime jobs, ledger, CAS, data directory, limits and seams
+ * @param request the download job and the call's session and ids
+ * @returns paths, page count, warnings and the record's identity
+ * @throws GovernanceError `UNKNOWN_ID` for an unknown job (no row: it names no source);
+ *   `INVALID_INPUT` for a job that is not completed (retryable while it runs) or not a PDF;
+ *   `RESPONSE_TOO_LARGE`, `TIMEOUT`, `NORMALIZATION_FAILED` when a bound is crossed or pdf.js fails
+ * @example
+ * const result = await extractDownloadedPaper(
+ *   { downloads: governance.downloads, ledger: governance.ledger, store: governance.store, dataDir: governance.dataDir },
+ *   { artifactJobId, sessionId: "t1" },
+ * );
+ */
+export async function extractDownloadedPaper(
+  runtime: PaperExtractionRuntime,
+  request: PaperExtractionRequest,
+): Promise<PaperExtractResult> {
+  const { threadId, toolCallId } = request;
+  const hasKey = threadId !== undefined && toolCallId !== undefined;
+  const prior = hasKey ? await runtime.ledger.findByCall(threadId, toolCallId) : undefined;
+  if (prior?.toolId === EXTRACTION_LEDGER_TOOL_ID) return replay(runtime.store, prior);
+  const job = await runtime.downloads.jobs.get(request.artifactJobId);
+  if (!job) {
+    throw new GovernanceError("UNKNOWN_ID", `No download job '${request.artifactJobId}'.`, {
+      data: { artifactJobId: request.artifactJobId },
+    });
+  }
+  const clock = runtime.clock ?? systemClock;
+  const startedAt = clock.now();
+  const row = (entry: ExtractionLedgerEntry | undefined, error: GovernanceError | undefined) =>
+    appendArtifactRow(
+      { ledger: runtime.ledger, store: runtime.store, newId: runtime.newId ?? randomUUID },
+      {
+        sessionId: request.sessionId,
+        threadId,
+        toolCallId,
+        sourceId: job.sourceId,
+        toolId: EXTRACTION_LEDGER_TOOL_ID,
+        startedAt,
+        finishedAt: clock.now(),
+        attempts: 1,
+        request: { artifactJobId: job.jobId },
+        entry,
+        error: error && { code: error.code, message: error.message, retryable: error.retryable },
+      },
+    );
+  let entry: ExtractionLedgerEntry;
+  try {
+    checkJob(job);
+    entry = await extractShared(runtime, job);
+  } catch (error) {
+    const governed = isGovernanceError(error)
+      ? error
+      : new GovernanceError("NORMALIZATION_FAILED", String(error), { cause: error });
+    const twin = await appendOrReplay(runtime, request, () => row(undefined, governed));
+    if (twin) return twin;
+    throw governed;
+  }
+  return (await appendOrReplay(runtime, request, () => row(entry, undefined))) ?? toResult(entry);
+}
+
+/** Appends a row; when the same call raced itself and recorded first, its outcome is returned. */
+async function appendOrReplay(
+  runtime: PaperExtractionRuntime,
+  request: PaperExtractionRequest,
+  append: () => Promise<InvocationRecord>,
+): Promise<PaperExtractResult | undefined> {
+  try {
+    await append();
+    return undefined;
+  } catch (error) {
+    const { threadId, toolCallId } = request;
+    if (!isGovernanceError(error) || error.code !== "DUPLICATE_ID" || !threadId || !toolCallId) throw error;
+    const twin = await runtime.ledger.findByCall(threadId, toolCallId);
+    if (twin?.toolId !== EXTRACTION_LEDGER_TOOL_ID) throw error;
+    return replay(runtime.store, twin);
+  }
+}
+
+function extractShared(runtime: PaperExtractionRuntime, job: DownloadJob): Promise<ExtractionLedgerEntry> {
+  const outDir = join(runtime.dataDir, "papers", job.jobId);
+  const running = inFlight.get(outDir);
+  if (running) return running;
+  const work = extractPdf(
+    { pdfPath: job.finalPath, outDir, id: job.jobId },
+    runtime.limits ?? {},
+    runtime.clock ? { clock: runtime.clock } : {},
+  )
+    .then(
+      (r): ExtractionLedgerEntry => ({
+        kind: "paper_extract_pdf",
+        artifactJobId: job.jobId,
+        extractionJobId: `extract-${job.jobId}`,
+        mcpInvocationId: job.mcpInvocationId,
+        candidateId: job.candidateId,
+        sourceId: job.sourceId,
+        sourceRecordId: job.sourceRecordId,
+        inputSha256: r.inputSha256,
+        textPath: r.textPath,
+        manifestPath: r.manifestPath,
+        pageCount: r.pageCount,
+        fullTextRetrieved: true,
+        contentScope: "full-text",
+        warnings: r.warnings,
+      }),
+    )
+    .finally(() => inFlight.delete(outDir));
+  inFlight.set(outDir, work);
+  return work;
+}
+
+/** Only a completed download is extracted; a running one is worth retrying later. */
+function checkJob(job: DownloadJob): void {
+  if (job.status === "completed") return;
+  const finished = job.status === "failed" || job.status === "cancelled";
+  throw new GovernanceError(
+    "INVALID_INPUT",
+    finished
+      ? `Download job ${job.jobId} is ${job.status}; only a completed download can be extracted.`
+      : `Download job ${job.jobId} is still ${job.status}; call ${EXTRACTION_LEDGER_TOOL_ID} again in a later turn.`,
+    { retryable: !finished, data: { artifactJobId: job.jobId, status: job.status } },
+  );
+}
+
+async function replay(store: ContentStore, row: InvocationRecord): Promise<PaperExtractResult> {
+  if (row.status === "error" || row.normalizedRef === undefined) {
+    throw new GovernanceError(
+      (row.error?.code ?? "NORMALIZATION_FAILED") as GovernanceErrorCode,
+      row.error?.message ?? "The extraction failed.",
+      { retryable: row.error?.retryable ?? false, data: { invocationId: row.invocationId } },
+    );
+  }
+  return toResult(await store.getJson<ExtractionLedgerEntry>(row.normalizedRef));
+}
+
+function toResult(entry: ExtractionLedgerEntry): PaperExtractResult {
+  return {
+    artifactJobId: entry.artifactJobId,
+    extractionJobId: entry.extractionJobId,
+    textPath: entry.textPath,
+    manifestPath: entry.manifestPath,
+    pageCount: entry.pageCount,
+    warnings: entry.warnings ?? [],
+    sourceId: entry.sourceId,
+    sourceRecordId: entry.sourceRecordId,
+    fullTextRetrieved: true,
+    contentScope: "full-text",
+  };
+}

@@ -1,0 +1,142 @@
+import { createHash } from "node:crypto";
+import { appendFile, readFile, rm, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { describe, expect, test } from "vitest";
+import type { ExtractionLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
+import { extractDownloadedPaper, type PaperExtractionRuntime } from "../../src/artifacts/paper-extraction.js";
+import { makePdf } from "../fixtures/pdf/make-pdf.js";
+import { createBench, makeJob } from "./download-harness.js";
+
+const URL_1 = "https://arxiv.org/pdf/2401.00001v1";
+const PAPER = makePdf([["BRAF V600E in melanoma"], [], ["Discussion"]]);
+
+/** A completed download of `bytes`, and the extraction runtime over the bench's ledger and CAS. */
+async function downloaded(bytes: Uint8Array = PAPER) {
+  const bench = await createBench();
+  bench.serve(URL_1, bytes);
+  const { jobId } = await bench.manager.download({
+    mcpInvocationId: "inv-1",
+    candidateId: "c1",
+    sessionId: "s1",
+  });
+  const runtime: PaperExtractionRuntime = {
+    downloads: bench.manager,
+    ledger: bench.ledger,
+    store: bench.store,
+    dataDir: bench.dataDir,
+  };
+  const rows = () => bench.ledger.query({ toolId: "paper_extract_pdf" });
+  return { bench, jobId, runtime, rows };
+}
+
+const request = (artifactJobId: string, toolCallId?: string) => ({
+  artifactJobId,
+  sessionId: "s1",
+  threadId: "t1",
+  ...(toolCallId === undefined ? {} : { toolCallId }),
+});
+
+describe("extractDownloadedPaper", () => {
+  test("records one ok row whose entry makes the record full text; a replayed call parses nothing", async () => {
+    const { bench, jobId, runtime, rows } = await downloaded();
+    const before = await bench.manager.jobs.get(jobId);
+    const result = await extractDownloadedPaper(runtime, request(jobId, "ex-1"));
+    expect(result).toMatchObject({
+      artifactJobId: jobId,
+      extractionJobId: `extract-${jobId}`,
+      pageCount: 3,
+      sourceId: "arxiv",
+      sourceRecordId: "2401.00001v1",
+      fullTextRetrieved: true,
+      contentScope: "full-text",
+    });
+    expect(await readFile(result.textPath, "utf8")).toContain("BRAF V600E in melanoma");
+    const [row] = await rows();
+    expect(row).toMatchObject({
+      sessionId: "s1",
+      threadId: "t1",
+      toolCallId: "ex-1",
+      sourceId: "arxiv",
+      toolId: "paper_extract_pdf",
+      status: "ok",
+      attempts: 1,
+    });
+    expect(await bench.store.getJson(row?.requestRef as string)).toEqual({ artifactJobId: jobId });
+    const entry = await bench.store.getJson<ExtractionLedgerEntry>(row?.normalizedRef as string);
+    expect(entry).toMatchObject({
+      kind: "paper_extract_pdf",
+      artifactJobId: jobId,
+      mcpInvocationId: "inv-1",
+      candidateId: "c1",
+      sourceId: "arxiv",
+      sourceRecordId: "2401.00001v1",
+      inputSha256: createHash("sha256").update(PAPER).digest("hex"),
+      textPath: result.textPath,
+      manifestPath: result.manifestPath,
+      pageCount: 3,
+      warnings: result.warnings,
+      fullTextRetrieved: true,
+      contentScope: "full-text",
+    });
+    expect(await bench.manager.jobs.get(jobId)).toEqual(before);
+
+    // The same call again answers from the ledger: the output is gone and stays gone.
+    await rm(dirname(result.textPath), { recursive: true });
+    expect(await extractDownloadedPaper(runtime, request(jobId, "ex-1"))).toEqual(result);
+    expect(await rows()).toHaveLength(1);
+    await expect(stat(result.textPath)).rejects.toThrow();
+  });
+
+  test("another call on the same job reuses the extraction and gets its own row", async () => {
+    const { jobId, runtime, rows } = await downloaded();
+    const first = await extractDownloadedPaper(runtime, request(jobId, "ex-1"));
+    // A second parse would rewrite fulltext.md and drop this marker.
+    await appendFile(first.textPath, "\nMARKER\n");
+    const [second, third] = await Promise.all([
+      extractDownloadedPaper(runtime, request(jobId, "ex-2")),
+      extractDownloadedPaper(runtime, request(jobId)),
+    ]);
+    expect(second).toEqual(first);
+    expect(third).toEqual(first);
+    expect(await readFile(first.textPath, "utf8")).toContain("MARKER");
+    expect((await rows()).map((r) => r.toolCallId ?? null).sort()).toEqual(["ex-1", "ex-2", null]);
+  });
+
+  test("a non-PDF is refused with an error row, replayed as such, and the download stays completed", async () => {
+    const { bench, jobId, runtime, rows } = await downloaded(
+      new TextEncoder().encode("<html>paywall</html>"),
+    );
+    const before = await bench.manager.jobs.get(jobId);
+    const refused = { code: "INVALID_INPUT", message: expect.stringContaining("%PDF-") };
+    await expect(extractDownloadedPaper(runtime, request(jobId, "ex-1"))).rejects.toMatchObject(refused);
+    await expect(extractDownloadedPaper(runtime, request(jobId, "ex-1"))).rejects.toMatchObject(refused);
+    const recorded = await rows();
+    expect(recorded).toMatchObject([
+      { status: "error", sourceId: "arxiv", toolCallId: "ex-1", error: { code: "INVALID_INPUT" } },
+    ]);
+    expect(recorded[0]?.normalizedRef).toBeUndefined();
+    expect(await bench.manager.jobs.get(jobId)).toEqual(before);
+  });
+
+  test.each([
+    ["running", true],
+    ["failed", false],
+  ] as const)("a %s download is refused (retryable: %s) with an error row", async (status, retryable) => {
+    const { bench, runtime, rows } = await downloaded();
+    await bench.manager.jobs.create(makeJob("j1", status));
+    await expect(extractDownloadedPaper(runtime, request("j1", "ex-1"))).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      retryable,
+    });
+    expect(await rows()).toMatchObject([{ status: "error", error: { code: "INVALID_INPUT", retryable } }]);
+    expect((await bench.manager.jobs.get("j1"))?.status).toBe(status);
+  });
+
+  test("an unknown job is refused without a row (it names no source)", async () => {
+    const { runtime, rows } = await downloaded();
+    await expect(extractDownloadedPaper(runtime, request("nope", "ex-1"))).rejects.toMatchObject({
+      code: "UNKNOWN_ID",
+    });
+    expect(await rows()).toEqual([]);
+  });
+});
