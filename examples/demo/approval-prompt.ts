@@ -1,0 +1,101 @@
+/**
+ * Answers every approval card of a paused thread: in a terminal the user chooses per card (a = allow
+ * once, m = allow same type, d = deny; Enter means m); otherwise the script's answer is shown and given.
+ */
+import { createInterface } from "node:readline";
+import type { Interrupt } from "@langchain/langgraph";
+import {
+  PERMISSION_DECISIONS,
+  type PermissionCard,
+  type PermissionDecision,
+  type PermissionDecisionKind,
+} from "../../src/governance/permission-types.js";
+
+/** Options of {@link answerCards}. */
+export interface AnswerCardsOptions {
+  /** Ask a human (stdin is a TTY) or give {@link scripted}. */
+  interactive: boolean;
+  /** Where answers are read in interactive mode. @default process.stdin */
+  input?: NodeJS.ReadableStream;
+  /** Where cards and prompts are printed. */
+  write: (line: string) => void;
+  /** The non-interactive answer. @default "allow_matching" */
+  scripted?: PermissionDecisionKind;
+}
+
+const KEYS = new Map<string, PermissionDecisionKind>([
+  ["a", "allow_once"],
+  ["m", "allow_matching"],
+  ["d", "deny"],
+  ...PERMISSION_DECISIONS.map((decision) => [decision, decision] as const),
+]);
+
+/**
+ * Reads one typed answer.
+ * @param text the line the user typed: a, m, d, a decision name, or nothing (`allow_matching`)
+ * @returns the decision, or `undefined` for anything else
+ */
+export function parseCardAnswer(text: string): PermissionDecisionKind | undefined {
+  const typed = text.trim().toLowerCase();
+  return typed === "" ? "allow_matching" : KEYS.get(typed);
+}
+
+/**
+ * Whether an interrupt carries a permission card.
+ * @param item one entry of `__interrupt__`
+ * @returns `true` for an approval card
+ */
+export function isCardInterrupt(item: Interrupt): item is Interrupt<PermissionCard> & { id: string } {
+  const value = item.value as Partial<PermissionCard> | undefined;
+  return typeof item.id === "string" && value?.type === "permission" && typeof value.summary === "string";
+}
+
+/**
+ * Answers every card; the result resumes the thread with `new Command({resume})`.
+ * @param cards the card interrupts of one pause
+ * @param options interactive or scripted, input and output
+ * @returns `{[interruptId]: decision}` for every card
+ */
+export async function answerCards(
+  cards: ReadonlyArray<Interrupt<PermissionCard> & { id: string }>,
+  options: AnswerCardsOptions,
+): Promise<Record<string, PermissionDecision>> {
+  const answers: Record<string, PermissionDecision> = {};
+  for (const card of cards) {
+    const value = card.value as PermissionCard;
+    options.write(
+      `  approval card: ${value.summary} (${value.resource}, source ${value.sourceId}, risk ${value.risk})`,
+    );
+    let decision: PermissionDecisionKind;
+    if (options.interactive) {
+      decision = await ask(options.input ?? process.stdin, options.write);
+      options.write(`    → ${decision}`);
+    } else {
+      decision = options.scripted ?? "allow_matching";
+      options.write(`    → ${decision} (the script's answer; run in a terminal to choose)`);
+    }
+    answers[card.id] = { decision };
+  }
+  return answers;
+}
+
+/** Asks until the answer is valid; end of input counts as deny (nothing runs unless someone said so). */
+function ask(input: NodeJS.ReadableStream, write: (line: string) => void): Promise<PermissionDecisionKind> {
+  const rl = createInterface({ input, terminal: false });
+  write("    [a] allow once  [m] allow same type (this session)  [d] deny   (Enter = m)");
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (decision: PermissionDecisionKind) => {
+      if (settled) return;
+      settled = true;
+      rl.close();
+      resolve(decision);
+    };
+    rl.on("line", (line) => {
+      const decision = parseCardAnswer(line);
+      if (decision) finish(decision);
+      else write("    answer a, m or d:");
+    });
+    rl.on("close", () => finish("deny"));
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * A scripted chat model for the offline demo: a real `BaseChatModel` whose every turn is a function
+ * of the messages so far, so a later turn can use the real ids (invocation, candidate, job) that
+ * earlier tool results carried. `bindTools` works as `createGovernedAgent` needs; the bound tools of
+ * each turn are recorded, as a provider would receive them.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  BaseChatModel,
+  type BaseChatModelCallOptions,
+  type BindToolsInput,
+} from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+
+/** What the script answers in one turn: tool calls, or a final text. */
+export type ScriptedReply =
+  | { toolCalls: Array<{ name: string; args: Record<string, unknown> }> }
+  | { text: string };
+
+/** The script: the reply of turn `turn` (0-based), given every message the model was sent. */
+export type ScriptedPolicy = (messages: BaseMessage[], turn: number) => ScriptedReply;
+
+interface ScriptedCallOptions extends BaseChatModelCallOptions {
+  tools?: BindToolsInput[];
+}
+
+/** A chat model that plays a script; message and tool-call ids are unique per instance. */
+export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
+  /** The tool names bound in each turn, in order. */
+  readonly boundTools: string[][] = [];
+  readonly #policy: ScriptedPolicy;
+  readonly #idPrefix: string;
+  #turn = 0;
+
+  /**
+   * @param policy the reply of each turn
+   * @param idPrefix prefix of message and tool-call ids @default a random one
+   */
+  constructor(policy: ScriptedPolicy, idPrefix = `scripted-${randomUUID().slice(0, 8)}`) {
+    super({});
+    this.#policy = policy;
+    this.#idPrefix = idPrefix;
+  }
+
+  _llmType(): string {
+    return "scripted-demo";
+  }
+
+  override bindTools(tools: BindToolsInput[]) {
+    return this.withConfig({ tools });
+  }
+
+  async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
+    const turn = this.#turn++;
+    this.boundTools.push((options.tools ?? []).map(toolName));
+    const reply = this.#policy(messages, turn);
+    const id = `${this.#idPrefix}-ai-${turn}`;
+    const message =
+      "text" in reply
+        ? new AIMessage({ id, content: reply.text })
+        : new AIMessage({
+            id,
+            content: "",
+            tool_calls: reply.toolCalls.map((call, i) => ({
+              id: `${this.#idPrefix}-call-${turn}-${i}`,
+              name: call.name,
+              args: call.args,
+              type: "tool_call" as const,
+            })),
+          });
+    return { generations: [{ text: message.text, message }] };
+  }
+}
+
+/**
+ * Whether any model turn so far called a tool of this name.
+ * @param messages the conversation
+ * @param name the model-visible tool name
+ * @returns `true` once the model has asked for it
+ */
+export function hasCalled(messages: readonly BaseMessage[], name: string): boolean {
+  return messages.some((m) => AIMessage.isInstance(m) && (m.tool_calls ?? []).some((c) => c.name === name));
+}
+
+/**
+ * The parsed JSON body of the latest successful result of a tool.
+ * @param messages the conversation
+ * @param name the model-visible tool name
+ * @returns the body, or `undefined` when the tool has not answered successfully
+ */
+export function lastToolResult<T>(messages: readonly BaseMessage[], name: string): T | undefined {
+  for (const message of [...messages].reverse()) {
+    if (!ToolMessage.isInstance(message) || message.name !== name || message.status === "error") continue;
+    try {
+      return JSON.parse(message.text) as T;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+function toolName(tool: BindToolsInput): string {
+  const fn = (tool as { function?: { name: string } }).function;
+  return fn?.name ?? (tool as { name?: string }).name ?? "?";
+}
