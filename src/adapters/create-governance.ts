@@ -10,7 +10,7 @@ import {
   type ScienceProject,
 } from "../adk/science-toml.js";
 import type { DownloadFetch } from "../artifacts/download-fetch.js";
-import { MemoryDownloadJobStore } from "../artifacts/download-job-store.js";
+import { type DownloadJobStore, MemoryDownloadJobStore } from "../artifacts/download-job-store.js";
 import { DownloadManager } from "../artifacts/download-manager.js";
 import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
 import { downloadJobsPath, SqliteDownloadJobStore } from "../artifacts/download-sqlite-job-store.js";
@@ -88,6 +88,13 @@ export interface GovernanceOptions {
   ledger?: Ledger;
   /** @default a file CAS at `<dataDir>/cas` */
   store?: ContentStore;
+  /**
+   * The download jobs (a shared store, e.g. Postgres, lets replicas resume each other's tool calls
+   * without downloading twice). Like a passed `ledger` or `grants`, it is closed by `close()`.
+   * @default SQLite at `<dataDir>/jobs.sqlite`; in memory when the app passes its own `ledger` and no
+   *   `dataDir`
+   */
+  jobStore?: DownloadJobStore;
   /** An existing pool (for example an in-memory one in tests). @default a `ServerPool` over the config */
   pool?: ToolServerPool;
   /** Transport factory of the default pool (tests pass in-memory transports). */
@@ -122,16 +129,19 @@ export interface Governance {
   sessions: SessionSettings;
   surface: ToolSurface;
   /**
-   * Governed downloads into `<dataDir>/workspace` (jobs in `<dataDir>/jobs.sqlite`, or in memory when
-   * the app passes its own `ledger` and no `dataDir`), authorized by the broker's permission hook and
-   * recorded as `artifact_download` ledger rows.
+   * Governed downloads into `<dataDir>/workspace` (jobs in the app's `jobStore`, else in
+   * `<dataDir>/jobs.sqlite`, or in memory when the app passes its own `ledger` and no `dataDir`),
+   * authorized by the broker's permission hook and recorded as `artifact_download` ledger rows.
    */
   downloads: DownloadManager;
   /** The session's governed tools (registry → catalog availability → session enablement). */
   tools(sessionId: string): SurfaceTool[];
   /** Re-lists every server's tools now. */
   refresh(): Promise<CatalogSnapshot>;
-  /** Stops following list changes, closes every server (no child process left), the ledger and the grants. */
+  /**
+   * Stops following list changes, closes every server (no child process left), the ledger, the grants
+   * and the job store (also those the app passed in).
+   */
   close(): Promise<void>;
 }
 
@@ -198,9 +208,10 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   });
   const sessions = new SessionSettings();
   const jobStore =
-    options.ledger && !options.dataDir
+    options.jobStore ??
+    (options.ledger && !options.dataDir
       ? new MemoryDownloadJobStore()
-      : await SqliteDownloadJobStore.open(downloadJobsPath(dataDir));
+      : await SqliteDownloadJobStore.open(downloadJobsPath(dataDir)));
   const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
   // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
   const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);

@@ -55,7 +55,10 @@ export interface DownloadJob {
   updatedAt: number;
 }
 
-/** The job store port. */
+/**
+ * The job store port. Methods reject with `UPSTREAM_UNAVAILABLE` after `close()`. Every backend must
+ * pass `describeDownloadJobStoreConformance` (`sciencegate/testing`).
+ */
 export interface DownloadJobStore {
   /**
    * Stores a new job.
@@ -63,13 +66,16 @@ export interface DownloadJobStore {
    */
   create(job: DownloadJob): Promise<void>;
   /**
-   * Replaces a stored job.
+   * Replaces a stored job whole (a field absent from `job` is absent afterwards); its place in `list` stays.
    * @throws GovernanceError `UNKNOWN_ID` for an unknown `jobId`
    */
   update(job: DownloadJob): Promise<void>;
-  /** The job, or `undefined`. */
+  /**
+   * The job, or `undefined`. A graph tool call's job is found by `callJobId(threadId, toolCallId)`.
+   * Returns a copy: changing it changes nothing stored.
+   */
   get(jobId: string): Promise<DownloadJob | undefined>;
-  /** Every job, oldest first. */
+  /** Every job, oldest first: by `createdAt`, ties in the order they were created. Copies, as `get`. */
   list(): Promise<DownloadJob[]>;
   /** Releases the store. Idempotent. */
   close(): Promise<void>;
@@ -78,9 +84,11 @@ export interface DownloadJobStore {
 /** Jobs in a `Map`; they die with the process. */
 export class MemoryDownloadJobStore implements DownloadJobStore {
   readonly #jobs = new Map<string, DownloadJob>();
+  #closed = false;
 
   /** @inheritdoc */
   async create(job: DownloadJob): Promise<void> {
+    this.#open();
     if (this.#jobs.has(job.jobId))
       throw new GovernanceError("DUPLICATE_ID", `Job ${job.jobId} already exists.`);
     this.#jobs.set(job.jobId, structuredClone(job));
@@ -88,23 +96,43 @@ export class MemoryDownloadJobStore implements DownloadJobStore {
 
   /** @inheritdoc */
   async update(job: DownloadJob): Promise<void> {
+    this.#open();
     if (!this.#jobs.has(job.jobId)) throw unknownJob(job.jobId);
     this.#jobs.set(job.jobId, structuredClone(job));
   }
 
   /** @inheritdoc */
   async get(jobId: string): Promise<DownloadJob | undefined> {
+    this.#open();
     const job = this.#jobs.get(jobId);
     return job === undefined ? undefined : structuredClone(job);
   }
 
   /** @inheritdoc */
   async list(): Promise<DownloadJob[]> {
-    return [...this.#jobs.values()].map((job) => structuredClone(job));
+    this.#open();
+    // The sort is stable and a Map iterates in insertion order, so equal `createdAt`s keep creation order.
+    return [...this.#jobs.values()]
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((job) => structuredClone(job));
   }
 
   /** @inheritdoc */
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  #open(): void {
+    if (this.#closed) throw closedJobStoreError();
+  }
+}
+
+/**
+ * The error every job store method throws once the store is closed.
+ * @returns an `UPSTREAM_UNAVAILABLE` error
+ */
+export function closedJobStoreError(): GovernanceError {
+  return new GovernanceError("UPSTREAM_UNAVAILABLE", "The job store is closed.");
 }
 
 /**

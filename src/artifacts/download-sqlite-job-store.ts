@@ -6,7 +6,12 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { GovernanceError } from "../governance/errors.js";
-import { type DownloadJob, type DownloadJobStore, unknownJob } from "./download-job-store.js";
+import {
+  closedJobStoreError,
+  type DownloadJob,
+  type DownloadJobStore,
+  unknownJob,
+} from "./download-job-store.js";
 
 /** File name of the job database inside the data directory. */
 export const DOWNLOAD_JOBS_FILE = "jobs.sqlite";
@@ -63,6 +68,18 @@ export class SqliteDownloadJobStore implements DownloadJobStore {
         .prepare("INSERT INTO download_jobs (job_id, status, body) VALUES (?, ?, ?)")
         .run(job.jobId, job.status, JSON.stringify(job));
     } catch (cause) {
+      // Only a key clash is a duplicate; a full disk or an I/O error is the store failing.
+      const code = (cause as { code?: unknown }).code;
+      if (typeof code !== "string" || !code.startsWith("SQLITE_CONSTRAINT")) {
+        throw new GovernanceError(
+          "UPSTREAM_UNAVAILABLE",
+          `Could not store job ${job.jobId}: ${String(cause)}`,
+          {
+            retryable: true,
+            cause,
+          },
+        );
+      }
       throw new GovernanceError("DUPLICATE_ID", `Job ${job.jobId} already exists.`, { cause });
     }
   }
@@ -88,7 +105,10 @@ export class SqliteDownloadJobStore implements DownloadJobStore {
   /** @inheritdoc */
   async list(): Promise<DownloadJob[]> {
     this.#open();
-    const rows = this.#db.prepare("SELECT body FROM download_jobs ORDER BY seq").all() as { body: string }[];
+    // Oldest first by the job's own `createdAt`, ties in insertion order (the port's contract).
+    const rows = this.#db
+      .prepare("SELECT body FROM download_jobs ORDER BY json_extract(body, '$.createdAt'), seq")
+      .all() as { body: string }[];
     return rows.map((row) => JSON.parse(row.body) as DownloadJob);
   }
 
@@ -100,6 +120,6 @@ export class SqliteDownloadJobStore implements DownloadJobStore {
   }
 
   #open(): void {
-    if (this.#closed) throw new GovernanceError("UPSTREAM_UNAVAILABLE", "The job store is closed.");
+    if (this.#closed) throw closedJobStoreError();
   }
 }

@@ -3,6 +3,10 @@
  * need vitest.
  */
 export { describeContentStoreConformance } from "./content-store-conformance.js";
+export {
+  type DownloadJobStoreConformanceOptions,
+  describeDownloadJobStoreConformance,
+} from "./download-job-store-conformance.js";
 export { providerEnvFor, startFakeProviderServer } from "./fake-provider-server.js";
 export { describeGrantStoreConformance } from "./grant-store-conformance.js";
 export { createInMemoryPool, type InMemoryPoolOptions } from "./in-memory-pool.js";
