@@ -21,6 +21,17 @@ export {
   createMultiServerClientPool,
   type MultiServerClientLike,
 } from "./adapters/multi-server-client-pool.js";
+export {
+  createPaperAcquisitionGraph,
+  type PaperAcquisitionGraph,
+  type PaperAcquisitionGraphOptions,
+  type PaperAcquisitionRuntime,
+} from "./adapters/paper-acquisition-graph.js";
+export type {
+  AcquiredPaper,
+  AcquiredPaperStatus,
+  PaperAcquisitionCandidate,
+} from "./adapters/paper-acquisition-state.js";
 export type { CallTool, CallToolContext, CallToolOutcome } from "./adk/call-tool.js";
 export { loadLocalTools } from "./adk/local-tools/load-local-tools.js";
 export type { LocalTool } from "./adk/local-tools/local-tool.js";
