@@ -1,0 +1,210 @@
+/**
+ * The download step of the paper acquisition graph: one task per candidate that shows its approval
+ * card (LangGraph `interrupt()`) before any side effect, then runs the governed download under a
+ * stable call id and, for a completed PDF, sends the extraction task of the next step (else goes on
+ * to collect).
+ */
+import { open } from "node:fs/promises";
+import { Command, isGraphBubbleUp, type LangGraphRunnableConfig, Send } from "@langchain/langgraph";
+import type { ArtifactDownloadProgressEvent } from "../artifacts/artifact-download-tool.js";
+import type { DownloadManager } from "../artifacts/download-manager.js";
+import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
+import type { DownloadApproval, DownloadRequest, DownloadResult } from "../artifacts/download-types.js";
+import { GovernanceError, isGovernanceError } from "../governance/errors.js";
+import type { Ledger } from "../governance/ledger.js";
+import type { PermissionService } from "../governance/permission-service.js";
+import type { SourceCatalog } from "../governance/source-catalog.js";
+import { type ApprovalGateRuntime, createAuthorizationApproval } from "../nodes/approval-gate.js";
+import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/session-id.js";
+import type {
+  AcquiredPaper,
+  PaperAcquisitionCandidate,
+  PaperAcquisitionUpdate,
+} from "./paper-acquisition-state.js";
+
+/** What the graph needs of a governance runtime; a `createGovernance` runtime has all of it. */
+export interface PaperAcquisitionRuntime {
+  /** Checks, plans and runs the downloads; its ledger and CAS receive the extraction rows too. */
+  downloads: Pick<DownloadManager, "prepare" | "download" | "hasCall" | "jobs" | "ledger" | "store">;
+  /** Extractions go to `<dataDir>/papers/<jobId>/`. */
+  dataDir: string;
+  /** With `ledger`, `permissions` and `permissionsEnforced: true`, dangerous downloads show a card. */
+  catalog?: SourceCatalog;
+  ledger?: Ledger;
+  permissions?: PermissionService;
+  permissionsEnforced?: boolean;
+}
+
+/** The input of one download task. */
+export interface AcquisitionDownloadTask {
+  callId: string;
+  candidate: PaperAcquisitionCandidate;
+}
+
+/** The input of one extraction task: the downloaded paper. */
+export interface AcquisitionExtractTask {
+  callId: string;
+  paper: AcquiredPaper;
+}
+
+/** What the download node needs. */
+export interface AcquisitionDownloadDeps {
+  runtime: PaperAcquisitionRuntime;
+  sessionId: SessionIdResolver | undefined;
+  /** The node that extracts a completed PDF. */
+  extractNode: string;
+  /** The node that lists the outcomes. */
+  collectNode: string;
+}
+
+const PDF_SIGNATURE = "%PDF-";
+
+/**
+ * Creates the download node. Failures are results (a `denied` or `failed` paper); only LangGraph
+ * control flow (the approval interrupt) is thrown.
+ * @param deps the runtime, session resolver and the names of the extraction and collect nodes
+ * @returns a node taking an {@link AcquisitionDownloadTask} (sent by the graph's router)
+ */
+export function createAcquisitionDownloadNode(deps: AcquisitionDownloadDeps) {
+  const { runtime } = deps;
+  // One approval core per graph: sibling tasks of a resume share it, so allow_matching releases them.
+  const approval = downloadApproval(runtime);
+  return async (
+    task: AcquisitionDownloadTask,
+    config: LangGraphRunnableConfig,
+  ): Promise<Command<unknown, PaperAcquisitionUpdate>> => {
+    const paper = await acquire(runtime, approval, task, config, deps.sessionId);
+    const isPdf = paper.status === "downloaded" && (await hasPdfSignature(paper.finalPath));
+    if (paper.status === "downloaded" && !isPdf) {
+      paper.warnings.push(`Not a PDF (no ${PDF_SIGNATURE} signature): downloaded, not extracted.`);
+    }
+    const extractTask: AcquisitionExtractTask = { callId: task.callId, paper };
+    return new Command({
+      update: { downloaded: { [task.callId]: { paper, extracting: isPdf } } },
+      // Without an extraction, this task's outcome is final: straight on to collect.
+      goto: isPdf ? [new Send(deps.extractNode, extractTask)] : [deps.collectNode],
+    });
+  };
+}
+
+/** Approval, then the download; the paper is `downloaded` (not yet extracted), `denied` or `failed`. */
+async function acquire(
+  runtime: PaperAcquisitionRuntime,
+  approval: DownloadApproval | undefined,
+  task: AcquisitionDownloadTask,
+  config: LangGraphRunnableConfig,
+  sessionId: SessionIdResolver | undefined,
+): Promise<AcquiredPaper> {
+  const { candidate, callId } = task;
+  const threadId = threadIdOf(config);
+  const request: DownloadRequest = {
+    mcpInvocationId: candidate.mcpInvocationId,
+    candidateId: candidate.candidateId,
+    ...(candidate.destinationPath === undefined ? {} : { destinationPath: candidate.destinationPath }),
+    sessionId: resolveSessionId(config, sessionId),
+    ...(threadId === undefined ? {} : { threadId }),
+    toolCallId: callId,
+    onProgress: (progress) =>
+      config.writer?.({
+        type: "artifact_download_progress",
+        ...progress,
+      } satisfies ArtifactDownloadProgressEvent),
+  };
+  const base = { mcpInvocationId: candidate.mcpInvocationId, candidateId: candidate.candidateId };
+  try {
+    const denial = await approve(runtime.downloads, approval, request);
+    if (denial) return { ...base, status: "denied", warnings: [], error: errorOf(denial) };
+    return fromResult(base, await runtime.downloads.download(request));
+  } catch (error) {
+    if (isGraphBubbleUp(error)) throw error;
+    const governed = isGovernanceError(error)
+      ? error
+      : new GovernanceError("UPSTREAM_UNAVAILABLE", String(error), { cause: error });
+    const status = governed.code === "PERMISSION_DENIED" ? "denied" : "failed";
+    return { ...base, status, warnings: [], error: errorOf(governed) };
+  }
+}
+
+/** The same order as `artifact_download`: the plan is built inside the approval (task registered first). */
+async function approve(
+  downloads: PaperAcquisitionRuntime["downloads"],
+  approval: DownloadApproval | undefined,
+  request: DownloadRequest,
+): Promise<GovernanceError | undefined> {
+  if (!approval) return undefined;
+  const { threadId, toolCallId } = request;
+  const decision = await approval(request.sessionId, async () => {
+    // A candidate that already ran in this thread asks nothing: the manager replays its outcome.
+    if (
+      threadId !== undefined &&
+      toolCallId !== undefined &&
+      (await downloads.hasCall(threadId, toolCallId))
+    ) {
+      return undefined;
+    }
+    return downloads.prepare(request);
+  });
+  if (decision === undefined || decision.allowed) return undefined;
+  return new GovernanceError(
+    "PERMISSION_DENIED",
+    `Download of candidate ${request.candidateId} was not approved: ${decision.reason}. Nothing was downloaded.`,
+    { data: { mcpInvocationId: request.mcpInvocationId, candidateId: request.candidateId } },
+  );
+}
+
+function fromResult(base: Pick<AcquiredPaper, "mcpInvocationId" | "candidateId">, result: DownloadResult) {
+  const paper: AcquiredPaper = {
+    ...base,
+    status: result.status === "completed" ? "downloaded" : "failed",
+    jobId: result.jobId,
+    finalPath: result.finalPath,
+    ...(result.actualChecksum === undefined ? {} : { actualChecksum: result.actualChecksum }),
+    warnings: [...result.warnings],
+  };
+  if (result.status !== "completed") {
+    paper.error = result.error ?? {
+      code: result.status === "cancelled" ? "CANCELLED" : "UPSTREAM_UNAVAILABLE",
+      message: `The download ended ${result.status}.`,
+      retryable: true,
+    };
+  }
+  return paper;
+}
+
+function errorOf(error: GovernanceError): NonNullable<AcquiredPaper["error"]> {
+  return { code: error.code, message: error.message, retryable: error.retryable };
+}
+
+/** Sniffs the file itself (as the extractor does): a `pdf` candidate may still serve an HTML page. */
+async function hasPdfSignature(path: string | undefined): Promise<boolean> {
+  if (path === undefined) return false;
+  try {
+    const file = await open(path, "r");
+    try {
+      const head = Buffer.alloc(PDF_SIGNATURE.length);
+      const { bytesRead } = await file.read(head, 0, head.length, 0);
+      return head.subarray(0, bytesRead).toString("latin1") === PDF_SIGNATURE;
+    } finally {
+      await file.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The approval card of a download whenever the runtime enforces permissions: the same wiring as
+ * `createGovernedAgent` gives `artifact_download` (the manager's `permissions.authorize` then
+ * consumes the recorded decision). Without enforcement, downloads follow the manager unasked.
+ */
+function downloadApproval(runtime: PaperAcquisitionRuntime): DownloadApproval | undefined {
+  const { catalog, ledger, permissions } = runtime;
+  if (!catalog || !ledger || !permissions || runtime.permissionsEnforced !== true) return undefined;
+  const gate: ApprovalGateRuntime = { catalog, ledger, permissions, permissionsEnforced: true };
+  const approve = createAuthorizationApproval(gate);
+  return (sessionId, plan) =>
+    approve(sessionId, async () => {
+      const planned = await plan();
+      return planned && downloadAuthorizationRequest(catalog, planned);
+    });
+}
