@@ -6,6 +6,7 @@
 
 export { createGovernance, type Governance, type GovernanceOptions } from "./adapters/create-governance.js";
 export { createGovernedAgent, type GovernedAgentOptions } from "./adapters/create-governed-agent.js";
+export { createDownloadApproval } from "./adapters/download-approval.js";
 export { prepareFixedToolTable } from "./adapters/fixed-tool-table.js";
 export {
   type FromMultiServerClientOptions,
@@ -27,6 +28,7 @@ export {
   type PaperAcquisitionGraphOptions,
   type PaperAcquisitionRuntime,
 } from "./adapters/paper-acquisition-graph.js";
+
 export type {
   AcquiredPaper,
   AcquiredPaperStatus,

@@ -2,21 +2,16 @@
  * A ready-made governed agent: the model node and the governed tool node in a `StateGraph`
  * (model → one tool task per call → model, until the model answers without tool calls).
  */
+
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { createArtifactDownloadTool } from "../artifacts/artifact-download-tool.js";
 import type { DownloadManager } from "../artifacts/download-manager.js";
-import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
-import type { DownloadApproval } from "../artifacts/download-types.js";
 import { createPaperExtractTool } from "../artifacts/paper-extract-tool.js";
 import { resolveDataDir } from "../governance/data-dir.js";
-import {
-  type ApprovalGateRuntime,
-  createApprovalGate,
-  createAuthorizationApproval,
-} from "../nodes/approval-gate.js";
+import { type ApprovalGateRuntime, createApprovalGate } from "../nodes/approval-gate.js";
 import type { ApprovalHook } from "../nodes/approval-hook.js";
 import type { GovernedRuntime } from "../nodes/execute-tool-call.js";
 import { GovernedStateAnnotation } from "../nodes/governed-state.js";
@@ -25,6 +20,7 @@ import { GOVERNED_TOOLS_NODE, governedToolsCondition } from "../nodes/governed-t
 import { createModelNode } from "../nodes/model-node.js";
 import type { SessionIdResolver } from "../nodes/session-id.js";
 import type { PromotionScope } from "../visibility/promotion.js";
+import { createDownloadApproval } from "./download-approval.js";
 
 /** Options of `createGovernedAgent`. */
 export interface GovernedAgentOptions {
@@ -97,7 +93,7 @@ function artifactTools(options: GovernedAgentOptions): StructuredToolInterface[]
   const downloads = runtime.downloads;
   if (options.artifactTools === false || downloads === undefined) return [];
   const dataDir = options.dataDir ?? runtime.dataDir ?? resolveDataDir();
-  const approval = downloadApproval(options.governance);
+  const approval = createDownloadApproval(options.governance as Partial<ApprovalGateRuntime>);
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
     createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),
@@ -122,20 +118,4 @@ function enforcingRuntime(governance: GovernedRuntime): ApprovalGateRuntime | un
 function defaultApprovalGate(governance: GovernedRuntime): ApprovalHook | undefined {
   const runtime = enforcingRuntime(governance);
   return runtime && createApprovalGate(runtime);
-}
-
-/**
- * The approval card of `artifact_download`, whenever the runtime enforces permissions (whatever hook
- * the app gave MCP calls): the download manager then asks `permissions.authorize`, which refuses a
- * dangerous download nobody decided on. Without enforcement, downloads follow the broker unasked.
- */
-function downloadApproval(governance: GovernedRuntime): DownloadApproval | undefined {
-  const runtime = enforcingRuntime(governance);
-  if (!runtime) return undefined;
-  const approve = createAuthorizationApproval(runtime);
-  return (sessionId, plan) =>
-    approve(sessionId, async () => {
-      const planned = await plan();
-      return planned && downloadAuthorizationRequest(runtime.catalog, planned);
-    });
 }

@@ -4,18 +4,18 @@
  * stable call id and, for a completed PDF, sends the extraction task of the next step (else goes on
  * to collect).
  */
+
 import { open } from "node:fs/promises";
 import { Command, isGraphBubbleUp, type LangGraphRunnableConfig, Send } from "@langchain/langgraph";
 import type { ArtifactDownloadProgressEvent } from "../artifacts/artifact-download-tool.js";
 import type { DownloadManager } from "../artifacts/download-manager.js";
-import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
 import type { DownloadApproval, DownloadRequest, DownloadResult } from "../artifacts/download-types.js";
 import { GovernanceError, isGovernanceError } from "../governance/errors.js";
 import type { Ledger } from "../governance/ledger.js";
 import type { PermissionService } from "../governance/permission-service.js";
 import type { SourceCatalog } from "../governance/source-catalog.js";
-import { type ApprovalGateRuntime, createAuthorizationApproval } from "../nodes/approval-gate.js";
 import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/session-id.js";
+import { createDownloadApproval } from "./download-approval.js";
 import type {
   AcquiredPaper,
   PaperAcquisitionCandidate,
@@ -68,7 +68,7 @@ const PDF_SIGNATURE = "%PDF-";
 export function createAcquisitionDownloadNode(deps: AcquisitionDownloadDeps) {
   const { runtime } = deps;
   // One approval core per graph: sibling tasks of a resume share it, so allow_matching releases them.
-  const approval = downloadApproval(runtime);
+  const approval = createDownloadApproval(runtime);
   return async (
     task: AcquisitionDownloadTask,
     config: LangGraphRunnableConfig,
@@ -190,21 +190,4 @@ async function hasPdfSignature(path: string | undefined): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/**
- * The approval card of a download whenever the runtime enforces permissions: the same wiring as
- * `createGovernedAgent` gives `artifact_download` (the manager's `permissions.authorize` then
- * consumes the recorded decision). Without enforcement, downloads follow the manager unasked.
- */
-function downloadApproval(runtime: PaperAcquisitionRuntime): DownloadApproval | undefined {
-  const { catalog, ledger, permissions } = runtime;
-  if (!catalog || !ledger || !permissions || runtime.permissionsEnforced !== true) return undefined;
-  const gate: ApprovalGateRuntime = { catalog, ledger, permissions, permissionsEnforced: true };
-  const approve = createAuthorizationApproval(gate);
-  return (sessionId, plan) =>
-    approve(sessionId, async () => {
-      const planned = await plan();
-      return planned && downloadAuthorizationRequest(catalog, planned);
-    });
 }

@@ -1,0 +1,29 @@
+/**
+ * The approval card of a governed download (`artifact_download`, the paper acquisition graph): the
+ * approval core of MCP calls applied to the download's plan, so the download manager's
+ * `permissions.authorize` then consumes the recorded decision.
+ */
+
+import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
+import type { DownloadApproval } from "../artifacts/download-types.js";
+import { type ApprovalGateRuntime, createAuthorizationApproval } from "../nodes/approval-gate.js";
+
+/**
+ * The download approval of a runtime whose broker enforces permissions, else `undefined` (downloads
+ * then follow the broker's hook unasked, like MCP calls).
+ * @param runtime a governance runtime (`createGovernance`), or any object with its permission parts
+ * @returns the hook for `createArtifactDownloadTool({approval})`, one approval core per call of this
+ *   function (sibling tasks must share one so that `allow_matching` releases them)
+ * @example
+ * const tool = createArtifactDownloadTool({ downloads: governance.downloads, approval: createDownloadApproval(governance) });
+ */
+export function createDownloadApproval(runtime: Partial<ApprovalGateRuntime>): DownloadApproval | undefined {
+  const { catalog, ledger, permissions } = runtime;
+  if (!catalog || !ledger || !permissions || runtime.permissionsEnforced !== true) return undefined;
+  const approve = createAuthorizationApproval({ catalog, ledger, permissions, permissionsEnforced: true });
+  return (sessionId, plan) =>
+    approve(sessionId, async () => {
+      const planned = await plan();
+      return planned && downloadAuthorizationRequest(catalog, planned);
+    });
+}
