@@ -6,7 +6,8 @@ import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import type { DownloadJob } from "../../src/artifacts/download-job-store.js";
 import { DownloadManager } from "../../src/artifacts/download-manager.js";
 import type { DownloadManagerOptions } from "../../src/artifacts/download-types.js";
-import { MemoryContentStore } from "../../src/governance/content-store.js";
+import { type ContentStore, MemoryContentStore } from "../../src/governance/content-store.js";
+import type { Ledger } from "../../src/governance/ledger.js";
 import type { SourceManifest } from "../../src/governance/manifest-schema.js";
 import { MemoryLedger } from "../../src/governance/memory-ledger.js";
 import type { ArtifactCandidate, McpToolResult } from "../../src/governance/result-types.js";
@@ -99,32 +100,16 @@ export async function createBench(
     },
   }) as unknown as SourceManifest;
   const catalog = { source: (id: string) => (id === "arxiv" ? { manifest } : undefined) };
-  const result: McpToolResult = {
-    records: [],
-    artifacts: candidates,
-    warnings: [],
-    attribution: "arXiv",
-    license: "arXiv non-exclusive license",
-    retrievedAt: "2026-01-01T00:00:00Z",
-    sourceId: "arxiv",
-    toolId: "prepare_download",
-    untrusted: true,
-  };
-  const { ref } = await store.putJson(result);
-  await ledger.append({
-    invocationId: "inv-1",
-    sessionId: "s1",
-    sourceId: "arxiv",
-    toolId: "prepare_download",
-    status: "ok",
-    startedAt: "2026-01-01T00:00:00Z",
-    finishedAt: "2026-01-01T00:00:01Z",
-    durationMs: 1000,
-    attempts: 1,
-    cacheHit: false,
-    queueWaitMs: 0,
-    normalizedRef: ref,
-  });
+  await recordCandidateInvocation(
+    { ledger, store },
+    {
+      invocationId: "inv-1",
+      sessionId: "s1",
+      toolId: "prepare_download",
+      candidates,
+      license: "arXiv non-exclusive license",
+    },
+  );
   const { hosts: _hosts, ...managerOptions } = options;
   const manager = new DownloadManager({
     ledger,
@@ -179,4 +164,49 @@ export function makeJob(jobId: string, status: DownloadJob["status"] = "queued")
     createdAt: 1,
     updatedAt: 1,
   };
+}
+
+/**
+ * Records, as the broker would, a successful arXiv invocation that offered `candidates`: its
+ * normalized result in the CAS and its ledger row.
+ * @param runtime the ledger and CAS the download manager reads
+ * @param call invocation id, session, tool id and the candidates
+ * @returns the stored result
+ */
+export async function recordCandidateInvocation(
+  runtime: { ledger: Pick<Ledger, "append">; store: Pick<ContentStore, "putJson"> },
+  call: {
+    invocationId: string;
+    sessionId: string;
+    toolId: string;
+    candidates: ArtifactCandidate[];
+    license?: string;
+  },
+): Promise<McpToolResult> {
+  const result: McpToolResult = {
+    records: [],
+    artifacts: call.candidates,
+    warnings: [],
+    attribution: "arXiv",
+    license: call.license ?? "arXiv license",
+    retrievedAt: "2026-01-01T00:00:00Z",
+    sourceId: "arxiv",
+    toolId: call.toolId,
+    untrusted: true,
+  };
+  await runtime.ledger.append({
+    invocationId: call.invocationId,
+    sessionId: call.sessionId,
+    sourceId: "arxiv",
+    toolId: call.toolId,
+    status: "ok",
+    startedAt: "2026-01-01T00:00:00Z",
+    finishedAt: "2026-01-01T00:00:01Z",
+    durationMs: 1000,
+    attempts: 1,
+    cacheHit: false,
+    queueWaitMs: 0,
+    normalizedRef: (await runtime.store.putJson(result)).ref,
+  });
+  return result;
 }

@@ -14,9 +14,8 @@ import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import { MemoryContentStore } from "../../src/governance/content-store.js";
 import { MemoryGrantStore } from "../../src/governance/grant-store.js";
 import { MemoryLedger } from "../../src/governance/memory-ledger.js";
-import type { McpToolResult } from "../../src/governance/result-types.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
-import { makeCandidate, PDF } from "./download-harness.js";
+import { makeCandidate, PDF, recordCandidateInvocation } from "./download-harness.js";
 
 /** The candidates of the runtime's `inv-1` call. */
 export const IDS = ["a", "b"] as const;
@@ -55,35 +54,14 @@ export async function downloadRuntime(options: Partial<GovernanceOptions> = {}, 
     transfers.push(url);
     return new Response(PDF, { headers: { "content-length": String(PDF.length) } });
   };
-  const result: McpToolResult = {
-    records: [],
-    artifacts: IDS.map(candidate),
-    warnings: [],
-    attribution: "arXiv",
-    license: "arXiv license",
-    retrievedAt: "2026-01-01T00:00:00Z",
-    sourceId: "arxiv",
-    toolId: "prepare_paper_download",
-    untrusted: true,
-  };
-  for (const [invocationId, artifacts] of [
+  for (const [invocationId, candidates] of [
     ["inv-1", IDS.map(candidate)],
     ["inv-2", [candidate("b")]],
   ] as const) {
-    await ledger.append({
-      invocationId,
-      sessionId: "t1",
-      sourceId: "arxiv",
-      toolId: "prepare_paper_download",
-      status: "ok",
-      startedAt: "2026-01-01T00:00:00Z",
-      finishedAt: "2026-01-01T00:00:01Z",
-      durationMs: 1000,
-      attempts: 1,
-      cacheHit: false,
-      queueWaitMs: 0,
-      normalizedRef: (await store.putJson({ ...result, artifacts })).ref,
-    });
+    await recordCandidateInvocation(
+      { ledger, store },
+      { invocationId, sessionId: "t1", toolId: "prepare_paper_download", candidates: [...candidates] },
+    );
   }
   const governance = await createGovernance({
     config: { servers: [] },

@@ -6,9 +6,8 @@ import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import { SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-store.js";
 import { main } from "../../src/cli/main.js";
 import { FileContentStore } from "../../src/governance/content-store.js";
-import type { McpToolResult } from "../../src/governance/result-types.js";
 import { SqliteLedger } from "../../src/governance/sqlite-ledger.js";
-import { makeCandidate, makeJob, PDF } from "../artifacts/download-harness.js";
+import { makeCandidate, makeJob, PDF, recordCandidateInvocation } from "../artifacts/download-harness.js";
 import { runCli, tempDir, writeJson } from "./cli-harness.js";
 
 async function seeded() {
@@ -69,32 +68,16 @@ describe("sciencegate jobs", () => {
 async function failedDownload() {
   const cwd = tempDir();
   const dataDir = join(cwd, ".sciencegate");
-  const result: McpToolResult = {
-    records: [],
-    artifacts: [makeCandidate()],
-    warnings: [],
-    attribution: "arXiv",
-    license: "arXiv license",
-    retrievedAt: "2026-01-01T00:00:00Z",
-    sourceId: "arxiv",
-    toolId: "prepare_paper_download",
-    untrusted: true,
-  };
   const ledger = await SqliteLedger.open(join(dataDir, "ledger.sqlite"));
-  await ledger.append({
-    invocationId: "inv-1",
-    sessionId: "s1",
-    sourceId: "arxiv",
-    toolId: "prepare_paper_download",
-    status: "ok",
-    startedAt: "2026-01-01T00:00:00Z",
-    finishedAt: "2026-01-01T00:00:01Z",
-    durationMs: 1000,
-    attempts: 1,
-    cacheHit: false,
-    queueWaitMs: 0,
-    normalizedRef: (await new FileContentStore(join(dataDir, "cas")).putJson(result)).ref,
-  });
+  await recordCandidateInvocation(
+    { ledger, store: new FileContentStore(join(dataDir, "cas")) },
+    {
+      invocationId: "inv-1",
+      sessionId: "s1",
+      toolId: "prepare_paper_download",
+      candidates: [makeCandidate()],
+    },
+  );
   await ledger.close();
   const jobs = await SqliteDownloadJobStore.open(join(dataDir, "jobs.sqlite"));
   const destinationPath = "downloads/arxiv/2401.00001v1.pdf";
