@@ -10,6 +10,7 @@ import { Command, isGraphBubbleUp, type LangGraphRunnableConfig, Send } from "@l
 import type { ArtifactDownloadProgressEvent } from "../artifacts/artifact-download-tool.js";
 import type { DownloadManager } from "../artifacts/download-manager.js";
 import type { DownloadApproval, DownloadRequest, DownloadResult } from "../artifacts/download-types.js";
+import { requestDownloadApproval } from "../artifacts/request-download-approval.js";
 import { GovernanceError, isGovernanceError } from "../governance/errors.js";
 import type { Ledger } from "../governance/ledger.js";
 import type { PermissionService } from "../governance/permission-service.js";
@@ -125,29 +126,17 @@ async function acquire(
   }
 }
 
-/** The same order as `artifact_download`: the plan is built inside the approval (task registered first). */
+/** The same approval as `artifact_download` (see `requestDownloadApproval`). */
 async function approve(
   downloads: PaperAcquisitionRuntime["downloads"],
   approval: DownloadApproval | undefined,
   request: DownloadRequest,
 ): Promise<GovernanceError | undefined> {
-  if (!approval) return undefined;
-  const { threadId, toolCallId } = request;
-  const decision = await approval(request.sessionId, async () => {
-    // A candidate that already ran in this thread asks nothing: the manager replays its outcome.
-    if (
-      threadId !== undefined &&
-      toolCallId !== undefined &&
-      (await downloads.hasCall(threadId, toolCallId))
-    ) {
-      return undefined;
-    }
-    return downloads.prepare(request);
-  });
-  if (decision === undefined || decision.allowed) return undefined;
+  const reason = await requestDownloadApproval(downloads, approval, request);
+  if (reason === undefined) return undefined;
   return new GovernanceError(
     "PERMISSION_DENIED",
-    `Download of candidate ${request.candidateId} was not approved: ${decision.reason}. Nothing was downloaded.`,
+    `Download of candidate ${request.candidateId} was not approved: ${reason}. Nothing was downloaded.`,
     { data: { mcpInvocationId: request.mcpInvocationId, candidateId: request.candidateId } },
   );
 }

@@ -12,6 +12,7 @@ import { GovernanceError, isGovernanceError, toErrorBody } from "../governance/e
 import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permission-policy.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
+import { requestDownloadApproval } from "./request-download-approval.js";
 
 /** Options of {@link createArtifactDownloadTool}. */
 export interface ArtifactDownloadToolOptions {
@@ -107,32 +108,17 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
   );
 }
 
-/**
- * Asks for approval before any side effect. A call that already ran (a re-run of its task) asks
- * nothing: the manager replays its outcome. The plan is built inside the approval hook so that the
- * task is registered before the I/O of planning (siblings wait for its answer).
- */
+/** Asks for approval before any side effect (see `requestDownloadApproval`). */
 async function approve(
   options: ArtifactDownloadToolOptions,
   request: DownloadRequest,
 ): Promise<GovernanceError | undefined> {
-  if (!options.approval) return undefined;
-  const { downloads } = options;
-  const { threadId, toolCallId } = request;
-  const decision = await options.approval(request.sessionId, async () => {
-    if (
-      threadId !== undefined &&
-      toolCallId !== undefined &&
-      (await downloads.hasCall(threadId, toolCallId))
-    ) {
-      return undefined;
-    }
-    return downloads.prepare(request);
-  });
-  if (decision === undefined || decision.allowed) return undefined;
+  const reason = await requestDownloadApproval(options.downloads, options.approval, request);
+  if (reason === undefined) return undefined;
+  const { toolCallId } = request;
   return new GovernanceError(
     "PERMISSION_DENIED",
-    `Call to ${ARTIFACT_DOWNLOAD_TOOL_ID} was not approved: ${decision.reason}. Nothing was executed.`,
+    `Call to ${ARTIFACT_DOWNLOAD_TOOL_ID} was not approved: ${reason}. Nothing was executed.`,
     { data: { name: ARTIFACT_DOWNLOAD_TOOL_ID, ...(toolCallId === undefined ? {} : { toolCallId }) } },
   );
 }
