@@ -14,6 +14,7 @@ import {
   measureThroughput,
   type PhaseShare,
 } from "./lib/broker-scenarios.js";
+import { fileCreateCostMs } from "./lib/file-create-cost.js";
 
 const WARMUP = 200;
 const ITERATIONS = 2_000;
@@ -46,6 +47,7 @@ export async function run(): Promise<BenchResult> {
   const fixture = await createBrokerFixture({ maxConcurrentRequests: MAX_CONCURRENT_REQUESTS });
   const driver = new BrokerDriver(fixture);
   try {
+    const fileCost = fileCreateCostMs(fixture.dir);
     const latency = await measureLatencies(driver, WARMUP, ITERATIONS);
     const uncached = await measureBreakdown(driver, BREAKDOWN_CALLS, (i) =>
       driver.invoke(UNCACHED_TOOL, `breakdown query ${i}`),
@@ -95,6 +97,7 @@ export async function run(): Promise<BenchResult> {
         { name: "cache hit p99", value: c.p99, unit: "ms" },
         { name: "in-memory-stores broker overhead p50", value: m.p50 - d.p50, unit: "ms" },
         { name: "in-memory-stores broker overhead p99", value: m.p99 - d.p99, unit: "ms" },
+        { name: "data dir: one file create + rename p50", value: fileCost, unit: "ms" },
         ...breakdownMetrics("cache off", uncached.phases),
         ...breakdownMetrics("cache hit", hit.phases),
         { name: `direct ${n} concurrent: wall`, value: throughput.directWallMs, unit: "ms" },

@@ -52,9 +52,9 @@ export interface BrokerFixture {
  * @throws Error when the catalog does not offer the bench source as ready (a broken setup, not a slow one)
  */
 export async function createBrokerFixture(options: BrokerFixtureOptions = {}): Promise<BrokerFixture> {
-  // The data directory sits where a deployment keeps it (SCIENCEGATE_HOME, default ./.sciencegate): on this
-  // machine os.tmpdir() is a much slower filesystem (~1 ms per file create vs ~0.07 ms), which would
-  // measure the disk rather than Sciencegate.
+  // The data directory sits where a deployment keeps it (SCIENCEGATE_HOME, default ./.sciencegate). The bench
+  // reports that filesystem's file-create cost beside the overhead, because the CAS's three small files per
+  // uncached call dominate it and this machine's disk varies by directory and over time.
   const base = resolveDataDir();
   await mkdir(base, { recursive: true });
   const dir = await mkdtemp(join(base, "bench-"));
