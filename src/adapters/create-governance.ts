@@ -28,6 +28,7 @@ import { builtinManifestDir } from "../governance/manifest-loader.js";
 import type { SourceManifest } from "../governance/manifest-schema.js";
 import { PermissionService } from "../governance/permission-service.js";
 import type { PermissionPolicy } from "../governance/permission-types.js";
+import type { RateLimitGroupConfig } from "../governance/rate-limit-config.js";
 import { RateLimiter } from "../governance/rate-limiter.js";
 import { SessionSettings } from "../governance/session-settings.js";
 import { type CatalogSnapshot, SourceCatalog } from "../governance/source-catalog.js";
@@ -39,6 +40,7 @@ import { createSdkTransport } from "../mcp/transports.js";
 import type { ToolServerPool } from "../mcp/types.js";
 import type { SurfaceTool } from "../visibility/surface-tool.js";
 import { ToolSurface } from "../visibility/tool-surface.js";
+import { effectiveRateLimits } from "./effective-rate-limits.js";
 
 /** Options of `createGovernance`. Every store and seam has a working default. */
 export interface GovernanceOptions {
@@ -101,6 +103,11 @@ export interface GovernanceOptions {
   createTransport?: ServerPoolOptions["createTransport"];
   /** @default systemClock */
   clock?: Clock;
+  /**
+   * Per rate-limit group, limits that replace the manifests' (e.g. `{"ncbi-eutils": {rateLimitPerSecond: 8}}`).
+   * @default none; `NCBI_API_KEY` in `env` raises `ncbi-eutils` to 10 requests/s on its own
+   */
+  rateLimits?: Record<string, RateLimitGroupConfig>;
   /** The HTTP seam of `artifact_download` (tests serve bytes without network). @default globalThis.fetch */
   fetch?: DownloadFetch;
 }
@@ -127,6 +134,8 @@ export interface Governance {
   /** Whether the broker asks `permissions.authorize` (the approval gate needs it). */
   permissionsEnforced: boolean;
   sessions: SessionSettings;
+  /** The limits the broker enforces per rate-limit group (manifests, `NCBI_API_KEY`, then `rateLimits`). */
+  rateLimits: ReadonlyMap<string, RateLimitGroupConfig>;
   surface: ToolSurface;
   /**
    * Governed downloads into `<dataDir>/workspace` (jobs in the app's `jobStore`, else in
@@ -227,6 +236,10 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...clock,
   });
+  const rateLimits = effectiveRateLimits(registry.rateLimitGroups(), {
+    env,
+    ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
+  });
   const broker = new Broker({
     catalog,
     pool,
@@ -234,7 +247,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     store,
     sessions,
     limiter: new RateLimiter({
-      groups: registry.rateLimitGroups(),
+      groups: rateLimits,
       ...clock,
     }),
     allowedOrigins: (source) => localOrigins(source, config),
@@ -261,6 +274,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     permissions,
     permissionsEnforced,
     sessions,
+    rateLimits,
     surface,
     downloads,
     tools: (sessionId) => surface.tools(sessionId),
