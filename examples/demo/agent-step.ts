@@ -9,6 +9,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import type { Governance } from "../../src/adapters/create-governance.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { autoPromote } from "../../src/visibility/promotion.js";
+import { deferredToolsPromptSection } from "../../src/visibility/prompt-sections.js";
 import { answerCards } from "./approval-prompt.js";
 import { describeMessage, describeProgress } from "./describe-message.js";
 import { runAgent } from "./run-agent.js";
@@ -51,6 +52,11 @@ export async function runAgentStep(options: AgentStepOptions): Promise<string> {
   console.log(
     `  first turn: ${firstTurnTools.length} deferred tools shown by name only; its keywords auto-promote ${autoPromote(options.question, firstTurnTools).join(", ") || "nothing"}`,
   );
+  // The system prompt's deferred-tools section as the first model call sees it (before auto-promotion).
+  const section = deferredToolsPromptSection(firstTurnTools, undefined).split("\n");
+  console.log(`  deferred prompt (${section.length} lines, ${section.join("\n").length} characters):`);
+  for (const line of [...section.slice(0, 4), "…", ...section.slice(-2)])
+    console.log(`    | ${line.slice(0, 110)}`);
   const state = await runAgent({
     agent,
     threadId,

@@ -48,6 +48,7 @@ describe("npm run demo", () => {
       // 1. the catalog; 9. the agent: promotion, tool_search, the parallel pair and the approval card
       expect(stdout).toMatch(/^ {2}pubmed\s+ready\s+\d+ tools/m);
       expect(stdout).toMatch(/auto-promote mcp__pubmed__search, mcp__europe-pmc__search/);
+      expect(stdout).toMatch(/deferred prompt \(\d+ lines.*\n {4}\| <available-deferred-tools>\n/);
       expect(stdout).toContain("tool_search promoted mcp__arxiv__lookup, mcp__arxiv__prepare_paper_download");
       expect(stdout).toContain("2 calls in one turn (one task each, in parallel)");
       expect(stdout).toMatch(/approval card: Search Europe PMC for "crispr base editing"/);
