@@ -25,6 +25,7 @@ Commands:
        [--enable-source ID]...                       switch a source on for the session first (e.g. llm-wiki)
        [--approve once|matching|deny|always]         answer a dangerous call's approval card (else asked in a TTY)
   audit [--session ID] [--limit N] [--json]          ledger rows and a summary
+  audit --verify [--json]                            every ledger reference stored and intact (after a crash)
   grants [list|revoke ID] [--session ID] [--json]    session permission grants; revoke one
   jobs [list|cancel ID|retry ID] [--json]            download jobs; cancel one, or retry a failed one
   verify --workflow FILE --run RUN_ID [--json]      tool_use_verified gate: every node that declared
@@ -118,6 +119,7 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
             session: { type: "string" },
             limit: { type: "string", default: "50" },
             json: { type: "boolean", default: false },
+            verify: { type: "boolean", default: false },
           },
           strict: true,
         });
@@ -129,6 +131,7 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
         return await withRuntime(io, values, (runtime) =>
           auditCommand(runtime, io, {
             json: values.json ?? false,
+            verify: values.verify ?? false,
             limit,
             ...(values.session ? { session: values.session } : {}),
           }),

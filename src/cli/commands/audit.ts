@@ -1,15 +1,18 @@
+import { checkStoreIntegrity } from "../../governance/store-integrity.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 
 /**
- * `sciencegate audit`: the ledger rows of a session (or all) and a summary.
- * @returns 0
+ * `sciencegate audit`: the ledger rows of a session (or all) and a summary; with `--verify`, the
+ * check of every row's CAS references and every stored object (see `checkStoreIntegrity`) instead.
+ * @returns 0, or 1 when `--verify` finds a missing or corrupt object
  */
 export async function auditCommand(
   runtime: CliRuntime,
   io: CliIo,
-  options: { session?: string; json: boolean; limit: number },
+  options: { session?: string; json: boolean; limit: number; verify?: boolean },
 ): Promise<ExitCode> {
+  if (options.verify) return verifyStores(runtime, io, options.json);
   const ledger = runtime.ledger;
   const scope = options.session === undefined ? {} : { sessionId: options.session };
   const rows = await ledger.query({ ...scope, limit: options.limit, order: "desc" });
@@ -29,4 +32,20 @@ export async function auditCommand(
     );
   }
   return 0;
+}
+
+async function verifyStores(runtime: CliRuntime, io: CliIo, json: boolean): Promise<ExitCode> {
+  const report = await checkStoreIntegrity(runtime);
+  if (json) {
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    return report.ok ? 0 : 1;
+  }
+  io.stdout(
+    `${report.rows} ledger row(s), ${report.refs} CAS reference(s): ${report.missing.length} missing, ${report.corrupt.length} corrupt; ${report.removedTempFiles} temp file(s) of dead writers removed\n`,
+  );
+  for (const { invocationId, ref } of report.missing)
+    io.stdout(`  missing ${ref} (invocation ${invocationId})\n`);
+  for (const ref of report.corrupt) io.stdout(`  corrupt ${ref}\n`);
+  io.stdout(report.ok ? "ok: every reference is stored and verifies\n" : "FAILED: see the objects above\n");
+  return report.ok ? 0 : 1;
 }
