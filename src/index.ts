@@ -205,6 +205,7 @@ export {
 export { SourceRegistry } from "./governance/source-registry.js";
 export { grantStorePath, SqliteGrantStore } from "./governance/sqlite-grant-store.js";
 export { SqliteLedger } from "./governance/sqlite-ledger.js";
+export { checkStoreIntegrity, type StoreIntegrityReport } from "./governance/store-integrity.js";
 export { toolErrorResult, type UpstreamError, type UpstreamErrorCode } from "./governance/upstream-error.js";
 export { ServerPool, type ServerPoolOptions } from "./mcp/server-pool.js";
 export type { PoolCallOptions, ServerState, ServerStatus, ToolServerPool } from "./mcp/types.js";
