@@ -4,7 +4,7 @@
  * `sciencegate/servers`.
  */
 
-export { createGovernance, type Governance, type GovernanceOptions } from "./adapters/create-governance.js";
+export { createGovernance, type Governance } from "./adapters/create-governance.js";
 export { createGovernedAgent, type GovernedAgentOptions } from "./adapters/create-governed-agent.js";
 export { createDownloadApproval } from "./adapters/download-approval.js";
 export { prepareFixedToolTable } from "./adapters/fixed-tool-table.js";
@@ -13,6 +13,7 @@ export {
   fromMultiServerMCPClient,
 } from "./adapters/from-multi-server-client.js";
 export { type GovernanceMiddlewareOptions, governanceMiddleware } from "./adapters/governance-middleware.js";
+export type { GovernanceOptions } from "./adapters/governance-options.js";
 export {
   GovernedStructuredTool,
   type GovernedStructuredToolFields,
@@ -164,14 +165,9 @@ export {
 } from "./governance/manifest-loader.js";
 export type { SourceManifest, ToolManifest } from "./governance/manifest-schema.js";
 export { MemoryLedger } from "./governance/memory-ledger.js";
+export type { PendingPermission } from "./governance/pending-permissions.js";
 export { createAuthorizationRequest } from "./governance/permission-request.js";
-export {
-  type DecideResult,
-  type PendingEndSource,
-  type PendingPermission,
-  PermissionService,
-  type PermissionServiceOptions,
-} from "./governance/permission-service.js";
+export { PermissionService, type PermissionServiceOptions } from "./governance/permission-service.js";
 export {
   type ApprovalMode,
   type IsDangerous,
@@ -184,6 +180,7 @@ export {
   permissionDecisionSchema,
 } from "./governance/permission-types.js";
 export { RateLimiter, type RateLimitGroupConfig } from "./governance/rate-limiter.js";
+export type { DecideResult, PendingEndSource } from "./governance/recorded-decisions.js";
 export { ResultCache } from "./governance/result-cache.js";
 export type {
   ArtifactCandidate,
@@ -195,13 +192,13 @@ export type {
 } from "./governance/result-types.js";
 export { inputSchemasCompatible } from "./governance/schema-compat.js";
 export { SessionSettings } from "./governance/session-settings.js";
-export {
-  type CatalogSnapshot,
-  type CatalogSource,
-  type CatalogTool,
-  SourceCatalog,
-  type SourceStatus,
-} from "./governance/source-catalog.js";
+export { SourceCatalog } from "./governance/source-catalog.js";
+export type {
+  CatalogSnapshot,
+  CatalogSource,
+  CatalogTool,
+  SourceStatus,
+} from "./governance/source-catalog-types.js";
 export { SourceRegistry } from "./governance/source-registry.js";
 export { grantStorePath, SqliteGrantStore } from "./governance/sqlite-grant-store.js";
 export { SqliteLedger } from "./governance/sqlite-ledger.js";

@@ -1,7 +1,8 @@
 /** Resolving `provider.tool` and bare tool names to catalog tools. */
 import { derivedSourceId } from "../governance/derived-manifest.js";
 import { GovernanceError } from "../governance/errors.js";
-import type { CatalogTool, SourceCatalog } from "../governance/source-catalog.js";
+import type { SourceCatalog } from "../governance/source-catalog.js";
+import type { CatalogTool } from "../governance/source-catalog-types.js";
 
 /** A resolved tool name. */
 export interface ResolvedTool {

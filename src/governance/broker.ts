@@ -1,24 +1,24 @@
 import { randomUUID } from "node:crypto";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolServerPool } from "../mcp/types.js";
 import type { AuthorizationDecision, Authorize, InvokeOutcome, InvokeRequest } from "./broker-types.js";
+import { cacheTtlSeconds } from "./cache-ttl-seconds.js";
+import { callUpstream } from "./call-upstream.js";
 import { hashCanonical } from "./canonical-json.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { ContentStore } from "./content-store.js";
 import { normalizeToolResult } from "./envelope.js";
-import { GovernanceError, isGovernanceError } from "./errors.js";
+import { GovernanceError } from "./errors.js";
 import { InputValidator } from "./input-validator.js";
 import type { InvocationRecord, Ledger } from "./ledger.js";
-import type { SourceManifest, ToolManifest } from "./manifest-schema.js";
-import { neutralizeDeep, neutralizePromptTags } from "./prompt-neutralizer.js";
-import type { RateLimiter, RateLimitLease } from "./rate-limiter.js";
-import { assertWithinCap } from "./response-cap.js";
+import type { SourceManifest } from "./manifest-schema.js";
+import { optional } from "./optional.js";
+import type { RateLimiter } from "./rate-limiter.js";
+import { checkingDepth, refuseTooDeep } from "./refuse-too-deep.js";
 import { ResultCache } from "./result-cache.js";
 import type { McpToolResult } from "./result-types.js";
-import { runWithRetry } from "./retry.js";
 import { SessionSettings } from "./session-settings.js";
 import type { CatalogTool, SourceCatalog } from "./source-catalog.js";
-import { classifyFailure } from "./upstream-error.js";
+import { toGovernanceError } from "./to-governance-error.js";
 
 /** Options of `Broker`. Every store and time source is injectable. */
 export interface BrokerOptions {
@@ -190,7 +190,7 @@ export class Broker {
       return this.#outcome(row, hit.result, false);
     }
 
-    const raw = await this.#call(request, source, tool, input, row);
+    const raw = await callUpstream({ request, source, tool, input, tally: row }, this.#o);
     row.rawRef = (await this.#o.store.putJson(raw).catch(refuseTooDeep)).ref;
     const result = checkingDepth(() =>
       normalizeToolResult(raw, {
@@ -235,65 +235,6 @@ export class Broker {
     return { source: entry.manifest, tool: this.#o.catalog.requireTool(entry.id, request.toolId) };
   }
 
-  async #call(
-    request: InvokeRequest,
-    source: SourceManifest,
-    tool: CatalogTool,
-    input: Record<string, unknown>,
-    row: Row,
-  ): Promise<CallToolResult> {
-    const group = source.governance.rateLimitGroup;
-    const lease: RateLimitLease | undefined = this.#o.limiter
-      ? await this.#o.limiter.acquire(group, optional({ signal: request.signal }))
-      : undefined;
-    if (lease) row.queueWaitMs = lease.queueWaitMs;
-    const timeoutMs = tool.manifest.timeoutMs ?? this.#o.defaultTimeoutMs;
-    try {
-      const { value, attempts } = await runWithRetry<CallToolResult>(
-        async ({ attempt, signal }) => {
-          row.attempts = attempt;
-          const raw = await this.#o.pool.callTool(tool.serverId, tool.manifest.mcpToolName, input, {
-            signal,
-            // The SDK's own request timeout must not fire before our overall deadline does.
-            timeoutMs: timeoutMs + 1_000,
-            ...optional({ onProgress: request.onProgress }),
-          });
-          checkingDepth(() => assertWithinCap(raw, source.governance.maxResponseBytes));
-          return raw;
-        },
-        {
-          timeoutMs,
-          clock: this.#o.clock,
-          random: this.#o.random,
-          ...optional({ signal: request.signal }),
-          policy: optional({ ...tool.manifest.retryPolicy }),
-          isFailure: (raw) => (raw.isError ? classifyFailure(raw) : undefined),
-          beforeRetry: async ({ failure, signal }) => {
-            if (!lease) return;
-            if (failure.code === "RATE_LIMITED") {
-              lease.noteRateLimited(
-                failure.retryAfterMs === undefined ? undefined : failure.retryAfterMs / 1000,
-              );
-            }
-            await lease.waitForTurn(signal);
-          },
-        },
-      );
-      row.attempts = attempts;
-      return value;
-    } catch (error) {
-      if (isGovernanceError(error) && error.attempts > 0) row.attempts = error.attempts;
-      // A final 429 (budget spent, or Retry-After past the deadline) still pauses the whole group,
-      // or the next caller would hit an upstream that just asked everyone to wait.
-      if (lease && isGovernanceError(error) && error.code === "RATE_LIMITED") {
-        lease.noteRateLimited(error.retryAfterMs === undefined ? undefined : error.retryAfterMs / 1000);
-      }
-      throw error;
-    } finally {
-      lease?.release();
-    }
-  }
-
   #outcome(row: Row, result: McpToolResult, replayed: boolean): InvokeOutcome {
     return {
       invocationId: row.invocationId,
@@ -334,62 +275,6 @@ export class Broker {
   }
 }
 
-function cacheTtlSeconds(source: SourceManifest, tool: ToolManifest): number {
-  if (!tool.readOnly || source.governance.dataClassification !== "public") return 0;
-  if (!source.cache.enabled || tool.cachePolicy?.enabled === false) return 0;
-  return tool.cachePolicy?.ttlSeconds ?? source.cache.ttlSeconds;
-}
-
-function toGovernanceError(caught: unknown, row: Row): GovernanceError {
-  const base = isGovernanceError(caught)
-    ? caught
-    : (() => {
-        const info = classifyFailure(caught);
-        return new GovernanceError(info.code, info.message, {
-          retryable: info.retryable,
-          cause: caught,
-          ...optional({ retryAfterMs: info.retryAfterMs }),
-        });
-      })();
-  // Messages and data may quote a server (its error text, a forged id): external text is data, so
-  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
-  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
-    retryable: base.retryable,
-    attempts: Math.max(base.attempts, row.attempts),
-    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
-    cause: base.cause ?? caught,
-    ...optional({ retryAfterMs: base.retryAfterMs }),
-  });
-}
-
-/**
- * Measuring, storing and normalizing walk a server's result recursively; a result nested deeper than
- * the stack allows (a `RangeError`) is a malformed result, refused like one, not an upstream outage.
- */
-function refuseTooDeep(error: unknown): never {
-  if (!(error instanceof RangeError)) throw error;
-  throw new GovernanceError("NORMALIZATION_FAILED", `The result could not be checked: ${error.message}.`, {
-    cause: error,
-  });
-}
-
-function checkingDepth<T>(step: () => T): T {
-  try {
-    return step();
-  } catch (error) {
-    return refuseTooDeep(error);
-  }
-}
-
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Drops undefined values so optional properties stay absent under `exactOptionalPropertyTypes`. */
-function optional<T extends Record<string, unknown>>(
-  values: T,
-): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) if (value !== undefined) out[key] = value;
-  return out as { [K in keyof T]?: Exclude<T[K], undefined> };
 }

@@ -5,16 +5,14 @@
  * full text), and neutralizing prompt-like tags in every string.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import type { z } from "zod";
+import { CandidateSchema, ENVELOPE_KEYS, EnvelopeSchema, RecordSchema } from "./envelope-schema.js";
 import { GovernanceError } from "./errors.js";
+import { findStructuredResult } from "./find-structured-result.js";
 import { neutralizeDeep } from "./prompt-neutralizer.js";
-import type {
-  ArtifactCandidate,
-  Citation,
-  CrossReference,
-  McpRecord,
-  McpToolResult,
-} from "./result-types.js";
+import type { ArtifactCandidate, CrossReference, McpRecord, McpToolResult } from "./result-types.js";
+import { type AllowedUrls, originOf, urlProblem } from "./url-problem.js";
+import { wrapThirdParty } from "./wrap-third-party.js";
 
 /** What the broker knows about the call, from the manifest and the clock, independent of the server. */
 export interface EnvelopeContext {
@@ -34,79 +32,6 @@ export interface EnvelopeContext {
   sourceVersion?: string;
   now: Date;
 }
-
-const CitationSchema: z.ZodType<Citation> = z.object({
-  label: z.string(),
-  url: z.string(),
-  identifier: z.string().exactOptional(),
-  identifierType: z.string().exactOptional(),
-  version: z.string().exactOptional(),
-});
-
-const CrossReferenceSchema: z.ZodType<CrossReference> = z.object({
-  identifier: z.string(),
-  identifierType: z.string(),
-  url: z.string().exactOptional(),
-});
-
-const RecordSchema: z.ZodType<McpRecord> = z.object({
-  identifier: z.string().min(1),
-  identifierType: z.string(),
-  title: z.string(),
-  url: z.string(),
-  source: z.string(),
-  abstract: z.string().exactOptional(),
-  authors: z.array(z.string()).exactOptional(),
-  year: z.number().int().exactOptional(),
-  citations: z.array(CitationSchema),
-  primaryCitation: CitationSchema,
-  contentScope: z.enum([
-    "metadata",
-    "abstract",
-    "curated-record",
-    "structured-record",
-    "analysis-result",
-    "full-text",
-  ]),
-  crossReferences: z.array(CrossReferenceSchema),
-  fullTextRetrieved: z.boolean(),
-  peerReviewStatus: z.enum(["peer-reviewed", "preprint", "unknown"]).exactOptional(),
-  structuredData: z.record(z.string(), z.unknown()).exactOptional(),
-  warnings: z.array(z.string()),
-});
-
-const CandidateSchema: z.ZodType<ArtifactCandidate> = z.object({
-  candidateId: z.string().min(1),
-  sourceId: z.string(),
-  sourceRecordId: z.string(),
-  url: z.string(),
-  format: z.string(),
-  kind: z.enum(["paper", "sequence", "structure", "dataset", "supplement", "other"]),
-  license: z.string().exactOptional(),
-  sizeBytes: z.number().int().nonnegative().exactOptional(),
-  checksum: z.object({ algorithm: z.enum(["sha256", "md5"]), value: z.string() }).exactOptional(),
-  filename: z.string().exactOptional(),
-});
-
-// Items are validated one by one below, so that one bad record is dropped instead of failing the call.
-const EnvelopeSchema = z.looseObject({
-  records: z.array(z.unknown()),
-  artifacts: z.array(z.unknown()).exactOptional(),
-  warnings: z.array(z.string()).default([]),
-  data: z.record(z.string(), z.unknown()).exactOptional(),
-  sourceVersion: z.string().exactOptional(),
-});
-
-/** Envelope fields that the broker sets itself; anything else a server adds is kept under `data`. */
-const ENVELOPE_KEYS = new Set([
-  ...Object.keys(EnvelopeSchema.shape),
-  "sourceId",
-  "toolId",
-  "attribution",
-  "license",
-  "retrievedAt",
-  "untrusted",
-]);
 
 /** One validation problem, with its JSON path inside the result. */
 interface Issue {
@@ -228,20 +153,6 @@ function checkIdentity(raw: Record<string, unknown>, ctx: EnvelopeContext): void
   }
 }
 
-/** The allowed hosts (HTTPS), plus exact origins of a private source (any scheme the origin has). */
-interface AllowedUrls extends ReadonlySet<string> {
-  readonly origins?: ReadonlySet<string>;
-}
-
-function originOf(url: string): string | undefined {
-  try {
-    const parsed = new URL(url);
-    return parsed.origin === "null" ? undefined : parsed.origin;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Why a record must be dropped, or undefined when it is acceptable. */
 function recordProblem(record: McpRecord, sourceId: string, hosts: AllowedUrls): string | undefined {
   if (record.source !== sourceId) return `its source "${record.source}" is not "${sourceId}"`;
@@ -283,77 +194,6 @@ function withoutClaimedFullText(record: McpRecord): McpRecord {
     `The source marked this record as full text; full text counts only after paper_extract_pdf succeeded ` +
     `on a downloaded copy, so it is kept as "${contentScope}" with fullTextRetrieved false.`;
   return { ...record, contentScope, fullTextRetrieved: false, warnings: [...record.warnings, warning] };
-}
-
-/**
- * Why a URL is not acceptable: it must parse, be `https:`, carry no user information and no explicit
- * port, and its host must be exactly (case-insensitively) one of `hosts` — no subdomains.
- */
-function urlProblem(what: string, url: string, hosts: AllowedUrls): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `its ${what} is not a valid URL`;
-  }
-  const onAllowedOrigin = hosts.origins?.has(parsed.origin) === true;
-  if (onAllowedOrigin && parsed.username === "" && parsed.password === "") return undefined;
-  if (parsed.protocol !== "https:") return `its ${what} uses "${parsed.protocol}" instead of https`;
-  if (parsed.username !== "" || parsed.password !== "") return `its ${what} carries user information`;
-  // URL drops the default port 443, so any port left is a non-standard one.
-  if (parsed.port !== "") return `its ${what} uses port ${parsed.port}`;
-  if (!hosts.has(parsed.hostname)) return `its ${what} host "${parsed.hostname}" is not an allowed host`;
-  return undefined;
-}
-
-function findStructuredResult(result: CallToolResult): Record<string, unknown> | undefined {
-  if (hasRecordsArray(result.structuredContent)) return result.structuredContent;
-  for (const block of result.content) {
-    if (block.type !== "text" || !block.text.trimStart().startsWith("{")) continue;
-    try {
-      const parsed: unknown = JSON.parse(block.text);
-      if (hasRecordsArray(parsed)) return parsed;
-    } catch {
-      // Not JSON: plain text from a third-party server.
-    }
-  }
-  return undefined;
-}
-
-function hasRecordsArray(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !Array.isArray(value) &&
-    Array.isArray((value as { records?: unknown }).records)
-  );
-}
-
-/** Third-party content as text-only data: binary blocks are described, never passed on. */
-function wrapThirdParty(result: CallToolResult): Record<string, unknown> {
-  const content = result.content.map((block) => {
-    switch (block.type) {
-      case "text":
-        return { type: "text", text: block.text };
-      case "image":
-      case "audio":
-        return {
-          type: "text",
-          text: `[${block.type} omitted: ${block.mimeType}, ${block.data.length} base64 chars]`,
-        };
-      case "resource_link":
-        return { type: "text", text: `[resource link: ${block.name} ${block.uri}]` };
-      case "resource":
-        return "text" in block.resource
-          ? { type: "text", text: block.resource.text }
-          : { type: "text", text: `[embedded resource omitted: ${block.resource.uri}]` };
-      default:
-        return { type: "text", text: "[unsupported content block omitted]" };
-    }
-  });
-  const data: Record<string, unknown> = { content };
-  if (result.structuredContent !== undefined) data.structuredContent = result.structuredContent;
-  return data;
 }
 
 function itemName(item: unknown, key: string, index: number): string {

@@ -3,25 +3,26 @@
  * grants and the single-use authorization rows of the ledger. Its `authorize` is the broker's hook.
  */
 import { randomUUID } from "node:crypto";
+import { AuthorizationRecorder } from "./authorization-recorder.js";
 import type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./broker-types.js";
-import { canonicalJson } from "./canonical-json.js";
 import { type Clock, systemClock } from "./clock.js";
 import { GovernanceError } from "./errors.js";
 import { type Grant, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 import type { Ledger } from "./ledger.js";
-import { isDangerousCall, permissionRisk } from "./permission-policy.js";
+import { type PendingPermission, PendingPermissions } from "./pending-permissions.js";
+import { permissionCard } from "./permission-card.js";
+import { isDangerousCall } from "./permission-policy.js";
 import { type RenderedPermission, renderPermission } from "./permission-render.js";
-import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
+import { permissionFingerprint } from "./permission-request.js";
 import {
   type ApprovalMode,
   PERMISSION_DECISIONS,
   type PermissionCard,
-  type PermissionDecision,
-  type PermissionDecisionSource,
   type PermissionEvaluation,
   type PermissionPolicy,
   permissionDecisionSchema,
 } from "./permission-types.js";
+import { type DecideResult, RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
 
 /** Options of `PermissionService`. */
 export interface PermissionServiceOptions {
@@ -37,44 +38,6 @@ export interface PermissionServiceOptions {
   newId?: () => string;
 }
 
-/** How an approval card ended without a human answer: it waited too long, or the app cancelled it. */
-export type PendingEndSource = "wait_timeout" | "cancelled";
-
-/** What `PermissionService.decide` (or an ended card) recorded. */
-export interface DecideResult {
-  /** The authorization row written for this decision (the call's broker row will reference it). */
-  authorizationId: string;
-  decisionSource: "user_once" | "user_grant" | "user_deny" | PendingEndSource;
-  /** The session grant an `allow_matching` decision created or reused. */
-  grant?: Grant;
-}
-
-/** A decision waiting for its call, keyed by thread and tool call id; consumed by one `authorize`. */
-interface RecordedDecision {
-  fingerprint: string;
-  decision: PermissionDecision;
-  result: DecideResult;
-  /** Why the call is refused when nobody decided (timeout, cancellation). */
-  reason?: string;
-}
-
-/**
- * An approval card shown and not yet answered (`open`), or one that ended without an answer.
- * In memory: a new process starts with no pending cards (their graph tasks ask again).
- */
-export interface PendingPermission {
-  card: PermissionCard;
-  sessionId: string;
-  threadId?: string;
-  /** When the card was first shown, by the service's clock (ms). */
-  askedAt: number;
-  state: "open" | "timed_out" | "cancelled";
-}
-
-interface PendingEntry extends PendingPermission {
-  request: AuthorizationRequest;
-}
-
 const APPROVAL_MODES: readonly ApprovalMode[] = ["ask_for_dangerous", "always_allow"];
 
 /**
@@ -87,21 +50,26 @@ const APPROVAL_MODES: readonly ApprovalMode[] = ["ask_for_dangerous", "always_al
  * if (verdict.outcome === "ask") await permissions.decide(request, { decision: "allow_once" });
  */
 export class PermissionService {
-  readonly #ledger: Ledger;
   readonly #grants: GrantStore;
-  readonly #clock: Clock;
   readonly #policy: PermissionPolicy;
-  readonly #newId: () => string;
+  readonly #recorder: AuthorizationRecorder;
   readonly #modes = new Map<string, ApprovalMode>();
-  readonly #decisions = new Map<string, RecordedDecision>();
-  readonly #pending = new Map<string, PendingEntry>();
+  readonly #decisions = new RecordedDecisions();
+  readonly #pending: PendingPermissions;
 
+  /** @param options the ledger, and optional grant store, clock, policy and id generator */
   constructor(options: PermissionServiceOptions) {
-    this.#ledger = options.ledger;
+    const clock = options.clock ?? systemClock;
+    const newId = options.newId ?? randomUUID;
     this.#grants = options.grants ?? new MemoryGrantStore();
-    this.#clock = options.clock ?? systemClock;
     this.#policy = options.policy ?? {};
-    this.#newId = options.newId ?? randomUUID;
+    this.#recorder = new AuthorizationRecorder({
+      ledger: options.ledger,
+      grants: this.#grants,
+      clock,
+      newId,
+    });
+    this.#pending = new PendingPermissions({ clock, recorder: this.#recorder, decisions: this.#decisions });
   }
 
   /**
@@ -153,7 +121,7 @@ export class PermissionService {
     if (this.approvalMode(request.sessionId) === "always_allow") {
       return { outcome: "allow", decisionSource: "always_allow" };
     }
-    return { outcome: "ask", card: this.#card(request, rendered) };
+    return { outcome: "ask", card: permissionCard(request, rendered) };
   }
 
   /**
@@ -173,7 +141,7 @@ export class PermissionService {
    * @returns the card; its `requestId` is stable for the same call
    */
   cardFor(request: AuthorizationRequest): PermissionCard {
-    return this.#card(request, renderPermission(request));
+    return permissionCard(request, renderPermission(request));
   }
 
   /**
@@ -183,19 +151,7 @@ export class PermissionService {
    * @throws GovernanceError `INVALID_INPUT` for a request without `toolCallId`
    */
   notePending(request: AuthorizationRequest): PendingPermission {
-    const key = requireCallKey(request);
-    const known = this.#pending.get(key);
-    if (known) return publicPending(known);
-    const entry: PendingEntry = {
-      card: this.cardFor(request),
-      sessionId: request.sessionId,
-      ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
-      askedAt: this.#clock.now(),
-      state: "open",
-      request,
-    };
-    this.#pending.set(key, entry);
-    return publicPending(entry);
+    return this.#pending.note(request, () => this.cardFor(request));
   }
 
   /**
@@ -204,9 +160,7 @@ export class PermissionService {
    * @returns the entry, or `undefined`
    */
   pendingFor(request: AuthorizationRequest): PendingPermission | undefined {
-    const key = permissionCallKey(request);
-    const entry = key === undefined ? undefined : this.#pending.get(key);
-    return entry && publicPending(entry);
+    return this.#pending.get(request);
   }
 
   /**
@@ -215,11 +169,7 @@ export class PermissionService {
    * @returns the open entries, oldest first
    */
   listPending(options: { threadId?: string } = {}): PendingPermission[] {
-    return [...this.#pending.values()]
-      .filter(
-        (e) => e.state === "open" && (options.threadId === undefined || e.threadId === options.threadId),
-      )
-      .map(publicPending);
+    return this.#pending.list(options.threadId);
   }
 
   /**
@@ -229,12 +179,8 @@ export class PermissionService {
    * @param timeoutMs the longest wait
    * @returns the recorded denial, or `undefined` when the card is not open or still within its time
    */
-  async expirePending(request: AuthorizationRequest, timeoutMs: number): Promise<DecideResult | undefined> {
-    const key = permissionCallKey(request);
-    const entry = key === undefined ? undefined : this.#pending.get(key);
-    if (entry?.state !== "open" || this.#clock.now() - entry.askedAt < timeoutMs) return undefined;
-    const reason = `nobody answered the approval request within ${timeoutMs} ms`;
-    return this.#endPending(key as string, entry, "wait_timeout", reason);
+  expirePending(request: AuthorizationRequest, timeoutMs: number): Promise<DecideResult | undefined> {
+    return this.#pending.expire(request, timeoutMs);
   }
 
   /**
@@ -244,16 +190,8 @@ export class PermissionService {
    * @param message why, shown to the model if the call's task runs again
    * @returns the cancelled entries
    */
-  async cancelPending(threadId: string, message?: string): Promise<PendingPermission[]> {
-    const cancelled: PendingPermission[] = [];
-    for (const [key, entry] of this.#pending) {
-      if (entry.state !== "open" || (entry.threadId ?? entry.sessionId) !== threadId) continue;
-      const reason = `the approval request was cancelled${message ? `: ${message}` : ""}`;
-      // #endPending flips the state before its first await, so a second cancel finds nothing open.
-      cancelled.push(publicPending(entry));
-      await this.#endPending(key, entry, "cancelled", reason);
-    }
-    return cancelled.map((e) => ({ ...e, state: "cancelled" }));
+  cancelPending(threadId: string, message?: string): Promise<PendingPermission[]> {
+    return this.#pending.cancel(threadId, message);
   }
 
   /**
@@ -280,16 +218,11 @@ export class PermissionService {
     const key = requireCallKey(request);
     const fingerprint = permissionFingerprint(request);
     // Answered: the card no longer waits (a timeout or cancel cannot end it any more).
-    if (this.#pending.get(key)?.state === "open") this.#pending.delete(key);
-    const waiting = this.#decisions.get(key);
-    if (
-      waiting?.fingerprint === fingerprint &&
-      canonicalJson(waiting.decision) === canonicalJson(parsed.data)
-    ) {
-      return waiting.result;
-    }
+    this.#pending.answered(key);
+    const waiting = this.#decisions.repeated(key, fingerprint, parsed.data);
+    if (waiting) return waiting;
     const rendered = renderPermission(request);
-    const result = await this.#recordDecision(request, rendered, parsed.data);
+    const result = await this.#recorder.recordDecision(request, rendered, parsed.data);
     this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
     return result;
   }
@@ -325,16 +258,12 @@ export class PermissionService {
   }
 
   async #authorize(request: AuthorizationRequest): Promise<AuthorizationDecision> {
-    const key = permissionCallKey(request);
-    const recorded = key === undefined ? undefined : this.#decisions.get(key);
-    if (key !== undefined && recorded !== undefined) {
-      // Single use: whatever happens next, this decision cannot authorize another call.
-      this.#decisions.delete(key);
-      if (recorded.fingerprint === permissionFingerprint(request)) return toBrokerDecision(recorded);
-    }
+    // Single use: a recorded decision is consumed here, whatever happens next.
+    const recorded = this.#decisions.take(request);
+    if (recorded) return recorded;
     const verdict = await this.evaluate(request);
     if (verdict.outcome === "allow") {
-      const id = await this.#append(request, renderPermission(request), verdict.decisionSource);
+      const id = await this.#recorder.append(request, renderPermission(request), verdict.decisionSource);
       return { allowed: true, authorizationId: id };
     }
     const { card } = verdict;
@@ -348,42 +277,6 @@ export class PermissionService {
     };
   }
 
-  async #endPending(
-    key: string,
-    entry: PendingEntry,
-    source: PendingEndSource,
-    reason: string,
-  ): Promise<DecideResult> {
-    entry.state = source === "wait_timeout" ? "timed_out" : "cancelled";
-    const { request } = entry;
-    const authorizationId = await this.#append(request, renderPermission(request), source);
-    const result: DecideResult = { authorizationId, decisionSource: source };
-    const decision: PermissionDecision = { decision: "deny" };
-    this.#decisions.set(key, { fingerprint: permissionFingerprint(request), decision, result, reason });
-    return result;
-  }
-
-  async #recordDecision(
-    request: AuthorizationRequest,
-    rendered: RenderedPermission,
-    decision: PermissionDecision,
-  ): Promise<DecideResult> {
-    if (decision.decision === "allow_matching") {
-      const { grant } = await this.#grants.ensure({
-        id: this.#newId(),
-        sessionId: request.sessionId,
-        action: rendered.action,
-        resource: rendered.normalizedResource,
-        toolDefinitionHash: request.definitionHash,
-        createdAt: this.#isoNow(),
-      });
-      const authorizationId = await this.#append(request, rendered, "user_grant");
-      return { authorizationId, decisionSource: "user_grant", grant };
-    }
-    const decisionSource = decision.decision === "allow_once" ? "user_once" : "user_deny";
-    return { authorizationId: await this.#append(request, rendered, decisionSource), decisionSource };
-  }
-
   #coveringGrant(request: AuthorizationRequest, rendered: RenderedPermission): Promise<Grant | undefined> {
     return this.#grants.find({
       sessionId: request.sessionId,
@@ -392,68 +285,4 @@ export class PermissionService {
       toolDefinitionHash: request.definitionHash,
     });
   }
-
-  async #append(
-    request: AuthorizationRequest,
-    rendered: RenderedPermission,
-    decisionSource: PermissionDecisionSource | PendingEndSource,
-  ): Promise<string> {
-    const id = this.#newId();
-    const epoch = await this.#grants.nextEpoch(request.sessionId);
-    await this.#ledger.appendAuthorization({
-      id,
-      sessionId: request.sessionId,
-      sourceId: request.sourceId,
-      toolId: request.toolId,
-      action: rendered.action,
-      resource: rendered.normalizedResource,
-      decisionSource,
-      createdAt: this.#isoNow(),
-      epoch,
-      ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
-      ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
-    });
-    return id;
-  }
-
-  #card(request: AuthorizationRequest, rendered: RenderedPermission): PermissionCard {
-    return {
-      type: "permission",
-      requestId: `perm-${permissionFingerprint(request).slice(0, 32)}`,
-      action: rendered.action,
-      resource: rendered.resource,
-      summary: rendered.summary,
-      sourceId: request.sourceId,
-      toolId: request.toolId,
-      ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
-      args: request.input,
-      risk: permissionRisk(request),
-      allowedDecisions: [...PERMISSION_DECISIONS],
-    };
-  }
-
-  #isoNow(): string {
-    return new Date(this.#clock.now()).toISOString();
-  }
-}
-
-function toBrokerDecision(recorded: RecordedDecision): AuthorizationDecision {
-  const { authorizationId } = recorded.result;
-  if (recorded.decision.decision !== "deny") return { allowed: true, authorizationId };
-  if (recorded.reason !== undefined) return { allowed: false, authorizationId, reason: recorded.reason };
-  const message = recorded.decision.message?.trim();
-  return { allowed: false, authorizationId, reason: `denied by the user${message ? `: ${message}` : ""}` };
-}
-
-function requireCallKey(request: AuthorizationRequest): string {
-  const key = permissionCallKey(request);
-  if (key === undefined) {
-    throw new GovernanceError("INVALID_INPUT", "A permission decision needs the request's toolCallId.");
-  }
-  return key;
-}
-
-function publicPending(entry: PendingEntry): PendingPermission {
-  const { request: _request, ...rest } = entry;
-  return { ...rest };
 }

@@ -3,63 +3,15 @@
  * schemas. Only tools in the catalog are ever offered to a model; everything else is reported in
  * `missingTools` with a reason.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolServerPool } from "../mcp/types.js";
-import { hashCanonical } from "./canonical-json.js";
+import { buildCatalogSnapshot } from "./build-catalog-snapshot.js";
 import { type Clock, systemClock } from "./clock.js";
-import { derivedSourceId, deriveManifest } from "./derived-manifest.js";
 import { GovernanceError } from "./errors.js";
-import type { SourceManifest, ToolManifest } from "./manifest-schema.js";
-import { inputSchemasCompatible } from "./schema-compat.js";
+import type { CatalogSnapshot, CatalogSource, CatalogTool } from "./source-catalog-types.js";
 import type { SourceRegistry } from "./source-registry.js";
-import { toolDefinitionHash } from "./tool-definition-hash.js";
 
-/** Availability of a source. */
-export type SourceStatus = "ready" | "degraded" | "unavailable" | "disabled";
-
-/** A manifest tool that is not offered, and why. */
-export interface MissingTool {
-  toolId: string;
-  mcpToolName: string;
-  reason: string;
-}
-
-/** One source in the catalog. */
-export interface CatalogSource {
-  id: string;
-  serverId: string;
-  status: SourceStatus;
-  /** Why the source is not `ready`. */
-  reason?: string;
-  /** True for a server without a manifest, governed by a derived default manifest. */
-  derived: boolean;
-  manifest: SourceManifest;
-  /** Tool ids that can be called, in manifest order. */
-  availableTools: string[];
-  /** Tools that are hidden: absent from the server, incompatible, or the server is unavailable. */
-  missingTools: MissingTool[];
-}
-
-/** One callable tool: its manifest and the live MCP definition it was matched to. */
-export interface CatalogTool {
-  sourceId: string;
-  toolId: string;
-  serverId: string;
-  manifest: ToolManifest;
-  liveTool: Tool;
-  /** `toolDefinitionHash(liveTool)`: changes whenever the server changes the tool's contract. */
-  definitionHash: string;
-}
-
-/** The result of one refresh. */
-export interface CatalogSnapshot {
-  /** Hash of every source's status, available and missing tool ids, and every tool's definition hash. */
-  revision: string;
-  sources: CatalogSource[];
-  tools: CatalogTool[];
-  /** Servers that could not be given a derived manifest (id clash), and similar notes. */
-  warnings: string[];
-}
+// Re-exported because the broker's modules and createGovernance import the catalog's types from here.
+export type { CatalogSnapshot, CatalogTool } from "./source-catalog-types.js";
 
 /** Options of `SourceCatalog`. */
 export interface SourceCatalogOptions {
@@ -74,8 +26,6 @@ export interface SourceCatalogOptions {
   /** @default systemClock */
   clock?: Clock;
 }
-
-type Listing = { ok: true; tools: Tool[] } | { ok: false; reason: string };
 
 /**
  * Matches live MCP tools to manifests and keeps the result current.
@@ -239,87 +189,18 @@ export class SourceCatalog {
   }
 
   async #build(): Promise<CatalogSnapshot> {
-    const configured = new Set(this.#pool.serverIds());
-    const isEnabled = (id: string) => this.#enabled === undefined || this.#enabled.has(id);
-    const isServerOn = (id: string) => configured.has(id) && this.#pool.state(id).status !== "disabled";
-    const manifests = this.#registry.list();
-    const managed = new Set(manifests.map((m) => m.transport.mcpServerId));
-    const unmanaged = [...configured].filter((id) => !managed.has(id));
-
-    // Only servers that something enabled needs are listed, so a switched-off source spawns nothing.
-    const wanted = new Set<string>();
-    for (const m of manifests) if (isEnabled(m.id)) wanted.add(m.transport.mcpServerId);
-    for (const id of unmanaged) if (isEnabled(derivedSourceId(id))) wanted.add(id);
-    const listed = [...wanted].filter(isServerOn);
-    const listings = new Map(
-      await Promise.all(listed.map(async (id) => [id, await this.#list(id)] as const)),
-    );
-
-    const warnings: string[] = [];
-    const candidates = manifests.map((manifest) => ({ manifest, derived: false }));
-    const taken = new Set(manifests.map((m) => m.id));
-    for (const serverId of unmanaged) {
-      const id = derivedSourceId(serverId);
-      if (taken.has(id)) {
-        warnings.push(
-          `Server '${serverId}' has no manifest and its derived id '${id}' is taken; its tools are hidden.`,
-        );
-        continue;
-      }
-      taken.add(id);
-      const listing = listings.get(serverId);
-      const live = listing?.ok ? listing.tools : [];
-      candidates.push({
-        manifest: deriveManifest(serverId, live, this.#descriptions[serverId]),
-        derived: true,
-      });
-    }
-
-    const sources: CatalogSource[] = [];
-    const tools: CatalogTool[] = [];
-    for (const { manifest, derived } of candidates) {
-      const serverId = manifest.transport.mcpServerId;
-      const base = { id: manifest.id, serverId, derived, manifest, availableTools: [], missingTools: [] };
-      if (!isEnabled(manifest.id)) {
-        sources.push({ ...base, status: "disabled", reason: `source '${manifest.id}' is not enabled` });
-      } else if (configured.has(serverId) && !isServerOn(serverId)) {
-        const reason =
-          this.#pool.state(serverId).reason ?? `server '${serverId}' is disabled in the configuration`;
-        sources.push({ ...base, status: "disabled", reason });
-      } else {
-        const absent: Listing = { ok: false, reason: `no MCP server '${serverId}' is configured` };
-        const matched = matchTools(manifest, listings.get(serverId) ?? absent);
-        sources.push({ ...base, ...matched.source });
-        tools.push(...matched.tools);
-      }
-    }
-
-    // Reasons stay out of the revision: a server's changing stderr is not a catalog change.
-    const revision = hashCanonical({
-      sources: sources.map((s) => [s.id, s.status, s.availableTools, s.missingTools.map((m) => m.toolId)]),
-      tools: tools.map((t) => [t.sourceId, t.toolId, t.definitionHash]),
+    const snapshot = await buildCatalogSnapshot({
+      registry: this.#registry,
+      pool: this.#pool,
+      isEnabled: (id) => this.#enabled === undefined || this.#enabled.has(id),
+      serverDescriptions: this.#descriptions,
+      listToolsTimeoutMs: this.#timeoutMs,
+      clock: this.#clock,
     });
     const previous = this.#snapshot?.revision;
-    this.#snapshot = { revision, sources, tools, warnings };
-    if (revision !== previous) this.#emit(this.#snapshot);
-    return this.#snapshot;
-  }
-
-  async #list(serverId: string): Promise<Listing> {
-    const timeout = new AbortController();
-    try {
-      const timedOut = this.#clock.sleep(this.#timeoutMs, timeout.signal).then(() => {
-        throw new Error(`no answer within ${this.#timeoutMs} ms`);
-      });
-      return { ok: true, tools: await Promise.race([this.#pool.listTools(serverId), timedOut]) };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const tail = this.#pool.state(serverId).stderrTail ?? [];
-      const stderr = tail.length > 0 ? ` (stderr: ${tail.slice(-5).join(" | ")})` : "";
-      return { ok: false, reason: `tools/list on server '${serverId}' failed: ${message}${stderr}` };
-    } finally {
-      timeout.abort();
-    }
+    this.#snapshot = snapshot;
+    if (snapshot.revision !== previous) this.#emit(snapshot);
+    return snapshot;
   }
 
   #emit(snapshot: CatalogSnapshot): void {
@@ -339,54 +220,4 @@ export class SourceCatalog {
 /** Ends a reason with exactly one period (pool reasons may already carry one). */
 function sentence(text: string | undefined): string {
   return `${(text ?? "").replace(/\.+$/, "")}.`;
-}
-
-type SourceOutcome = Pick<CatalogSource, "status" | "reason" | "availableTools" | "missingTools">;
-
-/** Matches a source's manifest tools to the live tools of its server, by `mcpToolName`. */
-function matchTools(
-  manifest: SourceManifest,
-  listing: Listing,
-): { source: SourceOutcome; tools: CatalogTool[] } {
-  const serverId = manifest.transport.mcpServerId;
-  const tools: CatalogTool[] = [];
-  const missingTools: MissingTool[] = [];
-  const live = new Map<string, Tool>();
-  if (listing.ok) for (const tool of listing.tools) if (!live.has(tool.name)) live.set(tool.name, tool);
-  for (const tool of manifest.tools) {
-    const liveTool = live.get(tool.mcpToolName);
-    const compat = liveTool && inputSchemasCompatible(tool.inputSchema, liveTool.inputSchema);
-    const miss = (reason: string) =>
-      missingTools.push({ toolId: tool.id, mcpToolName: tool.mcpToolName, reason });
-    if (!listing.ok) miss(listing.reason);
-    else if (!liveTool || !compat) miss(`server '${serverId}' has no tool '${tool.mcpToolName}'`);
-    else if (!compat.compatible)
-      miss(`input schema incompatible with the live tool: ${compat.reasons.join("; ")}`);
-    else {
-      const definitionHash = toolDefinitionHash(liveTool);
-      tools.push({
-        sourceId: manifest.id,
-        toolId: tool.id,
-        serverId,
-        manifest: tool,
-        liveTool,
-        definitionHash,
-      });
-    }
-  }
-  const availableTools = tools.map((t) => t.toolId);
-  const outcome = { availableTools, missingTools };
-  if (!listing.ok) return { source: { status: "unavailable", reason: listing.reason, ...outcome }, tools };
-  if (missingTools.length === 0) return { source: { status: "ready", ...outcome }, tools };
-  const total = manifest.tools.length;
-  if (tools.length === 0) {
-    // Nothing of the source can be called, which "degraded" would understate.
-    return {
-      source: { status: "unavailable", reason: `none of its ${total} tools is available`, ...outcome },
-      tools,
-    };
-  }
-  const names = missingTools.map((m) => m.toolId).join(", ");
-  const reason = `${missingTools.length} of ${total} tools unavailable: ${names}`;
-  return { source: { status: "degraded", reason, ...outcome }, tools };
 }

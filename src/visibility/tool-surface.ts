@@ -5,7 +5,8 @@
 import type { ServerConfig } from "../config/types.js";
 import type { SourceManifest } from "../governance/manifest-schema.js";
 import { SessionSettings } from "../governance/session-settings.js";
-import type { CatalogTool, SourceCatalog } from "../governance/source-catalog.js";
+import type { SourceCatalog } from "../governance/source-catalog.js";
+import type { CatalogTool } from "../governance/source-catalog-types.js";
 import { type SurfaceTool, toSurfaceTool } from "./surface-tool.js";
 import { buildToolNameTable } from "./tool-names.js";
 

@@ -5,11 +5,8 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  createGovernance,
-  type Governance,
-  type GovernanceOptions,
-} from "../../src/adapters/create-governance.js";
+import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
+import type { GovernanceOptions } from "../../src/adapters/governance-options.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import { MemoryContentStore } from "../../src/governance/content-store.js";
 import { MemoryGrantStore } from "../../src/governance/grant-store.js";

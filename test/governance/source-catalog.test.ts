@@ -3,7 +3,8 @@ import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/typ
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { GovernanceError } from "../../src/governance/errors.js";
-import { type CatalogSnapshot, SourceCatalog } from "../../src/governance/source-catalog.js";
+import { SourceCatalog } from "../../src/governance/source-catalog.js";
+import type { CatalogSnapshot } from "../../src/governance/source-catalog-types.js";
 import { SourceRegistry } from "../../src/governance/source-registry.js";
 import { toolDefinitionHash } from "../../src/governance/tool-definition-hash.js";
 import type { ToolServerPool } from "../../src/mcp/types.js";
