@@ -2,8 +2,9 @@
  * Answers every approval card of a paused thread: in a terminal the user chooses per card (a = allow
  * once, m = allow same type, d = deny; Enter means m); otherwise the script's answer is shown and given.
  */
-import { createInterface } from "node:readline";
+
 import type { Interrupt } from "@langchain/langgraph";
+import { askLine } from "../../src/cli/ask-line.js";
 import {
   PERMISSION_DECISIONS,
   type PermissionCard,
@@ -81,21 +82,9 @@ export async function answerCards(
 
 /** Asks until the answer is valid; end of input counts as deny (nothing runs unless someone said so). */
 function ask(input: NodeJS.ReadableStream, write: (line: string) => void): Promise<PermissionDecisionKind> {
-  const rl = createInterface({ input, terminal: false });
   write("    [a] allow once  [m] allow same type (this session)  [d] deny   (Enter = m)");
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (decision: PermissionDecisionKind) => {
-      if (settled) return;
-      settled = true;
-      rl.close();
-      resolve(decision);
-    };
-    rl.on("line", (line) => {
-      const decision = parseCardAnswer(line);
-      if (decision) finish(decision);
-      else write("    answer a, m or d:");
-    });
-    rl.on("close", () => finish("deny"));
+  return askLine(input, parseCardAnswer, {
+    retry: () => write("    answer a, m or d:"),
+    onEnd: "deny" as PermissionDecisionKind,
   });
 }

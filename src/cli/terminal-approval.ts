@@ -2,8 +2,9 @@
  * The approval card in a terminal: prints what a dangerous call would do and reads the answer
  * (Allow once / Allow same type / Deny / Always allow) with `node:readline`.
  */
-import { createInterface } from "node:readline";
+
 import type { PermissionCard } from "../governance/permission-types.js";
+import { askLine } from "./ask-line.js";
 
 /** What a human (or `--approve`) can answer: the three card decisions, or the session mode switch. */
 export const APPROVE_CHOICES = ["once", "matching", "deny", "always"] as const;
@@ -50,21 +51,10 @@ export function askInTerminal(card: PermissionCard, io: TerminalApprovalIo): Pro
       `  ${card.action} on ${card.resource} (risk ${card.risk}, source ${card.sourceId}, tool ${card.toolId})\n` +
       `  ${MENU.map(([, key, label]) => `[${key}] ${label}`).join("  ")}\n`,
   );
-  const rl = createInterface({ input: io.input, terminal: false });
-  return new Promise<ApproveChoice>((resolve) => {
-    let settled = false;
-    const finish = (choice: ApproveChoice) => {
-      if (settled) return;
-      settled = true;
-      rl.close();
-      resolve(choice);
-    };
-    rl.on("line", (line) => {
-      const choice = parseApproveChoice(line);
-      if (choice) finish(choice);
-      else io.write(`Answer 1-4 (once, matching, deny, always): `);
-    });
-    rl.on("close", () => finish("deny"));
-    io.write("Choice [1-4]: ");
+  const answer = askLine(io.input, parseApproveChoice, {
+    retry: () => io.write("Answer 1-4 (once, matching, deny, always): "),
+    onEnd: "deny" as ApproveChoice,
   });
+  io.write("Choice [1-4]: ");
+  return answer;
 }
