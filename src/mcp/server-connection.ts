@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Clock } from "../governance/clock.js";
 import { GovernanceError } from "../governance/errors.js";
+import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
 import type { StderrTail } from "./stderr-tail.js";
 import { childPidOf, stderrOf } from "./transports.js";
@@ -189,9 +190,15 @@ export class ServerConnection {
   async #doShutdown(): Promise<void> {
     this.#isOpen = false;
     this.#invalidateTools();
-    await this.client.close().catch(() => undefined);
     const pid = this.#pid;
-    if (pid === undefined) return;
+    // Taken before closing: once the direct child exits, its own children are re-parented to init.
+    const descendants = pid === undefined || this.#isTransportClosed ? [] : descendantPids(pid);
+    await this.client.close().catch(() => undefined);
+    if (pid !== undefined) await this.#reap(pid);
+    await this.#reapDescendants(descendants);
+  }
+
+  async #reap(pid: number): Promise<void> {
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
       if (this.#isTransportClosed) return;
       try {
@@ -200,6 +207,24 @@ export class ServerConnection {
         return; // ESRCH: already gone
       }
       await raceWithClock(this.#transportClosed, this.#options.clock, this.#options.killGraceMs);
+    }
+  }
+
+  /** A server started through a wrapper (`npx`, a shell) must not outlive the pool. */
+  async #reapDescendants(pids: readonly number[]): Promise<void> {
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      const alive = pids.filter(isProcessAlive);
+      if (alive.length === 0) return;
+      for (const pid of alive) {
+        try {
+          process.kill(pid, signal);
+        } catch {
+          // ESRCH: it ended meanwhile
+        }
+      }
+      if (signal === "SIGTERM") {
+        await raceWithClock(waitUntilGone(alive), this.#options.clock, this.#options.killGraceMs);
+      }
     }
   }
 
@@ -228,5 +253,15 @@ export class ServerConnection {
 
   #invalidateTools(): void {
     this.#tools = undefined;
+  }
+}
+
+/**
+ * Resolves once none of the processes exists, or after about 10 s. Polled in real time: they are not
+ * our children (no exit event), and the OS, not the injected clock, decides when they are gone.
+ */
+async function waitUntilGone(pids: readonly number[]): Promise<void> {
+  for (let polls = 0; polls < 500 && pids.some(isProcessAlive); polls++) {
+    await new Promise((resolve) => setTimeout(resolve, 20).unref());
   }
 }
