@@ -129,6 +129,44 @@ export function appendDownloadRow(
 }
 
 /**
+ * Appends the row of a job that a crashed process left unfinished and `cancel` ended: its own call's
+ * row when that call has none yet (so the call's outcome is audited), else a row without call ids.
+ * @param deps ledger, CAS and id generator
+ * @param job the job, now cancelled
+ * @returns the appended record
+ */
+export async function appendOrphanCancelRow(
+  deps: ArtifactLedgerDeps,
+  job: DownloadJob,
+): Promise<InvocationRecord> {
+  const recorded =
+    job.threadId !== undefined && job.toolCallId !== undefined
+      ? await deps.ledger.findByCall(job.threadId, job.toolCallId)
+      : undefined;
+  const keyed = recorded === undefined;
+  return appendArtifactRow(deps, {
+    sessionId: job.sessionId,
+    ...(keyed ? { threadId: job.threadId, toolCallId: job.toolCallId } : {}),
+    sourceId: job.sourceId,
+    toolId: DOWNLOAD_LEDGER_TOOL_ID,
+    startedAt: job.createdAt,
+    finishedAt: job.updatedAt,
+    attempts: job.attempts,
+    request: {
+      planId: job.planId,
+      jobId: job.jobId,
+      mcpInvocationId: job.mcpInvocationId,
+      candidateId: job.candidateId,
+      destinationPath: job.destinationPath,
+      cancelledAfterCrash: true,
+    },
+    toolDefinitionHash: DOWNLOAD_TOOL_DEFINITION_HASH,
+    entry: downloadLedgerEntry(job),
+    error: job.error,
+  });
+}
+
+/**
  * The CAS entry of a download's row, from its job at a terminal state.
  * @param job the terminal job
  * @returns the entry (`actualChecksum` only when completed)

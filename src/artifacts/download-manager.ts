@@ -21,6 +21,7 @@ import {
 import {
   type ArtifactLedgerDeps,
   appendDownloadRow,
+  appendOrphanCancelRow,
   callJobId,
   recordedDownload,
 } from "./download-ledger.js";
@@ -141,12 +142,14 @@ export class DownloadManager {
       // A job left non-terminal by a crashed process is cancelled on the spot.
       if (!TERMINAL_DOWNLOAD_STATES.includes(job.status)) {
         const error = cancelledError();
-        await this.#jobs.update({
+        const cancelled: DownloadJob = {
           ...job,
           status: "cancelled",
           error: { code: error.code, message: error.message, retryable: false },
           updatedAt: this.#clock.now(),
-        });
+        };
+        await this.#jobs.update(cancelled);
+        await appendOrphanCancelRow(this.#rows, cancelled);
       }
     }
     return this.#require(jobId);

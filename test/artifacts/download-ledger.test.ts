@@ -195,6 +195,29 @@ describe("download replay by thread:toolCallId", () => {
     expect(await rowsOf(bench)).toMatchObject([{ toolCallId: "call-1", status: "ok" }]);
   });
 
+  test("cancelling a job a crashed process left running audits it once, under its call", async () => {
+    const bench = await createBench();
+    const jobId = callJobId("t1", "call-1");
+    await bench.manager.jobs.create({
+      ...makeJob(jobId, "running"),
+      threadId: "t1",
+      toolCallId: "call-1",
+      attempts: 2,
+    });
+    expect(await bench.manager.cancel(jobId)).toMatchObject({
+      status: "cancelled",
+      error: { code: "CANCELLED" },
+    });
+    expect(await bench.manager.cancel(jobId)).toMatchObject({ status: "cancelled" });
+    const rows = await rowsOf(bench);
+    expect(rows).toMatchObject([
+      { threadId: "t1", toolCallId: "call-1", status: "error", attempts: 2, error: { code: "CANCELLED" } },
+    ]);
+    const entry = await bench.store.getJson<DownloadLedgerEntry>(rows[0]?.normalizedRef as string);
+    expect(entry).toMatchObject({ kind: "artifact_download", jobId, status: "cancelled" });
+    expect(bench.seen).toEqual([]);
+  });
+
   test("job ids of calls are stable per thread and tool call, and differ otherwise", () => {
     expect(callJobId("t1", "c1")).toBe(callJobId("t1", "c1"));
     expect(new Set([callJobId("t1", "c1"), callJobId("t1", "c2"), callJobId("t2", "c1")]).size).toBe(3);
