@@ -9,6 +9,7 @@
  * - Concurrent first connections spawn a server several times: `getClient` calls are serialised.
  * - `close()` is final for us, but `getClient` afterwards would reconnect: a closed pool refuses.
  */
+
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   type CallToolResult,
@@ -17,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportKind } from "../config/types.js";
 import { GovernanceError } from "../governance/errors.js";
+import { callClientTool, listAllTools, serverUnavailable } from "../mcp/client-calls.js";
 import type { PoolCallOptions, ServerState, ToolServerPool } from "../mcp/types.js";
 
 /** What the pool needs of a `MultiServerMCPClient` (structural, so mcp-adapters stays optional). */
@@ -29,8 +31,6 @@ export interface MultiServerClientLike {
   close(): Promise<void>;
 }
 
-/** Guards against a server whose cursors never end. */
-const MAX_PAGES = 1000;
 const TOOLS_CHANGED = "notifications/tools/list_changed";
 
 type NotificationHandler = (notification: unknown) => unknown;
@@ -91,9 +91,9 @@ export function createMultiServerClientPool(client: MultiServerClientLike): Tool
 
   const clientOf = (id: string): Promise<Client> => {
     const entry = entryOf(id);
-    if (closed) return Promise.reject(unavailable(id, "the pool is closed"));
+    if (closed) return Promise.reject(serverUnavailable(id, "the pool is closed"));
     const attempt = queue.then(async () => {
-      if (closed) throw unavailable(id, "the pool is closed");
+      if (closed) throw serverUnavailable(id, "the pool is closed");
       if (entry.state.status !== "connected") entry.state.status = "connecting";
       let raw: Client | undefined;
       try {
@@ -115,26 +115,10 @@ export function createMultiServerClientPool(client: MultiServerClientLike): Tool
     serverIds: () => [...entries.keys()],
     state: (id) => structuredClone(entryOf(id).state),
     async listTools(id: string): Promise<Tool[]> {
-      const raw = await clientOf(id);
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const result = await raw.listTools(cursor === undefined ? {} : { cursor });
-        tools.push(...result.tools);
-        if (result.nextCursor === undefined || result.nextCursor === cursor) return tools;
-        cursor = result.nextCursor;
-      }
-      throw unavailable(id, `tools/list did not end after ${MAX_PAGES} pages`);
+      return listAllTools(await clientOf(id), id);
     },
     async callTool(id, name, args, options: PoolCallOptions = {}): Promise<CallToolResult> {
-      const raw = await clientOf(id);
-      const { onProgress, signal, timeoutMs } = options;
-      const result = await raw.callTool({ name, arguments: args }, undefined, {
-        ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
-        ...(signal === undefined ? {} : { signal }),
-        ...(onProgress === undefined ? {} : { onprogress: (p) => onProgress(withoutUndefined(p)) }),
-      });
-      return result as CallToolResult;
+      return callClientTool(await clientOf(id), name, args, options);
     },
     onToolsChanged(listener) {
       listeners.add(listener);
@@ -166,20 +150,5 @@ function transportOf(connection: unknown): TransportKind {
 function fail(entry: Entry, reason: string, cause?: unknown): GovernanceError {
   entry.state.status = "failed";
   entry.state.reason = reason;
-  return unavailable(entry.state.id, reason, cause);
-}
-
-function unavailable(id: string, reason: string, cause?: unknown): GovernanceError {
-  return new GovernanceError("UPSTREAM_UNAVAILABLE", `MCP server '${id}' is unavailable: ${reason}`, {
-    retryable: true,
-    ...(cause === undefined ? {} : { cause }),
-    data: { serverId: id },
-  });
-}
-
-function withoutUndefined(p: { progress: number; total?: number | undefined; message?: string | undefined }) {
-  const out: { progress: number; total?: number; message?: string } = { progress: p.progress };
-  if (p.total !== undefined) out.total = p.total;
-  if (p.message !== undefined) out.message = p.message;
-  return out;
+  return serverUnavailable(entry.state.id, reason, cause);
 }

@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Clock } from "../governance/clock.js";
 import { GovernanceError } from "../governance/errors.js";
+import { callClientTool } from "./client-calls.js";
 import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
 import type { StderrTail } from "./stderr-tail.js";
@@ -151,23 +152,7 @@ export class ServerConnection {
     args: Record<string, unknown>,
     options: PoolCallOptions,
   ): Promise<CallToolResult> {
-    const { timeoutMs, signal, onProgress } = options;
-    const result = await this.client.callTool({ name, arguments: args }, undefined, {
-      ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
-      ...(signal === undefined ? {} : { signal }),
-      ...(onProgress === undefined
-        ? {}
-        : {
-            onprogress: ({ progress, total, message }) =>
-              onProgress({
-                progress,
-                ...(total === undefined ? {} : { total }),
-                ...(message === undefined ? {} : { message }),
-              }),
-          }),
-    });
-    // The default result schema yields CallToolResult; the SDK's types also admit the legacy `toolResult` form.
-    return result as CallToolResult;
+    return callClientTool(this.client, name, args, options);
   }
 
   /** Lets the last stderr lines of an exited child arrive before an error message quotes them. */

@@ -3,6 +3,7 @@
  * `McpServer` linked to a real SDK `Client` by `InMemoryTransport`, so listing, paging, calls,
  * cancellation and `tools/list_changed` run through the actual protocol code.
  */
+
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -12,6 +13,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { GovernanceError } from "../governance/errors.js";
+import { callClientTool, listAllTools, serverUnavailable } from "../mcp/client-calls.js";
 import type { PoolCallOptions, ServerState, ToolServerPool } from "../mcp/types.js";
 
 /** Options of `createInMemoryPool`. */
@@ -29,9 +31,6 @@ interface Entry {
   client?: Client;
   connecting?: Promise<Client>;
 }
-
-/** Guards against a server whose cursors never end. */
-const MAX_PAGES = 1000;
 
 /**
  * Creates a pool over in-process servers. Connections are lazy and single-flight; a server whose
@@ -86,7 +85,7 @@ export function createInMemoryPool(
 
   const clientOf = (id: string): Promise<Client> => {
     const entry = entryOf(id);
-    if (closed) return Promise.reject(unavailable(id, "the pool is closed"));
+    if (closed) return Promise.reject(serverUnavailable(id, "the pool is closed"));
     if (entry.state.status === "disabled") {
       const message = `MCP server '${id}' is disabled in the configuration.`;
       return Promise.reject(new GovernanceError("SOURCE_DISABLED", message, { data: { serverId: id } }));
@@ -106,7 +105,7 @@ export function createInMemoryPool(
       } catch (cause) {
         entry.state.status = "failed";
         entry.state.reason = cause instanceof Error ? cause.message : String(cause);
-        throw unavailable(id, entry.state.reason, cause);
+        throw serverUnavailable(id, entry.state.reason, cause);
       } finally {
         delete entry.connecting;
       }
@@ -118,26 +117,10 @@ export function createInMemoryPool(
     serverIds: () => [...entries.keys()],
     state: (id) => structuredClone(entryOf(id).state),
     async listTools(id: string): Promise<Tool[]> {
-      const client = await clientOf(id);
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const result = await client.listTools(cursor === undefined ? {} : { cursor });
-        tools.push(...result.tools);
-        if (result.nextCursor === undefined || result.nextCursor === cursor) return tools;
-        cursor = result.nextCursor;
-      }
-      throw unavailable(id, `tools/list did not end after ${MAX_PAGES} pages`);
+      return listAllTools(await clientOf(id), id);
     },
-    async callTool(id, name, args, callOptions: PoolCallOptions = {}): Promise<CallToolResult> {
-      const client = await clientOf(id);
-      const { onProgress, signal, timeoutMs } = callOptions;
-      const result = await client.callTool({ name, arguments: args }, undefined, {
-        ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
-        ...(signal === undefined ? {} : { signal }),
-        ...(onProgress === undefined ? {} : { onprogress: (p) => onProgress(withoutUndefined(p)) }),
-      });
-      return result as CallToolResult;
+    async callTool(id, name, args, options: PoolCallOptions = {}): Promise<CallToolResult> {
+      return callClientTool(await clientOf(id), name, args, options);
     },
     onToolsChanged(listener) {
       listeners.add(listener);
@@ -157,19 +140,4 @@ export function createInMemoryPool(
       );
     },
   };
-}
-
-function unavailable(id: string, reason: string, cause?: unknown): GovernanceError {
-  return new GovernanceError("UPSTREAM_UNAVAILABLE", `MCP server '${id}' is unavailable: ${reason}`, {
-    retryable: true,
-    ...(cause === undefined ? {} : { cause }),
-    data: { serverId: id },
-  });
-}
-
-function withoutUndefined(p: { progress: number; total?: number | undefined; message?: string | undefined }) {
-  const out: { progress: number; total?: number; message?: string } = { progress: p.progress };
-  if (p.total !== undefined) out.total = p.total;
-  if (p.message !== undefined) out.message = p.message;
-  return out;
 }
