@@ -2,10 +2,10 @@
  * Download jobs in their own SQLite file (`<dataDir>/jobs.sqlite`, WAL), so the ledger schema stays
  * untouched. better-sqlite3 is loaded lazily inside `open()` to keep the core import cheap.
  */
-import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { GovernanceError } from "../governance/errors.js";
+import { openSqlite } from "../governance/open-sqlite.js";
 import {
   closedJobStoreError,
   type DownloadJob,
@@ -41,18 +41,15 @@ export class SqliteDownloadJobStore implements DownloadJobStore {
    * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the file cannot be opened
    */
   static async open(path: string): Promise<SqliteDownloadJobStore> {
-    const { default: Sqlite } = await import("better-sqlite3");
     try {
-      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-      const db = new Sqlite(path);
-      db.pragma("busy_timeout = 5000");
-      db.pragma("journal_mode = WAL");
-      db.exec(
-        `CREATE TABLE IF NOT EXISTS download_jobs (
-           seq INTEGER PRIMARY KEY AUTOINCREMENT,
-           job_id TEXT NOT NULL UNIQUE,
-           status TEXT NOT NULL,
-           body TEXT NOT NULL)`,
+      const { db } = await openSqlite(path, (db) =>
+        db.exec(
+          `CREATE TABLE IF NOT EXISTS download_jobs (
+             seq INTEGER PRIMARY KEY AUTOINCREMENT,
+             job_id TEXT NOT NULL UNIQUE,
+             status TEXT NOT NULL,
+             body TEXT NOT NULL)`,
+        ),
       );
       return new SqliteDownloadJobStore(db);
     } catch (cause) {

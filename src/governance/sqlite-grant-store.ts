@@ -2,8 +2,7 @@
  * The embedded grant store: SQLite through better-sqlite3 in WAL mode, loaded lazily inside `open()`
  * so that importing Sciencegate does not pay for the native addon.
  */
-import { mkdir } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { GovernanceError } from "./errors.js";
 import {
@@ -13,6 +12,7 @@ import {
   type GrantStore,
   normalizeGrant,
 } from "./grant-store.js";
+import { openSqlite } from "./open-sqlite.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
@@ -63,21 +63,8 @@ export class SqliteGrantStore implements GrantStore {
    * @throws GovernanceError `INVALID_CONFIG` when the file was written by a newer schema version
    */
   static async open(path: string): Promise<SqliteGrantStore> {
-    const isMemory = path === ":memory:";
-    const absolute = isMemory ? path : resolve(path);
-    if (!isMemory) await mkdir(dirname(absolute), { recursive: true });
-    const { default: Sqlite } = await import("better-sqlite3");
-    const db = new Sqlite(absolute);
-    try {
-      db.pragma("busy_timeout = 5000");
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      migrate(db, absolute);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
-    return new SqliteGrantStore(db, absolute);
+    const opened = await openSqlite(path, migrate);
+    return new SqliteGrantStore(opened.db, opened.path);
   }
 
   async ensure(grant: Grant): Promise<{ grant: Grant; created: boolean }> {

@@ -1,9 +1,7 @@
 /**
- * The embedded ledger: SQLite through better-sqlite3 in WAL mode. This is the only module that loads
- * better-sqlite3, and only inside `open()`, so importing Sciencegate does not pay for the native addon.
+ * The embedded ledger: SQLite through better-sqlite3 in WAL mode. Only `open()` loads better-sqlite3
+ * (through `openSqlite`), so importing Sciencegate does not pay for the native addon.
  */
-import { mkdir } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { GovernanceError } from "./errors.js";
 import {
@@ -18,6 +16,7 @@ import {
   normalizeInvocationRecord,
   normalizeLedgerQuery,
 } from "./ledger.js";
+import { openSqlite } from "./open-sqlite.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
@@ -84,21 +83,8 @@ export class SqliteLedger implements Ledger {
    * @throws GovernanceError `INVALID_CONFIG` when the file was written by a newer schema version
    */
   static async open(path: string): Promise<SqliteLedger> {
-    const isMemory = path === ":memory:";
-    const absolute = isMemory ? path : resolve(path);
-    if (!isMemory) await mkdir(dirname(absolute), { recursive: true });
-    const { default: Sqlite } = await import("better-sqlite3");
-    const db = new Sqlite(absolute);
-    try {
-      db.pragma("busy_timeout = 5000");
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      migrate(db, absolute);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
-    return new SqliteLedger(db, absolute);
+    const opened = await openSqlite(path, migrate);
+    return new SqliteLedger(opened.db, opened.path);
   }
 
   async append(record: InvocationRecord): Promise<void> {
