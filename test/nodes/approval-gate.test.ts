@@ -1,34 +1,19 @@
-import { HumanMessage } from "@langchain/core/messages";
-import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/adapters/create-governance.js";
+import { describe, expect, test } from "vitest";
 import {
   bodyOf,
   cardFor,
-  createLabRuntime,
+  decisionSources,
+  go,
   interruptsOf,
-  type LabRuntime,
   labAgent,
+  labRuntimes,
   resume,
   resumeNothing,
   thread,
   toolResults,
 } from "./approval-harness.js";
 
-let open: Governance | undefined;
-afterEach(async () => {
-  await open?.close();
-  open = undefined;
-});
-
-async function lab(...args: Parameters<typeof createLabRuntime>): Promise<LabRuntime> {
-  const rt = await createLabRuntime(...args);
-  open = rt.governance;
-  return rt;
-}
-
-const go = { messages: [new HumanMessage("go")] };
-const sources = async (rt: LabRuntime) =>
-  (await rt.governance.ledger.listAuthorizations()).map((a) => a.decisionSource);
+const lab = labRuntimes();
 
 describe("approval gate: cards through LangGraph", () => {
   test("three parallel dangerous calls give three cards at once, with the card payload, and nothing runs", async () => {
@@ -84,7 +69,7 @@ describe("approval gate: cards through LangGraph", () => {
     expect(rt.calls).toEqual({ "write:a": 1, "write:b": 1 });
     const grants = await rt.governance.permissions.listGrants({ sessionId: "t1" });
     expect(grants.map((g) => [g.action, g.resource])).toEqual([["lab:write", "lab:write"]]);
-    expect((await sources(rt)).sort()).toEqual(["existing_grant", "user_grant"]);
+    expect((await decisionSources(rt)).sort()).toEqual(["existing_grant", "user_grant"]);
 
     const done = await agent.invoke(resume([[left[0] as never, { decision: "allow_once" }]]), thread("t1"));
     expect(interruptsOf(done)).toEqual([]);
@@ -143,7 +128,7 @@ describe("approval gate: cards through LangGraph", () => {
     const done = await agent.invoke(resumeNothing(), thread("t1"));
     expect(interruptsOf(done)).toEqual([]);
     expect(rt.calls).toEqual({ "write:a": 1, "delete:b": 1, "write:c": 1 });
-    expect(await sources(rt)).toEqual(["always_allow", "always_allow", "always_allow"]);
+    expect(await decisionSources(rt)).toEqual(["always_allow", "always_allow", "always_allow"]);
 
     rt.governance.permissions.setApprovalMode("t1", "ask_for_dangerous");
     const again = labAgent(rt, [[{ tool: "write", query: "d" }]]);
@@ -169,6 +154,6 @@ describe("approval gate: cards through LangGraph", () => {
     const done = await labAgent(rt, [[{ tool: "search", query: "x" }]]).invoke(go, thread("t1"));
     expect(interruptsOf(done)).toEqual([]);
     expect(rt.calls).toEqual({ "search:x": 1 });
-    expect(await sources(rt)).toEqual(["policy_not_dangerous"]);
+    expect(await decisionSources(rt)).toEqual(["policy_not_dangerous"]);
   });
 });

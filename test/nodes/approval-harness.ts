@@ -5,10 +5,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ToolMessage } from "@langchain/core/messages";
-import { ToolMessage as ToolMessageClass } from "@langchain/core/messages";
+import { HumanMessage, type ToolMessage, ToolMessage as ToolMessageClass } from "@langchain/core/messages";
 import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "@langchain/langgraph";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { afterEach } from "vitest";
 import { z } from "zod";
 import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
@@ -174,3 +174,27 @@ export function toolResults(values: { messages: unknown[] }): Map<string, ToolMe
 
 /** The parsed body of a tool message. */
 export const bodyOf = (message: ToolMessage | undefined) => JSON.parse(String(message?.content));
+
+/**
+ * Registers an `afterEach` that closes the runtime a test opened, and returns the opener.
+ * @returns `lab(policy?)`, a {@link createLabRuntime} whose governance is closed after the test
+ */
+export function labRuntimes(): (...args: Parameters<typeof createLabRuntime>) => Promise<LabRuntime> {
+  let open: Governance | undefined;
+  afterEach(async () => {
+    await open?.close();
+    open = undefined;
+  });
+  return async (...args) => {
+    const rt = await createLabRuntime(...args);
+    open = rt.governance;
+    return rt;
+  };
+}
+
+/** The user turn that starts every lab run. */
+export const go = { messages: [new HumanMessage("go")] };
+
+/** The `decisionSource` of every authorization row, in order. */
+export const decisionSources = async (rt: LabRuntime) =>
+  (await rt.governance.ledger.listAuthorizations()).map((a) => a.decisionSource);

@@ -1,35 +1,20 @@
-import { HumanMessage } from "@langchain/core/messages";
-import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/adapters/create-governance.js";
+import { describe, expect, test } from "vitest";
 import { createApprovalGate } from "../../src/nodes/approval-gate.js";
 import {
   bodyOf,
   cardFor,
-  createLabRuntime,
+  decisionSources,
+  go,
   interruptsOf,
-  type LabRuntime,
   labAgent,
+  labRuntimes,
   resume,
   resumeNothing,
   thread,
   toolResults,
 } from "./approval-harness.js";
 
-let open: Governance | undefined;
-afterEach(async () => {
-  await open?.close();
-  open = undefined;
-});
-
-async function lab(...args: Parameters<typeof createLabRuntime>): Promise<LabRuntime> {
-  const rt = await createLabRuntime(...args);
-  open = rt.governance;
-  return rt;
-}
-
-const go = { messages: [new HumanMessage("go")] };
-const sources = async (rt: LabRuntime) =>
-  (await rt.governance.ledger.listAuthorizations()).map((a) => a.decisionSource);
+const lab = labRuntimes();
 
 describe("approval gate: resumes, grants and waiting", () => {
   test("a bad resume value asks again without wedging the thread; the next good answer runs the call", async () => {
@@ -42,11 +27,11 @@ describe("approval gate: resumes, grants and waiting", () => {
     expect(again?.value).toMatchObject({ requestId: cardFor(paused, "a").value?.requestId });
     expect((again?.value as { invalidResponse?: string } | undefined)?.invalidResponse).toContain("decision");
     expect(rt.calls).toEqual({});
-    expect(await sources(rt)).toEqual([]);
+    expect(await decisionSources(rt)).toEqual([]);
     const done = await agent.invoke(resume([[again as never, { decision: "allow_once" }]]), thread("t1"));
     expect(interruptsOf(done)).toEqual([]);
     expect(rt.calls).toEqual({ "write:a": 1 });
-    expect(await sources(rt)).toEqual(["user_once"]);
+    expect(await decisionSources(rt)).toEqual(["user_once"]);
   });
 
   test("a counting server proves each approved call runs exactly once across several partial resumes", async () => {
@@ -143,7 +128,7 @@ describe("approval gate: resumes, grants and waiting", () => {
       message: expect.stringContaining("nobody answered"),
     });
     expect(rt.calls).toEqual({ "write:quick": 1 });
-    expect((await sources(rt)).sort()).toEqual(["user_once", "wait_timeout"]);
+    expect((await decisionSources(rt)).sort()).toEqual(["user_once", "wait_timeout"]);
   });
 
   test("cancelPending marks a thread's open cards cancelled, each audited exactly once", async () => {
@@ -165,7 +150,7 @@ describe("approval gate: resumes, grants and waiting", () => {
     ]);
     expect(await permissions.cancelPending("t1")).toEqual([]);
     expect(permissions.listPending().map((p) => p.card.args.query)).toEqual(["z"]);
-    expect(await sources(rt)).toEqual(["cancelled", "cancelled"]);
+    expect(await decisionSources(rt)).toEqual(["cancelled", "cancelled"]);
     // Should the abandoned run be resumed after all, nothing runs and nothing new is recorded.
     const done = await agent.invoke(resumeNothing(), thread("t1"));
     expect(bodyOf(toolResults(done).get("a"))).toMatchObject({
@@ -173,7 +158,7 @@ describe("approval gate: resumes, grants and waiting", () => {
       message: expect.stringContaining("the user closed the tab"),
     });
     expect(rt.calls).toEqual({});
-    expect(await sources(rt)).toEqual(["cancelled", "cancelled"]);
+    expect(await decisionSources(rt)).toEqual(["cancelled", "cancelled"]);
   });
 
   test("the gate refuses to work with a broker that does not enforce permissions", async () => {
