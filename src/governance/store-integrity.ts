@@ -5,6 +5,7 @@
  */
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { isProcessAlive } from "../mcp/process-tree.js";
 import { type ContentStore, FileContentStore } from "./content-store.js";
 import { isGovernanceError } from "./errors.js";
 import type { InvocationRecord, Ledger } from "./ledger.js";
@@ -48,6 +49,8 @@ export async function checkStoreIntegrity(
   options: { sweepTemps?: boolean } = {},
 ): Promise<StoreIntegrityReport> {
   const rows = await runtime.ledger.query();
+  // A file CAS re-hashes every object below anyway: per reference, only presence is asked there.
+  const files = runtime.store instanceof FileContentStore ? runtime.store : undefined;
   const missing: StoreIntegrityReport["missing"] = [];
   const corrupt = new Set<string>();
   const seen = new Map<string, boolean>();
@@ -57,16 +60,16 @@ export async function checkStoreIntegrity(
       if (ref === undefined) continue;
       let stored = seen.get(ref);
       if (stored === undefined) {
-        stored = await verifyRef(runtime.store, ref, corrupt);
+        stored = files ? await files.has(ref) : await verifyRef(runtime.store, ref, corrupt);
         seen.set(ref, stored);
       }
       if (!stored) missing.push({ invocationId: row.invocationId, ref });
     }
   }
   let removedTempFiles = 0;
-  if (runtime.store instanceof FileContentStore) {
-    for (const ref of await runtime.store.verifyAll()) corrupt.add(ref);
-    if (options.sweepTemps !== false) removedTempFiles = await sweepDeadWriterTemps(runtime.store.root);
+  if (files) {
+    for (const ref of await files.verifyAll()) corrupt.add(ref);
+    if (options.sweepTemps !== false) removedTempFiles = await sweepDeadWriterTemps(files.root);
   }
   return {
     rows: rows.length,
@@ -96,23 +99,12 @@ async function sweepDeadWriterTemps(root: string): Promise<number> {
   for (const shard of await listDir(base)) {
     for (const name of await listDir(join(base, shard))) {
       const pid = TEMP_NAME.exec(name)?.[1];
-      if (pid === undefined || isAlive(Number(pid))) continue;
+      if (pid === undefined || isProcessAlive(Number(pid))) continue;
       await rm(join(base, shard, name), { force: true });
       removed++;
     }
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 async function listDir(path: string): Promise<string[]> {

@@ -1,6 +1,7 @@
 /** Server configurations shared by the pool tests. */
 import { fileURLToPath } from "node:url";
 import type { ServerConfig } from "../../src/config/types.js";
+import { isProcessAlive } from "../../src/mcp/process-tree.js";
 
 /** The repository root: `--import tsx` resolves `tsx` from the child's working directory. */
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -34,16 +35,5 @@ export function stdioTestServer(id: string, env: Record<string, string> = {}): S
   });
 }
 
-/**
- * Whether a process with this pid exists (signal 0 probes without signalling).
- * @param pid process id
- */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
-    throw error;
-  }
-}
+/** Whether a process with this pid exists (the pool's own probe). */
+export const isAlive = isProcessAlive;
