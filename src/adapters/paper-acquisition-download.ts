@@ -5,11 +5,11 @@
  * to collect).
  */
 
-import { open } from "node:fs/promises";
 import { Command, isGraphBubbleUp, type LangGraphRunnableConfig, Send } from "@langchain/langgraph";
 import type { ArtifactDownloadProgressEvent } from "../artifacts/artifact-download-tool.js";
 import type { DownloadManager } from "../artifacts/download-manager.js";
 import type { DownloadApproval, DownloadRequest, DownloadResult } from "../artifacts/download-types.js";
+import { hasPdfSignature } from "../artifacts/extract-pdf.js";
 import { requestDownloadApproval } from "../artifacts/request-download-approval.js";
 import { GovernanceError, isGovernanceError } from "../governance/errors.js";
 import type { Ledger } from "../governance/ledger.js";
@@ -58,8 +58,6 @@ export interface AcquisitionDownloadDeps {
   collectNode: string;
 }
 
-const PDF_SIGNATURE = "%PDF-";
-
 /**
  * Creates the download node. Failures are results (a `denied` or `failed` paper); only LangGraph
  * control flow (the approval interrupt) is thrown.
@@ -75,9 +73,12 @@ export function createAcquisitionDownloadNode(deps: AcquisitionDownloadDeps) {
     config: LangGraphRunnableConfig,
   ): Promise<Command<unknown, PaperAcquisitionUpdate>> => {
     const paper = await acquire(runtime, approval, task, config, deps.sessionId);
-    const isPdf = paper.status === "downloaded" && (await hasPdfSignature(paper.finalPath));
+    const isPdf =
+      paper.status === "downloaded" &&
+      paper.finalPath !== undefined &&
+      (await hasPdfSignature(paper.finalPath));
     if (paper.status === "downloaded" && !isPdf) {
-      paper.warnings.push(`Not a PDF (no ${PDF_SIGNATURE} signature): downloaded, not extracted.`);
+      paper.warnings.push("Not a PDF (no %PDF- signature): downloaded, not extracted.");
     }
     const extractTask: AcquisitionExtractTask = { callId: task.callId, paper };
     return new Command({
@@ -162,21 +163,4 @@ function fromResult(base: Pick<AcquiredPaper, "mcpInvocationId" | "candidateId">
 
 function errorOf(error: GovernanceError): NonNullable<AcquiredPaper["error"]> {
   return { code: error.code, message: error.message, retryable: error.retryable };
-}
-
-/** Sniffs the file itself (as the extractor does): a `pdf` candidate may still serve an HTML page. */
-async function hasPdfSignature(path: string | undefined): Promise<boolean> {
-  if (path === undefined) return false;
-  try {
-    const file = await open(path, "r");
-    try {
-      const head = Buffer.alloc(PDF_SIGNATURE.length);
-      const { bytesRead } = await file.read(head, 0, head.length, 0);
-      return head.subarray(0, bytesRead).toString("latin1") === PDF_SIGNATURE;
-    } finally {
-      await file.close();
-    }
-  } catch {
-    return false;
-  }
 }

@@ -37,20 +37,33 @@ const PDF_SIGNATURE = "%PDF-";
 /** PDF readers accept the signature anywhere in the first KiB (leading junk is common). */
 const SIGNATURE_WINDOW = 1024;
 
-async function checkSignature(pdfPath: string, label: string): Promise<void> {
-  const handle = await open(pdfPath, "r");
+/**
+ * Whether a file starts like a PDF: `%PDF-` within its first KiB, as PDF readers accept it.
+ * @param pdfPath the file
+ * @returns `true` for a PDF signature; `false` otherwise, also for a missing or unreadable file
+ */
+export async function hasPdfSignature(pdfPath: string): Promise<boolean> {
   try {
-    const head = Buffer.alloc(SIGNATURE_WINDOW);
-    const { bytesRead } = await handle.read(head, 0, SIGNATURE_WINDOW, 0);
-    if (!head.subarray(0, bytesRead).includes(PDF_SIGNATURE, 0, "latin1")) {
-      throw new GovernanceError(
-        "INVALID_INPUT",
-        `${label} is not a PDF: no '%PDF-' signature in its first ${SIGNATURE_WINDOW} bytes.`,
-        { data: { pdfPath } },
-      );
+    const handle = await open(pdfPath, "r");
+    try {
+      const head = Buffer.alloc(SIGNATURE_WINDOW);
+      const { bytesRead } = await handle.read(head, 0, SIGNATURE_WINDOW, 0);
+      return head.subarray(0, bytesRead).includes(PDF_SIGNATURE, 0, "latin1");
+    } finally {
+      await handle.close();
     }
-  } finally {
-    await handle.close();
+  } catch {
+    return false;
+  }
+}
+
+async function checkSignature(pdfPath: string, label: string): Promise<void> {
+  if (!(await hasPdfSignature(pdfPath))) {
+    throw new GovernanceError(
+      "INVALID_INPUT",
+      `${label} is not a PDF: no '%PDF-' signature in its first ${SIGNATURE_WINDOW} bytes.`,
+      { data: { pdfPath } },
+    );
   }
 }
 
