@@ -2,6 +2,7 @@
 import { mkdir } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
+import { GovernanceError } from "./errors.js";
 
 /**
  * Opens a database (creating the file's parent directories), in WAL mode with a 5 s busy timeout so
@@ -32,4 +33,37 @@ export async function openSqlite(
     throw error;
   }
   return { db, path: absolute };
+}
+
+/**
+ * Brings a store's schema to the newest version in one IMMEDIATE transaction: runs the migrations
+ * after the recorded version and records the new one.
+ * @param db the open database
+ * @param schema the version table's name, the store's name for messages, its file and its migrations
+ *   (each one SQL script; their count is the schema version)
+ * @throws GovernanceError `INVALID_CONFIG` when the file was written by a newer schema version
+ */
+export function migrateSchema(
+  db: BetterSqlite3.Database,
+  schema: { versionTable: string; label: string; path: string; migrations: readonly string[] },
+): void {
+  const { versionTable, label, path, migrations } = schema;
+  db.transaction(() => {
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${versionTable} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
+    );
+    const row = db.prepare(`SELECT version FROM ${versionTable} WHERE id = 1`).get() as
+      | { version: number }
+      | undefined;
+    const current = row?.version ?? 0;
+    if (current > migrations.length) {
+      throw new GovernanceError(
+        "INVALID_CONFIG",
+        `${label} ${path} has schema version ${current}, newer than this Sciencegate supports (${migrations.length}); upgrade Sciencegate or point SCIENCEGATE_HOME elsewhere.`,
+        { data: { path, version: current, supported: migrations.length } },
+      );
+    }
+    for (const step of migrations.slice(current)) db.exec(step);
+    db.prepare(`INSERT OR REPLACE INTO ${versionTable} (id, version) VALUES (1, ?)`).run(migrations.length);
+  }).immediate();
 }

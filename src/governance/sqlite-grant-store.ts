@@ -4,7 +4,6 @@
  */
 import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
-import { GovernanceError } from "./errors.js";
 import {
   closedGrantStoreError,
   type Grant,
@@ -12,7 +11,7 @@ import {
   type GrantStore,
   normalizeGrant,
 } from "./grant-store.js";
-import { openSqlite } from "./open-sqlite.js";
+import { migrateSchema, openSqlite } from "./open-sqlite.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
@@ -163,26 +162,12 @@ export class SqliteGrantStore implements GrantStore {
 }
 
 function migrate(db: Database, path: string): void {
-  db.transaction(() => {
-    db.exec(
-      "CREATE TABLE IF NOT EXISTS grant_schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
-    );
-    const row = db.prepare("SELECT version FROM grant_schema_version WHERE id = 1").get() as
-      | { version: number }
-      | undefined;
-    const current = row?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new GovernanceError(
-        "INVALID_CONFIG",
-        `Grant store ${path} has schema version ${current}, newer than this Sciencegate supports (${MIGRATIONS.length}); upgrade Sciencegate or point SCIENCEGATE_HOME elsewhere.`,
-        { data: { path, version: current, supported: MIGRATIONS.length } },
-      );
-    }
-    for (const step of MIGRATIONS.slice(current)) db.exec(step);
-    db.prepare("INSERT OR REPLACE INTO grant_schema_version (id, version) VALUES (1, ?)").run(
-      MIGRATIONS.length,
-    );
-  }).immediate();
+  migrateSchema(db, {
+    versionTable: "grant_schema_version",
+    label: "Grant store",
+    path,
+    migrations: MIGRATIONS,
+  });
 }
 
 function toGrant(row: Row): Grant {

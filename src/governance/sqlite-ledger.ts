@@ -3,7 +3,6 @@
  * (through `openSqlite`), so importing Sciencegate does not pay for the native addon.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { GovernanceError } from "./errors.js";
 import {
   type AuthorizationRecord,
   closedLedgerError,
@@ -16,7 +15,7 @@ import {
   normalizeInvocationRecord,
   normalizeLedgerQuery,
 } from "./ledger.js";
-import { openSqlite } from "./open-sqlite.js";
+import { migrateSchema, openSqlite } from "./open-sqlite.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
@@ -222,24 +221,7 @@ export class SqliteLedger implements Ledger {
 }
 
 function migrate(db: Database, path: string): void {
-  db.transaction(() => {
-    db.exec(
-      "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
-    );
-    const row = db.prepare("SELECT version FROM schema_version WHERE id = 1").get() as
-      | { version: number }
-      | undefined;
-    const current = row?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new GovernanceError(
-        "INVALID_CONFIG",
-        `Ledger ${path} has schema version ${current}, newer than this Sciencegate supports (${MIGRATIONS.length}); upgrade Sciencegate or point SCIENCEGATE_HOME elsewhere.`,
-        { data: { path, version: current, supported: MIGRATIONS.length } },
-      );
-    }
-    for (const step of MIGRATIONS.slice(current)) db.exec(step);
-    db.prepare("INSERT OR REPLACE INTO schema_version (id, version) VALUES (1, ?)").run(MIGRATIONS.length);
-  }).immediate();
+  migrateSchema(db, { versionTable: "schema_version", label: "Ledger", path, migrations: MIGRATIONS });
 }
 
 function fromColumns<T>(row: Row, fields: readonly string[]): T {
