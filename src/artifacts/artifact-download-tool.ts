@@ -4,7 +4,6 @@
  * LangGraph's custom stream (`config.writer`) and answers with the terminal job result. Failures are
  * results (`status: "error"` tool messages), never throws; LangGraph interrupts propagate.
  */
-import { ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
@@ -13,6 +12,7 @@ import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permission-policy.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
 import { requestDownloadApproval } from "./request-download-approval.js";
+import { toolReply } from "./tool-reply.js";
 
 /** Options of {@link createArtifactDownloadTool}. */
 export interface ArtifactDownloadToolOptions {
@@ -63,14 +63,7 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
       const toolCallId = config.toolCall?.id;
       const threadId = config.configurable?.thread_id as string | undefined;
       const reply = (content: unknown, ok: boolean) =>
-        toolCallId === undefined
-          ? JSON.stringify(content)
-          : new ToolMessage({
-              content: JSON.stringify(content),
-              tool_call_id: toolCallId,
-              name: ARTIFACT_DOWNLOAD_TOOL_ID,
-              status: ok ? "success" : "error",
-            });
+        toolReply(ARTIFACT_DOWNLOAD_TOOL_ID, toolCallId, content, ok);
       const request: DownloadRequest = {
         mcpInvocationId: input.mcpInvocationId,
         candidateId: input.candidateId,

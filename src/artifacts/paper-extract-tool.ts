@@ -3,7 +3,7 @@
  * same-turn rule (a download and its extraction cannot share a model turn). Failures are results
  * (`status: "error"` tool messages), never throws.
  */
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
@@ -14,6 +14,7 @@ import type { Ledger } from "../governance/ledger.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
 import type { PdfLimits } from "./pdf-limits.js";
+import { toolReply } from "./tool-reply.js";
 
 export type { PaperExtractResult } from "./paper-extraction.js";
 
@@ -92,14 +93,7 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
       const toolCallId = config.toolCall?.id;
       const threadId = config.configurable?.thread_id as string | undefined;
       const reply = (content: unknown, ok: boolean) =>
-        toolCallId === undefined
-          ? JSON.stringify(content)
-          : new ToolMessage({
-              content: JSON.stringify(content),
-              tool_call_id: toolCallId,
-              name: PAPER_EXTRACT_TOOL_ID,
-              status: ok ? "success" : "error",
-            });
+        toolReply(PAPER_EXTRACT_TOOL_ID, toolCallId, content, ok);
       try {
         const job = await options.downloads.jobs.get(input.artifactJobId);
         const sameTurn =

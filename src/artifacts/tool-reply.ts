@@ -1,0 +1,22 @@
+/** The answer of a built-in tool: a ToolMessage with a status inside a graph, JSON text outside one. */
+import { ToolMessage } from "@langchain/core/messages";
+
+/**
+ * Builds a built-in tool's answer. Failures are answers too (`status: "error"`), never throws, so the
+ * model reads the structured error instead of the run failing.
+ * @param name the tool's name
+ * @param toolCallId the call's id (absent when the tool is invoked outside a tool call)
+ * @param content the JSON body
+ * @param ok whether the call succeeded
+ * @returns a ToolMessage, or the JSON text without a tool call id
+ */
+export function toolReply(
+  name: string,
+  toolCallId: string | undefined,
+  content: unknown,
+  ok: boolean,
+): ToolMessage | string {
+  const text = JSON.stringify(content);
+  if (toolCallId === undefined) return text;
+  return new ToolMessage({ content: text, tool_call_id: toolCallId, name, status: ok ? "success" : "error" });
+}
