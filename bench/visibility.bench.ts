@@ -8,13 +8,13 @@ import { performance } from "node:perf_hooks";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kBase from "js-tiktoken/ranks/o200k_base";
-import { builtinManifestDir, loadManifestDir } from "../src/governance/manifest-loader.js";
+import { builtinManifestDir, loadManifestDir } from "../src/governance/manifests/manifest-loader.js";
 import type {
   SourceKind,
   SourceManifest,
   ToolKind,
   ToolManifest,
-} from "../src/governance/manifest-schema.js";
+} from "../src/governance/manifests/manifest-schema.js";
 import { emptyPromotionState } from "../src/visibility/promotion.js";
 import { deferredToolsPromptSection, routingHintsSection } from "../src/visibility/prompt-sections.js";
 import { ToolSearchIndex, toolSearchIndexFor } from "../src/visibility/tool-search.js";

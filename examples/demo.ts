@@ -8,7 +8,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernance } from "../src/adapters/create-governance.js";
+import { createGovernance } from "../src/runtime/create-governance.js";
 import { startReferenceWikiServer } from "../src/testing/reference-wiki-server.js";
 import { runAgentStep } from "./demo/agent-step.js";
 import { showEvidence, showLedger } from "./demo/audit-steps.js";

@@ -1,5 +1,5 @@
 /** A small, realistic search result: five literature records on the source's allowed host. */
-import type { McpRecord, McpToolResult } from "../../src/governance/result-types.js";
+import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
 
 /** The host every URL in the result uses; the manifest's `networkHosts` allows exactly this one. */
 export const BENCH_HOST = "example.org";

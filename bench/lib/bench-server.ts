@@ -1,7 +1,7 @@
 /** The in-process MCP server and manifest that the broker benchmark calls. */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { SourceManifestInput } from "../../src/governance/manifest-schema.js";
+import type { SourceManifestInput } from "../../src/governance/manifests/manifest-schema.js";
 import { BENCH_HOST, benchResult } from "./bench-records.js";
 
 /** Source id, MCP server id and rate-limit group of the benchmark source. */

@@ -5,15 +5,15 @@
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { Broker } from "../../src/governance/broker.js";
-import { FileContentStore, MemoryContentStore } from "../../src/governance/content-store.js";
-import { resolveDataDir } from "../../src/governance/data-dir.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
-import { RateLimiter } from "../../src/governance/rate-limiter.js";
-import { SourceCatalog } from "../../src/governance/source-catalog.js";
-import { SourceRegistry } from "../../src/governance/source-registry.js";
-import { SqliteLedger } from "../../src/governance/sqlite-ledger.js";
+import { FileContentStore, MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
+import { Broker } from "../../src/governance/broker/broker.js";
+import { SourceCatalog } from "../../src/governance/catalog/source-catalog.js";
+import { SourceRegistry } from "../../src/governance/manifests/source-registry.js";
+import { RateLimiter } from "../../src/governance/rate-limit/rate-limiter.js";
 import type { ToolServerPool } from "../../src/mcp/types.js";
+import { resolveDataDir } from "../../src/runtime/data-dir.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { BENCH_SOURCE_ID, benchManifest, createBenchServer } from "./bench-server.js";
 import { PhaseTimer } from "./phase-timer.js";

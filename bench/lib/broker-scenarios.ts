@@ -1,7 +1,7 @@
 /** The measurements of the broker benchmark; `bench/broker.bench.ts` turns them into a `BenchResult`. */
 import { performance } from "node:perf_hooks";
-import type { Broker } from "../../src/governance/broker.js";
-import type { InvokeOutcome } from "../../src/governance/broker-types.js";
+import type { Broker } from "../../src/governance/broker/broker.js";
+import type { InvokeOutcome } from "../../src/governance/broker/broker-types.js";
 import { BENCH_SOURCE_ID, CACHED_TOOL, UNCACHED_TOOL } from "./bench-server.js";
 import type { BrokerFixture } from "./broker-fixture.js";
 import { type LatencySummary, measureBatch, measureInterleaved, summarizeLatencies } from "./latency.js";

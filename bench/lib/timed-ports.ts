@@ -3,14 +3,14 @@
  * time to a `PhaseTimer`, and a gauge of concurrent MCP calls. They only delegate, so the broker under
  * test runs exactly its production code.
  */
-import type { ContentRef, ContentStore } from "../../src/governance/content-store.js";
+import type { ContentRef, ContentStore } from "../../src/governance/audit/content-store.js";
 import type {
   AuthorizationRecord,
   InvocationRecord,
   Ledger,
   LedgerQuery,
   LedgerSummary,
-} from "../../src/governance/ledger.js";
+} from "../../src/governance/audit/ledger.js";
 import type { ToolServerPool } from "../../src/mcp/types.js";
 import type { PhaseTimer } from "./phase-timer.js";
 

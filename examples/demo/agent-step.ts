@@ -6,8 +6,8 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { autoPromote } from "../../src/visibility/promotion.js";
 import { deferredToolsPromptSection } from "../../src/visibility/prompt-sections.js";
 import { answerCards } from "./approval-prompt.js";

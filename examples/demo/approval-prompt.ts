@@ -10,7 +10,7 @@ import {
   type PermissionCard,
   type PermissionDecision,
   type PermissionDecisionKind,
-} from "../../src/governance/permission-types.js";
+} from "../../src/governance/permissions/permission-types.js";
 
 /** Options of {@link answerCards}. */
 export interface AnswerCardsOptions {

@@ -1,5 +1,5 @@
 /** The closing steps of the demo: the evidence check of the final answer, and the audit ledger. */
-import type { Governance } from "../../src/adapters/create-governance.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { checkCitations } from "./check-citations.js";
 import { shortId } from "./print.js";
 

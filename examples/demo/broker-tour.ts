@@ -2,9 +2,10 @@
  * Steps 1–8 of the offline demo: the live catalog, then governed calls straight through the broker
  * (search, cache, lookups, download candidates, invalid input, replay, the private LLM Wiki).
  */
-import type { Governance } from "../../src/adapters/create-governance.js";
-import type { InvokeRequest } from "../../src/governance/broker-types.js";
-import { isGovernanceError } from "../../src/governance/errors.js";
+
+import { isGovernanceError } from "../../src/core/errors.js";
+import type { InvokeRequest } from "../../src/governance/broker/broker-types.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { modelVisibleName } from "../../src/visibility/tool-names.js";
 import { shortId, step } from "./print.js";
 

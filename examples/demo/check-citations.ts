@@ -8,7 +8,7 @@
 import type { Claim, Evidence } from "../../src/artifacts/evidence-claims.js";
 import type { EvidenceRuntime } from "../../src/artifacts/full-text-extractions.js";
 import { reviewEvidence } from "../../src/artifacts/review-evidence.js";
-import type { McpRecord } from "../../src/governance/result-types.js";
+import type { McpRecord } from "../../src/contract/result-types.js";
 
 /** One label of a fact and the invocation that returned it (absent when none did). */
 export interface CheckedCitation {

@@ -7,7 +7,7 @@ import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messag
 import type { ArtifactDownloadProgressEvent } from "../../src/artifacts/artifact-download-tool.js";
 import type { DownloadResult } from "../../src/artifacts/download-types.js";
 import type { PaperExtractResult } from "../../src/artifacts/paper-extract-tool.js";
-import type { McpRecord, McpToolResult } from "../../src/governance/result-types.js";
+import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
 import { formatArgs, formatBytes, shortId } from "./print.js";
 
 /**

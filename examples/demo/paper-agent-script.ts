@@ -8,7 +8,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { DownloadResult } from "../../src/artifacts/download-types.js";
 import type { PaperExtractResult } from "../../src/artifacts/paper-extract-tool.js";
-import type { McpRecord, McpToolResult } from "../../src/governance/result-types.js";
+import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
 import { shortLabel } from "./describe-message.js";
 import { hasCalled, lastToolResult, type ScriptedReply } from "./scripted-model.js";
 

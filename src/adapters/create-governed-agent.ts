@@ -7,19 +7,20 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { createArtifactDownloadTool } from "../artifacts/artifact-download-tool.js";
-import type { DownloadManager } from "../artifacts/download-manager.js";
-import { createPaperExtractTool } from "../artifacts/paper-extract-tool.js";
-import { resolveDataDir } from "../governance/data-dir.js";
-import { type ApprovalGateRuntime, createApprovalGate } from "../nodes/approval-gate.js";
-import type { ApprovalHook } from "../nodes/approval-hook.js";
-import type { GovernedRuntime } from "../nodes/execute-tool-call.js";
-import { GovernedStateAnnotation } from "../nodes/governed-state.js";
-import { createGovernedToolNode } from "../nodes/governed-tool-node.js";
-import { GOVERNED_TOOLS_NODE, governedToolsCondition } from "../nodes/governed-tools-condition.js";
-import { createModelNode } from "../nodes/model-node.js";
-import type { SessionIdResolver } from "../nodes/session-id.js";
-import type { PromotionScope } from "../visibility/promotion.js";
+import type { DownloadManager } from "../artifacts/index.js";
+import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
+import type { ApprovalHook, GovernedRuntime, SessionIdResolver } from "../nodes/index.js";
+import {
+  type ApprovalGateRuntime,
+  createApprovalGate,
+  createGovernedToolNode,
+  createModelNode,
+  GOVERNED_TOOLS_NODE,
+  GovernedStateAnnotation,
+  governedToolsCondition,
+} from "../nodes/index.js";
+import { resolveDataDir } from "../runtime/index.js";
+import type { PromotionScope } from "../visibility/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 
 /** Options of `createGovernedAgent`. */

@@ -4,9 +4,9 @@
  * `permissions.authorize` then consumes the recorded decision.
  */
 
-import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
-import type { DownloadApproval } from "../artifacts/download-types.js";
-import { type ApprovalGateRuntime, createAuthorizationApproval } from "../nodes/approval-gate.js";
+import type { DownloadApproval } from "../artifacts/index.js";
+import { downloadAuthorizationRequest } from "../artifacts/index.js";
+import { type ApprovalGateRuntime, createAuthorizationApproval } from "../nodes/index.js";
 
 /**
  * The download approval of a runtime whose broker enforces permissions, else `undefined` (downloads

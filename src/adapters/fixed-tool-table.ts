@@ -5,8 +5,8 @@
  * `tool_search` stays, because it is how the model reads a schema again after a definition changed.
  */
 import type { ToolRunnableConfig } from "@langchain/core/tools";
-import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/execute-tool-call.js";
-import { type PromotionState, promote, promotionReducer } from "../visibility/promotion.js";
+import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/index.js";
+import { type PromotionState, promote, promotionReducer } from "../visibility/index.js";
 import {
   type GovernedStructuredTool,
   type GovernedToolRunner,

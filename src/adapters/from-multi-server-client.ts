@@ -4,8 +4,9 @@
  * Servers that have no manifest get a derived, fail-closed one from their live tool list (the
  * catalog does that), so every tool of the client is governed, audited and deferred.
  */
-import { createGovernance, type Governance } from "./create-governance.js";
-import type { GovernanceOptions } from "./governance-options.js";
+
+import type { GovernanceOptions } from "../runtime/index.js";
+import { createGovernance, type Governance } from "../runtime/index.js";
 import { createMultiServerClientPool, type MultiServerClientLike } from "./multi-server-client-pool.js";
 
 /**

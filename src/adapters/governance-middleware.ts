@@ -11,23 +11,21 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import type { AgentMiddleware, Runtime, ToolCallRequest } from "langchain";
-import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/execute-tool-call.js";
+import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/index.js";
 import {
   autoPromote,
+  deferredToolsPromptSection,
   type PromotionScope,
   type PromotionState,
   type PromotionUpdate,
   promote,
+  routingHintsSection,
   runStartUpdate,
   staleTools,
-} from "../visibility/promotion.js";
-import {
-  deferredToolsPromptSection,
-  routingHintsSection,
   staleToolsNotice,
-} from "../visibility/prompt-sections.js";
-import { TOOL_SEARCH_NAME } from "../visibility/tool-search-tool.js";
-import { visibleTools } from "../visibility/visible-tools.js";
+  TOOL_SEARCH_NAME,
+  visibleTools,
+} from "../visibility/index.js";
 import { toGovernedStructuredTool } from "./governed-structured-tool.js";
 import { createGovernedToolSearch } from "./governed-tool-search.js";
 import { createPromotionStateSchema } from "./promotion-state-schema.js";

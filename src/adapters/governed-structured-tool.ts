@@ -9,8 +9,8 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import type { ToolMessage } from "@langchain/core/messages";
 import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
 import type { JSONSchema } from "@langchain/core/utils/json_schema";
-import type { ToolCallLike } from "../nodes/execute-tool-call.js";
-import type { SurfaceTool } from "../visibility/surface-tool.js";
+import type { ToolCallLike } from "../nodes/index.js";
+import type { SurfaceTool } from "../visibility/index.js";
 
 /** Runs one call of the tool and returns the message for the model (never throws for tool failures). */
 export type GovernedToolRunner = (

@@ -3,8 +3,8 @@
  * visibility layer's tool, executed by a governed runner (which applies the promotion it returns).
  */
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
-import type { GovernedRuntime } from "../nodes/execute-tool-call.js";
-import { createToolSearchTool, TOOL_SEARCH_NAME } from "../visibility/tool-search-tool.js";
+import type { GovernedRuntime } from "../nodes/index.js";
+import { createToolSearchTool, TOOL_SEARCH_NAME } from "../visibility/index.js";
 import { GovernedStructuredTool, type GovernedToolRunner } from "./governed-structured-tool.js";
 
 /**

@@ -16,10 +16,10 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { TransportKind } from "../config/types.js";
-import { GovernanceError } from "../governance/errors.js";
-import { callClientTool, listAllTools, serverUnavailable } from "../mcp/client-calls.js";
-import type { PoolCallOptions, ServerState, ToolServerPool } from "../mcp/types.js";
+import type { TransportKind } from "../config/index.js";
+import { GovernanceError } from "../core/index.js";
+import type { PoolCallOptions, ServerState, ToolServerPool } from "../mcp/index.js";
+import { callClientTool, listAllTools, serverUnavailable } from "../mcp/index.js";
 
 /** What the pool needs of a `MultiServerMCPClient` (structural, so mcp-adapters stays optional). */
 export interface MultiServerClientLike {

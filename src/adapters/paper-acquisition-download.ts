@@ -6,16 +6,19 @@
  */
 
 import { Command, isGraphBubbleUp, type LangGraphRunnableConfig, Send } from "@langchain/langgraph";
-import type { ArtifactDownloadProgressEvent } from "../artifacts/artifact-download-tool.js";
-import type { DownloadManager } from "../artifacts/download-manager.js";
-import type { DownloadApproval, DownloadRequest, DownloadResult } from "../artifacts/download-types.js";
-import { hasPdfSignature } from "../artifacts/extract-pdf.js";
-import { requestDownloadApproval } from "../artifacts/request-download-approval.js";
-import { GovernanceError, isGovernanceError } from "../governance/errors.js";
-import type { Ledger } from "../governance/ledger.js";
-import type { PermissionService } from "../governance/permission-service.js";
-import type { SourceCatalog } from "../governance/source-catalog.js";
-import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/session-id.js";
+import type {
+  ArtifactDownloadProgressEvent,
+  DownloadApproval,
+  DownloadManager,
+  DownloadRequest,
+  DownloadResult,
+} from "../artifacts/index.js";
+import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
+import { GovernanceError, isGovernanceError } from "../core/index.js";
+import type { Ledger } from "../governance/audit/index.js";
+import type { SourceCatalog } from "../governance/catalog/index.js";
+import type { PermissionService } from "../governance/permissions/index.js";
+import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 import type {
   AcquiredPaper,

@@ -4,9 +4,9 @@
  * candidate's outcome in input order.
  */
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { extractDownloadedPaper, type PaperExtractionRuntime } from "../artifacts/paper-extraction.js";
-import { GovernanceError, isGovernanceError } from "../governance/errors.js";
-import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/session-id.js";
+import { extractDownloadedPaper, type PaperExtractionRuntime } from "../artifacts/index.js";
+import { GovernanceError, isGovernanceError } from "../core/index.js";
+import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/index.js";
 import type { AcquisitionExtractTask } from "./paper-acquisition-download.js";
 import {
   type AcquiredPaper,

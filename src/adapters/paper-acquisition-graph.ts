@@ -6,10 +6,9 @@
  * the next step; `collect` lists the outcomes once every extraction is in.
  */
 import { type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
-import type { PaperExtractionRuntime } from "../artifacts/paper-extraction.js";
-import type { PdfLimits } from "../artifacts/pdf-limits.js";
-import type { Clock } from "../governance/clock.js";
-import type { SessionIdResolver } from "../nodes/session-id.js";
+import type { PaperExtractionRuntime, PdfLimits } from "../artifacts/index.js";
+import type { Clock } from "../core/index.js";
+import type { SessionIdResolver } from "../nodes/index.js";
 import {
   type AcquisitionDownloadTask,
   createAcquisitionDownloadNode,

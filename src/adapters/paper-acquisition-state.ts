@@ -4,7 +4,7 @@
  * reject two writes in one step) and the output papers and warnings.
  */
 import { Annotation } from "@langchain/langgraph";
-import { hashCanonical } from "../governance/canonical-json.js";
+import { hashCanonical } from "../core/index.js";
 
 /** One candidate to acquire: an artifact candidate that a successful governed call returned. */
 export interface PaperAcquisitionCandidate {

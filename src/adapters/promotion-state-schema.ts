@@ -10,7 +10,7 @@ import {
   type PromotionState,
   type PromotionUpdate,
   promotionReducer,
-} from "../visibility/promotion.js";
+} from "../visibility/index.js";
 
 /** The state key of the promotion channel. */
 export const PROMOTION_STATE_KEY = "promotion";

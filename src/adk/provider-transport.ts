@@ -6,7 +6,7 @@
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { ServerConfig } from "../config/types.js";
+import type { ServerConfig } from "../config/index.js";
 import { FallbackHttpTransport } from "./fallback-http-transport.js";
 import { loadLocalTools } from "./local-tools/load-local-tools.js";
 import { createLocalToolTransport } from "./local-tools/local-tool-server.js";

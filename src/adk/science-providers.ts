@@ -1,8 +1,8 @@
 /** `science.toml` providers as server-pool entries, and the registry's warnings about them. */
 import { dirname } from "node:path";
-import type { ServerConfig } from "../config/types.js";
-import { derivedSourceId } from "../governance/derived-manifest.js";
-import type { SourceCatalog } from "../governance/source-catalog.js";
+import type { ServerConfig } from "../config/index.js";
+import type { SourceCatalog } from "../governance/catalog/index.js";
+import { derivedSourceId } from "../governance/manifests/index.js";
 import type { ScienceProject, ScienceProvider } from "./science-toml.js";
 
 /** The provider kind shown by `sciencegate tools`. */

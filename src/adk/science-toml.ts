@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parse } from "smol-toml";
 import { z } from "zod";
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 import { splitCommand } from "./split-command.js";
 import { ToolError } from "./tool-error.js";
 

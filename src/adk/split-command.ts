@@ -1,5 +1,5 @@
 /** Splitting a `science.toml` `command = "..."` line into argv the way a POSIX shell would, without a shell. */
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 
 /**
  * Splits a command line into words: whitespace separates words, `'…'` keeps everything literally,

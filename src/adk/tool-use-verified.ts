@@ -1,6 +1,7 @@
 /** The `tool_use_verified` gate: every node that declared tools made at least one successful call of them. */
-import { derivedSourceId } from "../governance/derived-manifest.js";
-import type { InvocationRecord, Ledger } from "../governance/ledger.js";
+
+import type { InvocationRecord, Ledger } from "../governance/audit/index.js";
+import { derivedSourceId } from "../governance/manifests/index.js";
 
 /** A node (or agent) of a workflow, as written in `workflow.json`. */
 export interface ToolDeclaration {

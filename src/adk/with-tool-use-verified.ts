@@ -1,7 +1,7 @@
 /** A LangGraph node wrapper that applies the `tool_use_verified` gate when the node completes. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { GovernanceError } from "../governance/errors.js";
-import type { Ledger } from "../governance/ledger.js";
+import { GovernanceError } from "../core/index.js";
+import type { Ledger } from "../governance/audit/index.js";
 import { type ToolDeclaration, toolUseVerified } from "./tool-use-verified.js";
 
 /** Options of {@link withToolUseVerified}. */

@@ -1,7 +1,7 @@
 /** Reading `workflow.json`: the nodes of a workflow and the tools each declares. */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 import type { ToolDeclaration } from "./tool-use-verified.js";
 
 const nodeSchema = z.looseObject({

@@ -7,8 +7,8 @@
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import { GovernanceError, isGovernanceError, toErrorBody } from "../governance/errors.js";
-import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permission-policy.js";
+import { GovernanceError, isGovernanceError, toErrorBody } from "../core/index.js";
+import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permissions/index.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
 import { requestDownloadApproval } from "./request-download-approval.js";

@@ -2,11 +2,11 @@
  * Re-reads a download candidate from the CAS copy of the invocation that returned it, so the model
  * can only download what a governed, successful call really offered, from that source's hosts.
  */
-import type { ContentStore } from "../governance/content-store.js";
-import { GovernanceError } from "../governance/errors.js";
-import type { Ledger } from "../governance/ledger.js";
-import type { SourceManifest } from "../governance/manifest-schema.js";
-import type { ArtifactCandidate, McpToolResult } from "../governance/result-types.js";
+
+import type { ArtifactCandidate, McpToolResult } from "../contract/index.js";
+import { GovernanceError } from "../core/index.js";
+import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { SourceManifest } from "../governance/manifests/index.js";
 
 /** The part of `SourceCatalog` the download needs: a source's manifest by id. */
 export interface ManifestLookup {

@@ -4,7 +4,7 @@
  * from the bytes already staged, and enforces the size cap while streaming.
  */
 import { open, truncate } from "node:fs/promises";
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 import { downloadUrlProblem } from "./download-candidate.js";
 
 /** The fetch seam (the global `fetch` by default). */

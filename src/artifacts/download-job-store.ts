@@ -2,7 +2,7 @@
  * Download jobs (DESIGN.md §7): the persisted state of one governed download, and the store port
  * with its in-memory default. The SQLite store lives in `download-sqlite-job-store.ts`.
  */
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 
 /** Life cycle of a job: `queued → running | retrying → verifying → completed | failed | cancelled`. */
 export type DownloadJobStatus =

@@ -3,10 +3,8 @@
  * `InvocationRecord` per call, with the request and the outcome stored in the CAS, so that audit,
  * replay and evidence review read downloads exactly like MCP calls.
  */
-import { hashCanonical } from "../governance/canonical-json.js";
-import type { ContentStore } from "../governance/content-store.js";
-import { GovernanceError, type GovernanceErrorCode } from "../governance/errors.js";
-import type { InvocationRecord, Ledger } from "../governance/ledger.js";
+import { GovernanceError, type GovernanceErrorCode, hashCanonical } from "../core/index.js";
+import type { ContentStore, InvocationRecord, Ledger } from "../governance/audit/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID, type DownloadLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobError } from "./download-job-store.js";
 import { DOWNLOAD_TOOL_DEFINITION_HASH } from "./download-permission.js";

@@ -5,10 +5,8 @@
  * a re-run returns the recorded outcome.
  */
 import { randomUUID } from "node:crypto";
-import { type Clock, systemClock } from "../governance/clock.js";
-import type { ContentStore } from "../governance/content-store.js";
-import { GovernanceError } from "../governance/errors.js";
-import type { Ledger } from "../governance/ledger.js";
+import { type Clock, GovernanceError, systemClock } from "../core/index.js";
+import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import {

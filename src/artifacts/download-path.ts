@@ -4,8 +4,8 @@
  */
 import { lstat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { GovernanceError } from "../governance/errors.js";
-import type { ArtifactCandidate } from "../governance/result-types.js";
+import type { ArtifactCandidate } from "../contract/index.js";
+import { GovernanceError } from "../core/index.js";
 
 /** Folder inside the workspace that holds partial files; no destination may point there. */
 export const STAGING_DIR_NAME = ".staging";

@@ -4,11 +4,10 @@
  * card name the file, the source and the destination, and whose grants are keyed `artifact:<source>`.
  */
 import { basename } from "node:path";
-import type { AuthorizationRequest } from "../governance/broker-types.js";
-import { hashCanonical } from "../governance/canonical-json.js";
-import { GovernanceError } from "../governance/errors.js";
-import type { ToolManifest } from "../governance/manifest-schema.js";
-import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permission-policy.js";
+import { GovernanceError, hashCanonical } from "../core/index.js";
+import type { ToolManifest } from "../governance/manifests/index.js";
+import type { AuthorizationRequest } from "../governance/permissions/index.js";
+import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permissions/index.js";
 import type { ManifestLookup } from "./download-candidate.js";
 import type { DownloadPlan } from "./download-types.js";
 

@@ -3,9 +3,9 @@
  * its hosts and license, and the destination passed every check. A plan has no side effect; the
  * approval card and the ledger row's `requestRef` are made from it.
  */
-import type { ContentStore } from "../governance/content-store.js";
-import { GovernanceError } from "../governance/errors.js";
-import type { Ledger } from "../governance/ledger.js";
+
+import { GovernanceError } from "../core/index.js";
+import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import { loadCandidate, type ManifestLookup, type VerifiedCandidate } from "./download-candidate.js";
 import type { DownloadJob } from "./download-job-store.js";
 import { checkDestination, defaultDestination } from "./download-path.js";

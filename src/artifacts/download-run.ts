@@ -5,9 +5,9 @@
  */
 import { chmod, link, mkdir, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Clock } from "../governance/clock.js";
-import { GovernanceError, isGovernanceError } from "../governance/errors.js";
-import type { ArtifactCandidate } from "../governance/result-types.js";
+import type { ArtifactCandidate } from "../contract/index.js";
+import type { Clock } from "../core/index.js";
+import { GovernanceError, isGovernanceError } from "../core/index.js";
 import { type DownloadFetch, transferOnce } from "./download-fetch.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import { STAGING_DIR_NAME } from "./download-path.js";

@@ -4,8 +4,7 @@
  */
 import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
-import { GovernanceError } from "../governance/errors.js";
-import { openSqlite } from "../governance/open-sqlite.js";
+import { GovernanceError, openSqlite } from "../core/index.js";
 import {
   closedJobStoreError,
   type DownloadJob,

@@ -1,9 +1,9 @@
 /** The public shapes of governed downloads: plans, requests, progress and results. */
-import type { AuthorizationDecision } from "../governance/broker-types.js";
-import type { Clock } from "../governance/clock.js";
-import type { ContentStore } from "../governance/content-store.js";
-import type { Ledger } from "../governance/ledger.js";
-import type { ArtifactCandidate } from "../governance/result-types.js";
+
+import type { ArtifactCandidate } from "../contract/index.js";
+import type { Clock } from "../core/index.js";
+import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { AuthorizationDecision } from "../governance/permissions/index.js";
 import type { ManifestLookup } from "./download-candidate.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import type { DownloadJobStatus, DownloadJobStore } from "./download-job-store.js";

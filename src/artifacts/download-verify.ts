@@ -1,8 +1,8 @@
 /** The `verifying` step of a download: announced size and checksum against the staged bytes. */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { GovernanceError } from "../governance/errors.js";
-import type { ArtifactCandidate } from "../governance/result-types.js";
+import type { ArtifactCandidate } from "../contract/index.js";
+import { GovernanceError } from "../core/index.js";
 
 /**
  * Checks the staged file against the candidate's size and checksum (when it carries them).

@@ -1,6 +1,6 @@
 /** The input of evidence review: claims and the governed invocations they cite, validated with zod. */
 import { z } from "zod";
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 
 /** One piece of evidence: a governed invocation and, optionally, which of its records and URL is cited. */
 export interface Evidence {

@@ -1,8 +1,7 @@
 import { mkdir, open, readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { canonicalJson, sha256Hex } from "../governance/canonical-json.js";
-import type { Clock } from "../governance/clock.js";
-import { GovernanceError } from "../governance/errors.js";
+import type { Clock } from "../core/index.js";
+import { canonicalJson, GovernanceError, sha256Hex } from "../core/index.js";
 import { writeFileAtomic } from "./pdf-atomic-write.js";
 import { type PdfLimits, resolvePdfLimits } from "./pdf-limits.js";
 import { buildPdfExtraction, type PdfManifest } from "./pdf-manifest.js";

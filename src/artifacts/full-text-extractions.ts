@@ -2,10 +2,10 @@
  * The successful `paper_extract_pdf` rows of the ledger, read back from the CAS: the only proof that a
  * record's full text was retrieved (DESIGN.md §7).
  */
-import type { ContentStore } from "../governance/content-store.js";
-import { isGovernanceError } from "../governance/errors.js";
-import type { Ledger } from "../governance/ledger.js";
-import type { McpRecord } from "../governance/result-types.js";
+
+import type { McpRecord } from "../contract/index.js";
+import { isGovernanceError } from "../core/index.js";
+import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import { recordWorkKeys, workIdentifierKey } from "./identifier-match.js";
 

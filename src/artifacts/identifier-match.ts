@@ -5,7 +5,7 @@
  * landing-page URL. Hand-written: the rules mirror the source servers' normalizers, which the core does
  * not import (servers sit above artifacts in the layering).
  */
-import type { McpRecord } from "../governance/result-types.js";
+import type { McpRecord } from "../contract/index.js";
 
 /** Cross-reference types that name the same work as the record (a `published-doi` is another version). */
 const SAME_WORK_TYPES = new Set(["pmid", "pmcid", "doi", "arxiv"]);

@@ -6,10 +6,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { type Clock, systemClock } from "../governance/clock.js";
-import type { ContentStore } from "../governance/content-store.js";
-import { GovernanceError, type GovernanceErrorCode, isGovernanceError } from "../governance/errors.js";
-import type { InvocationRecord, Ledger } from "../governance/ledger.js";
+import {
+  type Clock,
+  GovernanceError,
+  type GovernanceErrorCode,
+  isGovernanceError,
+  systemClock,
+} from "../core/index.js";
+import type { ContentStore, InvocationRecord, Ledger } from "../governance/audit/index.js";
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import { appendArtifactRow } from "./download-ledger.js";

@@ -1,5 +1,5 @@
 /** The hard bounds of PDF extraction (issue 8, item 2) and their defaults. */
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 
 /** Bounds that stop an extraction; crossing one terminates the extraction worker. */
 export interface PdfLimits {

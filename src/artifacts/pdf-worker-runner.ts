@@ -1,6 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { type Clock, systemClock } from "../governance/clock.js";
-import { GovernanceError } from "../governance/errors.js";
+import { type Clock, GovernanceError, systemClock } from "../core/index.js";
 import type { PdfLimits } from "./pdf-limits.js";
 import type { PdfWorkerInput, PdfWorkerMessage } from "./pdf-worker-messages.js";
 

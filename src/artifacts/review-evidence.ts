@@ -3,8 +3,9 @@
  * governed invocation of the ledger whose intact CAS copy returned the cited record and URL, and a
  * full-text claim only when that record's PDF was really extracted (DESIGN.md §7, issue 8).
  */
-import type { InvocationRecord } from "../governance/ledger.js";
-import type { Citation, ContentScope, McpRecord } from "../governance/result-types.js";
+
+import type { Citation, ContentScope, McpRecord } from "../contract/index.js";
+import type { InvocationRecord } from "../governance/audit/index.js";
 import { type Claim, type Evidence, parseClaims } from "./evidence-claims.js";
 import {
   type EvidenceRuntime,

@@ -1,4 +1,4 @@
-import type { DownloadFetch } from "../artifacts/download-fetch.js";
+import type { DownloadFetch } from "../artifacts/index.js";
 
 /** Where a CLI command reads its environment and writes its output; tests pass their own. */
 export interface CliIo {

@@ -3,8 +3,8 @@
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { isToolError } from "../adk/tool-error.js";
-import { isGovernanceError } from "../governance/errors.js";
+import { isToolError } from "../adk/index.js";
+import { isGovernanceError } from "../core/index.js";
 import { auditCommand } from "./commands/audit.js";
 import { type CallIo, callCommand } from "./commands/call.js";
 import { extractCommand } from "./commands/extract.js";

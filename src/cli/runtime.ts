@@ -1,4 +1,4 @@
-import { createGovernance, type Governance } from "../adapters/create-governance.js";
+import { createGovernance, type Governance } from "../runtime/index.js";
 import type { CliIo } from "./io.js";
 
 /** The governed runtime a CLI command works with, and where its config came from. */

@@ -3,7 +3,7 @@
  * (Allow once / Allow same type / Deny / Always allow) with `node:readline`.
  */
 
-import type { PermissionCard } from "../governance/permission-types.js";
+import type { PermissionCard } from "../governance/permissions/index.js";
 import { askLine } from "./ask-line.js";
 
 /** What a human (or `--approve`) can answer: the three card decisions, or the session mode switch. */

@@ -1,6 +1,6 @@
 /** Configuration problems: one shape for every issue, and the `INVALID_CONFIG` error that reports them all. */
 import type { z } from "zod";
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 
 /** One problem in a configuration file. */
 export interface ConfigIssue {

@@ -4,7 +4,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError } from "../core/index.js";
 import type { PoolCallOptions } from "./types.js";
 
 /** Most `tools/list` pages read before a server counts as looping. */

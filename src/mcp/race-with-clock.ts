@@ -1,5 +1,5 @@
 /** Waiting for a promise, but no longer than a deadline on an injected clock or an abort. */
-import type { Clock } from "../governance/clock.js";
+import type { Clock } from "../core/index.js";
 
 /** How a {@link raceWithClock} ended. */
 export type RaceOutcome<T> = { kind: "done"; value: T } | { kind: "timeout" } | { kind: "aborted" };

@@ -7,8 +7,8 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Clock } from "../governance/clock.js";
-import { GovernanceError } from "../governance/errors.js";
+import type { Clock } from "../core/index.js";
+import { GovernanceError } from "../core/index.js";
 import { callClientTool } from "./client-calls.js";
 import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";

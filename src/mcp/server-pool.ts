@@ -2,9 +2,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, Implementation, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerConfig } from "../config/types.js";
-import { type Clock, systemClock } from "../governance/clock.js";
-import { GovernanceError, isGovernanceError } from "../governance/errors.js";
+import type { ServerConfig } from "../config/index.js";
+import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
 import { describeFailure, isConnectionFailure } from "./connection-failure.js";
 import { raceWithClock } from "./race-with-clock.js";
 import { type RestartBackoffOptions, resolveRestartBackoff } from "./restart-backoff.js";

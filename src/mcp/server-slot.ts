@@ -1,6 +1,6 @@
 /** The pool's record of one configured server: status, restart accounting and its error messages. */
-import type { ServerConfig } from "../config/types.js";
-import { GovernanceError } from "../governance/errors.js";
+import type { ServerConfig } from "../config/index.js";
+import { GovernanceError } from "../core/index.js";
 import { describeFailure } from "./connection-failure.js";
 import { type RestartBackoff, restartDelayMs } from "./restart-backoff.js";
 import type { ServerConnection } from "./server-connection.js";

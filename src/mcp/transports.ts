@@ -4,8 +4,8 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { ServerConfig } from "../config/types.js";
-import { GovernanceError } from "../governance/errors.js";
+import type { ServerConfig } from "../config/index.js";
+import { GovernanceError } from "../core/index.js";
 
 /** Options of {@link createSdkTransport}. */
 export interface SdkTransportOptions {

@@ -1,6 +1,6 @@
 /** Types of the MCP connection layer shared by the server pool and the governance catalog. */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { TransportKind } from "../config/types.js";
+import type { TransportKind } from "../config/index.js";
 
 /** Lifecycle of one server connection. */
 export type ServerStatus = "disabled" | "idle" | "connecting" | "connected" | "failed" | "closed";

@@ -7,18 +7,17 @@
  */
 import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import { z } from "zod";
-import type { AuthorizationRequest } from "../governance/broker-types.js";
-import { GovernanceError } from "../governance/errors.js";
-import type { Ledger } from "../governance/ledger.js";
-import { createAuthorizationRequest } from "../governance/permission-request.js";
-import type { PermissionService } from "../governance/permission-service.js";
+import { GovernanceError } from "../core/index.js";
+import type { Ledger } from "../governance/audit/index.js";
+import type { SourceCatalog } from "../governance/catalog/index.js";
+import type { AuthorizationRequest, PermissionService } from "../governance/permissions/index.js";
 import {
+  createAuthorizationRequest,
   PERMISSION_DECISIONS,
   type PermissionCard,
   type PermissionDecision,
   permissionDecisionSchema,
-} from "../governance/permission-types.js";
-import type { SourceCatalog } from "../governance/source-catalog.js";
+} from "../governance/permissions/index.js";
 import type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
 
 /** What the gate needs of a governance runtime (`createGovernance` returns one). */

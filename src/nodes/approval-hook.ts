@@ -5,8 +5,8 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { isGraphBubbleUp } from "@langchain/langgraph";
-import { GovernanceError, type GovernanceErrorBody, toErrorBody } from "../governance/errors.js";
-import type { SurfaceTool } from "../visibility/surface-tool.js";
+import { GovernanceError, type GovernanceErrorBody, toErrorBody } from "../core/index.js";
+import type { SurfaceTool } from "../visibility/index.js";
 
 /** What the hook is asked about one MCP call. */
 export interface ApprovalRequest {

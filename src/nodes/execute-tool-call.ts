@@ -2,16 +2,15 @@ import { randomUUID } from "node:crypto";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { isGraphBubbleUp } from "@langchain/langgraph";
-import type { Broker } from "../governance/broker.js";
-import { type GovernanceErrorBody, isGovernanceError, toErrorBody } from "../governance/errors.js";
-import type { PromotionState, PromotionUpdate } from "../visibility/promotion.js";
-import type { SurfaceTool } from "../visibility/surface-tool.js";
+import { type GovernanceErrorBody, isGovernanceError, toErrorBody } from "../core/index.js";
+import type { Broker } from "../governance/broker/index.js";
+import type { PromotionState, PromotionUpdate, SurfaceTool } from "../visibility/index.js";
 import {
+  checkToolCall,
   createToolSearchTool,
   promotionFromToolSearchResult,
   TOOL_SEARCH_NAME,
-} from "../visibility/tool-search-tool.js";
-import { checkToolCall } from "../visibility/visible-tools.js";
+} from "../visibility/index.js";
 
 /** What graph code needs of a governance runtime (`createGovernance` returns one). */
 export interface GovernedRuntime {

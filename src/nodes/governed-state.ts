@@ -9,7 +9,7 @@ import {
   type PromotionState,
   type PromotionUpdate,
   promotionReducer,
-} from "../visibility/promotion.js";
+} from "../visibility/index.js";
 
 /**
  * The state of `createGovernedAgent`, and what `createModelNode` / `createGovernedToolNode` read.

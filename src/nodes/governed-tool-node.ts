@@ -6,10 +6,9 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { GovernanceError } from "../governance/errors.js";
-import type { SurfaceTool } from "../visibility/surface-tool.js";
-import { TOOL_SEARCH_NAME } from "../visibility/tool-search-tool.js";
-import { checkToolCall } from "../visibility/visible-tools.js";
+import { GovernanceError } from "../core/index.js";
+import type { SurfaceTool } from "../visibility/index.js";
+import { checkToolCall, TOOL_SEARCH_NAME } from "../visibility/index.js";
 import { type ApprovalHook, runApprovalHook } from "./approval-hook.js";
 import { executeGovernedToolCall, type GovernedRuntime, type ToolCallContext } from "./execute-tool-call.js";
 import type { GovernedStateUpdate } from "./governed-state.js";

@@ -4,7 +4,7 @@
  */
 import { AIMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import { END, Send } from "@langchain/langgraph";
-import type { PromotionState } from "../visibility/promotion.js";
+import type { PromotionState } from "../visibility/index.js";
 
 /** The name `governedToolsCondition` sends tool calls to. */
 export const GOVERNED_TOOLS_NODE = "tools";

@@ -7,16 +7,18 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { GovernanceError } from "../governance/errors.js";
-import { type PromotionScope, promotionReducer, staleTools } from "../visibility/promotion.js";
+import { GovernanceError } from "../core/index.js";
+import type { SurfaceTool } from "../visibility/index.js";
 import {
+  createToolSearchTool,
   deferredToolsPromptSection,
+  type PromotionScope,
+  promotionReducer,
   routingHintsSection,
+  staleTools,
   staleToolsNotice,
-} from "../visibility/prompt-sections.js";
-import type { SurfaceTool } from "../visibility/surface-tool.js";
-import { createToolSearchTool } from "../visibility/tool-search-tool.js";
-import { visibleToolSchemas } from "../visibility/visible-tools.js";
+  visibleToolSchemas,
+} from "../visibility/index.js";
 import type { GovernedRuntime } from "./execute-tool-call.js";
 import type { GovernedState, GovernedStateUpdate } from "./governed-state.js";
 import { currentRunId, runStartPromotion } from "./run-start.js";

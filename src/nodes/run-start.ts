@@ -4,6 +4,7 @@
  * so a resume (same last user message) keeps its promotions and a new user turn starts afresh.
  */
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import type { SurfaceTool } from "../visibility/index.js";
 import {
   autoPromote,
   type PromotionScope,
@@ -11,8 +12,7 @@ import {
   type PromotionUpdate,
   promote,
   runStartUpdate,
-} from "../visibility/promotion.js";
-import type { SurfaceTool } from "../visibility/surface-tool.js";
+} from "../visibility/index.js";
 
 /** Run id of a conversation that has no user message yet (e.g. only a system message). */
 export const NO_USER_RUN_ID = "no-user-message";

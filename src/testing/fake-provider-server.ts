@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Clock, systemClock } from "../governance/clock.js";
+import { type Clock, systemClock } from "../core/index.js";
 import { endpointEnvVars } from "../servers/sources/provider-env.js";
 import type { SourceModule } from "../servers/sources/source-module.js";
 import { SOURCE_MODULES } from "../servers/sources/source-modules.js";

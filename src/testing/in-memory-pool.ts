@@ -12,9 +12,9 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { GovernanceError } from "../governance/errors.js";
-import { callClientTool, listAllTools, serverUnavailable } from "../mcp/client-calls.js";
-import type { PoolCallOptions, ServerState, ToolServerPool } from "../mcp/types.js";
+import { GovernanceError } from "../core/index.js";
+import type { PoolCallOptions, ServerState, ToolServerPool } from "../mcp/index.js";
+import { callClientTool, listAllTools, serverUnavailable } from "../mcp/index.js";
 
 /** Options of `createInMemoryPool`. */
 export interface InMemoryPoolOptions {

@@ -3,7 +3,7 @@
  * runs this suite with its own factory to prove it can replace the SQLite ledger.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import type { AuthorizationRecord, InvocationRecord, Ledger } from "../governance/ledger.js";
+import type { AuthorizationRecord, InvocationRecord, Ledger } from "../governance/audit/index.js";
 
 /** An ISO timestamp `seconds` after a fixed instant, so ordering tests do not depend on the real clock. */
 function at(seconds: number): string {

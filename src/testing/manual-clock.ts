@@ -1,4 +1,4 @@
-import type { Clock } from "../governance/clock.js";
+import type { Clock } from "../core/index.js";
 
 interface Timer {
   at: number;

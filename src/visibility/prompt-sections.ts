@@ -3,7 +3,7 @@
  * keyword routing hints and the notice of changed tools. Each lists only what the model has not
  * loaded, so a promoted tool stops costing prompt tokens twice.
  */
-import { neutralizePromptTags } from "../governance/prompt-neutralizer.js";
+import { neutralizePromptTags } from "../governance/envelope/index.js";
 import { isPromoted, type PromotionState, type StaleTool } from "./promotion.js";
 import type { SurfaceTool } from "./surface-tool.js";
 

@@ -2,10 +2,10 @@
  * One tool as the model may see it (DESIGN.md §6): its model-visible name, the composed description,
  * a one-line summary for the deferred catalog, its schema, routing and definition hash.
  */
-import type { RoutingConfig, ServerConfig } from "../config/types.js";
-import { hashCanonical } from "../governance/canonical-json.js";
-import type { SourceKind, SourceManifest, ToolKind, ToolManifest } from "../governance/manifest-schema.js";
-import { neutralizePromptTags } from "../governance/prompt-neutralizer.js";
+import type { RoutingConfig, ServerConfig } from "../config/index.js";
+import { hashCanonical } from "../core/index.js";
+import { neutralizePromptTags } from "../governance/envelope/index.js";
+import type { SourceKind, SourceManifest, ToolKind, ToolManifest } from "../governance/manifests/index.js";
 import { modelVisibleName } from "./tool-names.js";
 
 /** Longest one-line summary shown in `<available-deferred-tools>`. */

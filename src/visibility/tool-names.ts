@@ -1,5 +1,4 @@
-import { sha256Hex } from "../governance/canonical-json.js";
-import { GovernanceError } from "../governance/errors.js";
+import { GovernanceError, sha256Hex } from "../core/index.js";
 
 /** Longest tool name that chat-model APIs accept. */
 export const MAX_TOOL_NAME_LENGTH = 64;

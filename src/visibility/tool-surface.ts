@@ -2,11 +2,10 @@
  * The tool surface of a session: the three filters of DESIGN.md §6 (registry, catalog availability,
  * session enablement), model-visible names and composed descriptions. MCP tools come out deferred.
  */
-import type { ServerConfig } from "../config/types.js";
-import type { SourceManifest } from "../governance/manifest-schema.js";
-import { SessionSettings } from "../governance/session-settings.js";
-import type { SourceCatalog } from "../governance/source-catalog.js";
-import type { CatalogTool } from "../governance/source-catalog-types.js";
+import type { ServerConfig } from "../config/index.js";
+import type { CatalogTool, SourceCatalog } from "../governance/catalog/index.js";
+import type { SourceManifest } from "../governance/manifests/index.js";
+import { SessionSettings } from "../governance/permissions/index.js";
 import { type SurfaceTool, toSurfaceTool } from "./surface-tool.js";
 import { buildToolNameTable } from "./tool-names.js";
 

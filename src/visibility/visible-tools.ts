@@ -3,7 +3,7 @@
  * promoted at their current definition. Anything else is refused with a "search first" error before
  * it reaches the broker, so nothing is executed.
  */
-import { GovernanceError, type GovernanceErrorBody, toErrorBody } from "../governance/errors.js";
+import { GovernanceError, type GovernanceErrorBody, toErrorBody } from "../core/index.js";
 import { isPromoted, type PromotionState } from "./promotion.js";
 import type { SurfaceTool } from "./surface-tool.js";
 

@@ -4,8 +4,8 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import { prepareFixedToolTable } from "../../src/adapters/fixed-tool-table.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { createDemoGovernance, type DemoCounters } from "../nodes/governed-test-runtime.js";
 
 let governance: Governance | undefined;

@@ -1,13 +1,13 @@
 import { execFileSync } from "node:child_process";
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import { fromMultiServerMCPClient } from "../../src/adapters/from-multi-server-client.js";
 import { createMultiServerClientPool } from "../../src/adapters/multi-server-client-pool.js";
-import { MemoryContentStore } from "../../src/governance/content-store.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import type { ToolServerPool } from "../../src/mcp/types.js";
 import { executeGovernedToolCall } from "../../src/nodes/execute-tool-call.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { promote, promotionReducer } from "../../src/visibility/promotion.js";
 import { isAlive, testServerPath } from "../mcp/server-configs.js";
 

@@ -4,11 +4,11 @@ import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import {
   type GovernanceMiddlewareOptions,
   governanceMiddleware,
 } from "../../src/adapters/governance-middleware.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { createDemoGovernance, type DemoCounters } from "../nodes/governed-test-runtime.js";
 import { RecordingModel } from "./recording-model.js";
 

@@ -12,17 +12,17 @@ import {
   StateGraph,
 } from "@langchain/langgraph";
 import { afterEach, describe, expect, test } from "vitest";
-import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
 import {
   createPaperAcquisitionGraph,
   type PaperAcquisitionGraph,
 } from "../../src/adapters/paper-acquisition-graph.js";
 import type { AcquiredPaper, PaperAcquisitionCandidate } from "../../src/adapters/paper-acquisition-state.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
-import { MemoryContentStore } from "../../src/governance/content-store.js";
-import { MemoryGrantStore } from "../../src/governance/grant-store.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
-import type { PermissionCard } from "../../src/governance/permission-types.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
+import type { PermissionCard } from "../../src/governance/permissions/permission-types.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createSourcesServer, SOURCES_SERVER_ID } from "../../src/servers/sources/sources-server.js";
 import { providerEnvFor, startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";

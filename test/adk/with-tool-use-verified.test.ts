@@ -1,8 +1,8 @@
 import { Annotation, MemorySaver, StateGraph } from "@langchain/langgraph";
 import { expect, test } from "vitest";
 import { withToolUseVerified } from "../../src/adk/with-tool-use-verified.js";
-import type { InvocationRecord } from "../../src/governance/ledger.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import type { InvocationRecord } from "../../src/governance/audit/ledger.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 
 function row(id: string, runId: string, status: "ok" | "error"): InvocationRecord {
   return {

@@ -1,10 +1,10 @@
 import { HumanMessage, type ToolMessage, ToolMessage as ToolMessageClass } from "@langchain/core/messages";
 import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import type { DownloadLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
-import type { PermissionCard } from "../../src/governance/permission-types.js";
+import type { PermissionCard } from "../../src/governance/permissions/permission-types.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { answer, callTools, RecordingChatModel } from "../nodes/recording-chat-model.js";
 import { closeDownloadRuntimes, downloadRuntime, IDS, SlowReadLedger } from "./download-runtime.js";
 

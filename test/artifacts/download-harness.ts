@@ -6,13 +6,13 @@ import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import type { DownloadJob } from "../../src/artifacts/download-job-store.js";
 import { DownloadManager } from "../../src/artifacts/download-manager.js";
 import type { DownloadManagerOptions } from "../../src/artifacts/download-types.js";
-import { type ContentStore, MemoryContentStore } from "../../src/governance/content-store.js";
-import type { Ledger } from "../../src/governance/ledger.js";
-import type { SourceManifest } from "../../src/governance/manifest-schema.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
-import type { ArtifactCandidate, McpToolResult } from "../../src/governance/result-types.js";
+import type { ArtifactCandidate, McpToolResult } from "../../src/contract/result-types.js";
+import { type ContentStore, MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import type { Ledger } from "../../src/governance/audit/ledger.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import type { SourceManifest } from "../../src/governance/manifests/manifest-schema.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
-import { makeSource } from "../governance/manifest-factory.js";
+import { makeSource } from "../governance/manifests/manifest-factory.js";
 
 /** The bytes an arXiv PDF candidate serves in tests. */
 export const PDF = new TextEncoder().encode(`%PDF-1.4\n${"x".repeat(4000)}\n%%EOF\n`);

@@ -5,12 +5,12 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
-import type { GovernanceOptions } from "../../src/adapters/governance-options.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
-import { MemoryContentStore } from "../../src/governance/content-store.js";
-import { MemoryGrantStore } from "../../src/governance/grant-store.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { makeCandidate, PDF, recordCandidateInvocation } from "./download-harness.js";
 

@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { extractPdf } from "../../src/artifacts/extract-pdf.js";
 import { DEFAULT_PDF_LIMITS } from "../../src/artifacts/pdf-limits.js";
 import type { PdfManifest } from "../../src/artifacts/pdf-manifest.js";
-import { isGovernanceError } from "../../src/governance/errors.js";
+import { isGovernanceError } from "../../src/core/errors.js";
 import { makePdf, textPages } from "../fixtures/pdf/make-pdf.js";
 
 function tempDir(): string {

@@ -4,7 +4,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { createPaperExtractTool, PAPER_EXTRACT_TOOL_ID } from "../../src/artifacts/paper-extract-tool.js";
-import type { Broker } from "../../src/governance/broker.js";
+import type { Broker } from "../../src/governance/broker/broker.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
 import { answer, callTools, RecordingChatModel } from "../nodes/recording-chat-model.js";
 import { createBench, makeJob } from "./download-harness.js";

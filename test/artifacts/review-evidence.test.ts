@@ -2,7 +2,6 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
 import {
   DOWNLOAD_LEDGER_TOOL_ID,
   type DownloadLedgerEntry,
@@ -13,10 +12,11 @@ import type { Claim } from "../../src/artifacts/evidence-claims.js";
 import { fullTextExtractions } from "../../src/artifacts/full-text-extractions.js";
 import { workIdentifierKey } from "../../src/artifacts/identifier-match.js";
 import { reviewEvidence } from "../../src/artifacts/review-evidence.js";
-import { FileContentStore } from "../../src/governance/content-store.js";
-import { isGovernanceError } from "../../src/governance/errors.js";
-import type { ArtifactCandidate } from "../../src/governance/result-types.js";
-import { SqliteLedger } from "../../src/governance/sqlite-ledger.js";
+import type { ArtifactCandidate } from "../../src/contract/result-types.js";
+import { isGovernanceError } from "../../src/core/errors.js";
+import { FileContentStore } from "../../src/governance/audit/content-store.js";
+import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createSourcesServer } from "../../src/servers/sources/sources-server.js";
 import {
   type FakeProviderServer,

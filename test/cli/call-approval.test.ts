@@ -4,8 +4,8 @@ import { Readable } from "node:stream";
 import { describe, expect, test } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { parseApproveChoice } from "../../src/cli/terminal-approval.js";
-import { SqliteLedger } from "../../src/governance/sqlite-ledger.js";
-import { makeSource, makeTool } from "../governance/manifest-factory.js";
+import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
+import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { runCli, tempDir, testServerEntry, writeJson } from "./cli-harness.js";
 
 /** A project whose `echo` tool is not read-only: every call is dangerous. */

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { main } from "../../src/cli/main.js";
-import { makeSource, makeTool } from "../governance/manifest-factory.js";
+import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 export const TSX_LOADER = import.meta.resolve("tsx");

@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
-import { PermissionService } from "../../src/governance/permission-service.js";
-import { grantStorePath, SqliteGrantStore } from "../../src/governance/sqlite-grant-store.js";
-import { DOWNLOAD_TOOL, makeRequest, WRITE_TOOL } from "../governance/permission-fixtures.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { PermissionService } from "../../src/governance/permissions/permission-service.js";
+import { grantStorePath, SqliteGrantStore } from "../../src/governance/permissions/sqlite-grant-store.js";
+import { DOWNLOAD_TOOL, makeRequest, WRITE_TOOL } from "../governance/permissions/permission-fixtures.js";
 import { runCli, tempDir } from "./cli-harness.js";
 
 /** A project whose data directory holds grants made by the service: s1 demo:write, s2 demo:write, s1 artifact:arxiv. */

@@ -5,8 +5,8 @@ import { describe, expect, test } from "vitest";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import { SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-store.js";
 import { main } from "../../src/cli/main.js";
-import { FileContentStore } from "../../src/governance/content-store.js";
-import { SqliteLedger } from "../../src/governance/sqlite-ledger.js";
+import { FileContentStore } from "../../src/governance/audit/content-store.js";
+import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
 import { makeCandidate, makeJob, PDF, recordCandidateInvocation } from "../artifacts/download-harness.js";
 import { runCli, tempDir, writeJson } from "./cli-harness.js";
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { makeSource, makeTool } from "../governance/manifest-factory.js";
+import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { runCli, tempDir, testServerEntry, writeJson } from "./cli-harness.js";
 
 interface Report {

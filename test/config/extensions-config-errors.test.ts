@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are config values with ${VAR} references, not templates.
 import { describe, expect, test } from "vitest";
 import { parseExtensionsConfig, validateExtensionsConfig } from "../../src/config/extensions-config.js";
-import { isGovernanceError } from "../../src/governance/errors.js";
+import { isGovernanceError } from "../../src/core/errors.js";
 
 const FILE = "extensions_config.json";
 

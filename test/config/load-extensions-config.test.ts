@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { loadExtensionsConfig } from "../../src/config/extensions-config.js";
-import { type GovernanceError, isGovernanceError } from "../../src/governance/errors.js";
+import { type GovernanceError, isGovernanceError } from "../../src/core/errors.js";
 
 let dir: string;
 

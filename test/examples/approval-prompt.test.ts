@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import type { Interrupt } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { answerCards, isCardInterrupt, parseCardAnswer } from "../../examples/demo/approval-prompt.js";
-import type { PermissionCard } from "../../src/governance/permission-types.js";
+import type { PermissionCard } from "../../src/governance/permissions/permission-types.js";
 
 function card(id: string, summary: string): Interrupt<PermissionCard> & { id: string } {
   return {

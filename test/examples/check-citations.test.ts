@@ -1,9 +1,9 @@
 import { describe, expect, test } from "vitest";
 import { checkCitations } from "../../examples/demo/check-citations.js";
 import type { ExtractionLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
-import { MemoryContentStore } from "../../src/governance/content-store.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
-import type { McpRecord, McpToolResult } from "../../src/governance/result-types.js";
+import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 
 function record(source: string, label: string, url: string, identifier: string): McpRecord {
   const citation = { label: `[${label}](${url})`, url };

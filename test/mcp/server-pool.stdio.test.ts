@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, test } from "vitest";
-import { GovernanceError } from "../../src/governance/errors.js";
+import { GovernanceError } from "../../src/core/errors.js";
 import { ServerPool } from "../../src/mcp/server-pool.js";
 import { flushMicrotasks, ManualClock } from "../../src/testing/manual-clock.js";
 import { isAlive, serverConfig, stdioTestServer } from "./server-configs.js";

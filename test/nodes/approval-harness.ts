@@ -10,16 +10,16 @@ import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach } from "vitest";
 import { z } from "zod";
-import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
-import { MemoryContentStore } from "../../src/governance/content-store.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
-import type { PermissionCard, PermissionPolicy } from "../../src/governance/permission-types.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import type { PermissionCard, PermissionPolicy } from "../../src/governance/permissions/permission-types.js";
 import type { ApprovalHook } from "../../src/nodes/approval-hook.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
-import { demoResult } from "../governance/broker-harness.js";
-import { makeSource, makeTool } from "../governance/manifest-factory.js";
+import { demoResult } from "../governance/broker/broker-harness.js";
+import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { answer, callTools, RecordingChatModel } from "./recording-chat-model.js";
 
 /** The lab runtime. */

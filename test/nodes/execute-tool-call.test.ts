@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import { executeGovernedToolCall } from "../../src/nodes/execute-tool-call.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { emptyPromotionState, promotionReducer } from "../../src/visibility/promotion.js";
 import { createDemoGovernance, type DemoCounters } from "./governed-test-runtime.js";
 

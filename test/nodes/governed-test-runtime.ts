@@ -5,12 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { createGovernance, type Governance } from "../../src/adapters/create-governance.js";
-import { MemoryContentStore } from "../../src/governance/content-store.js";
-import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
-import { demoResult } from "../governance/broker-harness.js";
-import { makeSource, makeTool } from "../governance/manifest-factory.js";
+import { demoResult } from "../governance/broker/broker-harness.js";
+import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 
 /** Counters of the demo server. */
 export interface DemoCounters {

@@ -10,10 +10,10 @@ import {
 } from "@langchain/langgraph";
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import type { ApprovalHook, ApprovalRequest } from "../../src/nodes/approval-hook.js";
 import { createGovernedToolNode } from "../../src/nodes/governed-tool-node.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { createGraphTestRuntime, type GraphTestRuntime } from "./graph-test-runtime.js";
 import { answer, callTools, RecordingChatModel } from "./recording-chat-model.js";
 

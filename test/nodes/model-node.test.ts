@@ -2,9 +2,9 @@ import { HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messag
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/adapters/create-governance.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { createModelNode } from "../../src/nodes/model-node.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
 import { createDemoGovernance, type DemoCounters } from "./governed-test-runtime.js";
 import { createGraphTestRuntime, type GraphTestRuntime } from "./graph-test-runtime.js";
 import { answer, callTools, RecordingChatModel } from "./recording-chat-model.js";

@@ -9,7 +9,7 @@ import { describe, expect } from "vitest";
 import { executeGovernedToolCall, type ToolCallOutcome } from "../../src/nodes/execute-tool-call.js";
 import { promote, promotionReducer } from "../../src/visibility/promotion.js";
 import { toSurfaceTool } from "../../src/visibility/surface-tool.js";
-import { demoResult } from "../governance/broker-harness.js";
+import { demoResult } from "../governance/broker/broker-harness.js";
 import { ok, type Rig, rig } from "./broker-faults-rig.js";
 import { faultTest, printFaultSummary } from "./fault-report.js";
 

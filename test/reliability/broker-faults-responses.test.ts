@@ -4,7 +4,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect } from "vitest";
-import { demoResult } from "../governance/broker-harness.js";
+import { demoResult } from "../governance/broker/broker-harness.js";
 import { call, codeOf, ok, rig, type Settled, settle } from "./broker-faults-rig.js";
 import { faultTest, printFaultSummary } from "./fault-report.js";
 

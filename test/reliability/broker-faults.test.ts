@@ -4,9 +4,9 @@
  * broker-faults-responses.test.ts.
  */
 import { describe, expect } from "vitest";
-import { toolErrorResult } from "../../src/governance/upstream-error.js";
+import { toolErrorResult } from "../../src/contract/upstream-error.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
-import { demoResult } from "../governance/broker-harness.js";
+import { demoResult } from "../governance/broker/broker-harness.js";
 import {
   call,
   codeOf,

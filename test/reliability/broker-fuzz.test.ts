@@ -8,8 +8,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { hashCanonical } from "../../src/governance/canonical-json.js";
-import { demoResult } from "../governance/broker-harness.js";
+import { hashCanonical } from "../../src/core/canonical-json.js";
+import { demoResult } from "../governance/broker/broker-harness.js";
 import { call, codeOf, ok, rig, settle, type ToolSpec } from "./broker-faults-rig.js";
 import { faultTest, printFaultSummary } from "./fault-report.js";
 

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect } from "vitest";
-import { SqliteLedger } from "../../src/governance/sqlite-ledger.js";
+import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
 import { faultTest, printFaultSummary } from "./fault-report.js";
 import { countdown, FAULTY, failure, openStdioRig } from "./fixtures/stdio-rig.js";
 import { checkRecoveredDataDir, killWriterWhen, type WriterKillMoment } from "./fixtures/writer-crash.js";

@@ -4,7 +4,7 @@
  * to see the numbers and every miss.
  */
 import { describe, expect, test } from "vitest";
-import { builtinManifestDir, loadManifestDir } from "../../src/governance/manifest-loader.js";
+import { builtinManifestDir, loadManifestDir } from "../../src/governance/manifests/manifest-loader.js";
 import { ToolSearchIndex } from "../../src/visibility/tool-search.js";
 import { ToolSurface } from "../../src/visibility/tool-surface.js";
 import { evaluableQueries, LABELLED_QUERIES } from "./retrieval-queries.js";

@@ -1,9 +1,9 @@
 /** Builders of surface tools for the visibility tests. */
-import { parseManifest } from "../../src/governance/manifest-loader.js";
-import type { SourceManifest } from "../../src/governance/manifest-schema.js";
+import { parseManifest } from "../../src/governance/manifests/manifest-loader.js";
+import type { SourceManifest } from "../../src/governance/manifests/manifest-schema.js";
 import type { SurfaceTool } from "../../src/visibility/surface-tool.js";
 import { ToolSurface } from "../../src/visibility/tool-surface.js";
-import { makeSource, makeTool, type ToolInput } from "../governance/manifest-factory.js";
+import { makeSource, makeTool, type ToolInput } from "../governance/manifests/manifest-factory.js";
 
 /**
  * A validated source manifest.

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { isGovernanceError } from "../../src/governance/errors.js";
+import { isGovernanceError } from "../../src/core/errors.js";
 import {
   buildToolNameTable,
   MAX_TOOL_NAME_LENGTH,

@@ -2,11 +2,11 @@ import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
 import type { ServerConfig } from "../../src/config/types.js";
-import { GovernanceError } from "../../src/governance/errors.js";
-import type { SourceManifest } from "../../src/governance/manifest-schema.js";
-import { SessionSettings } from "../../src/governance/session-settings.js";
-import { SourceCatalog } from "../../src/governance/source-catalog.js";
-import { SourceRegistry } from "../../src/governance/source-registry.js";
+import { GovernanceError } from "../../src/core/errors.js";
+import { SourceCatalog } from "../../src/governance/catalog/source-catalog.js";
+import type { SourceManifest } from "../../src/governance/manifests/manifest-schema.js";
+import { SourceRegistry } from "../../src/governance/manifests/source-registry.js";
+import { SessionSettings } from "../../src/governance/permissions/session-settings.js";
 import type { ToolServerPool } from "../../src/mcp/types.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { promote, promotionReducer, staleTools } from "../../src/visibility/promotion.js";

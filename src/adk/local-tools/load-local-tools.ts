@@ -1,7 +1,7 @@
 /** Scanning a `[tools.local]` folder: every TypeScript/JavaScript and Python file's public functions. */
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { GovernanceError } from "../../governance/errors.js";
+import { GovernanceError } from "../../core/index.js";
 import type { LocalTool } from "./local-tool.js";
 import { loadPythonTools, type PythonToolsOptions } from "./python-tools.js";
 import { loadTypeScriptTools, TYPESCRIPT_TOOL_FILE } from "./typescript-tools.js";

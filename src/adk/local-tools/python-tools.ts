@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { GovernanceError } from "../../governance/errors.js";
+import { GovernanceError } from "../../core/index.js";
 import type { LocalTool } from "./local-tool.js";
 
 /** The bundled introspection script (shipped next to this module's folder in `src` and `dist`). */

@@ -2,10 +2,11 @@
  * The permission step of `sciencegate call`: a dangerous call without cover is put to the human in
  * a terminal, answered by `--approve` when scripted, and otherwise not run.
  */
-import type { InvokeRequest } from "../../governance/broker-types.js";
-import { GovernanceError, isGovernanceError } from "../../governance/errors.js";
-import { createAuthorizationRequest } from "../../governance/permission-request.js";
-import type { PermissionCard, PermissionDecisionKind } from "../../governance/permission-types.js";
+
+import { GovernanceError, isGovernanceError } from "../../core/index.js";
+import type { InvokeRequest } from "../../governance/broker/index.js";
+import type { PermissionCard, PermissionDecisionKind } from "../../governance/permissions/index.js";
+import { createAuthorizationRequest } from "../../governance/permissions/index.js";
 import type { CliRuntime } from "../runtime.js";
 import { APPROVE_CHOICES, type ApproveChoice } from "../terminal-approval.js";
 

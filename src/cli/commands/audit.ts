@@ -1,4 +1,4 @@
-import { checkStoreIntegrity } from "../../governance/store-integrity.js";
+import { checkStoreIntegrity } from "../../governance/audit/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 

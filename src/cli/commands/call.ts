@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { GovernanceError, isGovernanceError, toErrorBody } from "../../governance/errors.js";
-import { modelVisibleName } from "../../visibility/tool-names.js";
+import { GovernanceError, isGovernanceError, toErrorBody } from "../../core/index.js";
+import { modelVisibleName } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 import { type ApproveChoice, askInTerminal } from "../terminal-approval.js";

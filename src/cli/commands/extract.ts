@@ -1,5 +1,5 @@
 import { basename, extname, resolve } from "node:path";
-import { extractPdf } from "../../artifacts/extract-pdf.js";
+import { extractPdf } from "../../artifacts/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 
 /** Options of `sciencegate extract`. */

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { resolveDataDir } from "../../governance/data-dir.js";
-import { GovernanceError } from "../../governance/errors.js";
-import type { Grant, GrantStore } from "../../governance/grant-store.js";
-import { grantStorePath, SqliteGrantStore } from "../../governance/sqlite-grant-store.js";
+import { GovernanceError } from "../../core/index.js";
+import type { Grant, GrantStore } from "../../governance/permissions/index.js";
+import { grantStorePath, SqliteGrantStore } from "../../governance/permissions/index.js";
+import { resolveDataDir } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 
 /** Options of `sciencegate grants`. */

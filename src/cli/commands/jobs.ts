@@ -1,13 +1,14 @@
 import { existsSync } from "node:fs";
+import type { DownloadResult } from "../../artifacts/index.js";
 import {
   type DownloadJob,
+  downloadJobsPath,
+  SqliteDownloadJobStore,
   TERMINAL_DOWNLOAD_STATES,
   unknownJob,
-} from "../../artifacts/download-job-store.js";
-import { downloadJobsPath, SqliteDownloadJobStore } from "../../artifacts/download-sqlite-job-store.js";
-import type { DownloadResult } from "../../artifacts/download-types.js";
-import { resolveDataDir } from "../../governance/data-dir.js";
-import { GovernanceError } from "../../governance/errors.js";
+} from "../../artifacts/index.js";
+import { GovernanceError } from "../../core/index.js";
+import { resolveDataDir } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { openRuntime } from "../runtime.js";
 

@@ -1,13 +1,11 @@
-import { loadExtensionsConfig } from "../../config/extensions-config.js";
-import type { ExtensionsConfig } from "../../config/types.js";
-import { builtinManifestDir } from "../../governance/manifest-loader.js";
-import { SessionSettings } from "../../governance/session-settings.js";
-import { SourceCatalog } from "../../governance/source-catalog.js";
-import { SourceRegistry } from "../../governance/source-registry.js";
-import { ServerPool } from "../../mcp/server-pool.js";
-import type { SurfaceTool } from "../../visibility/surface-tool.js";
-import { ToolSearchIndex } from "../../visibility/tool-search.js";
-import { ToolSurface } from "../../visibility/tool-surface.js";
+import type { ExtensionsConfig } from "../../config/index.js";
+import { loadExtensionsConfig } from "../../config/index.js";
+import { SourceCatalog } from "../../governance/catalog/index.js";
+import { builtinManifestDir, SourceRegistry } from "../../governance/manifests/index.js";
+import { SessionSettings } from "../../governance/permissions/index.js";
+import { ServerPool } from "../../mcp/index.js";
+import type { SurfaceTool } from "../../visibility/index.js";
+import { ToolSearchIndex, ToolSurface } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 
 /** How long one configured server may take to list its tools before it is skipped. */

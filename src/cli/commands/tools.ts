@@ -1,6 +1,6 @@
-import type { ProviderKind } from "../../adk/science-providers.js";
-import { qualifiedToolName } from "../../adk/tool-resolver.js";
-import { modelVisibleName } from "../../visibility/tool-names.js";
+import type { ProviderKind } from "../../adk/index.js";
+import { qualifiedToolName } from "../../runtime/index.js";
+import { modelVisibleName } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 

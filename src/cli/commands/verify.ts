@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
-import { toolUseVerified } from "../../adk/tool-use-verified.js";
-import { loadWorkflowDeclarations } from "../../adk/workflow-file.js";
+import { loadWorkflowDeclarations, toolUseVerified } from "../../adk/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 

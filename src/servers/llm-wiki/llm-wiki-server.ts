@@ -5,8 +5,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type Clock, systemClock } from "../../governance/clock.js";
-import type { McpToolResult } from "../../governance/result-types.js";
+import type { McpToolResult } from "../../contract/index.js";
+import { type Clock, systemClock } from "../../core/index.js";
 import { isProviderError } from "../sources/provider-error.js";
 import { PACKAGE_VERSION } from "../sources/provider-http.js";
 import { WikiHttp } from "./wiki-http.js";

@@ -2,8 +2,9 @@
  * HTTP to one LLM Wiki: the configured origin only, the Bearer token only when set, a timeout, a size cap,
  * no redirects, and failures as `ProviderError`s whose messages name the wiki URL and the reason.
  */
-import { type Clock, systemClock } from "../../governance/clock.js";
-import { parseRetryAfterMs } from "../../governance/rate-limit-retry-after.js";
+
+import { parseRetryAfterMs } from "../../contract/index.js";
+import { type Clock, systemClock } from "../../core/index.js";
 import { isProviderError, ProviderError } from "../sources/provider-error.js";
 import { PACKAGE_VERSION } from "../sources/provider-http.js";
 import { readCappedBody } from "../sources/read-capped-body.js";

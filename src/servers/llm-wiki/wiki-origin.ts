@@ -2,7 +2,7 @@
  * The two values a wiki citation is built from: the configured origin and a validated page path. Citation
  * URLs never come from a URL the wiki returned, so a hostile wiki cannot point a citation elsewhere.
  */
-import { GovernanceError } from "../../governance/errors.js";
+import { GovernanceError } from "../../core/index.js";
 import { ProviderError } from "../sources/provider-error.js";
 
 /** The environment variable holding the wiki origin (shared by citation building and the bridge). */

@@ -3,7 +3,7 @@
  * validated path, version = SHA-256 of the page response), its `source_refs`/`sources` strings become
  * text-only cross-references, and every field of the page passes through in `structuredData`.
  */
-import type { McpRecord } from "../../governance/result-types.js";
+import type { McpRecord } from "../../contract/index.js";
 import { buildRecord } from "../sources/record-builder.js";
 import { wikiPageUrl } from "./wiki-origin.js";
 

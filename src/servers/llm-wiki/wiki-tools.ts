@@ -3,8 +3,8 @@
  * endpoint (hybrid mode, never the answer-generation endpoint), `get_page` and the budgeted `get_pages`.
  */
 import { z } from "zod";
-import { canonicalJson, sha256Hex } from "../../governance/canonical-json.js";
-import type { McpRecord } from "../../governance/result-types.js";
+import type { McpRecord } from "../../contract/index.js";
+import { canonicalJson, sha256Hex } from "../../core/index.js";
 import { ProviderError } from "../sources/provider-error.js";
 import type { WikiHttp } from "./wiki-http.js";
 import { encodePagePath } from "./wiki-origin.js";

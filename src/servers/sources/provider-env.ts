@@ -8,7 +8,7 @@
  * `<SOURCE>` and `<ENDPOINT>` are the ids upper-cased with `-` turned into `_` (`europe-pmc` → `EUROPE_PMC`).
  * An empty value counts as unset.
  */
-import { GovernanceError } from "../../governance/errors.js";
+import { GovernanceError } from "../../core/index.js";
 import type { SourceEndpoint, SourceModule } from "./source-module.js";
 
 /** Environment variables as `process.env` holds them. */

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { toolErrorResult, type UpstreamErrorCode } from "../../governance/upstream-error.js";
+import { toolErrorResult, type UpstreamErrorCode } from "../../contract/index.js";
 
 /** Optional details of a `ProviderError`. */
 export interface ProviderErrorOptions {

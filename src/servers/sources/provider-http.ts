@@ -4,8 +4,8 @@
  * and the mapping of HTTP failures to structured `ProviderError`s.
  */
 import { createRequire } from "node:module";
-import { type Clock, systemClock } from "../../governance/clock.js";
-import { parseRetryAfterMs } from "../../governance/rate-limit-retry-after.js";
+import { parseRetryAfterMs } from "../../contract/index.js";
+import { type Clock, systemClock } from "../../core/index.js";
 import { resolveBaseUrls, type SourceEnv } from "./provider-env.js";
 import { isProviderError, ProviderError } from "./provider-error.js";
 import { readCappedBody } from "./read-capped-body.js";

@@ -1,5 +1,5 @@
 /** Builds the normalized records every source returns, so that citations and scopes look alike everywhere. */
-import type { Citation, ContentScope, CrossReference, McpRecord } from "../../governance/result-types.js";
+import type { Citation, ContentScope, CrossReference, McpRecord } from "../../contract/index.js";
 
 /** What a source knows about one record. */
 export interface RecordInput {

@@ -5,7 +5,7 @@
  * structured error results. See ./README.md for how to add a source.
  */
 import type { z } from "zod";
-import type { ArtifactCandidate, McpRecord } from "../../governance/result-types.js";
+import type { ArtifactCandidate, McpRecord } from "../../contract/index.js";
 import type { SourceHttp } from "./provider-http.js";
 
 /** One provider API a source talks to. */

@@ -6,9 +6,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type Clock, systemClock } from "../../governance/clock.js";
-import { GovernanceError } from "../../governance/errors.js";
-import type { McpToolResult } from "../../governance/result-types.js";
+import type { McpToolResult } from "../../contract/index.js";
+import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
 import type { SourceEnv } from "./provider-env.js";
 import { isProviderError } from "./provider-error.js";
 import { PACKAGE_VERSION, ProviderHttp, type ProviderHttpOptions } from "./provider-http.js";

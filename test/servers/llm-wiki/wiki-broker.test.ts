@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "vitest";
-import { createGovernance, type Governance } from "../../../src/adapters/create-governance.js";
-import { MemoryContentStore } from "../../../src/governance/content-store.js";
-import { MemoryLedger } from "../../../src/governance/memory-ledger.js";
+import { MemoryContentStore } from "../../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
+import { createGovernance, type Governance } from "../../../src/runtime/create-governance.js";
 import { createLlmWikiServer } from "../../../src/servers/llm-wiki/llm-wiki-server.js";
 import { createInMemoryPool } from "../../../src/testing/in-memory-pool.js";
 import { type ReferenceWiki, startReferenceWikiServer } from "../../../src/testing/reference-wiki-server.js";

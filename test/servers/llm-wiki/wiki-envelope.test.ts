@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { type EnvelopeContext, normalizeToolResult } from "../../../src/governance/envelope.js";
+import { type EnvelopeContext, normalizeToolResult } from "../../../src/governance/envelope/envelope.js";
 
 const ORIGIN = "http://127.0.0.1:8100";
 

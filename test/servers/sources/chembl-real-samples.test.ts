@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import type { McpRecord } from "../../../src/governance/result-types.js";
+import type { McpRecord } from "../../../src/contract/result-types.js";
 import { chemblActivityRecord } from "../../../src/servers/sources/chembl/chembl-activity-parser.js";
 import { chemblMoleculeRecord } from "../../../src/servers/sources/chembl/chembl-molecule-parser.js";
 import { type ChemblItem, parseChemblPage } from "../../../src/servers/sources/chembl/chembl-page.js";

@@ -11,8 +11,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { validateManifest } from "../../../src/governance/manifest-loader.js";
-import { inputSchemasCompatible } from "../../../src/governance/schema-compat.js";
+import { inputSchemasCompatible } from "../../../src/governance/catalog/schema-compat.js";
+import { validateManifest } from "../../../src/governance/manifests/manifest-loader.js";
 import { endpointEnvVars } from "../../../src/servers/sources/provider-env.js";
 import { SOURCE_MODULES } from "../../../src/servers/sources/source-modules.js";
 import {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { isGovernanceError } from "../../../src/governance/errors.js";
+import { isGovernanceError } from "../../../src/core/errors.js";
 import { baseUrlEnvVar, resolveBaseUrls } from "../../../src/servers/sources/provider-env.js";
 import { isProviderError, type ProviderError } from "../../../src/servers/sources/provider-error.js";
 import { ProviderHttp, type ProviderHttpOptions } from "../../../src/servers/sources/provider-http.js";

@@ -6,9 +6,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
-import { normalizeToolResult } from "../../../src/governance/envelope.js";
-import type { ArtifactCandidate, McpRecord, McpToolResult } from "../../../src/governance/result-types.js";
-import { readUpstreamError, type UpstreamError } from "../../../src/governance/upstream-error.js";
+import type { ArtifactCandidate, McpRecord, McpToolResult } from "../../../src/contract/result-types.js";
+import { readUpstreamError, type UpstreamError } from "../../../src/contract/upstream-error.js";
+import { normalizeToolResult } from "../../../src/governance/envelope/envelope.js";
 import {
   createSourcesServer,
   type SourcesServerOptions,

@@ -4,8 +4,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { isGovernanceError } from "../../../src/governance/errors.js";
-import { readUpstreamError } from "../../../src/governance/upstream-error.js";
+import { readUpstreamError } from "../../../src/contract/upstream-error.js";
+import { isGovernanceError } from "../../../src/core/errors.js";
 import { ProviderError } from "../../../src/servers/sources/provider-error.js";
 import { defineTool, type SourceModule } from "../../../src/servers/sources/source-module.js";
 import {

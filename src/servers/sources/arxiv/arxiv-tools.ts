@@ -1,6 +1,6 @@
 /** The arXiv tools: `search`, `lookup` and `prepare_paper_download`. */
 import { z } from "zod";
-import type { ArtifactCandidate } from "../../../governance/result-types.js";
+import type { ArtifactCandidate } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { idListInput, maxResultsInput, queryInput, sortInput, startInput } from "../input-schemas.js";
 import { offsetPaging } from "../paging.js";

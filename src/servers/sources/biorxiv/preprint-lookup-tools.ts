@@ -1,6 +1,6 @@
 /** `<server>_lookup_doi` and `<server>_prepare_paper_download`: one preprint by DOI, from api.biorxiv.org. */
 import { z } from "zod";
-import type { ArtifactCandidate } from "../../../governance/result-types.js";
+import type { ArtifactCandidate } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { ProviderError } from "../provider-error.js";
 import type { SourceHttp } from "../provider-http.js";

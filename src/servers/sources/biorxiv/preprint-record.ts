@@ -2,7 +2,7 @@
  * Normalized records of bioRxiv/medRxiv preprints, identified by their DOI and cited with their page on the
  * server's website (the version that was read, when known).
  */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { europePmcArticleUrl } from "../europe-pmc/europe-pmc-ids.js";
 import type { EuropePmcHit } from "../europe-pmc/europe-pmc-search-parser.js";
 import { normalizeDoi } from "../identifiers.js";

@@ -3,7 +3,7 @@
  * no keyword search (only date windows), so this goes through Europe PMC's preprint index, filtered to the
  * server, and says so in a warning.
  */
-import type { McpRecord } from "../../../governance/result-types.js";
+import type { McpRecord } from "../../../contract/index.js";
 import { cursorPaging, searchEuropePmc } from "../europe-pmc/europe-pmc-client.js";
 import { cursorInput } from "../europe-pmc/europe-pmc-search-tool.js";
 import { maxResultsInput, queryInput, sortInput } from "../input-schemas.js";

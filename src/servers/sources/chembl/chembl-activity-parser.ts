@@ -1,5 +1,5 @@
 /** Turns ChEMBL `activity` resources (one measured value of a compound in an assay) into structured records. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord } from "../record-builder.js";
 import {
   chemblActivityUrl,

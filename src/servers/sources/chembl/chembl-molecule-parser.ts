@@ -1,5 +1,5 @@
 /** Turns ChEMBL `molecule` resources (from search, similarity or lookup) into structured records. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord } from "../record-builder.js";
 import { chemblCompoundUrl, normalizeChemblId } from "./chembl-ids.js";
 import {

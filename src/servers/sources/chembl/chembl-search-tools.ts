@@ -1,6 +1,6 @@
 /** The ChEMBL keyword searches: `search_molecules` and `search_targets`. */
 import { z } from "zod";
-import type { McpRecord } from "../../../governance/result-types.js";
+import type { McpRecord } from "../../../contract/index.js";
 import { maxResultsInput, optionalInput, queryInput, startInput } from "../input-schemas.js";
 import type { SourceHttp } from "../provider-http.js";
 import { defineTool, type ToolOutput } from "../source-module.js";

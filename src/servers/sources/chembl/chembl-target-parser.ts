@@ -1,5 +1,5 @@
 /** Turns ChEMBL `target` resources into structured records, with their UniProt components. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord } from "../record-builder.js";
 import { chemblTargetUrl, normalizeChemblId } from "./chembl-ids.js";
 import { type ChemblItem, definedEntries, numberField, objectList, textField } from "./chembl-page.js";

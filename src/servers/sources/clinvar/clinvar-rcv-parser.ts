@@ -1,5 +1,5 @@
 /** Parses ClinVar RCV documents (EFetch `rettype=clinvarset`): one variation–condition record. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
 import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";

@@ -1,6 +1,6 @@
 /** The ClinVar query tools: `search_variants` and `lookup_accession`. */
 import { z } from "zod";
-import type { McpRecord } from "../../../governance/result-types.js";
+import type { McpRecord } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, queryInput, startInput } from "../input-schemas.js";
 import { esummary } from "../ncbi/esummary.js";

@@ -1,5 +1,5 @@
 /** Turns ClinVar ESummary documents (db=clinvar, one per variation) into records. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { type SummaryItem, summaryList, summaryObject, summaryText } from "../ncbi/esummary.js";
 import { buildRecord } from "../record-builder.js";
 import { clinvarRcvUrl, clinvarVariationUrl, vcvAccession } from "./clinvar-ids.js";

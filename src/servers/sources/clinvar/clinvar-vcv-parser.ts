@@ -1,5 +1,5 @@
 /** Parses ClinVar VCV documents (EFetch `rettype=vcv`): a variation's classifications and submissions. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
 import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";

@@ -1,5 +1,5 @@
 /** Normalized records of Ensembl genes, transcripts and region features. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord } from "../record-builder.js";
 import { type EnsemblIdKind, ensemblLocationUrl, ensemblPageUrl } from "./ensembl-ids.js";
 import { type EnsemblLookupObject, isObject, num, str } from "./ensembl-json.js";

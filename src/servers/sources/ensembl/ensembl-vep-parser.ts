@@ -2,7 +2,7 @@
  * Variant notations the Variant Effect Predictor (VEP) accepts, and the records of its answers: one
  * `analysis-result` record per variant with its most severe consequence and per-transcript predictions.
  */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";
 import { ensemblLocationUrl, ensemblPageUrl, speciesPath } from "./ensembl-ids.js";

@@ -1,6 +1,6 @@
 /** `europe-pmc_prepare_paper_download`: full-text candidates of an open-access article (never downloads). */
 import { z } from "zod";
-import type { ArtifactCandidate } from "../../../governance/result-types.js";
+import type { ArtifactCandidate } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";

@@ -1,5 +1,5 @@
 /** Normalized records of Europe PMC search hits. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { normalizeDoi } from "../identifiers.js";
 import { buildRecord, doiReference } from "../record-builder.js";
 import { europePmcArticleUrl, europePmcIdentity } from "./europe-pmc-ids.js";

@@ -1,6 +1,6 @@
 /** The GEO file tools: `list_files` and `prepare_dataset_download` (download candidates, never downloads). */
 import { z } from "zod";
-import type { ArtifactCandidate } from "../../../governance/result-types.js";
+import type { ArtifactCandidate } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, optionalInput, startInput } from "../input-schemas.js";
 import { offsetPaging } from "../paging.js";

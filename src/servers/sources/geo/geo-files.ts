@@ -1,5 +1,5 @@
 /** The files of a GEO record on the GEO FTP site (over HTTPS), and the record itself via ESummary. */
-import type { McpRecord } from "../../../governance/result-types.js";
+import type { McpRecord } from "../../../contract/index.js";
 import { esummary } from "../ncbi/esummary.js";
 import { esearch } from "../ncbi/eutils.js";
 import { ProviderError } from "../provider-error.js";

@@ -1,6 +1,6 @@
 /** The GEO query tools: `search_studies` and `lookup_accession`. */
 import { z } from "zod";
-import type { McpRecord } from "../../../governance/result-types.js";
+import type { McpRecord } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, optionalInput, queryInput, startInput } from "../input-schemas.js";
 import { esummary } from "../ncbi/esummary.js";

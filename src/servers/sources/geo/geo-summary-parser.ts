@@ -1,5 +1,5 @@
 /** Turns GEO ESummary documents (db=gds: series, samples, platforms, curated datasets) into records. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { type SummaryItem, summaryList, summaryObject, summaryText } from "../ncbi/esummary.js";
 import { buildRecord } from "../record-builder.js";
 import {

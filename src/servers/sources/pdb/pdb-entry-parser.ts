@@ -5,7 +5,7 @@
  * accepted either way.
  */
 import { z } from "zod";
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
 import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";

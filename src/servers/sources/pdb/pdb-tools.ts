@@ -1,6 +1,6 @@
 /** The PDB tools: `search_structures`, `lookup_structure` and `prepare_structure_download`. */
 import { z } from "zod";
-import type { ArtifactCandidate, McpRecord } from "../../../governance/result-types.js";
+import type { ArtifactCandidate, McpRecord } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { defaultedInput, maxResultsInput, queryInput, startInput } from "../input-schemas.js";
 import { offsetPaging } from "../paging.js";

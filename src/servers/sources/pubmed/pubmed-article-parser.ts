@@ -1,5 +1,5 @@
 /** Parses PubMed EFetch XML (`PubmedArticleSet`) into normalized records. */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";
 import {

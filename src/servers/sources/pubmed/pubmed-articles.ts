@@ -1,5 +1,5 @@
 /** Fetching PubMed articles by PMID, shared by the PubMed tools. */
-import type { McpRecord } from "../../../governance/result-types.js";
+import type { McpRecord } from "../../../contract/index.js";
 import { efetch } from "../ncbi/eutils.js";
 import type { SourceHttp } from "../provider-http.js";
 import { parsePubmedArticles } from "./pubmed-article-parser.js";

@@ -1,6 +1,6 @@
 /** `pubmed_prepare_paper_download`: download candidates from the PMC Open Access subset (never downloads). */
 import { z } from "zod";
-import type { ArtifactCandidate, McpRecord } from "../../../governance/result-types.js";
+import type { ArtifactCandidate, McpRecord } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { ProviderError } from "../provider-error.js";
 import { buildRecord } from "../record-builder.js";

@@ -2,7 +2,7 @@
  * Parses Reactome AnalysisService answers: the over-representation result of an identifier list
  * (`identifiers/…`) and the list of identifiers it did not recognise (`token/<token>/notFound`).
  */
-import type { McpRecord } from "../../../governance/result-types.js";
+import type { McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
 import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";

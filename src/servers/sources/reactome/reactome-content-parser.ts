@@ -2,7 +2,7 @@
  * Parses Reactome ContentService answers: `search/query` (grouped search hits) and `data/query/<id>` (one
  * database object, here a pathway or reaction) into normalized records.
  */
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
 import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";

@@ -4,7 +4,7 @@
  * than failing the whole answer.
  */
 import { z } from "zod";
-import type { CrossReference, McpRecord } from "../../../governance/result-types.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
 import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";

@@ -1,6 +1,6 @@
 /** The UniProt accession tools: `lookup` (a batch of entries) and `prepare_sequence` (a file candidate). */
 import { z } from "zod";
-import type { ArtifactCandidate } from "../../../governance/result-types.js";
+import type { ArtifactCandidate } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { defaultedInput, idListInput } from "../input-schemas.js";
 import { ProviderError } from "../provider-error.js";

@@ -1,0 +1,21 @@
+export { loadLocalTools } from "./local-tools/load-local-tools.js";
+export type { LocalTool } from "./local-tools/local-tool.js";
+export { providerTransportFactory } from "./provider-transport.js";
+export { type ProviderKind, providerWarnings, scienceServerConfigs } from "./science-providers.js";
+export {
+  assertProviderTokens,
+  loadScienceToml,
+  parseScienceToml,
+  SCIENCE_TOML_FILE,
+  type ScienceProject,
+  type ScienceProvider,
+} from "./science-toml.js";
+export { isToolError, ToolError } from "./tool-error.js";
+export {
+  type ToolDeclaration,
+  type ToolUseFailure,
+  type ToolUseVerdict,
+  toolUseVerified,
+} from "./tool-use-verified.js";
+export { type ToolUseVerifiedOptions, withToolUseVerified } from "./with-tool-use-verified.js";
+export { loadWorkflowDeclarations } from "./workflow-file.js";

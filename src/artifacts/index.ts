@@ -1,0 +1,67 @@
+export {
+  type ArtifactDownloadProgressEvent,
+  type ArtifactDownloadToolOptions,
+  createArtifactDownloadTool,
+} from "./artifact-download-tool.js";
+export type { ManifestLookup } from "./download-candidate.js";
+export type { DownloadFetch } from "./download-fetch.js";
+export {
+  type DownloadJob,
+  type DownloadJobError,
+  type DownloadJobStatus,
+  type DownloadJobStore,
+  MemoryDownloadJobStore,
+  TERMINAL_DOWNLOAD_STATES,
+  unknownJob,
+} from "./download-job-store.js";
+export { callJobId } from "./download-ledger.js";
+export { DownloadManager } from "./download-manager.js";
+export { downloadAuthorizationRequest } from "./download-permission.js";
+export { downloadJobsPath, SqliteDownloadJobStore } from "./download-sqlite-job-store.js";
+export {
+  DEFAULT_DOWNLOAD_MAX_BYTES,
+  type DownloadApproval,
+  type DownloadAuthorize,
+  type DownloadManagerOptions,
+  type DownloadPlan,
+  type DownloadProgress,
+  type DownloadRequest,
+  type DownloadResult,
+} from "./download-types.js";
+export type { Claim, Evidence } from "./evidence-claims.js";
+export {
+  type ExtractPdfInput,
+  type ExtractPdfOptions,
+  type ExtractPdfResult,
+  extractPdf,
+  hasPdfSignature,
+} from "./extract-pdf.js";
+export {
+  type EvidenceRuntime,
+  type FullTextExtraction,
+  fullTextExtractions,
+} from "./full-text-extractions.js";
+export {
+  createPaperExtractTool,
+  PAPER_EXTRACT_TOOL_ID,
+  type PaperExtractResult,
+  type PaperExtractToolOptions,
+  type TurnToolCallIds,
+} from "./paper-extract-tool.js";
+export {
+  extractDownloadedPaper,
+  type PaperExtractionRequest,
+  type PaperExtractionRuntime,
+} from "./paper-extraction.js";
+export { DEFAULT_PDF_LIMITS, type PdfLimits } from "./pdf-limits.js";
+export type { PdfManifest, PdfManifestPage } from "./pdf-manifest.js";
+export { requestDownloadApproval } from "./request-download-approval.js";
+export {
+  type EvidenceRejection,
+  type EvidenceReview,
+  type ReviewEvidenceOptions,
+  type ReviewedClaim,
+  type ReviewedEvidence,
+  type ReviewedRecord,
+  reviewEvidence,
+} from "./review-evidence.js";

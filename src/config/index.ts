@@ -1,0 +1,8 @@
+export { resolveConfigPath } from "./config-path.js";
+export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./default-config.js";
+export {
+  loadExtensionsConfig,
+  parseExtensionsConfig,
+  validateExtensionsConfig,
+} from "./extensions-config.js";
+export type { ExtensionsConfig, RoutingConfig, ServerConfig, TransportKind } from "./types.js";

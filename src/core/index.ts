@@ -1,0 +1,13 @@
+export { canonicalJson, hashCanonical, sha256Hex } from "./canonical-json.js";
+export { type Clock, systemClock } from "./clock.js";
+export {
+  GOVERNANCE_ERROR_CODES,
+  GovernanceError,
+  type GovernanceErrorBody,
+  type GovernanceErrorCode,
+  type GovernanceErrorOptions,
+  isGovernanceError,
+  toErrorBody,
+} from "./errors.js";
+export { migrateSchema, openSqlite } from "./open-sqlite.js";
+export { optional } from "./optional.js";

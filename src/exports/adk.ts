@@ -1,0 +1,28 @@
+/**
+ * `sciencegate/adk`: the Science ADK provider model: `science.toml` projects, local function tools,
+ * qualified tool names, `callTool` and the `tool_use_verified` gate.
+ */
+
+export {
+  type LocalTool,
+  loadLocalTools,
+  loadScienceToml,
+  loadWorkflowDeclarations,
+  type ProviderKind,
+  parseScienceToml,
+  type ScienceProject,
+  type ScienceProvider,
+  type ToolDeclaration,
+  type ToolUseFailure,
+  type ToolUseVerdict,
+  type ToolUseVerifiedOptions,
+  toolUseVerified,
+  withToolUseVerified,
+} from "../adk/index.js";
+export {
+  type CallTool,
+  type CallToolContext,
+  type CallToolOutcome,
+  qualifiedToolName,
+  resolveToolName,
+} from "../runtime/index.js";

@@ -1,0 +1,119 @@
+/**
+ * `sciencegate/governance`: the building blocks behind `createGovernance`, for apps that compose their
+ * own broker, stores or server pool (see ARCHITECTURE.md for how they fit together).
+ */
+
+export {
+  createDownloadApproval,
+  createMultiServerClientPool,
+  GovernedStructuredTool,
+  type GovernedStructuredToolFields,
+  type GovernedToolRunner,
+  type MultiServerClientLike,
+} from "../adapters/index.js";
+export {
+  BUNDLED_SOURCES_SERVER_ID,
+  defaultExtensionsConfigJson,
+  type ExtensionsConfig,
+  loadExtensionsConfig,
+  parseExtensionsConfig,
+  type RoutingConfig,
+  resolveConfigPath,
+  type ServerConfig,
+  type TransportKind,
+  validateExtensionsConfig,
+} from "../config/index.js";
+export type {
+  ArtifactCandidate,
+  Citation,
+  ContentScope,
+  CrossReference,
+  McpRecord,
+  McpToolResult,
+  UpstreamError,
+  UpstreamErrorCode,
+} from "../contract/index.js";
+export { toolErrorResult } from "../contract/index.js";
+export { type Clock, systemClock, toErrorBody } from "../core/index.js";
+export {
+  type AuthorizationRecord,
+  type ContentRef,
+  type ContentStore,
+  checkStoreIntegrity,
+  FileContentStore,
+  type InvocationRecord,
+  type Ledger,
+  type LedgerQuery,
+  type LedgerSummary,
+  MemoryContentStore,
+  MemoryLedger,
+  SqliteLedger,
+  type StoreIntegrityReport,
+} from "../governance/audit/index.js";
+export {
+  Broker,
+  type BrokerOptions,
+  type InvokeOutcome,
+  type InvokeRequest,
+  ResultCache,
+} from "../governance/broker/index.js";
+export {
+  type CatalogSnapshot,
+  type CatalogSource,
+  type CatalogTool,
+  inputSchemasCompatible,
+  SourceCatalog,
+  type SourceStatus,
+} from "../governance/catalog/index.js";
+export {
+  builtinManifestDir,
+  loadManifestDir,
+  loadManifestFile,
+  type SourceManifest,
+  SourceRegistry,
+  type ToolManifest,
+  validateManifest,
+} from "../governance/manifests/index.js";
+export {
+  type ApprovalMode,
+  type AuthorizationDecision,
+  type AuthorizationRequest,
+  type Authorize,
+  createAuthorizationRequest,
+  type DecideResult,
+  type Grant,
+  type GrantStore,
+  grantStorePath,
+  type IsDangerous,
+  MemoryGrantStore,
+  type PendingEndSource,
+  type PendingPermission,
+  type PermissionCard,
+  type PermissionDecision,
+  type PermissionDecisionSource,
+  type PermissionEvaluation,
+  type PermissionPolicy,
+  type PermissionRisk,
+  PermissionService,
+  type PermissionServiceOptions,
+  permissionDecisionSchema,
+  SessionSettings,
+  SqliteGrantStore,
+} from "../governance/permissions/index.js";
+export { RateLimiter, type RateLimitGroupConfig } from "../governance/rate-limit/index.js";
+export {
+  type PoolCallOptions,
+  ServerPool,
+  type ServerPoolOptions,
+  type ServerState,
+  type ServerStatus,
+  type ToolServerPool,
+} from "../mcp/index.js";
+export {
+  type ApprovalGateRuntime,
+  type AuthorizationApproval,
+  createAuthorizationApproval,
+  permissionDecisionJsonSchema,
+} from "../nodes/index.js";
+export { resolveDataDir } from "../runtime/index.js";
+export { modelVisibleName } from "../visibility/index.js";

@@ -1,0 +1,304 @@
+/**
+ * The audit ledger contract: one row per tool invocation (every outcome, cached or not) and one row
+ * per permission authorization. Implementations must pass `describeLedgerConformance`.
+ */
+import { GovernanceError } from "../../core/index.js";
+
+/** Outcome of an invocation. */
+export type InvocationStatus = "ok" | "error";
+
+/** The structured error of a failed invocation (a `GovernanceErrorBody` without `data`). */
+export interface InvocationError {
+  code: string;
+  message: string;
+  retryable: boolean;
+  attempts: number;
+  retryAfterMs?: number;
+}
+
+/** One ledger row: what was called, for whom, how it went and where its content lives in the CAS. */
+export interface InvocationRecord {
+  invocationId: string;
+  sessionId: string;
+  threadId?: string;
+  toolCallId?: string;
+  runId?: string;
+  sourceId: string;
+  toolId: string;
+  mcpToolName?: string;
+  status: InvocationStatus;
+  /** ISO-8601 timestamp; rows are ordered by it. */
+  startedAt: string;
+  /** ISO-8601 timestamp. */
+  finishedAt: string;
+  durationMs: number;
+  attempts: number;
+  cacheHit: boolean;
+  queueWaitMs: number;
+  /** CAS ref (`sha256:…`) of the validated request. */
+  requestRef?: string;
+  /** CAS ref of the raw MCP response. */
+  rawRef?: string;
+  /** CAS ref of the normalized `McpToolResult`. */
+  normalizedRef?: string;
+  authorizationId?: string;
+  license?: string;
+  catalogRevision?: string;
+  toolDefinitionHash?: string;
+  inputHash?: string;
+  /** Present exactly when `status` is `"error"`. */
+  error?: InvocationError;
+}
+
+/** A single-use permission authorization (a human decision or a grant hit), kept for audit. */
+export interface AuthorizationRecord {
+  id: string;
+  sessionId: string;
+  threadId?: string;
+  toolCallId?: string;
+  sourceId: string;
+  toolId: string;
+  /** The permission action, e.g. `search` or `download`. */
+  action: string;
+  /** The normalized resource, e.g. `pubmed:search` or `artifact:arxiv`. */
+  resource: string;
+  /** What authorized the call, e.g. `allow_once`, `allow_matching`, `grant`, `always_allow`, `policy`. */
+  decisionSource: string;
+  /** ISO-8601 timestamp; listings are ordered by it. */
+  createdAt: string;
+  /** The session's permission epoch after this authorization. */
+  epoch: number;
+}
+
+/** Filters of `Ledger.query`; all given filters must match. Empty strings count as absent. */
+export interface LedgerQuery {
+  sessionId?: string;
+  threadId?: string;
+  runId?: string;
+  sourceId?: string;
+  toolId?: string;
+  status?: InvocationStatus;
+  /** Maximum number of rows (applied after ordering, so `desc` + `limit` gives the latest). */
+  limit?: number;
+  /** By `startedAt`, ties in append order. @default "asc" */
+  order?: "asc" | "desc";
+}
+
+/** Totals over the ledger or one session. */
+export interface LedgerSummary {
+  calls: number;
+  ok: number;
+  errors: number;
+  cacheHits: number;
+  totalQueueWaitMs: number;
+  /** Failed calls per error code. */
+  byErrorCode: Record<string, number>;
+  /** Calls per source id. */
+  bySource: Record<string, number>;
+}
+
+/** The audit ledger port. Methods reject with `UPSTREAM_UNAVAILABLE` after `close()`. */
+export interface Ledger {
+  /**
+   * Appends one invocation row.
+   * @throws GovernanceError `DUPLICATE_ID` when the `invocationId`, or the `threadId`+`toolCallId` pair,
+   * is already recorded (`data.existingInvocationId` names the row); `INVALID_INPUT` for a malformed record
+   */
+  append(record: InvocationRecord): Promise<void>;
+  /** The row with this id, or `undefined`. */
+  get(invocationId: string): Promise<InvocationRecord | undefined>;
+  /** The row of one tool call of one thread (to replay a completed call on resume), or `undefined`. */
+  findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined>;
+  /**
+   * Rows matching every given filter.
+   * @throws GovernanceError `INVALID_INPUT` for a negative or fractional `limit` or an unknown `order`
+   */
+  query(query?: LedgerQuery): Promise<InvocationRecord[]>;
+  /** Totals over every row, or over one session's rows. */
+  summary(options?: { sessionId?: string }): Promise<LedgerSummary>;
+  /**
+   * Appends one authorization row.
+   * @throws GovernanceError `DUPLICATE_ID` for a known `id`; `INVALID_INPUT` for a malformed record
+   */
+  appendAuthorization(record: AuthorizationRecord): Promise<void>;
+  /** Authorizations ordered by `createdAt` (ties in append order), optionally of one session. */
+  listAuthorizations(options?: { sessionId?: string }): Promise<AuthorizationRecord[]>;
+  /** Releases the store. Idempotent. */
+  close(): Promise<void>;
+}
+
+type FieldKind = "id" | "text" | "text?" | "iso" | "count" | "ms" | "ms?" | "bool";
+interface Issue {
+  path: string;
+  message: string;
+}
+
+const INVOCATION_FIELDS: Record<Exclude<keyof InvocationRecord, "status" | "error">, FieldKind> = {
+  invocationId: "id",
+  sessionId: "id",
+  threadId: "text?",
+  toolCallId: "text?",
+  runId: "text?",
+  sourceId: "id",
+  toolId: "id",
+  mcpToolName: "text?",
+  startedAt: "iso",
+  finishedAt: "iso",
+  durationMs: "ms",
+  attempts: "count",
+  cacheHit: "bool",
+  queueWaitMs: "ms",
+  requestRef: "text?",
+  rawRef: "text?",
+  normalizedRef: "text?",
+  authorizationId: "text?",
+  license: "text?",
+  catalogRevision: "text?",
+  toolDefinitionHash: "text?",
+  inputHash: "text?",
+};
+const ERROR_FIELDS: Record<keyof InvocationError, FieldKind> = {
+  code: "id",
+  message: "text",
+  retryable: "bool",
+  attempts: "count",
+  retryAfterMs: "ms?",
+};
+const AUTHORIZATION_FIELDS: Record<keyof AuthorizationRecord, FieldKind> = {
+  id: "id",
+  sessionId: "id",
+  threadId: "text?",
+  toolCallId: "text?",
+  sourceId: "id",
+  toolId: "id",
+  action: "id",
+  resource: "id",
+  decisionSource: "id",
+  createdAt: "iso",
+  epoch: "count",
+};
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const FIELD_RULES: Record<FieldKind, [test: (value: unknown) => boolean, message: string]> = {
+  id: [(v) => typeof v === "string" && v !== "", "must be a non-empty string"],
+  text: [(v) => typeof v === "string", "must be a string"],
+  "text?": [(v) => typeof v === "string", "must be a string when present"],
+  iso: [
+    (v) => typeof v === "string" && ISO_TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v)),
+    "must be an ISO-8601 timestamp",
+  ],
+  count: [(v) => Number.isSafeInteger(v) && (v as number) >= 0, "must be a non-negative integer"],
+  ms: [(v) => typeof v === "number" && Number.isFinite(v) && v >= 0, "must be a non-negative finite number"],
+  "ms?": [
+    (v) => typeof v === "number" && Number.isFinite(v) && v >= 0,
+    "must be a non-negative finite number when present",
+  ],
+  bool: [(v) => typeof v === "boolean", "must be a boolean"],
+};
+
+function pick(
+  input: unknown,
+  spec: Record<string, FieldKind>,
+  issues: Issue[],
+  prefix = "",
+): Record<string, unknown> {
+  const source = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, kind] of Object.entries(spec)) {
+    const value = source[key];
+    // Optional fields: undefined and "" both mean absent (the house rule for optional parameters).
+    if (kind.endsWith("?") && (value === undefined || value === "")) continue;
+    const [test, message] = FIELD_RULES[kind];
+    if (test(value)) out[key] = value;
+    else issues.push({ path: prefix + key, message });
+  }
+  return out;
+}
+
+function invalid(what: string, issues: Issue[]): GovernanceError {
+  const list = issues.map((issue) => `${issue.path} ${issue.message}`).join("; ");
+  return new GovernanceError("INVALID_INPUT", `Invalid ${what}: ${list}.`, { data: { issues } });
+}
+
+/**
+ * A clean copy of an invocation record: known fields only, empty optional strings dropped.
+ * Implementations call this first so that every backend stores and returns the same shape.
+ * @param record the record to check
+ * @returns the normalized copy
+ * @throws GovernanceError `INVALID_INPUT` listing every bad field with its path (`data.issues`)
+ */
+export function normalizeInvocationRecord(record: InvocationRecord): InvocationRecord {
+  const issues: Issue[] = [];
+  const out = pick(record, INVOCATION_FIELDS, issues);
+  const { status, error } = record ?? {};
+  if (status === "ok" || status === "error") out.status = status;
+  else issues.push({ path: "status", message: 'must be "ok" or "error"' });
+  if (status === "error") {
+    if (typeof error === "object" && error !== null) out.error = pick(error, ERROR_FIELDS, issues, "error.");
+    else issues.push({ path: "error", message: 'is required when status is "error"' });
+  } else if (error !== undefined) {
+    issues.push({ path: "error", message: 'must be absent unless status is "error"' });
+  }
+  if (issues.length > 0) throw invalid("invocation record", issues);
+  return out as unknown as InvocationRecord;
+}
+
+/**
+ * A clean copy of an authorization record (known fields only, empty optional strings dropped).
+ * @param record the record to check
+ * @returns the normalized copy
+ * @throws GovernanceError `INVALID_INPUT` listing every bad field with its path (`data.issues`)
+ */
+export function normalizeAuthorizationRecord(record: AuthorizationRecord): AuthorizationRecord {
+  const issues: Issue[] = [];
+  const out = pick(record, AUTHORIZATION_FIELDS, issues);
+  if (issues.length > 0) throw invalid("authorization record", issues);
+  return out as unknown as AuthorizationRecord;
+}
+
+const FILTER_KEYS = ["sessionId", "threadId", "runId", "sourceId", "toolId", "status"] as const;
+
+/**
+ * A query's filters with empty strings removed, its order and its limit, checked.
+ * @param query the caller's query
+ * @returns the present filters, the order and the limit (`undefined` for none)
+ * @throws GovernanceError `INVALID_INPUT` for a negative or fractional `limit` or an unknown `order`
+ */
+export function normalizeLedgerQuery(query: LedgerQuery = {}): {
+  filters: Partial<Record<(typeof FILTER_KEYS)[number], string>>;
+  order: "asc" | "desc";
+  limit: number | undefined;
+} {
+  const issues: Issue[] = [];
+  const filters: Partial<Record<(typeof FILTER_KEYS)[number], string>> = {};
+  for (const key of FILTER_KEYS) {
+    const value = query[key];
+    if (value !== undefined && value !== "") filters[key] = value;
+  }
+  const order = query.order ?? "asc";
+  if (order !== "asc" && order !== "desc") issues.push({ path: "order", message: 'must be "asc" or "desc"' });
+  const { limit } = query;
+  if (limit !== undefined && !FIELD_RULES.count[0](limit))
+    issues.push({ path: "limit", message: FIELD_RULES.count[1] });
+  if (issues.length > 0) throw invalid("ledger query", issues);
+  return { filters, order, limit };
+}
+
+/**
+ * The error of an append whose key is already recorded.
+ * @param message what collided
+ * @param existingInvocationId the recorded row, when the collision is on an invocation
+ * @returns a `DUPLICATE_ID` error
+ */
+export function duplicateError(message: string, existingInvocationId?: string): GovernanceError {
+  return new GovernanceError("DUPLICATE_ID", message, {
+    data: existingInvocationId === undefined ? {} : { existingInvocationId },
+  });
+}
+
+/**
+ * The error every ledger method throws once the ledger is closed.
+ * @returns an `UPSTREAM_UNAVAILABLE` error
+ */
+export function closedLedgerError(): GovernanceError {
+  return new GovernanceError("UPSTREAM_UNAVAILABLE", "The ledger is closed.");
+}

@@ -1,0 +1,34 @@
+/** Public types of `Broker.invoke`: requests, outcomes and the permission hook. */
+
+import type { McpToolResult } from "../../contract/index.js";
+
+/** One governed call. */
+export interface InvokeRequest {
+  sourceId: string;
+  toolId: string;
+  /** The arguments as the model or app gave them; validated against the manifest schema. */
+  input: unknown;
+  /** The session id (a LangGraph thread id unless the app says otherwise). */
+  session: string;
+  /** With `toolCallId`, the idempotency key: a second call returns the recorded result. */
+  threadId?: string;
+  toolCallId?: string;
+  /** Groups invocations of one agent run (for provenance checks). */
+  runId?: string;
+  /** Aborting cancels the call (`CANCELLED`) and the in-flight MCP request. */
+  signal?: AbortSignal;
+  /** Progress notifications of the MCP request. */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/** What `Broker.invoke` returns. */
+export interface InvokeOutcome {
+  invocationId: string;
+  result: McpToolResult;
+  /** Served from the result cache (no MCP call). */
+  cacheHit: boolean;
+  /** Returned from the ledger for a `threadId:toolCallId` that already ran (no MCP call). */
+  replayed: boolean;
+  attempts: number;
+  queueWaitMs: number;
+}

@@ -1,0 +1,276 @@
+import { randomUUID } from "node:crypto";
+import type { McpToolResult } from "../../contract/index.js";
+import { type Clock, GovernanceError, hashCanonical, optional, systemClock } from "../../core/index.js";
+import type { ToolServerPool } from "../../mcp/index.js";
+import type { ContentStore, InvocationRecord, Ledger } from "../audit/index.js";
+import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
+import { normalizeToolResult } from "../envelope/index.js";
+import type { SourceManifest } from "../manifests/index.js";
+import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
+import { SessionSettings } from "../permissions/index.js";
+import type { RateLimiter } from "../rate-limit/index.js";
+import type { InvokeOutcome, InvokeRequest } from "./broker-types.js";
+import { cacheTtlSeconds } from "./cache-ttl-seconds.js";
+import { callUpstream } from "./call-upstream.js";
+import { checkingDepth, refuseTooDeep } from "./refuse-too-deep.js";
+import { ResultCache } from "./result-cache.js";
+import { toGovernanceError } from "./to-governance-error.js";
+
+/** Options of `Broker`. Every store and time source is injectable. */
+export interface BrokerOptions {
+  catalog: SourceCatalog;
+  pool: ToolServerPool;
+  ledger: Ledger;
+  store: ContentStore;
+  /** Limits per `rateLimitGroup`. @default no limits */
+  limiter?: RateLimiter;
+  /** @default a 64 MiB in-memory cache */
+  cache?: ResultCache;
+  /** Per-session source switches. @default manifest `enabledByDefault` */
+  sessions?: SessionSettings;
+  /** The permission hook. @default allow every call */
+  authorize?: Authorize;
+  /**
+   * Origins (scheme + host + port) whose URLs a source's records may cite besides HTTPS on its
+   * `networkHosts`: a private source on the local network, such as an LLM Wiki at its configured
+   * origin. @default none
+   */
+  allowedOrigins?: (source: SourceManifest) => readonly string[];
+  /** Deadline of a call when the tool manifest sets none. @default 60000 */
+  defaultTimeoutMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** Jitter source for retries. @default Math.random */
+  random?: () => number;
+  /** Invocation id generator. @default crypto.randomUUID */
+  newId?: () => string;
+}
+
+type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
+
+/**
+ * The one governed path to MCP servers. `invoke` runs, in order: enablement, input validation,
+ * permission, cache, rate-limit admission, the MCP call (deadline, retries, size cap), envelope
+ * checks, CAS writes and one ledger row for every outcome.
+ */
+export class Broker {
+  readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimiter | undefined };
+  readonly #validator = new InputValidator();
+  readonly #inflight = new Map<string, Promise<InvokeOutcome>>();
+
+  constructor(options: BrokerOptions) {
+    this.#o = {
+      cache: new ResultCache(options.clock ? { clock: options.clock } : {}),
+      sessions: new SessionSettings(),
+      authorize: () => ({ allowed: true }),
+      allowedOrigins: () => [],
+      defaultTimeoutMs: 60_000,
+      clock: systemClock,
+      random: Math.random,
+      newId: randomUUID,
+      ...options,
+      limiter: options.limiter,
+    };
+  }
+
+  /** The session switches this broker enforces. */
+  get sessions(): SessionSettings {
+    return this.#o.sessions;
+  }
+
+  /**
+   * Runs one governed tool call.
+   * @param request source, tool, arguments, session and optional idempotency key and signal
+   * @returns the normalized result with its invocation id
+   * @throws GovernanceError with any code of the documented union; every outcome is in the ledger
+   */
+  invoke(request: InvokeRequest): Promise<InvokeOutcome> {
+    if (request.threadId === undefined || request.toolCallId === undefined) return this.#invokeOnce(request);
+    const key = `${request.threadId}:${request.toolCallId}`;
+    const running = this.#inflight.get(key);
+    if (running) return running;
+    const promise = this.#invokeOnce(request).finally(() => this.#inflight.delete(key));
+    this.#inflight.set(key, promise);
+    return promise;
+  }
+
+  async #invokeOnce(request: InvokeRequest): Promise<InvokeOutcome> {
+    const { ledger, store, clock } = this.#o;
+    if (request.threadId !== undefined && request.toolCallId !== undefined) {
+      const prior = await ledger.findByCall(request.threadId, request.toolCallId);
+      if (prior) return this.#replay(prior);
+    }
+    const startedMs = clock.now();
+    const row: Row = {
+      invocationId: this.#o.newId(),
+      sessionId: request.session,
+      sourceId: request.sourceId,
+      toolId: request.toolId,
+      startedAt: new Date(startedMs).toISOString(),
+      attempts: 0,
+      cacheHit: false,
+      queueWaitMs: 0,
+      ...optional({ threadId: request.threadId, toolCallId: request.toolCallId, runId: request.runId }),
+      ...optional({ catalogRevision: this.#o.catalog.revision }),
+    };
+    try {
+      // Inside the try: arguments that cannot be stored as JSON (a BigInt, a cycle) are INVALID_INPUT
+      // from the store, and that refusal is audited like every other one.
+      row.requestRef = (
+        await store.putJson({
+          sourceId: request.sourceId,
+          toolId: request.toolId,
+          input: request.input ?? null,
+        })
+      ).ref;
+      const outcome = await this.#run(request, row);
+      await this.#append(row, "ok", startedMs);
+      return outcome;
+    } catch (caught) {
+      const error = toGovernanceError(caught, row);
+      row.error = {
+        code: error.code,
+        message: error.message,
+        retryable: error.retryable,
+        attempts: row.attempts,
+        ...optional({ retryAfterMs: error.retryAfterMs }),
+      };
+      await this.#append(row, "error", startedMs);
+      throw error;
+    }
+  }
+
+  async #run(request: InvokeRequest, row: Row): Promise<InvokeOutcome> {
+    const { source, tool } = this.#resolve(request);
+    row.mcpToolName = tool.manifest.mcpToolName;
+    row.toolDefinitionHash = tool.definitionHash;
+    row.license = source.governance.license;
+    const label = `${source.id}/${tool.toolId}`;
+    const input = this.#validator.parse(tool.manifest.inputSchema, request.input ?? {}, label);
+    row.inputHash = hashCanonical(input);
+
+    const decision = await Promise.resolve()
+      .then(() =>
+        this.#o.authorize({
+          sessionId: request.session,
+          sourceId: source.id,
+          toolId: tool.toolId,
+          source,
+          tool: tool.manifest,
+          definitionHash: tool.definitionHash,
+          input,
+          ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
+        }),
+      )
+      .catch((error: unknown): AuthorizationDecision => ({ allowed: false, reason: errorMessage(error) }));
+    if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
+    if (!decision.allowed) {
+      throw new GovernanceError(
+        "PERMISSION_DENIED",
+        `Call to ${label} was not authorized: ${decision.reason}`,
+        {
+          data: { reason: decision.reason },
+        },
+      );
+    }
+
+    const cacheTtl = cacheTtlSeconds(source, tool.manifest);
+    const cacheKey =
+      cacheTtl > 0
+        ? ResultCache.key({ sourceId: source.id, toolId: tool.toolId, version: source.version, input })
+        : "";
+    const hit = cacheKey ? this.#o.cache.get(cacheKey) : undefined;
+    if (hit) {
+      row.cacheHit = true;
+      if (hit.normalizedRef !== undefined) row.normalizedRef = hit.normalizedRef;
+      return this.#outcome(row, hit.result, false);
+    }
+
+    const raw = await callUpstream({ request, source, tool, input, tally: row }, this.#o);
+    row.rawRef = (await this.#o.store.putJson(raw).catch(refuseTooDeep)).ref;
+    const result = checkingDepth(() =>
+      normalizeToolResult(raw, {
+        sourceId: source.id,
+        toolId: tool.toolId,
+        networkHosts: source.governance.networkHosts,
+        license: source.governance.license,
+        attribution: source.governance.attribution,
+        now: new Date(this.#o.clock.now()),
+        allowedOrigins: this.#o.allowedOrigins(source),
+      }),
+    );
+    row.normalizedRef = (await this.#o.store.putJson(result)).ref;
+    if (cacheKey) this.#o.cache.set(cacheKey, { result, normalizedRef: row.normalizedRef }, cacheTtl);
+    return this.#outcome(row, result, false);
+  }
+
+  #resolve(request: InvokeRequest): { source: SourceManifest; tool: CatalogTool } {
+    const entry = this.#o.catalog.source(request.sourceId);
+    if (!entry) {
+      const known = this.#o.catalog
+        .sources()
+        .map((s) => s.id)
+        .join(", ");
+      throw new GovernanceError(
+        "TOOL_UNAVAILABLE",
+        `Unknown source '${request.sourceId}'. Known sources: ${known || "(none)"}.`,
+      );
+    }
+    if (entry.status === "disabled") {
+      throw new GovernanceError(
+        "SOURCE_DISABLED",
+        `Source '${entry.id}' is disabled: ${entry.reason ?? "by config"}.`,
+      );
+    }
+    if (!this.#o.sessions.isSourceEnabled(request.session, entry.manifest)) {
+      throw new GovernanceError(
+        "SOURCE_DISABLED",
+        `Source '${entry.id}' is not enabled for session '${request.session}'. Enable it for the session first.`,
+      );
+    }
+    return { source: entry.manifest, tool: this.#o.catalog.requireTool(entry.id, request.toolId) };
+  }
+
+  #outcome(row: Row, result: McpToolResult, replayed: boolean): InvokeOutcome {
+    return {
+      invocationId: row.invocationId,
+      result,
+      cacheHit: row.cacheHit,
+      replayed,
+      attempts: row.attempts,
+      queueWaitMs: row.queueWaitMs,
+    };
+  }
+
+  async #replay(prior: InvocationRecord): Promise<InvokeOutcome> {
+    if (prior.status === "error" || prior.normalizedRef === undefined) {
+      const e = prior.error;
+      throw new GovernanceError(
+        (e?.code ?? "UPSTREAM_UNAVAILABLE") as GovernanceError["code"],
+        e?.message ?? "The recorded call failed.",
+        {
+          retryable: e?.retryable ?? false,
+          attempts: e?.attempts ?? prior.attempts,
+          data: { invocationId: prior.invocationId, replayed: true },
+          ...optional({ retryAfterMs: e?.retryAfterMs }),
+        },
+      );
+    }
+    const result = await this.#o.store.getJson<McpToolResult>(prior.normalizedRef);
+    return this.#outcome(prior, result, true);
+  }
+
+  async #append(row: Row, status: "ok" | "error", startedMs: number): Promise<void> {
+    const finishedMs = this.#o.clock.now();
+    await this.#o.ledger.append({
+      ...row,
+      status,
+      finishedAt: new Date(finishedMs).toISOString(),
+      durationMs: Math.max(0, finishedMs - startedMs),
+    });
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

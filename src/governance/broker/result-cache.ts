@@ -1,0 +1,92 @@
+import { LRUCache } from "lru-cache";
+import type { McpToolResult } from "../../contract/index.js";
+import type { Clock } from "../../core/index.js";
+import { hashCanonical, systemClock } from "../../core/index.js";
+
+/** A cached normalized result and the CAS reference of its stored copy. */
+export interface CachedResult {
+  result: McpToolResult;
+  normalizedRef?: string;
+}
+
+/** What identifies one cacheable call. */
+export interface ResultCacheKeyParts {
+  sourceId: string;
+  toolId: string;
+  /** The manifest (adapter) version: a new manifest version never serves old entries. */
+  version: string;
+  /** The validated input. */
+  input: Record<string, unknown>;
+}
+
+/** Options of `ResultCache`. */
+export interface ResultCacheOptions {
+  /** Byte budget over the JSON size of cached results. @default 64 MiB */
+  maxBytes?: number;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+/**
+ * The in-memory result cache (lru-cache with TTL and a byte budget). Keys are the SHA-256 of the
+ * canonical JSON of source, tool, manifest version and validated input. The broker decides what is
+ * cacheable (never private/controlled sources nor tools that are not read-only).
+ */
+export class ResultCache {
+  readonly #lru: LRUCache<string, CachedResult>;
+
+  constructor(options: ResultCacheOptions = {}) {
+    const clock = options.clock ?? systemClock;
+    this.#lru = new LRUCache<string, CachedResult>({
+      maxSize: options.maxBytes ?? 64 * 1024 * 1024,
+      sizeCalculation: (entry) => Math.max(1, Buffer.byteLength(JSON.stringify(entry.result))),
+      ttlAutopurge: false,
+      ttlResolution: 0,
+      perf: { now: () => clock.now() },
+    });
+  }
+
+  /**
+   * The cache key of a call.
+   * @param parts source, tool, manifest version and validated input
+   * @returns hex SHA-256
+   */
+  static key(parts: ResultCacheKeyParts): string {
+    return hashCanonical({
+      source: parts.sourceId,
+      tool: parts.toolId,
+      version: parts.version,
+      input: parts.input,
+    });
+  }
+
+  /** The live entry for `key`, or undefined when absent or expired. */
+  get(key: string): CachedResult | undefined {
+    return this.#lru.get(key);
+  }
+
+  /**
+   * Stores an entry for `ttlSeconds`.
+   * @param key from `ResultCache.key`
+   * @param entry the normalized result and its CAS ref
+   * @param ttlSeconds time to live; <= 0 stores nothing
+   */
+  set(key: string, entry: CachedResult, ttlSeconds: number): void {
+    if (ttlSeconds <= 0) return;
+    this.#lru.set(key, entry, { ttl: ttlSeconds * 1000 });
+  }
+
+  /** Number of live entries. */
+  get size(): number {
+    return this.#lru.size;
+  }
+
+  /** Bytes used by cached results. */
+  get bytes(): number {
+    return this.#lru.calculatedSize;
+  }
+
+  clear(): void {
+    this.#lru.clear();
+  }
+}

@@ -1,0 +1,2 @@
+export { normalizeToolResult } from "./envelope.js";
+export { neutralizeDeep, neutralizePromptTags } from "./prompt-neutralizer.js";

@@ -1,0 +1,105 @@
+/**
+ * Writes the permission service's authorization rows: one ledger row per decision, numbered by the
+ * session's permission epoch, and the session grant an `allow_matching` decision creates.
+ */
+
+import type { Clock } from "../../core/index.js";
+import type { Ledger } from "../audit/index.js";
+import type { AuthorizationRequest } from "./authorization.js";
+import type { GrantStore } from "./grant-store.js";
+import type { RenderedPermission } from "./permission-render.js";
+import type { PermissionDecision, PermissionDecisionSource } from "./permission-types.js";
+import type { DecideResult, PendingEndSource } from "./recorded-decisions.js";
+
+/** Options of `AuthorizationRecorder` (the permission service passes its resolved defaults). */
+export interface AuthorizationRecorderOptions {
+  /** Where authorization rows go. */
+  ledger: Ledger;
+  /** Session grants and permission epochs. */
+  grants: GrantStore;
+  /** Stamps `createdAt` of rows and grants. */
+  clock: Clock;
+  /** Id generator of authorizations and grants. */
+  newId: () => string;
+}
+
+/** Appends authorization rows (and grants) for a `PermissionService`. */
+export class AuthorizationRecorder {
+  readonly #ledger: Ledger;
+  readonly #grants: GrantStore;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+
+  /** @param options ledger, grant store, clock and id generator */
+  constructor(options: AuthorizationRecorderOptions) {
+    this.#ledger = options.ledger;
+    this.#grants = options.grants;
+    this.#clock = options.clock;
+    this.#newId = options.newId;
+  }
+
+  /**
+   * Records a human's decision: `allow_matching` also ensures one session grant on the normalized
+   * resource bound to the tool definition.
+   * @param request the call decided on
+   * @param rendered `renderPermission(request)`
+   * @param decision the validated decision
+   * @returns the authorization id, the decision source and, for `allow_matching`, the grant
+   * @throws whatever the ledger or grant store throws
+   */
+  async recordDecision(
+    request: AuthorizationRequest,
+    rendered: RenderedPermission,
+    decision: PermissionDecision,
+  ): Promise<DecideResult> {
+    if (decision.decision === "allow_matching") {
+      const { grant } = await this.#grants.ensure({
+        id: this.#newId(),
+        sessionId: request.sessionId,
+        action: rendered.action,
+        resource: rendered.normalizedResource,
+        toolDefinitionHash: request.definitionHash,
+        createdAt: this.#isoNow(),
+      });
+      const authorizationId = await this.append(request, rendered, "user_grant");
+      return { authorizationId, decisionSource: "user_grant", grant };
+    }
+    const decisionSource = decision.decision === "allow_once" ? "user_once" : "user_deny";
+    return { authorizationId: await this.append(request, rendered, decisionSource), decisionSource };
+  }
+
+  /**
+   * Appends one authorization row, advancing the session's permission epoch.
+   * @param request the call
+   * @param rendered `renderPermission(request)`
+   * @param decisionSource why the call was allowed or refused
+   * @returns the new authorization id
+   * @throws whatever the ledger or grant store throws
+   */
+  async append(
+    request: AuthorizationRequest,
+    rendered: RenderedPermission,
+    decisionSource: PermissionDecisionSource | PendingEndSource,
+  ): Promise<string> {
+    const id = this.#newId();
+    const epoch = await this.#grants.nextEpoch(request.sessionId);
+    await this.#ledger.appendAuthorization({
+      id,
+      sessionId: request.sessionId,
+      sourceId: request.sourceId,
+      toolId: request.toolId,
+      action: rendered.action,
+      resource: rendered.normalizedResource,
+      decisionSource,
+      createdAt: this.#isoNow(),
+      epoch,
+      ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
+      ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
+    });
+    return id;
+  }
+
+  #isoNow(): string {
+    return new Date(this.#clock.now()).toISOString();
+  }
+}

@@ -1,0 +1,28 @@
+/** The permission hook the broker calls for every call, after validation and before any cache or I/O. */
+
+import type { SourceManifest, ToolManifest } from "../manifests/index.js";
+
+/** What the permission hook is asked about one call, after validation and before any cache or I/O. */
+export interface AuthorizationRequest {
+  sessionId: string;
+  threadId?: string;
+  toolCallId?: string;
+  sourceId: string;
+  toolId: string;
+  source: SourceManifest;
+  tool: ToolManifest;
+  /** Hash of the live tool definition; grants are bound to it. */
+  definitionHash: string;
+  /** The validated arguments. */
+  input: Record<string, unknown>;
+}
+
+/** The permission hook's answer. `authorizationId` is recorded on the invocation row. */
+export type AuthorizationDecision =
+  | { allowed: true; authorizationId?: string }
+  | { allowed: false; reason: string; authorizationId?: string };
+
+/** The permission hook. A throw counts as a denial. */
+export type Authorize = (
+  request: AuthorizationRequest,
+) => AuthorizationDecision | Promise<AuthorizationDecision>;

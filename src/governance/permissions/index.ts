@@ -1,0 +1,22 @@
+export type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
+export { type Grant, type GrantStore, MemoryGrantStore } from "./grant-store.js";
+export type { PendingPermission } from "./pending-permissions.js";
+export { ARTIFACT_DOWNLOAD_TOOL_ID } from "./permission-policy.js";
+export { createAuthorizationRequest } from "./permission-request.js";
+export { PermissionService, type PermissionServiceOptions } from "./permission-service.js";
+export {
+  type ApprovalMode,
+  type IsDangerous,
+  PERMISSION_DECISIONS,
+  type PermissionCard,
+  type PermissionDecision,
+  type PermissionDecisionKind,
+  type PermissionDecisionSource,
+  type PermissionEvaluation,
+  type PermissionPolicy,
+  type PermissionRisk,
+  permissionDecisionSchema,
+} from "./permission-types.js";
+export type { DecideResult, PendingEndSource } from "./recorded-decisions.js";
+export { SessionSettings } from "./session-settings.js";
+export { grantStorePath, SqliteGrantStore } from "./sqlite-grant-store.js";

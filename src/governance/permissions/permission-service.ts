@@ -1,0 +1,287 @@
+/**
+ * The permission service (DESIGN.md §5): policy, session approval modes, human decisions, session
+ * grants and the single-use authorization rows of the ledger. Its `authorize` is the broker's hook.
+ */
+import { randomUUID } from "node:crypto";
+import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
+import type { Ledger } from "../audit/index.js";
+import type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
+import { AuthorizationRecorder } from "./authorization-recorder.js";
+import { type Grant, type GrantStore, MemoryGrantStore } from "./grant-store.js";
+import { type PendingPermission, PendingPermissions } from "./pending-permissions.js";
+import { permissionCard } from "./permission-card.js";
+import { isDangerousCall } from "./permission-policy.js";
+import { type RenderedPermission, renderPermission } from "./permission-render.js";
+import { permissionFingerprint } from "./permission-request.js";
+import {
+  type ApprovalMode,
+  PERMISSION_DECISIONS,
+  type PermissionCard,
+  type PermissionEvaluation,
+  type PermissionPolicy,
+  permissionDecisionSchema,
+} from "./permission-types.js";
+import { type DecideResult, RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
+
+/** Options of `PermissionService`. */
+export interface PermissionServiceOptions {
+  /** Where authorization rows go (usually the broker's ledger). */
+  ledger: Ledger;
+  /** Session grants and permission epochs. @default a `MemoryGrantStore` (grants die with the process) */
+  grants?: GrantStore;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default `{}`: the default danger rule, `ask_for_dangerous` */
+  policy?: PermissionPolicy;
+  /** Id generator of authorizations and grants. @default crypto.randomUUID */
+  newId?: () => string;
+}
+
+const APPROVAL_MODES: readonly ApprovalMode[] = ["ask_for_dangerous", "always_allow"];
+
+/**
+ * Decides which governed calls may run. Hand `authorize` to the `Broker`; show `evaluate`'s card to
+ * a human and record the answer with `decide` before the broker call of that tool call id.
+ * @example
+ * const permissions = new PermissionService({ ledger, grants: await SqliteGrantStore.open(path) });
+ * const broker = new Broker({ ...deps, authorize: permissions.authorize });
+ * const verdict = await permissions.evaluate(request);
+ * if (verdict.outcome === "ask") await permissions.decide(request, { decision: "allow_once" });
+ */
+export class PermissionService {
+  readonly #grants: GrantStore;
+  readonly #policy: PermissionPolicy;
+  readonly #recorder: AuthorizationRecorder;
+  readonly #modes = new Map<string, ApprovalMode>();
+  readonly #decisions = new RecordedDecisions();
+  readonly #pending: PendingPermissions;
+
+  /** @param options the ledger, and optional grant store, clock, policy and id generator */
+  constructor(options: PermissionServiceOptions) {
+    const clock = options.clock ?? systemClock;
+    const newId = options.newId ?? randomUUID;
+    this.#grants = options.grants ?? new MemoryGrantStore();
+    this.#policy = options.policy ?? {};
+    this.#recorder = new AuthorizationRecorder({
+      ledger: options.ledger,
+      grants: this.#grants,
+      clock,
+      newId,
+    });
+    this.#pending = new PendingPermissions({ clock, recorder: this.#recorder, decisions: this.#decisions });
+  }
+
+  /**
+   * The broker's permission hook: a recorded decision for this `threadId:toolCallId` is used (and
+   * consumed); otherwise a call that is not dangerous, covered by a grant or in an `always_allow`
+   * session is allowed with one new authorization row, and any other call is denied with
+   * "approval required". Bound, so it can be passed as a plain function.
+   * @param request the broker's description of the call
+   * @returns the decision, with the authorization id the invocation row will reference
+   */
+  readonly authorize: Authorize = (request) => this.#authorize(request);
+
+  /**
+   * Sets how a session treats dangerous calls. Switching back to `ask_for_dangerous` asks again.
+   * @param sessionId the session (a LangGraph thread unless the app says otherwise)
+   * @param mode `ask_for_dangerous` or `always_allow`
+   * @throws GovernanceError `INVALID_INPUT` for another mode
+   */
+  setApprovalMode(sessionId: string, mode: ApprovalMode): void {
+    if (!APPROVAL_MODES.includes(mode)) {
+      throw new GovernanceError(
+        "INVALID_INPUT",
+        `Unknown approval mode '${String(mode)}'; use ${APPROVAL_MODES.join(" or ")}.`,
+      );
+    }
+    this.#modes.set(sessionId, mode);
+  }
+
+  /**
+   * The session's approval mode.
+   * @param sessionId the session
+   * @returns the mode set for it, else the policy's default (`ask_for_dangerous`)
+   */
+  approvalMode(sessionId: string): ApprovalMode {
+    return this.#modes.get(sessionId) ?? this.#policy.defaultApprovalMode ?? "ask_for_dangerous";
+  }
+
+  /**
+   * What the policy says about a call, without recording anything.
+   * @param request the broker's description of the call
+   * @returns `allow` with the reason, or `ask` with the approval card
+   * @throws whatever the app's `isDangerous` predicate throws
+   */
+  async evaluate(request: AuthorizationRequest): Promise<PermissionEvaluation> {
+    if (!this.isDangerous(request)) return { outcome: "allow", decisionSource: "policy_not_dangerous" };
+    const rendered = renderPermission(request);
+    if (await this.#coveringGrant(request, rendered))
+      return { outcome: "allow", decisionSource: "existing_grant" };
+    if (this.approvalMode(request.sessionId) === "always_allow") {
+      return { outcome: "allow", decisionSource: "always_allow" };
+    }
+    return { outcome: "ask", card: permissionCard(request, rendered) };
+  }
+
+  /**
+   * Whether the policy alone makes the call dangerous (before grants and approval modes); synchronous,
+   * so an approval gate can decide whether to ask before any await.
+   * @param request the call
+   * @returns true when the call needs a decision, a grant or `always_allow`
+   * @throws whatever the app's `isDangerous` predicate throws
+   */
+  isDangerous(request: AuthorizationRequest): boolean {
+    return isDangerousCall(request, this.#policy);
+  }
+
+  /**
+   * The approval card of a call, whatever the policy says (what `evaluate` shows when it asks).
+   * @param request the call
+   * @returns the card; its `requestId` is stable for the same call
+   */
+  cardFor(request: AuthorizationRequest): PermissionCard {
+    return permissionCard(request, renderPermission(request));
+  }
+
+  /**
+   * Notes that a call's card is being shown; the first note starts its wait (see `expirePending`).
+   * @param request the call (with its `toolCallId`)
+   * @returns the pending entry (the existing one when the card was shown before)
+   * @throws GovernanceError `INVALID_INPUT` for a request without `toolCallId`
+   */
+  notePending(request: AuthorizationRequest): PendingPermission {
+    return this.#pending.note(request, () => this.cardFor(request));
+  }
+
+  /**
+   * The pending entry of a call, if its card was shown and not answered.
+   * @param request the call
+   * @returns the entry, or `undefined`
+   */
+  pendingFor(request: AuthorizationRequest): PendingPermission | undefined {
+    return this.#pending.get(request);
+  }
+
+  /**
+   * Cards still waiting for an answer.
+   * @param options `threadId` to list one thread's cards
+   * @returns the open entries, oldest first
+   */
+  listPending(options: { threadId?: string } = {}): PendingPermission[] {
+    return this.#pending.list(options.threadId);
+  }
+
+  /**
+   * Turns an open card that waited at least `timeoutMs` into a denial: one authorization row
+   * (`wait_timeout`), and the call's broker invocation is refused. Recorded once per card.
+   * @param request the call
+   * @param timeoutMs the longest wait
+   * @returns the recorded denial, or `undefined` when the card is not open or still within its time
+   */
+  expirePending(request: AuthorizationRequest, timeoutMs: number): Promise<DecideResult | undefined> {
+    return this.#pending.expire(request, timeoutMs);
+  }
+
+  /**
+   * Cancels every open card of a thread (an app abandons a run): each gets one authorization row
+   * (`cancelled`) and its call, should its task run again, is refused without asking.
+   * @param threadId the LangGraph thread (the session when calls carry no thread)
+   * @param message why, shown to the model if the call's task runs again
+   * @returns the cancelled entries
+   */
+  cancelPending(threadId: string, message?: string): Promise<PendingPermission[]> {
+    return this.#pending.cancel(threadId, message);
+  }
+
+  /**
+   * Records a human's decision on one call: `allow_once` (this call only), `allow_matching` (this call,
+   * plus one session grant on the normalized resource bound to the tool definition) or `deny`.
+   * Appends one authorization row; the broker call of the same `threadId:toolCallId` consumes it.
+   * Recording the same decision again for a call still waiting returns the first record.
+   * @param request the call the card was about (with its `toolCallId`)
+   * @param decision the resume value; validated with `permissionDecisionSchema`
+   * @returns the authorization id and, for `allow_matching`, the grant
+   * @throws GovernanceError `INVALID_INPUT` for a malformed decision or a request without `toolCallId`
+   */
+  async decide(request: AuthorizationRequest, decision: unknown): Promise<DecideResult> {
+    const parsed = permissionDecisionSchema.safeParse(decision);
+    if (!parsed.success) {
+      throw new GovernanceError(
+        "INVALID_INPUT",
+        `Invalid permission decision: expected {decision: ${PERMISSION_DECISIONS.join(" | ")}, message?: string}.`,
+        {
+          data: { issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })) },
+        },
+      );
+    }
+    const key = requireCallKey(request);
+    const fingerprint = permissionFingerprint(request);
+    // Answered: the card no longer waits (a timeout or cancel cannot end it any more).
+    this.#pending.answered(key);
+    const waiting = this.#decisions.repeated(key, fingerprint, parsed.data);
+    if (waiting) return waiting;
+    const rendered = renderPermission(request);
+    const result = await this.#recorder.recordDecision(request, rendered, parsed.data);
+    this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
+    return result;
+  }
+
+  /**
+   * Session grants, oldest first.
+   * @param options `sessionId` to list one session's grants
+   * @returns the grants
+   */
+  listGrants(options: { sessionId?: string } = {}): Promise<Grant[]> {
+    return this.#grants.list(options.sessionId ? { sessionId: options.sessionId } : {});
+  }
+
+  /**
+   * Revokes a grant: later matching calls ask again.
+   * @param id the grant id
+   * @returns the revoked grant
+   * @throws GovernanceError `UNKNOWN_ID` when no grant has this id
+   */
+  async revokeGrant(id: string): Promise<Grant> {
+    const revoked = await this.#grants.revoke(id);
+    if (!revoked) throw new GovernanceError("UNKNOWN_ID", `No grant with id '${id}'.`, { data: { id } });
+    return revoked;
+  }
+
+  /**
+   * The session's permission epoch: how many authorizations it has recorded.
+   * @param sessionId the session
+   * @returns 0 before the first authorization
+   */
+  epoch(sessionId: string): Promise<number> {
+    return this.#grants.currentEpoch(sessionId);
+  }
+
+  async #authorize(request: AuthorizationRequest): Promise<AuthorizationDecision> {
+    // Single use: a recorded decision is consumed here, whatever happens next.
+    const recorded = this.#decisions.take(request);
+    if (recorded) return recorded;
+    const verdict = await this.evaluate(request);
+    if (verdict.outcome === "allow") {
+      const id = await this.#recorder.append(request, renderPermission(request), verdict.decisionSource);
+      return { allowed: true, authorizationId: id };
+    }
+    const { card } = verdict;
+    const call = request.toolCallId === undefined ? "the call" : `tool call '${request.toolCallId}'`;
+    return {
+      allowed: false,
+      reason:
+        `approval required: ${card.summary} (${card.action} on ${card.resource}, risk ${card.risk}). ` +
+        `Record a decision for ${call} with PermissionService.decide (allow_once, allow_matching or deny), ` +
+        `or set the session's approval mode to always_allow.`,
+    };
+  }
+
+  #coveringGrant(request: AuthorizationRequest, rendered: RenderedPermission): Promise<Grant | undefined> {
+    return this.#grants.find({
+      sessionId: request.sessionId,
+      action: rendered.action,
+      resource: rendered.normalizedResource,
+      toolDefinitionHash: request.definitionHash,
+    });
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Decisions recorded for calls before their broker invocation (a human's answer, or an approval card
+ * that ended without one), keyed by `threadId:toolCallId`, each consumed by one `authorize`.
+ */
+
+import { canonicalJson, GovernanceError } from "../../core/index.js";
+import type { AuthorizationDecision, AuthorizationRequest } from "./authorization.js";
+import type { Grant } from "./grant-store.js";
+import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
+import type { PermissionDecision } from "./permission-types.js";
+
+/** How an approval card ended without a human answer: it waited too long, or the app cancelled it. */
+export type PendingEndSource = "wait_timeout" | "cancelled";
+
+/** What `PermissionService.decide` (or an ended card) recorded. */
+export interface DecideResult {
+  /** The authorization row written for this decision (the call's broker row will reference it). */
+  authorizationId: string;
+  decisionSource: "user_once" | "user_grant" | "user_deny" | PendingEndSource;
+  /** The session grant an `allow_matching` decision created or reused. */
+  grant?: Grant;
+}
+
+/** A decision waiting for its call, keyed by thread and tool call id; consumed by one `authorize`. */
+export interface RecordedDecision {
+  /** `permissionFingerprint` of the call decided on: the decision authorizes that very call only. */
+  fingerprint: string;
+  decision: PermissionDecision;
+  result: DecideResult;
+  /** Why the call is refused when nobody decided (timeout, cancellation). */
+  reason?: string;
+}
+
+/** The decisions of one `PermissionService` that wait for their call (in memory). */
+export class RecordedDecisions {
+  readonly #byCall = new Map<string, RecordedDecision>();
+
+  /**
+   * Records (or replaces) the decision of a call.
+   * @param key the call key (`permissionCallKey`)
+   * @param recorded the decision, bound to the call's fingerprint
+   */
+  set(key: string, recorded: RecordedDecision): void {
+    this.#byCall.set(key, recorded);
+  }
+
+  /**
+   * The first result when the same decision is recorded again for a call still waiting.
+   * @param key the call key
+   * @param fingerprint the call's `permissionFingerprint`
+   * @param decision the validated decision
+   * @returns the earlier result, or `undefined` when the call, or the decision, differs
+   */
+  repeated(key: string, fingerprint: string, decision: PermissionDecision): DecideResult | undefined {
+    const waiting = this.#byCall.get(key);
+    if (waiting?.fingerprint === fingerprint && canonicalJson(waiting.decision) === canonicalJson(decision)) {
+      return waiting.result;
+    }
+    return undefined;
+  }
+
+  /**
+   * Consumes the decision recorded for a call's key: whatever the outcome, it cannot authorize
+   * another call afterwards.
+   * @param request the broker's description of the call
+   * @returns the broker's verdict when a decision for this very call (same fingerprint) was recorded,
+   * else `undefined` (the policy decides)
+   */
+  take(request: AuthorizationRequest): AuthorizationDecision | undefined {
+    const key = permissionCallKey(request);
+    const recorded = key === undefined ? undefined : this.#byCall.get(key);
+    if (key === undefined || recorded === undefined) return undefined;
+    this.#byCall.delete(key);
+    return recorded.fingerprint === permissionFingerprint(request) ? toBrokerDecision(recorded) : undefined;
+  }
+}
+
+/**
+ * The call key of a request that must have one (a decision or a pending card is bound to it).
+ * @param request the call
+ * @returns `permissionCallKey(request)`
+ * @throws GovernanceError `INVALID_INPUT` for a request without `toolCallId`
+ */
+export function requireCallKey(request: AuthorizationRequest): string {
+  const key = permissionCallKey(request);
+  if (key === undefined) {
+    throw new GovernanceError("INVALID_INPUT", "A permission decision needs the request's toolCallId.");
+  }
+  return key;
+}
+
+function toBrokerDecision(recorded: RecordedDecision): AuthorizationDecision {
+  const { authorizationId } = recorded.result;
+  if (recorded.decision.decision !== "deny") return { allowed: true, authorizationId };
+  if (recorded.reason !== undefined) return { allowed: false, authorizationId, reason: recorded.reason };
+  const message = recorded.decision.message?.trim();
+  return { allowed: false, authorizationId, reason: `denied by the user${message ? `: ${message}` : ""}` };
+}

@@ -1,0 +1,182 @@
+/**
+ * The embedded grant store: SQLite through better-sqlite3 in WAL mode, loaded lazily inside `open()`
+ * so that importing Sciencegate does not pay for the native addon.
+ */
+import { join } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
+import { migrateSchema, openSqlite } from "../../core/index.js";
+import {
+  closedGrantStoreError,
+  type Grant,
+  type GrantKey,
+  type GrantStore,
+  normalizeGrant,
+} from "./grant-store.js";
+
+type Database = BetterSqlite3.Database;
+type Row = Record<string, unknown>;
+
+/** The grant database's file name inside the data directory. */
+export const GRANTS_FILE = "grants.sqlite";
+
+/** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE grants (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, action TEXT NOT NULL, resource TEXT NOT NULL,
+     tool_definition_hash TEXT NOT NULL, created_at TEXT NOT NULL, created_ms INTEGER NOT NULL);
+   CREATE UNIQUE INDEX grants_key ON grants (session_id, action, resource, tool_definition_hash);
+   CREATE TABLE permission_epochs (session_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL);`,
+];
+
+/**
+ * The path of the grant database of a data directory.
+ * @param dataDir the data directory (see `resolveDataDir`)
+ * @returns `<dataDir>/grants.sqlite`
+ */
+export function grantStorePath(dataDir: string): string {
+  return join(dataDir, GRANTS_FILE);
+}
+
+/**
+ * A `GrantStore` in one SQLite file, safe to open from several processes at once: a grant created
+ * by one process is honoured by every other process on the same data directory.
+ * @example
+ * const grants = await SqliteGrantStore.open(grantStorePath(resolveDataDir()));
+ */
+export class SqliteGrantStore implements GrantStore {
+  /** Absolute path of the database file, or `:memory:`. */
+  readonly path: string;
+  readonly #db: Database;
+  #closed = false;
+
+  private constructor(db: Database, path: string) {
+    this.#db = db;
+    this.path = path;
+  }
+
+  /**
+   * Opens (creating the file and its parent directories if needed) and migrates a grant store.
+   * @param path a file path, or `":memory:"` for a private in-memory database
+   * @returns the open store
+   * @throws GovernanceError `INVALID_CONFIG` when the file was written by a newer schema version
+   */
+  static async open(path: string): Promise<SqliteGrantStore> {
+    const opened = await openSqlite(path, migrate);
+    return new SqliteGrantStore(opened.db, opened.path);
+  }
+
+  async ensure(grant: Grant): Promise<{ grant: Grant; created: boolean }> {
+    const clean = normalizeGrant(grant);
+    return this.#transaction(() => {
+      const existing = this.#findRow(clean);
+      if (existing) return { grant: toGrant(existing), created: false };
+      // A grant bound to another definition of the tool can never match again: drop it.
+      this.#db
+        .prepare("DELETE FROM grants WHERE session_id = ? AND action = ? AND resource = ?")
+        .run(clean.sessionId, clean.action, clean.resource);
+      this.#db
+        .prepare(
+          `INSERT INTO grants (id, session_id, action, resource, tool_definition_hash, created_at, created_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          clean.id,
+          clean.sessionId,
+          clean.action,
+          clean.resource,
+          clean.toolDefinitionHash,
+          clean.createdAt,
+          Date.parse(clean.createdAt) || 0,
+        );
+      return { grant: clean, created: true };
+    });
+  }
+
+  async find(key: GrantKey): Promise<Grant | undefined> {
+    this.#ensureOpen();
+    const row = this.#findRow(key);
+    return row && toGrant(row);
+  }
+
+  async list(options: { sessionId?: string } = {}): Promise<Grant[]> {
+    this.#ensureOpen();
+    const rows = options.sessionId
+      ? this.#db
+          .prepare("SELECT * FROM grants WHERE session_id = ? ORDER BY created_ms, seq")
+          .all(options.sessionId)
+      : this.#db.prepare("SELECT * FROM grants ORDER BY created_ms, seq").all();
+    return (rows as Row[]).map(toGrant);
+  }
+
+  async revoke(id: string): Promise<Grant | undefined> {
+    return this.#transaction(() => {
+      const row = this.#db.prepare("SELECT * FROM grants WHERE id = ?").get(id) as Row | undefined;
+      if (row) this.#db.prepare("DELETE FROM grants WHERE id = ?").run(id);
+      return row && toGrant(row);
+    });
+  }
+
+  async nextEpoch(sessionId: string): Promise<number> {
+    this.#ensureOpen();
+    const row = this.#db
+      .prepare(
+        `INSERT INTO permission_epochs (session_id, epoch) VALUES (?, 1)
+         ON CONFLICT (session_id) DO UPDATE SET epoch = epoch + 1 RETURNING epoch`,
+      )
+      .get(sessionId) as { epoch: number };
+    return row.epoch;
+  }
+
+  async currentEpoch(sessionId: string): Promise<number> {
+    this.#ensureOpen();
+    const row = this.#db.prepare("SELECT epoch FROM permission_epochs WHERE session_id = ?").get(sessionId) as
+      | { epoch: number }
+      | undefined;
+    return row?.epoch ?? 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #findRow(key: GrantKey): Row | undefined {
+    return this.#db
+      .prepare(
+        "SELECT * FROM grants WHERE session_id = ? AND action = ? AND resource = ? AND tool_definition_hash = ?",
+      )
+      .get(key.sessionId, key.action, key.resource, key.toolDefinitionHash) as Row | undefined;
+  }
+
+  #transaction<T>(body: () => T): T {
+    this.#ensureOpen();
+    // IMMEDIATE takes the write lock up front, so two processes cannot both miss and both insert.
+    return this.#db.transaction(body).immediate();
+  }
+
+  #ensureOpen(): void {
+    if (this.#closed) throw closedGrantStoreError();
+  }
+}
+
+function migrate(db: Database, path: string): void {
+  migrateSchema(db, {
+    versionTable: "grant_schema_version",
+    label: "Grant store",
+    path,
+    migrations: MIGRATIONS,
+  });
+}
+
+function toGrant(row: Row): Grant {
+  return {
+    id: String(row.id),
+    sessionId: String(row.session_id),
+    action: String(row.action),
+    resource: String(row.resource),
+    createdAt: String(row.created_at),
+    toolDefinitionHash: String(row.tool_definition_hash),
+  };
+}

@@ -1,0 +1,5 @@
+export { callClientTool, listAllTools, serverUnavailable } from "./client-calls.js";
+export { isProcessAlive } from "./process-tree.js";
+export { ServerPool, type ServerPoolOptions } from "./server-pool.js";
+export { createSdkTransport } from "./transports.js";
+export type { PoolCallOptions, ServerState, ServerStatus, ToolServerPool } from "./types.js";

@@ -1,0 +1,21 @@
+export {
+  type ApprovalGateOptions,
+  type ApprovalGateRuntime,
+  type ApprovalInterruptValue,
+  type AuthorizationApproval,
+  createApprovalGate,
+  createAuthorizationApproval,
+  permissionDecisionJsonSchema,
+} from "./approval-gate.js";
+export type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
+export { executeGovernedToolCall, type GovernedRuntime, type ToolCallLike } from "./execute-tool-call.js";
+export { type GovernedState, GovernedStateAnnotation, type GovernedStateUpdate } from "./governed-state.js";
+export { createGovernedToolNode, type GovernedToolNodeOptions } from "./governed-tool-node.js";
+export {
+  createGovernedToolsCondition,
+  GOVERNED_TOOLS_NODE,
+  type GovernedToolTask,
+  governedToolsCondition,
+} from "./governed-tools-condition.js";
+export { createModelNode, type ModelNodeOptions } from "./model-node.js";
+export { resolveSessionId, type SessionIdResolver, threadIdOf } from "./session-id.js";

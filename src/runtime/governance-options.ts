@@ -1,0 +1,77 @@
+import type { DownloadFetch, DownloadJobStore } from "../artifacts/index.js";
+import type { ExtensionsConfig } from "../config/index.js";
+import type { Clock } from "../core/index.js";
+import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { Authorize, GrantStore, PermissionPolicy } from "../governance/permissions/index.js";
+import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
+import type { ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
+
+/** Options of `createGovernance`. Every store and seam has a working default. */
+export interface GovernanceOptions {
+  /**
+   * The MCP servers: a path to `extensions_config.json`, a raw `{mcpServers}` object, or a parsed
+   * config. @default `--config` rules: `$SCIENCEGATE_CONFIG`, `$SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH`,
+   * `./extensions_config.json`, else the bundled science sources
+   */
+  config?: string | ExtensionsConfig | { mcpServers: Record<string, unknown> };
+  /**
+   * The Science ADK `science.toml` whose providers join the same pool and broker; `false` ignores it.
+   * A `config` path ending in `.toml` counts as this. @default `./science.toml` when it exists
+   */
+  scienceToml?: string | false;
+  /** Receives `warning: tool provider '<id>' unavailable: …` lines. @default writes them to stderr */
+  onWarning?: (line: string) => void;
+  /** More manifest folders, after the built-in ones. */
+  manifestDirs?: string[];
+  /** Load the built-in manifests of the bundled sources. @default true */
+  builtinManifests?: boolean;
+  /** Data directory for the ledger and CAS. @default `$SCIENCEGATE_HOME` or `./.sciencegate` */
+  dataDir?: string;
+  /** Environment for config substitution and stdio children. @default process.env */
+  env?: Record<string, string | undefined>;
+  /** Working directory for relative paths. @default process.cwd() */
+  cwd?: string;
+  /**
+   * The permission hook of the broker and of downloads (which it sees as `artifact_download` requests,
+   * see `downloadAuthorizationRequest`); wins over `enforcePermissions`. @default `permissions.authorize`
+   */
+  authorize?: Authorize;
+  /**
+   * Hand the broker and the download manager `permissions.authorize`: dangerous calls and downloads
+   * without a recorded decision (the approval gate and `artifact_download`'s card record them), a
+   * grant or `always_allow` are refused with "approval required". `false` lets every call and every
+   * download through unasked (and the approval gate refuses to work). @default true
+   */
+  enforcePermissions?: boolean;
+  /** The permission policy (strict mode, the app's danger predicate, default approval mode). @default `{}` */
+  permissionPolicy?: PermissionPolicy;
+  /**
+   * Session grants and permission epochs. @default SQLite at `<dataDir>/grants.sqlite`; in memory when
+   * the app passes its own `ledger` and no `dataDir` (an in-memory setup leaves no files behind)
+   */
+  grants?: GrantStore;
+  /** @default SQLite at `<dataDir>/ledger.sqlite` */
+  ledger?: Ledger;
+  /** @default a file CAS at `<dataDir>/cas` */
+  store?: ContentStore;
+  /**
+   * The download jobs (a shared store, e.g. Postgres, lets replicas resume each other's tool calls
+   * without downloading twice). Like a passed `ledger` or `grants`, it is closed by `close()`.
+   * @default SQLite at `<dataDir>/jobs.sqlite`; in memory when the app passes its own `ledger` and no
+   *   `dataDir`
+   */
+  jobStore?: DownloadJobStore;
+  /** An existing pool (for example an in-memory one in tests). @default a `ServerPool` over the config */
+  pool?: ToolServerPool;
+  /** Transport factory of the default pool (tests pass in-memory transports). */
+  createTransport?: ServerPoolOptions["createTransport"];
+  /** @default systemClock */
+  clock?: Clock;
+  /**
+   * Per rate-limit group, limits that replace the manifests' (e.g. `{"ncbi-eutils": {rateLimitPerSecond: 8}}`).
+   * @default none; `NCBI_API_KEY` in `env` raises `ncbi-eutils` to 10 requests/s on its own
+   */
+  rateLimits?: Record<string, RateLimitGroupConfig>;
+  /** The HTTP seam of `artifact_download` (tests serve bytes without network). @default globalThis.fetch */
+  fetch?: DownloadFetch;
+}

@@ -1,0 +1,18 @@
+export {
+  autoPromote,
+  emptyPromotionState,
+  type PromotionScope,
+  type PromotionState,
+  type PromotionUpdate,
+  promote,
+  promotionReducer,
+  runStartUpdate,
+  staleTools,
+} from "./promotion.js";
+export { deferredToolsPromptSection, routingHintsSection, staleToolsNotice } from "./prompt-sections.js";
+export type { SurfaceTool } from "./surface-tool.js";
+export { modelVisibleName } from "./tool-names.js";
+export { ToolSearchIndex } from "./tool-search.js";
+export { createToolSearchTool, promotionFromToolSearchResult, TOOL_SEARCH_NAME } from "./tool-search-tool.js";
+export { ToolSurface } from "./tool-surface.js";
+export { checkToolCall, visibleToolSchemas, visibleTools } from "./visible-tools.js";

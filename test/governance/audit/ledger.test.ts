@@ -1,0 +1,164 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, test } from "vitest";
+import type { InvocationRecord } from "../../../src/governance/audit/ledger.js";
+import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
+import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
+import { describeLedgerConformance } from "../../../src/testing/ledger-conformance.js";
+
+const scratch = await mkdtemp(join(tmpdir(), "sciencegate-ledger-"));
+let files = 0;
+const freshPath = () => join(scratch, `db-${++files}`, "ledger.sqlite");
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+describeLedgerConformance("MemoryLedger", () => new MemoryLedger());
+describeLedgerConformance("SqliteLedger (file)", () => SqliteLedger.open(freshPath()));
+describeLedgerConformance("SqliteLedger (:memory:)", () => SqliteLedger.open(":memory:"));
+
+function row(id: string, overrides: Partial<InvocationRecord> = {}): InvocationRecord {
+  return {
+    invocationId: id,
+    sessionId: "s1",
+    sourceId: "pubmed",
+    toolId: "search",
+    status: "ok",
+    startedAt: "2025-01-01T00:00:00.000Z",
+    finishedAt: "2025-01-01T00:00:01.000Z",
+    durationMs: 1000,
+    attempts: 1,
+    cacheHit: false,
+    queueWaitMs: 0,
+    ...overrides,
+  };
+}
+
+describe("SqliteLedger on disk", () => {
+  test("opening creates missing parent directories and turns on WAL", async () => {
+    const path = join(scratch, "deep", "er", "ledger.sqlite");
+    const ledger = await SqliteLedger.open(path);
+    expect(ledger.path).toBe(path);
+    await ledger.append(row("wal-1"));
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(1);
+    } finally {
+      raw.close();
+      await ledger.close();
+    }
+  });
+
+  test("a second ledger on the same file sees the rows, before and after a restart", async () => {
+    const path = freshPath();
+    const first = await SqliteLedger.open(path);
+    const record = row("persist-1", { threadId: "t1", toolCallId: "c1", rawRef: `sha256:${"f".repeat(64)}` });
+    await first.append(record);
+    await first.appendAuthorization({
+      id: "auth-1",
+      sessionId: "s1",
+      sourceId: "arxiv",
+      toolId: "download",
+      action: "download",
+      resource: "artifact:arxiv",
+      decisionSource: "allow_matching",
+      createdAt: "2025-01-01T00:00:00.000Z",
+      epoch: 3,
+    });
+    const second = await SqliteLedger.open(path);
+    expect(await second.findByCall("t1", "c1")).toEqual(record);
+    await first.close();
+    await second.close();
+
+    const restarted = await SqliteLedger.open(path);
+    expect(await restarted.get("persist-1")).toEqual(record);
+    expect((await restarted.listAuthorizations()).map((a) => a.epoch)).toEqual([3]);
+    await restarted.close();
+  });
+
+  test("a tool call recorded through one connection is a duplicate for another", async () => {
+    const path = freshPath();
+    const a = await SqliteLedger.open(path);
+    const b = await SqliteLedger.open(path);
+    await a.append(row("x-1", { threadId: "t1", toolCallId: "c1" }));
+    await expect(b.append(row("x-2", { threadId: "t1", toolCallId: "c1" }))).rejects.toMatchObject({
+      code: "DUPLICATE_ID",
+      data: { existingInvocationId: "x-1" },
+    });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test("the database itself refuses a second row for one thread and tool call", async () => {
+    const path = freshPath();
+    const ledger = await SqliteLedger.open(path);
+    await ledger.append(row("db-1", { threadId: "t1", toolCallId: "c1" }));
+    await ledger.close();
+    // A writer that skips our checks (another version, a manual fix) still hits the UNIQUE index.
+    const raw = new Database(path);
+    const copy = raw.prepare(
+      `INSERT INTO invocations (invocation_id, session_id, thread_id, tool_call_id, source_id, tool_id, status,
+        started_at, started_ms, finished_at, duration_ms, attempts, cache_hit, queue_wait_ms)
+       SELECT 'db-2', session_id, thread_id, tool_call_id, source_id, tool_id, status, started_at, started_ms,
+        finished_at, duration_ms, attempts, cache_hit, queue_wait_ms FROM invocations`,
+    );
+    expect(() => copy.run()).toThrow(/UNIQUE/);
+    raw.close();
+  });
+
+  test("200 concurrent appends through two connections to one file lose no row", async () => {
+    const path = freshPath();
+    const a = await SqliteLedger.open(path);
+    const b = await SqliteLedger.open(path);
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        (i % 2 === 0 ? a : b).append(row(`load-${i}`, { threadId: "t", toolCallId: `c-${i}` })),
+      ),
+    );
+    await Promise.all([a.close(), b.close()]);
+    const reopened = await SqliteLedger.open(path);
+    expect((await reopened.summary()).calls).toBe(200);
+    expect(await reopened.findByCall("t", "c-199")).toMatchObject({ invocationId: "load-199" });
+    await reopened.close();
+  });
+
+  test("a ledger written by a newer schema is refused with INVALID_CONFIG and left untouched", async () => {
+    const path = freshPath();
+    await (await SqliteLedger.open(path)).close();
+    const raw = new Database(path);
+    raw.prepare("UPDATE schema_version SET version = 99").run();
+    raw.close();
+    await expect(SqliteLedger.open(path)).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      data: { version: 99, supported: 1 },
+    });
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(99);
+    check.close();
+  });
+
+  test("importing the module does not load better-sqlite3; opening a ledger does", async () => {
+    const moduleUrl = pathToFileURL(
+      fileURLToPath(new URL("../../../src/governance/audit/sqlite-ledger.ts", import.meta.url)),
+    );
+    const script = `
+      import { createRequire } from "node:module";
+      const cache = createRequire(import.meta.url).cache;
+      const loaded = () => Object.keys(cache).some((k) => k.includes("better-sqlite3"));
+      const { SqliteLedger } = await import(${JSON.stringify(moduleUrl.href)});
+      const before = loaded();
+      await (await SqliteLedger.open(":memory:")).close();
+      console.log(JSON.stringify({ before, after: loaded() }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "--eval",
+      script,
+    ]);
+    expect(JSON.parse(stdout)).toEqual({ before: false, after: true });
+  });
+});
