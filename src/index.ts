@@ -15,7 +15,13 @@ export {
   governanceMiddleware,
   prepareFixedToolTable,
 } from "./adapters/index.js";
-export { isToolError, ToolError } from "./adk/index.js";
+export {
+  createGovernance,
+  isToolError,
+  type ScienceGovernance,
+  type ScienceGovernanceOptions,
+  ToolError,
+} from "./adk/index.js";
 export {
   GOVERNANCE_ERROR_CODES,
   GovernanceError,
@@ -43,4 +49,4 @@ export {
   type ModelNodeOptions,
   type SessionIdResolver,
 } from "./nodes/index.js";
-export { createGovernance, type Governance, type GovernanceOptions } from "./runtime/index.js";
+export type { Governance, GovernanceOptions } from "./runtime/index.js";

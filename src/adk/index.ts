@@ -1,6 +1,10 @@
+export {
+  createGovernance,
+  type ScienceGovernance,
+  type ScienceGovernanceOptions,
+} from "./create-science-governance.js";
 export { loadLocalTools } from "./local-tools/load-local-tools.js";
 export type { LocalTool } from "./local-tools/local-tool.js";
-export { providerTransportFactory } from "./provider-transport.js";
 export { type ProviderKind, providerWarnings, scienceServerConfigs } from "./science-providers.js";
 export {
   assertProviderTokens,

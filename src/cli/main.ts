@@ -282,7 +282,7 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
   const [name, ...rest] = args;
   const { values } = parseArgs({ args: rest, options: { only: { type: "string" } }, strict: true });
   if (name === "sources") {
-    const { runSourcesServerStdio } = await import("../servers/sources/sources-server.js");
+    const { runSourcesServerStdio } = await import("../servers/index.js");
     const only = values.only
       ?.split(",")
       .map((s) => s.trim())
@@ -292,7 +292,7 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
     return await new Promise<ExitCode>(() => {});
   }
   if (name === "llm-wiki") {
-    const { runLlmWikiServerStdio } = await import("../servers/llm-wiki/llm-wiki-server.js");
+    const { runLlmWikiServerStdio } = await import("../servers/index.js");
     await runLlmWikiServerStdio({ env: io.env });
     return await new Promise<ExitCode>(() => {});
   }

@@ -1,8 +1,8 @@
-import { createGovernance, type Governance } from "../runtime/index.js";
+import { createGovernance, type ScienceGovernance } from "../adk/index.js";
 import type { CliIo } from "./io.js";
 
 /** The governed runtime a CLI command works with, and where its config came from. */
-export interface CliRuntime extends Governance {
+export interface CliRuntime extends ScienceGovernance {
   /** A file path, or "(built-in default)". */
   configSource: string;
 }

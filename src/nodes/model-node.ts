@@ -4,24 +4,28 @@
  * which deferred tools exist, which words route to them and which loaded tools changed.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { GovernanceError } from "../core/index.js";
 import type { SurfaceTool } from "../visibility/index.js";
 import {
+  autoPromote,
   createToolSearchTool,
   deferredToolsPromptSection,
   type PromotionScope,
+  type PromotionState,
+  type PromotionUpdate,
+  promote,
   promotionReducer,
   routingHintsSection,
+  runStartUpdate,
   staleTools,
   staleToolsNotice,
   visibleToolSchemas,
 } from "../visibility/index.js";
 import type { GovernedRuntime } from "./execute-tool-call.js";
 import type { GovernedState, GovernedStateUpdate } from "./governed-state.js";
-import { currentRunId, runStartPromotion } from "./run-start.js";
 import { resolveSessionId, type SessionIdResolver } from "./session-id.js";
 
 /** Options of `createModelNode`. */
@@ -134,4 +138,61 @@ function withSystemPrompt(messages: readonly BaseMessage[], system: string): Bas
     return [new SystemMessage({ content: merged, ...(first.id ? { id: first.id } : {}) }), ...rest];
   }
   return system === "" ? [...messages] : [new SystemMessage(system), ...messages];
+}
+
+/**
+ * Where a run begins (DESIGN.md §6): a run is one user turn with its interrupts and resumes. Its id
+ * is the id of the user message that started it, which the messages reducer makes stable and unique,
+ * so a resume (same last user message) keeps its promotions and a new user turn starts afresh.
+ */
+
+/** Run id of a conversation that has no user message yet (e.g. only a system message). */
+export const NO_USER_RUN_ID = "no-user-message";
+
+/** How many tools keyword auto-promotion loads before the first model call. */
+export const AUTO_PROMOTE_LIMIT = 3;
+
+/**
+ * The last user message of a conversation.
+ * @param messages the conversation
+ * @returns the last `HumanMessage`, or `undefined`
+ */
+export function lastUserMessage(messages: readonly BaseMessage[]): BaseMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message && HumanMessage.isInstance(message)) return message;
+  }
+  return undefined;
+}
+
+/**
+ * The id of the current run.
+ * @param messages the conversation (ids assigned by the messages reducer)
+ * @returns the id of the last user message, or `"no-user-message"`
+ */
+export function currentRunId(messages: readonly BaseMessage[]): string {
+  return lastUserMessage(messages)?.id ?? NO_USER_RUN_ID;
+}
+
+/**
+ * The promotion write at the first model call of a run: a reset (unless the scope is the thread),
+ * then the `prefer` tools whose keywords occur in the user's words, top 3.
+ * @param state the checkpointed promotion state
+ * @param messages the conversation
+ * @param tools the session's tools
+ * @param scope `run` (default) or `thread`
+ * @returns the update, or `undefined` when the run already started (a later turn or a resume)
+ */
+export function runStartPromotion(
+  state: PromotionState | undefined,
+  messages: readonly BaseMessage[],
+  tools: readonly SurfaceTool[],
+  scope: PromotionScope = "run",
+): PromotionUpdate | undefined {
+  const runId = currentRunId(messages);
+  const start = runStartUpdate(state, runId, scope);
+  if (start === undefined) return undefined;
+  const userText = lastUserMessage(messages)?.text ?? "";
+  const auto = promote(autoPromote(userText, tools, AUTO_PROMOTE_LIMIT), tools).promote ?? {};
+  return Object.keys(auto).length > 0 ? { ...start, promote: auto } : start;
 }

@@ -1,6 +1,4 @@
 import { join } from "node:path";
-import type { ScienceProject } from "../adk/index.js";
-import { providerTransportFactory, providerWarnings } from "../adk/index.js";
 import {
   DownloadManager,
   downloadAuthorizationRequest,
@@ -13,6 +11,7 @@ import type { Ledger } from "../governance/audit/index.js";
 import { type ContentStore, FileContentStore, SqliteLedger } from "../governance/audit/index.js";
 import { Broker } from "../governance/broker/index.js";
 import { type CatalogSnapshot, SourceCatalog } from "../governance/catalog/index.js";
+import type { SourceManifest } from "../governance/manifests/index.js";
 import { builtinManifestDir, SourceRegistry } from "../governance/manifests/index.js";
 import {
   grantStorePath,
@@ -29,18 +28,16 @@ import type { SurfaceTool } from "../visibility/index.js";
 import { ToolSurface } from "../visibility/index.js";
 import { type CallTool, createCallTool } from "./call-tool.js";
 import { resolveDataDir } from "./data-dir.js";
+import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
-import { localOrigins } from "./local-origins.js";
 import { resolveGovernanceConfig } from "./resolve-governance-config.js";
 
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
 export interface Governance {
   config: ExtensionsConfig;
-  /** The `science.toml` project, when one was found or given. */
-  science?: ScienceProject;
   /** One governed call by `provider.tool` or unambiguous bare name (Science ADK `call_tool`). */
   callTool: CallTool;
-  /** Tool providers that could not be listed at start (`warning: tool provider …` lines). */
+  /** The extensions' warnings at start (e.g. `warning: tool provider … unavailable` lines). */
   warnings: string[];
   pool: ToolServerPool;
   registry: SourceRegistry;
@@ -79,8 +76,7 @@ export interface Governance {
  * Builds the governed runtime and lists every server's tools once.
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
- *   ToolError when a `science.toml` `token_env` variable is unset
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
@@ -89,16 +85,13 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const clock = options.clock ? { clock: options.clock } : {};
-  const { config, extensions, science } = await resolveGovernanceConfig(options, env, cwd);
-  const baseTransport: NonNullable<ServerPoolOptions["createTransport"]> =
-    options.createTransport ?? ((server) => createSdkTransport(server, { env }));
-  const createTransport = science
-    ? providerTransportFactory(science.providers, { env, fallback: baseTransport })
-    : options.createTransport;
+  const { config, bundledSourcesOmitted } = await resolveGovernanceConfig(options, env, cwd);
+  const extensions = options.extensions ?? [];
+  const createTransport = extensionTransports(extensions, options.createTransport, env);
   const registry = await SourceRegistry.fromDirs([
-    // A science.toml-only project names its own providers; the bundled sources' manifests would only be noise.
+    // Standalone extension servers without the bundled sources: their manifests would only be noise.
     ...(options.builtinManifests === false ||
-    (options.builtinManifests === undefined && science && extensions.path === undefined)
+    (options.builtinManifests === undefined && bundledSourcesOmitted)
       ? []
       : [builtinManifestDir()]),
     ...(options.manifestDirs ?? []),
@@ -166,12 +159,11 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   });
   const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
   await catalog.start();
-  const warnings = science ? providerWarnings(science.providers, catalog) : [];
+  const warnings = extensions.flatMap((e) => e.warnings?.(catalog) ?? []);
   const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
   for (const line of warnings) warn(line);
   return {
     config,
-    ...(science ? { science } : {}),
     callTool: createCallTool(broker, catalog),
     warnings,
     pool,
@@ -197,4 +189,35 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       await jobStore.close();
     },
   };
+}
+
+/** The pool's transport factory: each extension may build its own servers' transports. */
+function extensionTransports(
+  extensions: readonly GovernanceExtension[],
+  given: ServerPoolOptions["createTransport"],
+  env: Record<string, string | undefined>,
+): ServerPoolOptions["createTransport"] {
+  const builders = extensions.flatMap((e) => (e.createTransport ? [e.createTransport] : []));
+  if (builders.length === 0) return given;
+  const base: NonNullable<ServerPoolOptions["createTransport"]> =
+    given ?? ((server) => createSdkTransport(server, { env }));
+  return builders.reduce<NonNullable<ServerPoolOptions["createTransport"]>>(
+    (fallback, build) => (server) => build(server, fallback),
+    base,
+  );
+}
+
+/**
+ * The configured origin a private source may cite over plain HTTP: the LLM Wiki's
+ * `SCIENCE_AGENT_LLM_WIKI_URL`, read from the same config entry the bridge gets, so Node-side citation
+ * checks and the bridge's requests agree (seeds §5). Public sources keep HTTPS on `networkHosts` only.
+ * @param source the source manifest (its data classification and MCP server id)
+ * @param config the servers of the runtime
+ * @returns the origins the broker lets the source's records cite; empty for a public source
+ */
+export function localOrigins(source: SourceManifest, config: ExtensionsConfig): string[] {
+  if (source.governance.dataClassification === "public") return [];
+  const server = config.servers.find((s) => s.id === source.transport.mcpServerId);
+  const origin = server?.env.SCIENCE_AGENT_LLM_WIKI_URL;
+  return origin ? [origin] : [];
 }

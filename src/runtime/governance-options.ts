@@ -5,6 +5,7 @@ import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import type { Authorize, GrantStore, PermissionPolicy } from "../governance/permissions/index.js";
 import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
 import type { ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
+import type { GovernanceExtension } from "./governance-extension.js";
 
 /** Options of `createGovernance`. Every store and seam has a working default. */
 export interface GovernanceOptions {
@@ -13,13 +14,10 @@ export interface GovernanceOptions {
    * config. @default `--config` rules: `$SCIENCEGATE_CONFIG`, `$SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH`,
    * `./extensions_config.json`, else the bundled science sources
    */
-  config?: string | ExtensionsConfig | { mcpServers: Record<string, unknown> };
-  /**
-   * The Science ADK `science.toml` whose providers join the same pool and broker; `false` ignores it.
-   * A `config` path ending in `.toml` counts as this. @default `./science.toml` when it exists
-   */
-  scienceToml?: string | false;
-  /** Receives `warning: tool provider '<id>' unavailable: …` lines. @default writes them to stderr */
+  config?: string | ExtensionsConfig | { mcpServers: Record<string, unknown> } | undefined;
+  /** Servers added by a layer above the runtime (the Science ADK's `science.toml` providers). */
+  extensions?: readonly GovernanceExtension[] | undefined;
+  /** Receives the extensions' warning lines. @default writes them to stderr */
   onWarning?: (line: string) => void;
   /** More manifest folders, after the built-in ones. */
   manifestDirs?: string[];

@@ -90,7 +90,6 @@ async function acquisitionRuntime() {
   const governance = await createGovernance({
     config: { servers: [] },
     pool,
-    scienceToml: false,
     dataDir: await mkdtemp(join(tmpdir(), "sciencegate-acquisition-")),
     ledger: new MemoryLedger(),
     store: new MemoryContentStore(),

@@ -2,11 +2,11 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
 import { isToolError } from "../../src/adk/tool-error.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
-import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 

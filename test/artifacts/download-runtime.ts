@@ -62,7 +62,6 @@ export async function downloadRuntime(options: Partial<GovernanceOptions> = {}, 
   }
   const governance = await createGovernance({
     config: { servers: [] },
-    scienceToml: false,
     dataDir,
     ledger,
     store,

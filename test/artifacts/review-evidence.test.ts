@@ -123,7 +123,6 @@ beforeAll(async () => {
   const env = providerEnvFor(provider.url);
   sources = await createGovernance({
     config: { mcpServers: {} },
-    scienceToml: false,
     cwd: dir,
     env: {},
     pool: createInMemoryPool({

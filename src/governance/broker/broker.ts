@@ -10,10 +10,9 @@ import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { RateLimiter } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest } from "./broker-types.js";
-import { cacheTtlSeconds } from "./cache-ttl-seconds.js";
 import { callUpstream } from "./call-upstream.js";
 import { checkingDepth, refuseTooDeep } from "./refuse-too-deep.js";
-import { ResultCache } from "./result-cache.js";
+import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
 import { toGovernanceError } from "./to-governance-error.js";
 
 /** Options of `Broker`. Every store and time source is injectable. */

@@ -5,14 +5,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { classifyFailure } from "../../contract/index.js";
 import type { Clock } from "../../core/index.js";
-import { isGovernanceError, optional } from "../../core/index.js";
+import { GovernanceError, isGovernanceError, optional } from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
 import type { CatalogTool } from "../catalog/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { RateLimiter, RateLimitLease } from "../rate-limit/index.js";
 import type { InvokeRequest } from "./broker-types.js";
 import { checkingDepth } from "./refuse-too-deep.js";
-import { assertWithinCap } from "./response-cap.js";
 import { runWithRetry } from "./retry.js";
 
 /** The seams of `callUpstream`: the broker's resolved options. */
@@ -104,5 +103,58 @@ export async function callUpstream(
     throw error;
   } finally {
     lease?.release();
+  }
+}
+
+/** The response size cap of DESIGN.md §4, applied before a result is parsed or normalized. */
+
+/**
+ * The UTF-8 size of what a tool result carries: every text, base64 payload and embedded resource of its
+ * content blocks, plus the JSON of `structuredContent`. `_meta` is not counted.
+ * @param result a tool result as the MCP client returned it
+ * @returns the size in bytes
+ */
+export function measureResultBytes(result: CallToolResult): number {
+  let bytes = 0;
+  for (const block of result.content) {
+    switch (block.type) {
+      case "text":
+        bytes += Buffer.byteLength(block.text, "utf8");
+        break;
+      case "image":
+      case "audio":
+        bytes += Buffer.byteLength(block.data, "utf8");
+        break;
+      case "resource":
+        bytes += Buffer.byteLength(
+          "text" in block.resource ? block.resource.text : block.resource.blob,
+          "utf8",
+        );
+        break;
+      default:
+        // resource_link carries only a URI and names; they are small by construction.
+        break;
+    }
+  }
+  if (result.structuredContent !== undefined) {
+    bytes += Buffer.byteLength(JSON.stringify(result.structuredContent), "utf8");
+  }
+  return bytes;
+}
+
+/**
+ * Rejects a result above the source's `maxResponseBytes` before anything parses it.
+ * @param result a tool result as the MCP client returned it
+ * @param maxBytes the source's cap (`governance.maxResponseBytes` of its manifest)
+ * @throws {GovernanceError} `RESPONSE_TOO_LARGE` (not retryable) with `data: {bytes, maxBytes}`
+ */
+export function assertWithinCap(result: CallToolResult, maxBytes: number): void {
+  const bytes = measureResultBytes(result);
+  if (bytes > maxBytes) {
+    throw new GovernanceError(
+      "RESPONSE_TOO_LARGE",
+      `The response has ${bytes} bytes, more than the source's cap of ${maxBytes} bytes.`,
+      { retryable: false, data: { bytes, maxBytes } },
+    );
   }
 }

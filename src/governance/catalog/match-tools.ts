@@ -3,11 +3,11 @@
  * status: only a tool that the server offers with a compatible input schema becomes callable.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { hashCanonical } from "../../core/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { ToolListing } from "./list-server-tools.js";
 import { inputSchemasCompatible } from "./schema-compat.js";
 import type { CatalogSource, CatalogTool, MissingTool } from "./source-catalog-types.js";
-import { toolDefinitionHash } from "./tool-definition-hash.js";
 
 /** The part of a `CatalogSource` that matching decides. */
 type SourceOutcome = Pick<CatalogSource, "status" | "reason" | "availableTools" | "missingTools">;
@@ -64,4 +64,24 @@ export function matchTools(
   const names = missingTools.map((m) => m.toolId).join(", ");
   const reason = `${missingTools.length} of ${total} tools unavailable: ${names}`;
   return { source: { status: "degraded", reason, ...outcome }, tools };
+}
+
+/** The fingerprint of a live MCP tool definition, used to detect changed tools. */
+
+/**
+ * Hashes what defines a tool's contract: name, description, input and output schemas and
+ * annotations. Key order does not matter (canonical JSON); `title`, `icons` and `_meta` are left
+ * out because they change presentation, not behaviour. Permission grants and catalog revisions
+ * key on this hash, so a server that silently changes a tool invalidates them.
+ * @param tool a tool from `tools/list`
+ * @returns hex SHA-256
+ */
+export function toolDefinitionHash(tool: Tool): string {
+  return hashCanonical({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema,
+    annotations: tool.annotations,
+  });
 }

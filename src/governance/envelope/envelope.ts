@@ -9,10 +9,8 @@ import type { z } from "zod";
 import type { ArtifactCandidate, CrossReference, McpRecord, McpToolResult } from "../../contract/index.js";
 import { CandidateSchema, ENVELOPE_KEYS, EnvelopeSchema, RecordSchema } from "../../contract/index.js";
 import { GovernanceError } from "../../core/index.js";
-import { findStructuredResult } from "./find-structured-result.js";
 import { neutralizeDeep } from "./prompt-neutralizer.js";
 import { type AllowedUrls, originOf, urlProblem } from "./url-problem.js";
-import { wrapThirdParty } from "./wrap-third-party.js";
 
 /** What the broker knows about the call, from the manifest and the clock, independent of the server. */
 export interface EnvelopeContext {
@@ -211,4 +209,64 @@ function toIssue(prefix: string): (issue: z.core.$ZodIssue) => Issue {
 
 function normalizationFailed(message: string, issues: Issue[]): GovernanceError {
   return new GovernanceError("NORMALIZATION_FAILED", message, { data: { issues } });
+}
+
+/**
+ * The structured result a tool returned: an object with a `records` array, in `structuredContent` or
+ * as JSON in a text block.
+ * @param result the tool result as the MCP client returned it
+ * @returns the object, still unvalidated, or undefined for a third-party result (plain text, no records)
+ */
+export function findStructuredResult(result: CallToolResult): Record<string, unknown> | undefined {
+  if (hasRecordsArray(result.structuredContent)) return result.structuredContent;
+  for (const block of result.content) {
+    if (block.type !== "text" || !block.text.trimStart().startsWith("{")) continue;
+    try {
+      const parsed: unknown = JSON.parse(block.text);
+      if (hasRecordsArray(parsed)) return parsed;
+    } catch {
+      // Not JSON: plain text from a third-party server.
+    }
+  }
+  return undefined;
+}
+
+function hasRecordsArray(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Array.isArray((value as { records?: unknown }).records)
+  );
+}
+
+/**
+ * Third-party content as text-only data: binary blocks are described, never passed on.
+ * @param result a tool result without a structured envelope
+ * @returns `{content}` of text blocks, plus the result's `structuredContent` when it has one
+ */
+export function wrapThirdParty(result: CallToolResult): Record<string, unknown> {
+  const content = result.content.map((block) => {
+    switch (block.type) {
+      case "text":
+        return { type: "text", text: block.text };
+      case "image":
+      case "audio":
+        return {
+          type: "text",
+          text: `[${block.type} omitted: ${block.mimeType}, ${block.data.length} base64 chars]`,
+        };
+      case "resource_link":
+        return { type: "text", text: `[resource link: ${block.name} ${block.uri}]` };
+      case "resource":
+        return "text" in block.resource
+          ? { type: "text", text: block.resource.text }
+          : { type: "text", text: `[embedded resource omitted: ${block.resource.uri}]` };
+      default:
+        return { type: "text", text: "[unsupported content block omitted]" };
+    }
+  });
+  const data: Record<string, unknown> = { content };
+  if (result.structuredContent !== undefined) data.structuredContent = result.structuredContent;
+  return data;
 }

@@ -3,6 +3,10 @@
  * arguments, so that a card says what will actually happen and a grant names what it covers.
  */
 import type { ToolManifest } from "../manifests/index.js";
+import type { AuthorizationRequest } from "./authorization.js";
+import { permissionRisk } from "./permission-policy.js";
+import { permissionFingerprint } from "./permission-request.js";
+import { PERMISSION_DECISIONS, type PermissionCard } from "./permission-types.js";
 
 /** The rendered permission of one call. */
 export interface RenderedPermission {
@@ -115,4 +119,30 @@ function truncate(text: string, max: number): string {
   // Count code points, so a surrogate pair is never split.
   const points = Array.from(text);
   return points.length <= max ? text : `${points.slice(0, max - 1).join("")}…`;
+}
+
+/**
+ * The approval card of one call: what a human is shown before a dangerous call runs.
+ */
+
+/**
+ * Builds the approval card of a call from its rendered permission.
+ * @param request the broker's description of the call
+ * @param rendered `renderPermission(request)`
+ * @returns the card; its `requestId` is stable for the same call (derived from the call's fingerprint)
+ */
+export function permissionCard(request: AuthorizationRequest, rendered: RenderedPermission): PermissionCard {
+  return {
+    type: "permission",
+    requestId: `perm-${permissionFingerprint(request).slice(0, 32)}`,
+    action: rendered.action,
+    resource: rendered.resource,
+    summary: rendered.summary,
+    sourceId: request.sourceId,
+    toolId: request.toolId,
+    ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
+    args: request.input,
+    risk: permissionRisk(request),
+    allowedDecisions: [...PERMISSION_DECISIONS],
+  };
 }

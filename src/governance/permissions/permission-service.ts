@@ -9,9 +9,8 @@ import type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./a
 import { AuthorizationRecorder } from "./authorization-recorder.js";
 import { type Grant, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 import { type PendingPermission, PendingPermissions } from "./pending-permissions.js";
-import { permissionCard } from "./permission-card.js";
 import { isDangerousCall } from "./permission-policy.js";
-import { type RenderedPermission, renderPermission } from "./permission-render.js";
+import { permissionCard, type RenderedPermission, renderPermission } from "./permission-render.js";
 import { permissionFingerprint } from "./permission-request.js";
 import {
   type ApprovalMode,

@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
 import { isGovernanceError } from "../../../src/core/errors.js";
-import { assertWithinCap, measureResultBytes } from "../../../src/governance/broker/response-cap.js";
+import { assertWithinCap, measureResultBytes } from "../../../src/governance/broker/call-upstream.js";
 
 const MB = 1024 * 1024;
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });

@@ -3,9 +3,9 @@ import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/typ
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { GovernanceError } from "../../../src/core/errors.js";
+import { toolDefinitionHash } from "../../../src/governance/catalog/match-tools.js";
 import { SourceCatalog } from "../../../src/governance/catalog/source-catalog.js";
 import type { CatalogSnapshot } from "../../../src/governance/catalog/source-catalog-types.js";
-import { toolDefinitionHash } from "../../../src/governance/catalog/tool-definition-hash.js";
 import { SourceRegistry } from "../../../src/governance/manifests/source-registry.js";
 import type { ToolServerPool } from "../../../src/mcp/types.js";
 import { createInMemoryPool, type InMemoryServerSource } from "../../../src/testing/in-memory-pool.js";

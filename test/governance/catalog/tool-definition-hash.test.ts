@@ -1,6 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
-import { toolDefinitionHash } from "../../../src/governance/catalog/tool-definition-hash.js";
+import { toolDefinitionHash } from "../../../src/governance/catalog/match-tools.js";
 
 const base: Tool = {
   name: "search",

@@ -1,9 +1,10 @@
 /** Builders of `AuthorizationRequest`s for the permission tests. */
-import type { AuthorizationRequest } from "../../../src/governance/permissions/authorization.js";
+
 import {
   sourceManifestSchema,
   toolManifestSchema,
 } from "../../../src/governance/manifests/manifest-schema.js";
+import type { AuthorizationRequest } from "../../../src/governance/permissions/authorization.js";
 import { makeSource, makeTool, type ToolInput } from "../manifests/manifest-factory.js";
 
 /** What a test changes about a call: the tool, the source, the ids and the arguments. */

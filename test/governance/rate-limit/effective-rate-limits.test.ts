@@ -54,7 +54,6 @@ describe("createGovernance rate limits", () => {
   const open = (env: Record<string, string>, rateLimits?: Record<string, { rateLimitPerSecond: number }>) =>
     createGovernance({
       config: { mcpServers: {} },
-      scienceToml: false,
       env,
       ledger: new MemoryLedger(),
       store: new MemoryContentStore(),

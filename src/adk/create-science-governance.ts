@@ -1,0 +1,88 @@
+/**
+ * `createGovernance` with the Science ADK on top: a `science.toml` project's providers join the same
+ * pool, broker and ledger through the runtime's extension seam (see ARCHITECTURE.md).
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import {
+  createGovernance as createRuntime,
+  type Governance,
+  type GovernanceExtension,
+  type GovernanceOptions,
+} from "../runtime/index.js";
+import { providerTransportFactory } from "./provider-transport.js";
+import { providerWarnings, scienceServerConfigs } from "./science-providers.js";
+import {
+  assertProviderTokens,
+  loadScienceToml,
+  SCIENCE_TOML_FILE,
+  type ScienceProject,
+} from "./science-toml.js";
+
+/** Options of {@link createGovernance}: the runtime's, plus where the `science.toml` project is. */
+export interface ScienceGovernanceOptions extends GovernanceOptions {
+  /**
+   * The Science ADK `science.toml` whose providers join the same pool and broker; `false` ignores it.
+   * A `config` path ending in `.toml` counts as this. @default `./science.toml` when it exists
+   */
+  scienceToml?: string | false | undefined;
+}
+
+/** The governance runtime, with the `science.toml` project it loaded. */
+export interface ScienceGovernance extends Governance {
+  /** The `science.toml` project, when one was found or given. */
+  science?: ScienceProject | undefined;
+}
+
+/**
+ * Builds the governed runtime (see the runtime's `createGovernance`) with the `science.toml` project's
+ * providers added, and lists every server's tools once.
+ * @param options config, manifests, data directory, stores, seams and the `science.toml` location
+ * @returns the runtime; call `close()` when done
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
+ *   ToolError when a `science.toml` `token_env` variable is unset
+ * @example
+ * const governance = await createGovernance({ config: "extensions_config.json" });
+ * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
+ */
+export async function createGovernance(options: ScienceGovernanceOptions = {}): Promise<ScienceGovernance> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const { scienceToml: _given, ...runtimeOptions } = options;
+  const tomlPath = sciencePath(options, cwd);
+  const science = tomlPath === undefined ? undefined : await loadScienceToml(tomlPath, cwd);
+  if (!science) return createRuntime(runtimeOptions);
+  assertProviderTokens(science, env);
+  const isTomlConfig = typeof options.config === "string" && options.config.endsWith(".toml");
+  const governance = await createRuntime({
+    ...runtimeOptions,
+    config: isTomlConfig ? undefined : options.config,
+    extensions: [scienceExtension(science, env), ...(options.extensions ?? [])],
+  });
+  return { ...governance, science };
+}
+
+/** The runtime extension of a loaded project: its providers as servers, with their own transports. */
+function scienceExtension(
+  science: ScienceProject,
+  env: Record<string, string | undefined>,
+): GovernanceExtension {
+  return {
+    name: `science.toml (${science.path})`,
+    servers: scienceServerConfigs(science),
+    // A science.toml-only project names its own providers.
+    standalone: true,
+    createTransport: (config, fallback) =>
+      providerTransportFactory(science.providers, { env, fallback })(config),
+    warnings: (catalog) => providerWarnings(science.providers, catalog),
+  };
+}
+
+/** `science.toml`: given, named by a `.toml` `config`, or found in the working directory. */
+function sciencePath(options: ScienceGovernanceOptions, cwd: string): string | undefined {
+  if (options.scienceToml === false) return undefined;
+  if (typeof options.scienceToml === "string") return options.scienceToml;
+  if (typeof options.config === "string" && options.config.endsWith(".toml")) return options.config;
+  const found = resolve(cwd, SCIENCE_TOML_FILE);
+  return existsSync(found) ? found : undefined;
+}
