@@ -8,16 +8,16 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline/promises";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "@langchain/langgraph";
-import { askInTerminal } from "../src/cli/terminal-approval.js";
 import {
   createGovernance,
   createGovernedAgent,
   type PermissionCard,
   type PermissionDecision,
-} from "../src/index.js";
+} from "sciencegate";
 import { startOfflineProviders } from "./demo/offline-providers.js";
 
 const providers = await startOfflineProviders();
@@ -49,12 +49,23 @@ const interactive = Boolean(process.stdin.isTTY);
 
 async function answer(card: PermissionCard): Promise<PermissionDecision> {
   if (!interactive) return scripted.shift() ?? { decision: "deny", message: "no scripted answer left" };
-  const choice = await askInTerminal(card, { input: process.stdin, write: (t) => process.stderr.write(t) });
-  if (choice === "always") {
-    governance.permissions.setApprovalMode("approval-demo", "always_allow");
-    return { decision: "allow_once" };
+  const terminal = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    for (;;) {
+      const typed = await terminal.question(
+        `${card.summary}\n  [1] allow once  [2] allow same type  [3] deny  [4] always allow (this session): `,
+      );
+      if (typed.trim() === "1") return { decision: "allow_once" };
+      if (typed.trim() === "2") return { decision: "allow_matching" };
+      if (typed.trim() === "3") return { decision: "deny", message: "denied in the terminal" };
+      if (typed.trim() === "4") {
+        governance.permissions.setApprovalMode("approval-demo", "always_allow");
+        return { decision: "allow_once" };
+      }
+    }
+  } finally {
+    terminal.close();
   }
-  return { decision: choice === "once" ? "allow_once" : choice === "matching" ? "allow_matching" : "deny" };
 }
 
 try {

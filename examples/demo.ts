@@ -8,8 +8,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernance } from "../src/runtime/create-governance.js";
-import { startReferenceWikiServer } from "../src/testing/reference-wiki-server.js";
+import { createGovernance } from "sciencegate";
+import { startReferenceWikiServer } from "sciencegate/testing";
 import { runAgentStep } from "./demo/agent-step.js";
 import { showEvidence, showLedger } from "./demo/audit-steps.js";
 import { runBrokerTour, showCatalog } from "./demo/broker-tour.js";

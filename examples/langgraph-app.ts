@@ -13,7 +13,7 @@ import {
   createModelNode,
   GovernedStateAnnotation,
   governedToolsCondition,
-} from "../src/index.js";
+} from "sciencegate";
 
 // Your chat model, e.g. new ChatAnthropic({ model: "claude-sonnet-4-5" }); scripted here to run offline of any LLM.
 const model = fakeModel()

@@ -1,9 +1,10 @@
+import { createGovernance } from "sciencegate";
+
 /**
  * The README's programmatic quick start, kept compiling by `npm test` (typecheck). Run it with
  * `npx tsx examples/quick-start.ts`; it calls the real PubMed unless SCIENCEGATE_PUBMED_BASE_URL points
  * elsewhere.
  */
-import { createGovernance } from "../src/index.js";
 
 // extensions_config.json if there is one, else the bundled science sources; ledger and CAS in ./.sciencegate
 const governance = await createGovernance({ authorize: async () => ({ allowed: true }) });

@@ -14,8 +14,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
-import { prepareFixedToolTable } from "../src/adapters/fixed-tool-table.js";
-import { createGovernance } from "../src/runtime/create-governance.js";
+import { createGovernance, prepareFixedToolTable } from "sciencegate";
 import { startOfflineProviders } from "./demo/offline-providers.js";
 
 /** A scripted model turn; explicit ids, because two fake models in one graph would reuse theirs. */

@@ -6,10 +6,8 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
-import type { Governance } from "../../src/runtime/create-governance.js";
-import { autoPromote } from "../../src/visibility/promotion.js";
-import { deferredToolsPromptSection } from "../../src/visibility/prompt-sections.js";
+import { createGovernedAgent, type Governance } from "sciencegate";
+import { autoPromote, deferredToolsPromptSection } from "sciencegate/governance";
 import { answerCards } from "./approval-prompt.js";
 import { describeMessage, describeProgress } from "./describe-message.js";
 import { runAgent } from "./run-agent.js";

@@ -3,14 +3,13 @@
  * once, m = allow same type, d = deny; Enter means m); otherwise the script's answer is shown and given.
  */
 
+import { createInterface } from "node:readline";
 import type { Interrupt } from "@langchain/langgraph";
-import { askLine } from "../../src/cli/ask-line.js";
-import {
-  PERMISSION_DECISIONS,
-  type PermissionCard,
-  type PermissionDecision,
-  type PermissionDecisionKind,
-} from "../../src/governance/permissions/permission-types.js";
+import type { PermissionCard, PermissionDecision } from "sciencegate";
+
+/** The three answers a card takes. */
+type PermissionDecisionKind = PermissionDecision["decision"];
+const PERMISSION_DECISIONS: readonly PermissionDecisionKind[] = ["allow_once", "allow_matching", "deny"];
 
 /** Options of {@link answerCards}. */
 export interface AnswerCardsOptions {
@@ -83,8 +82,20 @@ export async function answerCards(
 /** Asks until the answer is valid; end of input counts as deny (nothing runs unless someone said so). */
 function ask(input: NodeJS.ReadableStream, write: (line: string) => void): Promise<PermissionDecisionKind> {
   write("    [a] allow once  [m] allow same type (this session)  [d] deny   (Enter = m)");
-  return askLine(input, parseCardAnswer, {
-    retry: () => write("    answer a, m or d:"),
-    onEnd: "deny" as PermissionDecisionKind,
+  const lines = createInterface({ input, terminal: false });
+  return new Promise((resolve) => {
+    let answered = false;
+    const finish = (decision: PermissionDecisionKind) => {
+      if (answered) return;
+      answered = true;
+      lines.close();
+      resolve(decision);
+    };
+    lines.on("line", (line) => {
+      const decision = parseCardAnswer(line);
+      if (decision) finish(decision);
+      else write("    answer a, m or d:");
+    });
+    lines.on("close", () => finish("deny"));
   });
 }

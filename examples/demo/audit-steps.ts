@@ -1,5 +1,6 @@
 /** The closing steps of the demo: the evidence check of the final answer, and the audit ledger. */
-import type { Governance } from "../../src/runtime/create-governance.js";
+
+import type { Governance } from "sciencegate";
 import { checkCitations } from "./check-citations.js";
 import { shortId } from "./print.js";
 

@@ -3,10 +3,8 @@
  * (search, cache, lookups, download candidates, invalid input, replay, the private LLM Wiki).
  */
 
-import { isGovernanceError } from "../../src/core/errors.js";
-import type { InvokeRequest } from "../../src/governance/broker/broker-types.js";
-import type { Governance } from "../../src/runtime/create-governance.js";
-import { modelVisibleName } from "../../src/visibility/tool-names.js";
+import { type Governance, isGovernanceError } from "sciencegate";
+import { type InvokeRequest, modelVisibleName } from "sciencegate/governance";
 import { shortId, step } from "./print.js";
 
 /**

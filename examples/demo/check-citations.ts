@@ -1,3 +1,5 @@
+import { type Claim, type Evidence, type EvidenceRuntime, reviewEvidence } from "sciencegate/artifacts";
+import type { McpRecord } from "sciencegate/governance";
 /**
  * The demo's evidence check of a final answer. Each fact (a line, or a sentence of a longer line)
  * must carry a citation label; each label is traced to the successful governed invocation of the
@@ -5,10 +7,6 @@
  * reviewed by the library's `reviewEvidence` (ledger row, intact CAS copies, record and URL really
  * returned, full text only after a successful extraction).
  */
-import type { Claim, Evidence } from "../../src/artifacts/evidence-claims.js";
-import type { EvidenceRuntime } from "../../src/artifacts/full-text-extractions.js";
-import { reviewEvidence } from "../../src/artifacts/review-evidence.js";
-import type { McpRecord } from "../../src/contract/result-types.js";
 
 /** One label of a fact and the invocation that returned it (absent when none did). */
 export interface CheckedCitation {

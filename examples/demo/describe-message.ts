@@ -4,10 +4,12 @@
  */
 import { readFile } from "node:fs/promises";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import type { ArtifactDownloadProgressEvent } from "../../src/artifacts/artifact-download-tool.js";
-import type { DownloadResult } from "../../src/artifacts/download-types.js";
-import type { PaperExtractResult } from "../../src/artifacts/paper-extract-tool.js";
-import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
+import type {
+  ArtifactDownloadProgressEvent,
+  DownloadResult,
+  PaperExtractResult,
+} from "sciencegate/artifacts";
+import type { McpRecord, McpToolResult } from "sciencegate/governance";
 import { formatArgs, formatBytes, shortId } from "./print.js";
 
 /**

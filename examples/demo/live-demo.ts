@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernance } from "../../src/runtime/create-governance.js";
+import { createGovernance } from "sciencegate";
 import { runAgentStep } from "./agent-step.js";
 import { showEvidence, showLedger } from "./audit-steps.js";
 import { showCatalog } from "./broker-tour.js";

@@ -3,7 +3,8 @@
  * candidate's real host, so the allowlist check is the real one) in several chunks, so progress
  * shows more than one step, and refuses every other request.
  */
-import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
+
+import type { DownloadFetch } from "sciencegate/artifacts";
 import { makePdf } from "../../test/fixtures/pdf/make-pdf.js";
 
 /** Options of {@link createOfflinePaperFetch}. */

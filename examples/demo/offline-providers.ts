@@ -7,7 +7,7 @@ import {
   type FakeRoute,
   providerEnvFor,
   startFakeProviderServer,
-} from "../../src/testing/fake-provider-server.js";
+} from "sciencegate/testing";
 
 const FIXTURES = resolve(import.meta.dirname, "../../test/fixtures/providers");
 

@@ -6,9 +6,8 @@
  * A refused or failed step (say, a denied card) skips what depends on it.
  */
 import type { BaseMessage } from "@langchain/core/messages";
-import type { DownloadResult } from "../../src/artifacts/download-types.js";
-import type { PaperExtractResult } from "../../src/artifacts/paper-extract-tool.js";
-import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
+import type { DownloadResult, PaperExtractResult } from "sciencegate/artifacts";
+import type { McpRecord, McpToolResult } from "sciencegate/governance";
 import { shortLabel } from "./describe-message.js";
 import { hasCalled, lastToolResult, type ScriptedReply } from "./scripted-model.js";
 

@@ -5,13 +5,8 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import { Command, type Interrupt } from "@langchain/langgraph";
-import type { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
-import type { ArtifactDownloadProgressEvent } from "../../src/artifacts/artifact-download-tool.js";
-import type {
-  PermissionCard,
-  PermissionDecision,
-} from "../../src/governance/permissions/permission-types.js";
-import type { GovernedState } from "../../src/nodes/governed-state.js";
+import type { createGovernedAgent, GovernedState, PermissionCard, PermissionDecision } from "sciencegate";
+import type { ArtifactDownloadProgressEvent } from "sciencegate/artifacts";
 import { isCardInterrupt } from "./approval-prompt.js";
 
 /** The compiled graph `createGovernedAgent` returns. */

@@ -116,4 +116,4 @@ export {
   permissionDecisionJsonSchema,
 } from "../nodes/index.js";
 export { resolveDataDir } from "../runtime/index.js";
-export { modelVisibleName } from "../visibility/index.js";
+export { autoPromote, deferredToolsPromptSection, modelVisibleName } from "../visibility/index.js";
