@@ -4,14 +4,20 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   createGovernance as createRuntime,
+  type ExtensionTransport,
   type Governance,
   type GovernanceExtension,
   type GovernanceOptions,
 } from "../runtime/index.js";
-import { providerTransportFactory } from "./provider-transport.js";
+import { FallbackHttpTransport } from "./fallback-http-transport.js";
+import { loadLocalTools } from "./local-tools/load-local-tools.js";
+import { createLocalToolTransport } from "./local-tools/local-tool-server.js";
 import { providerWarnings, scienceServerConfigs } from "./science-providers.js";
+import type { ScienceProvider } from "./science-toml.js";
 import {
   assertProviderTokens,
   loadScienceToml,
@@ -72,8 +78,7 @@ function scienceExtension(
     servers: scienceServerConfigs(science),
     // A science.toml-only project names its own providers.
     standalone: true,
-    createTransport: (config, fallback) =>
-      providerTransportFactory(science.providers, { env, fallback })(config),
+    createTransport: providerTransports(science.providers, env),
     warnings: (catalog) => providerWarnings(science.providers, catalog),
   };
 }
@@ -85,4 +90,37 @@ function sciencePath(options: ScienceGovernanceOptions, cwd: string): string | u
   if (typeof options.config === "string" && options.config.endsWith(".toml")) return options.config;
   const found = resolve(cwd, SCIENCE_TOML_FILE);
   return existsSync(found) ? found : undefined;
+}
+
+/**
+ * The transports of a project's providers in the shared server pool: local folders as in-process MCP
+ * servers, remote providers over streamable HTTP (falling back to SSE) with the `token_env` bearer token
+ * read only when connecting, so the secret never sits in a config object, a log or the ledger.
+ * @param providers the providers of `science.toml`
+ * @param env environment holding `token_env` variables and the Python interpreter
+ * @returns the extension's transport factory; every other server goes to `fallback`
+ */
+function providerTransports(
+  providers: readonly ScienceProvider[],
+  env: Record<string, string | undefined>,
+): ExtensionTransport {
+  const byId = new Map(providers.map((p) => [p.id, p]));
+  return async (config, fallback) => {
+    const provider = byId.get(config.id);
+    if (provider?.kind === "local") {
+      return createLocalToolTransport(provider.id, await loadLocalTools(provider.path, { env }));
+    }
+    if (provider?.kind === "remote") {
+      const token = provider.tokenEnv === undefined ? undefined : env[provider.tokenEnv];
+      const requestInit: RequestInit = {
+        headers: { ...config.headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      };
+      const url = new URL(provider.url);
+      return new FallbackHttpTransport(
+        () => new StreamableHTTPClientTransport(url, { requestInit }),
+        () => new SSEClientTransport(url, { requestInit }),
+      );
+    }
+    return fallback(config);
+  };
 }

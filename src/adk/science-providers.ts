@@ -10,7 +10,7 @@ export type ProviderKind = "local" | "stdio" | "remote" | "extensions_config";
 
 /**
  * The server-pool entries of a project's providers. Local providers become in-process servers (their
- * transport is supplied by `providerTransportFactory`); remote ones carry no secret: the bearer token is
+ * transport is supplied by the extension in `create-science-governance.ts`); remote ones carry no secret: the bearer token is
  * read from `token_env` only when the transport is built.
  * @param project a parsed `science.toml`
  * @returns one `ServerConfig` per provider, in file order

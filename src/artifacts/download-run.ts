@@ -3,6 +3,9 @@
  * and backoff, verification, an atomic no-overwrite rename and a read-only result. Every state change
  * is saved in the job store and reported as progress. Failures end the job; they never throw.
  */
+
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { chmod, link, mkdir, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ArtifactCandidate } from "../contract/index.js";
@@ -12,7 +15,6 @@ import { type DownloadFetch, transferOnce } from "./download-fetch.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import { STAGING_DIR_NAME } from "./download-path.js";
 import type { DownloadPlan, DownloadProgress, DownloadResult } from "./download-types.js";
-import { verifyDownload } from "./download-verify.js";
 
 /** What a run needs. */
 export interface DownloadRunContext {
@@ -183,4 +185,47 @@ function asGovernanceError(error: unknown): GovernanceError {
   return new GovernanceError("UPSTREAM_UNAVAILABLE", error instanceof Error ? error.message : String(error), {
     cause: error,
   });
+}
+
+/** The `verifying` step of a download: announced size and checksum against the staged bytes. */
+
+/**
+ * Checks the staged file against the candidate's size and checksum (when it carries them).
+ * @param path the staging file
+ * @param candidate the candidate with optional `sizeBytes` and `checksum`
+ * @param bytes the bytes the transfer counted
+ * @returns `sha256:<hex>` of the file, recorded for every download
+ * @throws GovernanceError `INVALID_INPUT` on a size or checksum mismatch (`data.reason`)
+ */
+export async function verifyDownload(
+  path: string,
+  candidate: ArtifactCandidate,
+  bytes: number,
+): Promise<string> {
+  if (candidate.sizeBytes !== undefined && candidate.sizeBytes !== bytes) {
+    throw new GovernanceError(
+      "INVALID_INPUT",
+      `Size mismatch: the candidate announced ${candidate.sizeBytes} bytes, ${bytes} arrived.`,
+      { data: { reason: "size_mismatch" } },
+    );
+  }
+  const sha256 = createHash("sha256");
+  const expected = candidate.checksum;
+  const other = expected && expected.algorithm !== "sha256" ? createHash(expected.algorithm) : undefined;
+  for await (const chunk of createReadStream(path)) {
+    sha256.update(chunk as Buffer);
+    other?.update(chunk as Buffer);
+  }
+  const actual = sha256.digest("hex");
+  if (expected) {
+    const got = other ? other.digest("hex") : actual;
+    if (got !== expected.value.toLowerCase()) {
+      throw new GovernanceError(
+        "INVALID_INPUT",
+        `Checksum mismatch: expected ${expected.algorithm}:${expected.value}, got ${expected.algorithm}:${got}.`,
+        { data: { reason: "checksum_mismatch" } },
+      );
+    }
+  }
+  return `sha256:${actual}`;
 }

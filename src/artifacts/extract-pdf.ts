@@ -1,8 +1,8 @@
-import { mkdir, open, readFile, stat } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Clock } from "../core/index.js";
 import { canonicalJson, GovernanceError, sha256Hex } from "../core/index.js";
-import { writeFileAtomic } from "./pdf-atomic-write.js";
 import { type PdfLimits, resolvePdfLimits } from "./pdf-limits.js";
 import { buildPdfExtraction, type PdfManifest } from "./pdf-manifest.js";
 import { runPdfWorker } from "./pdf-worker-runner.js";
@@ -149,4 +149,23 @@ export async function extractPdf(
   await writeFileAtomic(textPath, fulltext);
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
   return { textPath, manifestPath, pageCount: manifest.pageCount, warnings: manifest.warnings, inputSha256 };
+}
+
+/**
+ * Writes a file so readers see either the old content or the whole new content, never a part:
+ * a temp file in the same folder, then `rename` (atomic on one file system).
+ * @param path the final path
+ * @param content the text to write
+ * @returns when the file is in place
+ * @throws the file system's error (the temp file is removed)
+ */
+export async function writeFileAtomic(path: string, content: string): Promise<void> {
+  const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await writeFile(temp, content, { flag: "wx" });
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
 }
