@@ -131,15 +131,27 @@ describe("the packed tarball, installed in a fresh app", () => {
 
   // One at a time: under load, parallel runs starve the local TypeScript provider's 30 s tools/list budget.
   describe("from the app", () => {
+    it("d0. without a config, the installed CLI starts the bundled MCP servers from dist/", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      const empty = join(app, "no-config");
+      await mkdir(empty);
+      await step("d0. sciencegate tools --json (bundled servers)", async () => {
+        const listed = await cli(["tools", "--json"], "bundled", empty);
+        expect(listed.code, listed.stderr).toBe(0);
+        const report = JSON.parse(listed.stdout) as ToolsReport;
+        expect(report.servers.filter((s) => s.status !== "connected")).toEqual([]);
+        expect(report.servers.length).toBeGreaterThan(0);
+        expect(report.tools.length).toBeGreaterThan(0);
+        expect(report.warnings).toEqual([]);
+      });
+    });
+
     it("d1. the installed CLI lists the TypeScript and the Python local tool", async () => {
       expect(project, "step c installed nothing").not.toBe("");
       await step("d1. sciencegate tools --json", async () => {
         const listed = await cli(["tools", "--json"], "tools");
         expect(listed.code, listed.stderr).toBe(0);
-        const report = JSON.parse(listed.stdout) as {
-          tools: { qualifiedName: string }[];
-          warnings: string[];
-        };
+        const report = JSON.parse(listed.stdout) as ToolsReport;
         expect(report.tools.map((t) => t.qualifiedName).sort()).toEqual([
           "local.mean_ratio",
           "pylocal.power_law_fit",
@@ -216,10 +228,17 @@ describe("the packed tarball, installed in a fresh app", () => {
   });
 });
 
-/** Runs the installed `sciencegate` in the project, with `SCIENCEGATE_HOME` in the temp dir. */
-function cli(args: string[], home: string): Promise<Run> {
+/** The parts of `sciencegate tools --json` the test reads. */
+interface ToolsReport {
+  servers: { id: string; status: string }[];
+  tools: { qualifiedName: string }[];
+  warnings: string[];
+}
+
+/** Runs the installed `sciencegate` (in the project by default), with `SCIENCEGATE_HOME` in the temp dir. */
+function cli(args: string[], home: string, cwd = project): Promise<Run> {
   const bin = join(app, "node_modules", ".bin", "sciencegate");
-  return run(bin, args, project, childEnv({ SCIENCEGATE_HOME: join(tmp, "cli-homes", home) }));
+  return run(bin, args, cwd, childEnv({ SCIENCEGATE_HOME: join(tmp, "cli-homes", home) }));
 }
 
 /** `sciencegate call NAME --args JSON --json`: the tool's value, or why the call failed. */
