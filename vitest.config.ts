@@ -3,7 +3,12 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["**/node_modules/**", "test/**/*.int.test.ts", "test/**/*.faults.test.ts"],
+    exclude: [
+      "**/node_modules/**",
+      "test/**/*.int.test.ts",
+      "test/**/*.faults.test.ts",
+      "test/**/*.package.test.ts",
+    ],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

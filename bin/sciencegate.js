@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `sciencegate` command. The compiled CLI lives in dist/ (built by `npm run build`, or on install).
+// The `sciencegate` command. The compiled CLI lives in dist/ (built by `npm run build`, and by `npm pack`).
 import { existsSync } from "node:fs";
 
 const entry = new URL("../dist/cli/main.js", import.meta.url);

@@ -1,0 +1,274 @@
+/**
+ * `npm run test:package`: the package as users install it. Packs the repository, installs the tarball into
+ * a fresh app next to the required peers, and drives it from there: the installed CLI on a `science.toml`
+ * project with a TypeScript and a Python local tool, a strict type check of every `exports` entry point,
+ * and a governed call through the library API. Each step prints its time; the temp dirs go in any case.
+ */
+import { existsSync } from "node:fs";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  childEnv,
+  consumerSource,
+  entrySpecifiers,
+  entryTargets,
+  listFiles,
+  type PackageJson,
+  REPO,
+  type Run,
+  readJson,
+  repoSpec,
+  run,
+  step,
+  timingReport,
+} from "./packaging-harness.js";
+
+const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
+/** Set to 1 to let better-sqlite3's install script compile SQLite in the app instead of reusing the repo's. */
+const NATIVE_BUILD = process.env.SCIENCEGATE_PACKAGE_TEST_NATIVE_BUILD === "1";
+const DEVELOPMENT_FIELDS = ["devDependencies", "allowScripts", "overrides", "scripts"];
+
+let tmp = "";
+let tarball = "";
+let packed: PackageJson | undefined;
+let app = "";
+let project = "";
+
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), "sciencegate-package-"));
+});
+
+afterAll(async () => {
+  // A pack that died between prepack and postpack leaves the cleaned package.json in place.
+  if (existsSync(join(REPO, ".package.json.prepack"))) {
+    await run(process.execPath, ["scripts/pack-manifest.mjs", "restore"], REPO);
+  }
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+  console.log(timingReport());
+});
+
+describe("the packed tarball, installed in a fresh app", () => {
+  it("a. npm pack builds through prepack and leaves package.json byte-identical", async () => {
+    const before = await readFile(join(REPO, "package.json"));
+    await step("a. npm pack", async () => {
+      const result = await run("npm", ["pack", "--pack-destination", tmp], REPO);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr.split("\n").filter((line) => /^npm (warn|error)/i.test(line))).toEqual([]);
+      expect(await readFile(join(REPO, "package.json"))).toEqual(before);
+      const filename = result.stdout.trim().split("\n").pop() ?? "";
+      expect(filename).toMatch(/\.tgz$/);
+      tarball = join(tmp, filename);
+    });
+  });
+
+  it("b. ships the entry points, runtime assets, CLI and manifests, without development fields", async () => {
+    expect(tarball, "step a produced no tarball").not.toBe("");
+    await step("b. inspect the tarball", async () => {
+      const unpacked = join(tmp, "unpacked");
+      await mkdir(unpacked);
+      const untar = await run("tar", ["-xzf", tarball, "-C", unpacked], tmp);
+      expect(untar.code, untar.stderr).toBe(0);
+      const root = join(unpacked, "package");
+      const files = new Set(await listFiles(root));
+      const pkg = await readJson<PackageJson>(join(root, "package.json"));
+      packed = pkg;
+
+      const manifests = (await readdir(join(REPO, "manifests"))).filter((f) => f.endsWith(".json"));
+      expect(manifests.length).toBeGreaterThan(0);
+      // Whatever the build copies (non-TypeScript, non-Markdown files under src/) must ship under dist/.
+      const assets = (await listFiles(join(REPO, "src"))).filter(
+        (f) => !/\.(?:[cm]?ts|tsx|md)$/i.test(f) && !/(^|\/)(__pycache__|\.)/.test(f),
+      );
+      const required = [
+        "dist/index.js",
+        "dist/index.d.ts",
+        "dist/adk/python/introspect.py",
+        "bin/sciencegate.js",
+        "README.md",
+        ...manifests.map((f) => `manifests/${f}`),
+        ...assets.map((f) => `dist/${f}`),
+        ...entryTargets(pkg),
+      ];
+      expect(required.filter((f) => !files.has(f))).toEqual([]);
+      expect(DEVELOPMENT_FIELDS.filter((field) => field in pkg)).toEqual([]);
+    });
+  });
+
+  it("c. installs with the required peers only (no langchain)", { timeout: 900_000 }, async () => {
+    expect(packed, "step b read no package.json").toBeDefined();
+    const pkg = packed as PackageJson;
+    app = join(tmp, "app");
+    await mkdir(app);
+    await step("c. npm init + npm install", async () => {
+      const init = await run("npm", ["init", "-y"], app);
+      expect(init.code, init.stderr).toBe(0);
+      const appJson = await readJson<PackageJson>(join(app, "package.json"));
+      appJson.type = "module";
+      // Offline here, better-sqlite3's install script compiles SQLite for minutes; the app reuses the
+      // binary the repository's own install built for the same version and Node (see NATIVE_BUILD).
+      appJson.allowScripts = { "better-sqlite3": NATIVE_BUILD, esbuild: true };
+      await writeFile(join(app, "package.json"), `${JSON.stringify(appJson, null, 2)}\n`);
+
+      const peers = Object.keys(pkg.peerDependencies ?? {}).filter(
+        (name) => pkg.peerDependenciesMeta?.[name]?.optional !== true,
+      );
+      expect(peers).not.toContain("langchain");
+      // typescript for the consumer type check; typescript and tsx load local TypeScript tools (README).
+      const specs = await Promise.all([...peers, "typescript", "tsx", "@types/node"].map(repoSpec));
+      const flags = ["--no-audit", "--no-fund", "--prefer-offline"];
+      const install = await run("npm", ["install", tarball, ...specs, ...flags], app);
+      expect(install.code, install.stderr).toBe(0);
+      expect(existsSync(join(app, "node_modules", "langchain"))).toBe(false);
+      await provideSqliteBinding();
+    });
+    project = join(app, "science-project");
+    await cp(join(FIXTURES, "science-project"), project, { recursive: true });
+    await cp(join(FIXTURES, "governed-call.mjs"), join(app, "governed-call.mjs"));
+  });
+
+  // One at a time: under load, parallel runs starve the local TypeScript provider's 30 s tools/list budget.
+  describe("from the app", () => {
+    it("d0. without a config, the installed CLI starts the bundled MCP servers from dist/", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      const empty = join(app, "no-config");
+      await mkdir(empty);
+      await step("d0. sciencegate tools --json (bundled servers)", async () => {
+        const listed = await cli(["tools", "--json"], "bundled", empty);
+        expect(listed.code, listed.stderr).toBe(0);
+        const report = JSON.parse(listed.stdout) as ToolsReport;
+        expect(report.servers.filter((s) => s.status !== "connected")).toEqual([]);
+        expect(report.servers.length).toBeGreaterThan(0);
+        expect(report.tools.length).toBeGreaterThan(0);
+        expect(report.warnings).toEqual([]);
+      });
+    });
+
+    it("d1. the installed CLI lists the TypeScript and the Python local tool", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      await step("d1. sciencegate tools --json", async () => {
+        const listed = await cli(["tools", "--json"], "tools");
+        expect(listed.code, listed.stderr).toBe(0);
+        const report = JSON.parse(listed.stdout) as ToolsReport;
+        expect(report.tools.map((t) => t.qualifiedName).sort()).toEqual([
+          "local.mean_ratio",
+          "pylocal.power_law_fit",
+        ]);
+        expect(report.warnings).toEqual([]);
+      });
+    });
+
+    it.each([
+      ["d2", "qualified", "local.mean_ratio", "pylocal.power_law_fit"],
+      ["d3", "bare", "mean_ratio", "power_law_fit"],
+    ])("%s. the installed CLI calls both tools by %s name", async (id, kind, meanRatio, powerLawFit) => {
+      expect(project, "step c installed nothing").not.toBe("");
+      await step(`${id}. sciencegate call <${kind} name> (x2)`, async () => {
+        const [mean, fit] = await Promise.all([
+          callCli(meanRatio, { numerator: [2, 6], denominator: [1, 2] }),
+          callCli(powerLawFit, { x: [1, 2, 4], y: [3, 12, 48] }),
+        ]);
+        expect([mean.failure, fit.failure]).toEqual([undefined, undefined]);
+        expect(mean.value).toBe(2.5);
+        const { exponent, coefficient } = fit.value as { exponent: number; coefficient: number };
+        expect(exponent).toBeCloseTo(2, 9);
+        expect(coefficient).toBeCloseTo(3, 9);
+      });
+    });
+
+    it("e. a strict consumer importing every entry point type-checks with skipLibCheck off", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      const installed = await readJson<PackageJson>(join(app, "node_modules", "sciencegate", "package.json"));
+      const specifiers = entrySpecifiers(installed);
+      expect(specifiers).toContain("sciencegate");
+      const compilerOptions = {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        types: ["node"],
+      };
+      await writeFile(
+        join(app, "tsconfig.json"),
+        JSON.stringify({ compilerOptions, files: ["consumer.ts"] }),
+      );
+      await writeFile(join(app, "consumer.ts"), consumerSource(specifiers));
+      await step("e. tsc on the consumer (skipLibCheck false)", async () => {
+        const tsc = join(app, "node_modules", "typescript", "bin", "tsc");
+        const checked = await run(process.execPath, [tsc, "-p", "."], app);
+        expect(checked.stdout.split("\n").filter((line) => line.trim() !== "")).toEqual([]);
+        expect(checked.code, checked.stderr).toBe(0);
+      });
+    });
+
+    it("f. a governed call through the library API is recorded in the ledger", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      await step("f. createGovernance + callTool + ledger", async () => {
+        const scienceToml = join(project, "science.toml");
+        const result = await run(
+          process.execPath,
+          ["governed-call.mjs", scienceToml, join(tmp, "lib-data")],
+          app,
+        );
+        expect(result.code, result.stderr).toBe(0);
+        const out = JSON.parse(result.stdout) as { value: unknown; invocationId: string; rows: unknown[] };
+        expect(out.value).toBe(2.5);
+        expect(out.rows).toContainEqual({
+          invocationId: out.invocationId,
+          status: "ok",
+          sourceId: "local",
+          toolId: "mean_ratio",
+        });
+      });
+    });
+  });
+});
+
+/** The parts of `sciencegate tools --json` the test reads. */
+interface ToolsReport {
+  servers: { id: string; status: string }[];
+  tools: { qualifiedName: string }[];
+  warnings: string[];
+}
+
+/** Runs the installed `sciencegate` (in the project by default), with `SCIENCEGATE_HOME` in the temp dir. */
+function cli(args: string[], home: string, cwd = project): Promise<Run> {
+  const bin = join(app, "node_modules", ".bin", "sciencegate");
+  return run(bin, args, cwd, childEnv({ SCIENCEGATE_HOME: join(tmp, "cli-homes", home) }));
+}
+
+/** `sciencegate call NAME --args JSON --json`: the tool's value, or why the call failed. */
+async function callCli(
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ value?: unknown; failure?: string }> {
+  const result = await cli(["call", name, "--args", JSON.stringify(args), "--json"], `call-${name}`);
+  if (result.code !== 0)
+    return { failure: `sciencegate call ${name}: exit ${result.code}: ${result.stderr.trim()}` };
+  const body = JSON.parse(result.stdout) as {
+    result: { data?: { structuredContent?: { result?: unknown } } };
+  };
+  return { value: body.result.data?.structuredContent?.result };
+}
+
+/** With better-sqlite3's install script denied: the repository's binary of the same version, else a build. */
+async function provideSqliteBinding(): Promise<void> {
+  const binding = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
+  if (existsSync(join(app, binding))) return;
+  const version = async (root: string) =>
+    (await readJson<PackageJson>(join(root, "node_modules", "better-sqlite3", "package.json"))).version;
+  if (existsSync(join(REPO, binding)) && (await version(REPO)) === (await version(app))) {
+    await mkdir(join(app, binding, ".."), { recursive: true });
+    await cp(join(REPO, binding), join(app, binding));
+    return;
+  }
+  const appJson = await readJson<PackageJson>(join(app, "package.json"));
+  appJson.allowScripts = { ...(appJson.allowScripts as object), "better-sqlite3": true };
+  await writeFile(join(app, "package.json"), `${JSON.stringify(appJson, null, 2)}\n`);
+  const rebuilt = await run("npm", ["rebuild", "better-sqlite3"], app);
+  expect(rebuilt.code, rebuilt.stderr).toBe(0);
+}
