@@ -1,8 +1,12 @@
-/** Resolving `provider.tool` and bare tool names to catalog tools. */
+/**
+ * Resolving tool names to catalog tools: the one rule behind `callTool`, `sciencegate call`,
+ * `sciencegate verify` and the `tool_use_verified` gate.
+ */
 import { derivedSourceId } from "../governance/derived-manifest.js";
 import { GovernanceError } from "../governance/errors.js";
 import type { SourceCatalog } from "../governance/source-catalog.js";
-import type { CatalogTool } from "../governance/source-catalog-types.js";
+import type { CatalogSource, CatalogTool } from "../governance/source-catalog-types.js";
+import { modelVisibleName } from "../visibility/tool-names.js";
 
 /** A resolved tool name. */
 export interface ResolvedTool {
@@ -24,13 +28,15 @@ export function qualifiedToolName(tool: CatalogTool, derived: boolean): string {
 }
 
 /**
- * Finds the one tool a name means. A qualified name always resolves to its provider (an unavailable
- * provider's tool is still returned, so the broker records the failure at the point of use).
+ * Finds the one tool a name means: a qualified name (`provider.tool`, `source.toolId`), a model-visible
+ * name (`mcp__<source>__<tool>`) or a bare tool name that only one provider has. A qualified or
+ * model-visible name of a known source always resolves to it, even when that tool is not callable now,
+ * so that the broker refuses the call at the point of use and records why.
  * @param catalog a refreshed catalog
- * @param name `provider.tool` or a bare tool name
+ * @param name `provider.tool`, `mcp__<source>__<tool>` or a bare tool name
  * @returns the source and tool ids
  * @throws GovernanceError `INVALID_INPUT` for an ambiguous bare name (the message lists the candidates);
- *   `TOOL_UNAVAILABLE` for an unknown name (naming unavailable providers that might have had it)
+ *   `TOOL_UNAVAILABLE` for an unknown name (naming close names and unavailable providers)
  */
 export function resolveToolName(catalog: SourceCatalog, name: string): ResolvedTool {
   const entries = catalog.tools().map((tool) => {
@@ -38,20 +44,14 @@ export function resolveToolName(catalog: SourceCatalog, name: string): ResolvedT
     return { tool, qualifiedName: qualifiedToolName(tool, derived) };
   });
   const exact = entries.find(
-    (e) => e.qualifiedName === name || `${e.tool.sourceId}.${e.tool.toolId}` === name,
+    ({ tool, qualifiedName }) =>
+      qualifiedName === name ||
+      `${tool.sourceId}.${tool.toolId}` === name ||
+      modelVisibleName(tool.sourceId, tool.toolId) === name,
   );
   if (exact) return pick(exact.tool, exact.qualifiedName);
-  const dot = name.indexOf(".");
-  if (dot > 0) {
-    const provider = name.slice(0, dot);
-    const source = catalog.source(provider) ?? catalog.source(derivedSourceId(provider));
-    if (source) {
-      const toolName = name.slice(dot + 1);
-      const missing = source.missingTools.find((m) => m.mcpToolName === toolName || m.toolId === toolName);
-      const toolId = missing?.toolId ?? toolName.toLowerCase().replace(/[^a-z0-9_-]/g, "_");
-      return { sourceId: source.id, toolId, qualifiedName: name };
-    }
-  }
+  const ofKnownSource = resolveInSource(catalog, name);
+  if (ofKnownSource) return ofKnownSource;
   const matches = entries.filter((e) => e.tool.liveTool.name === name || e.tool.toolId === name);
   const [only, ...others] = matches;
   if (only && others.length === 0) return pick(only.tool, only.qualifiedName);
@@ -63,12 +63,38 @@ export function resolveToolName(catalog: SourceCatalog, name: string): ResolvedT
       { data: { name, candidates } },
     );
   }
+  const needle = name.split(/__|\./).pop() || name;
+  const close = entries.filter((e) => e.qualifiedName.includes(needle)).map((e) => e.qualifiedName);
   const down = catalog
     .sources()
     .filter((s) => s.status === "unavailable")
     .map((s) => `${s.serverId} (${s.reason ?? "unavailable"})`);
-  const hint = down.length > 0 ? ` Unavailable tool providers: ${down.join("; ")}.` : "";
-  throw new GovernanceError("TOOL_UNAVAILABLE", `No tool named '${name}'.${hint}`, { data: { name } });
+  const hints = [
+    close.length > 0 ? ` Did you mean: ${close.slice(0, 5).join(", ")}?` : "",
+    down.length > 0 ? ` Unavailable tool providers: ${down.join("; ")}.` : "",
+  ];
+  throw new GovernanceError("TOOL_UNAVAILABLE", `No tool named '${name}'.${hints.join("")}`, {
+    data: { name },
+  });
+}
+
+/** `provider.tool` or `mcp__<source>__<tool>` of a known source whose tool is not callable now. */
+function resolveInSource(catalog: SourceCatalog, name: string): ResolvedTool | undefined {
+  const visible = /^mcp__(.+?)__(.+)$/.exec(name);
+  const dot = name.indexOf(".");
+  const [provider, toolName] = visible
+    ? [visible[1] as string, visible[2] as string]
+    : dot > 0
+      ? [name.slice(0, dot), name.slice(dot + 1)]
+      : [undefined, undefined];
+  if (provider === undefined || toolName === undefined) return undefined;
+  const source: CatalogSource | undefined =
+    catalog.source(provider) ?? catalog.source(derivedSourceId(provider));
+  if (!source) return undefined;
+  const missing = source.missingTools.find((m) => m.mcpToolName === toolName || m.toolId === toolName);
+  const toolId = missing?.toolId ?? toolName.toLowerCase().replace(/[^a-z0-9_-]/g, "_");
+  const qualifiedName = source.derived ? `${source.serverId}.${toolName}` : `${source.id}.${toolId}`;
+  return { sourceId: source.id, toolId, qualifiedName };
 }
 
 function pick(tool: CatalogTool, qualifiedName: string): ResolvedTool {

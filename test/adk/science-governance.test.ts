@@ -66,13 +66,15 @@ command = '"${process.execPath}" -e "process.exit(3)"'
     expect(rows).toMatchObject([{ status: "error", error: { code: "TOOL_UNAVAILABLE" } }]);
   });
 
-  test("qualified names resolve to their provider; a unique bare name resolves too", async () => {
+  test("qualified names resolve to their provider; a unique bare name and a model-visible name resolve too", async () => {
     const ts = await governance.callTool("local.takes_number", { value: 2 });
     const py = await governance.callTool("pylocal.takes_number", { value: 5 });
     expect([ts.value, ts.qualifiedName]).toEqual([4, "local.takes_number"]);
     expect([py.value, py.qualifiedName]).toEqual([10, "pylocal.takes_number"]);
     const bare = await governance.callTool("scale", { value: 4 });
     expect([bare.value, bare.qualifiedName]).toEqual([8, "extra.scale"]);
+    const visible = await governance.callTool("mcp__extra__scale", { value: 1 });
+    expect([visible.value, visible.qualifiedName]).toEqual([2, "extra.scale"]);
   });
 
   test("an ambiguous bare name is an error listing the candidates", async () => {

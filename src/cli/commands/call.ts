@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { resolveToolName } from "../../adk/tool-resolver.js";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../../governance/errors.js";
-import { modelVisibleName } from "../../visibility/tool-names.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 import { type ApproveChoice, askInTerminal } from "../terminal-approval.js";
@@ -16,25 +16,6 @@ export interface CallOptions {
   approve?: ApproveChoice;
   /** Source ids to switch on for the session before the call (`--enable-source`, e.g. `llm-wiki`). */
   enableSources?: readonly string[];
-}
-
-/**
- * Resolves a model-visible name (`mcp__pubmed__search`) or a qualified name (`pubmed.search`).
- * @throws GovernanceError `TOOL_UNAVAILABLE` listing close names
- */
-export function resolveToolName(runtime: CliRuntime, name: string): { sourceId: string; toolId: string } {
-  const tools = runtime.catalog.tools();
-  const match = tools.find(
-    (t) => modelVisibleName(t.sourceId, t.toolId) === name || `${t.sourceId}.${t.toolId}` === name,
-  );
-  if (match) return { sourceId: match.sourceId, toolId: match.toolId };
-  const names = tools.map((t) => modelVisibleName(t.sourceId, t.toolId));
-  const needle = name.split(/__|\./).pop() ?? name;
-  const close = names.filter((n) => n.includes(needle)).slice(0, 5);
-  throw new GovernanceError(
-    "TOOL_UNAVAILABLE",
-    `No available tool is called '${name}'.${close.length ? ` Did you mean: ${close.join(", ")}?` : ""} Run 'sciencegate tools' to list the tools.`,
-  );
 }
 
 /** The CLI's streams plus the input an approval prompt reads. @default process.stdin */
@@ -66,8 +47,8 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
       }
       runtime.sessions.enableSource(options.session, sourceId);
     }
-    const target = resolveToolName(runtime, options.name);
-    const call = { ...target, input, session: options.session, toolCallId: `cli-${randomUUID()}` };
+    const { sourceId, toolId } = resolveToolName(runtime.catalog, options.name);
+    const call = { sourceId, toolId, input, session: options.session, toolCallId: `cli-${randomUUID()}` };
     await approveCliCall(runtime, call, {
       ...(options.approve ? { approve: options.approve } : {}),
       ...(io.isTty
