@@ -37,6 +37,7 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
     return 2;
   }
   const broker = runtime.broker;
+  let target: string | undefined;
   try {
     for (const sourceId of options.enableSources ?? []) {
       if (!runtime.registry.has(sourceId)) {
@@ -48,6 +49,7 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
       runtime.sessions.enableSource(options.session, sourceId);
     }
     const { sourceId, toolId } = resolveToolName(runtime.catalog, options.name);
+    target = sourceId;
     const call = { sourceId, toolId, input, session: options.session, toolCallId: `cli-${randomUUID()}` };
     await approveCliCall(runtime, call, {
       ...(options.approve ? { approve: options.approve } : {}),
@@ -76,8 +78,22 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
   } catch (error) {
     if (!isGovernanceError(error)) throw error;
     const body = toErrorBody(error);
+    if (body.code === "SOURCE_DISABLED" && target !== undefined) body.message += howToEnable(runtime, target);
     if (options.json) io.stdout(`${JSON.stringify({ error: body }, null, 2)}\n`);
     io.stderr(`sciencegate call: ${body.code}: ${body.message}${body.retryable ? " (retryable)" : ""}\n`);
     return 1;
   }
+}
+
+/** The fix of a `SOURCE_DISABLED` call: the config field of a disabled server, else `--enable-source`. */
+function howToEnable(runtime: CliRuntime, sourceId: string): string {
+  const source = runtime.catalog.source(sourceId);
+  if (source?.status === "disabled") {
+    const file = runtime.config.path ?? runtime.configSource;
+    return ` To enable it, set "enabled": true for mcpServers.${source.serverId} in ${file}.`;
+  }
+  return (
+    ` To enable it for this call, add --enable-source ${sourceId} ` +
+    `(in code: governance.sessions.enableSource(session, "${sourceId}")).`
+  );
 }
