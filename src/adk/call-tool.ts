@@ -3,13 +3,20 @@ import type { Broker } from "../governance/broker.js";
 import type { McpToolResult } from "../governance/result-types.js";
 import type { SourceCatalog } from "../governance/source-catalog.js";
 import { resolveToolName } from "./tool-resolver.js";
+import { currentNodeScope, nodeRunId } from "./tool-use-verified.js";
 
-/** Who is calling: session, run (for the `tool_use_verified` gate), idempotency key and cancellation. */
+/** Who is calling: session, run and node (for the `tool_use_verified` gate), idempotency key and cancellation. */
 export interface CallToolContext {
   /** @default "default" */
   session?: string;
   /** Groups the calls of one run; `toolUseVerified` and `sciencegate verify --run` read it. */
   runId?: string;
+  /**
+   * The workflow node making the call (its `workflow.json` id): the call counts for that node's
+   * `tool_use_verified` gate only, and is recorded under the run id `<runId>#<nodeId>`. Inside a node
+   * wrapped with `withToolUseVerified`, the node's id and run id are the defaults.
+   */
+  nodeId?: string;
   threadId?: string;
   toolCallId?: string;
   signal?: AbortSignal;
@@ -45,16 +52,20 @@ export type CallTool = (
 export function createCallTool(broker: Broker, catalog: SourceCatalog): CallTool {
   return async (name, args = {}, ctx = {}) => {
     const resolved = resolveToolName(catalog, name);
+    const scope = currentNodeScope();
+    const nodeId = ctx.nodeId ?? scope?.nodeId;
+    const runId = ctx.runId ?? scope?.runId;
     const outcome = await broker.invoke({
       sourceId: resolved.sourceId,
       toolId: resolved.toolId,
       input: args,
       session: ctx.session ?? "default",
-      ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
+      ...(runId === undefined ? {} : { runId: nodeId === undefined ? runId : nodeRunId(runId, nodeId) }),
       ...(ctx.threadId === undefined ? {} : { threadId: ctx.threadId }),
       ...(ctx.toolCallId === undefined ? {} : { toolCallId: ctx.toolCallId }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     });
+    if (scope !== undefined && nodeId === scope.nodeId) scope.invocationIds.add(outcome.invocationId);
     return {
       value: localValue(outcome.result) ?? outcome.result,
       qualifiedName: resolved.qualifiedName,

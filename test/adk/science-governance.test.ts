@@ -101,21 +101,21 @@ command = '"${process.execPath}" -e "process.exit(3)"'
     expect(row?.normalizedRef).toBeUndefined();
   });
 
-  test("the gate passes with a successful declared call and fails without one", async () => {
-    await governance.callTool("local.takes_string", { value: "a" }, { runId: "run-gate" });
+  test("the gate passes a node with a successful call of its own and fails a node without one", async () => {
+    await governance.callTool("local.takes_string", { value: "a" }, { runId: "run-gate", nodeId: "analyze" });
     await expect(
-      governance.callTool("pylocal.explode", { reason: "x" }, { runId: "run-gate" }),
+      governance.callTool("pylocal.explode", { reason: "x" }, { runId: "run-gate", nodeId: "cross_check" }),
     ).rejects.toThrow();
     const nodes = [
       { id: "load", kind: "data" },
-      { id: "analyze", kind: "algorithm", tools: ["takes_string"] },
+      { id: "analyze", kind: "algorithm", tools: ["local.takes_string"] },
     ];
-    expect(await toolUseVerified(governance.ledger, "run-gate", nodes)).toEqual({
+    expect(await toolUseVerified(governance, "run-gate", nodes)).toEqual({
       passed: true,
       score: 1,
       failures: [],
     });
-    const failing = await toolUseVerified(governance.ledger, "run-gate", [
+    const failing = await toolUseVerified(governance, "run-gate", [
       ...nodes,
       { id: "cross_check", kind: "algorithm", tools: ["pylocal.explode", "pubchem.search"] },
     ]);
@@ -126,6 +126,33 @@ command = '"${process.execPath}" -e "process.exit(3)"'
         tools: ["pylocal.explode", "pubchem.search"],
         message: expect.stringMatching(
           /node 'cross_check' declared tools \[pylocal.explode, pubchem.search\]/,
+        ),
+      },
+    ]);
+  });
+
+  test("a declared tool resolves like callTool: an ambiguous bare name is INVALID_INPUT naming the node", async () => {
+    await expect(
+      toolUseVerified(governance, "run-gate", [{ id: "analyze", tools: ["takes_string"] }]),
+    ).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining("Node 'analyze': Tool name 'takes_string' is ambiguous"),
+      data: { candidates: ["local.takes_string", "pylocal.takes_string"] },
+    });
+  });
+
+  test("a call of another node, or of no node, does not count for a node", async () => {
+    await governance.callTool("local.takes_number", { value: 1 }, { runId: "run-nodes", nodeId: "load" });
+    await governance.callTool("local.takes_number", { value: 2 }, { runId: "run-nodes" });
+    const { failures } = await toolUseVerified(governance, "run-nodes", [
+      { id: "analyze", tools: ["local.takes_number"] },
+    ]);
+    expect(failures).toEqual([
+      {
+        nodeId: "analyze",
+        tools: ["local.takes_number"],
+        message: expect.stringContaining(
+          "1 successful call(s) of them in the run were made outside any node",
         ),
       },
     ]);
