@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { type CallTool, createCallTool } from "../adk/call-tool.js";
 import { providerTransportFactory } from "../adk/provider-transport.js";
 import { providerWarnings } from "../adk/science-providers.js";
-import type { ScienceProject } from "../adk/science-toml.js";
+import { callTimeoutMs, type ScienceProject } from "../adk/science-toml.js";
 import { MemoryDownloadJobStore } from "../artifacts/download-job-store.js";
 import { DownloadManager } from "../artifacts/download-manager.js";
 import { downloadAuthorizationRequest } from "../artifacts/download-permission.js";
@@ -171,7 +171,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   return {
     config,
     ...(science ? { science } : {}),
-    callTool: createCallTool(broker, catalog),
+    callTool: createCallTool(broker, catalog, { timeoutMs: callTimeoutMs(science) }),
     warnings,
     pool,
     registry,

@@ -41,15 +41,30 @@ export type CallTool = (
   ctx?: CallToolContext,
 ) => Promise<CallToolOutcome>;
 
+/** Options of {@link createCallTool}. */
+export interface CreateCallToolOptions {
+  /**
+   * The deadline of every call, replacing the tool's own (`createGovernance` passes `science.toml`'s
+   * `[run].node_timeout_s`). @default the tool's deadline
+   */
+  timeoutMs?: number | undefined;
+}
+
 /**
  * Builds `callTool` over a broker and its catalog.
  * @param broker the one governed path
  * @param catalog the catalog the broker uses
+ * @param options the deadline of every call
  * @returns `callTool(name, args, ctx)`; it rejects with `GovernanceError`: `INVALID_INPUT` (ambiguous name,
  *   bad arguments), `TOOL_UNAVAILABLE` (unknown name, unavailable provider), `UPSTREAM_UNAVAILABLE` (the tool
- *   raised; the message is its error) and every other broker code; each call is a ledger row
+ *   raised; the message is its error), `TIMEOUT` (past the deadline) and every other broker code; each
+ *   call is a ledger row
  */
-export function createCallTool(broker: Broker, catalog: SourceCatalog): CallTool {
+export function createCallTool(
+  broker: Broker,
+  catalog: SourceCatalog,
+  options: CreateCallToolOptions = {},
+): CallTool {
   return async (name, args = {}, ctx = {}) => {
     const resolved = resolveToolName(catalog, name);
     const scope = currentNodeScope();
@@ -64,6 +79,7 @@ export function createCallTool(broker: Broker, catalog: SourceCatalog): CallTool
       ...(ctx.threadId === undefined ? {} : { threadId: ctx.threadId }),
       ...(ctx.toolCallId === undefined ? {} : { toolCallId: ctx.toolCallId }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+      timeoutMs: options.timeoutMs,
     });
     if (scope !== undefined && nodeId === scope.nodeId) scope.invocationIds.add(outcome.invocationId);
     return {

@@ -7,6 +7,7 @@ import { isToolError } from "../../src/adk/tool-error.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
 import { MemoryContentStore } from "../../src/governance/content-store.js";
 import { MemoryLedger } from "../../src/governance/memory-ledger.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 
@@ -197,6 +198,46 @@ token_env = "COMPUTE_API_TOKEN"
       expect(warnings.join("\n")).not.toContain(secret);
       await expect(governance.callTool("remote_compute.run", {}, { runId: "r" })).rejects.toThrow();
       expect(JSON.stringify(await governance.ledger.query({}))).not.toContain(secret);
+    } finally {
+      await governance.close();
+    }
+  });
+});
+
+describe("[run].node_timeout_s", () => {
+  test("is the deadline of each callTool call, replacing the 60 s of a provider without a manifest", async () => {
+    const dir = project(`
+[tools.slow]
+path = ${JSON.stringify(join(FIXTURES, "slow-tools"))}
+
+[run]
+node_timeout_s = 120
+`);
+    const clock = new ManualClock(0);
+    const governance = await createGovernance({
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+      ledger: new MemoryLedger(),
+      store: new MemoryContentStore(),
+      clock,
+    });
+    try {
+      let settled = false;
+      const call = governance.callTool("hang", {}, { runId: "r-deadline" });
+      call
+        .catch(() => {})
+        .finally(() => {
+          settled = true;
+        });
+      // The deadline timer starts once the call reaches the server.
+      while (clock.pendingTimers === 0) await new Promise((resolve) => setImmediate(resolve));
+      await clock.advance(61_000);
+      expect(settled).toBe(false);
+      await clock.advance(59_000);
+      await expect(call).rejects.toMatchObject({ code: "TIMEOUT", data: { timeoutMs: 120_000 } });
+      expect(await governance.ledger.query({ runId: "r-deadline" })).toMatchObject([
+        { status: "error", error: { code: "TIMEOUT" } },
+      ]);
     } finally {
       await governance.close();
     }

@@ -101,3 +101,14 @@ test("an unset token_env variable stops every command with the exact ToolError l
     "ToolError: Tool provider 'remote_compute' needs COMPUTE_API_TOKEN environment variable, which is not set.\n",
   );
 });
+
+test("a [run] setting nothing honours stops every command with INVALID_CONFIG naming file, field and fix", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sciencegate-verify-"));
+  writeFileSync(join(dir, "science.toml"), "[run]\nmax_optimize_iterations = 5\n");
+  const run = await runCli(["tools"], {}, dir);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain(
+    `INVALID_CONFIG: ${join(dir, "science.toml")} [run].max_optimize_iterations is not supported`,
+  );
+  expect(run.stderr).toContain("Remove the line");
+});

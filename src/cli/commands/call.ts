@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { callTimeoutMs } from "../../adk/science-toml.js";
 import { resolveToolName } from "../../adk/tool-resolver.js";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../../governance/errors.js";
 import type { CliIo, ExitCode } from "../io.js";
@@ -50,7 +51,14 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
     }
     const { sourceId, toolId } = resolveToolName(runtime.catalog, options.name);
     target = sourceId;
-    const call = { sourceId, toolId, input, session: options.session, toolCallId: `cli-${randomUUID()}` };
+    const call = {
+      sourceId,
+      toolId,
+      input,
+      session: options.session,
+      toolCallId: `cli-${randomUUID()}`,
+      timeoutMs: callTimeoutMs(runtime.science),
+    };
     await approveCliCall(runtime, call, {
       ...(options.approve ? { approve: options.approve } : {}),
       ...(io.isTty
