@@ -58,4 +58,19 @@ describe("sciencegate call resolves tool names like callTool", () => {
     const audit = JSON.parse((await runCli(["audit", "--json"], {}, dir)).stdout);
     expect(audit.summary.calls).toBe(0);
   }, 60_000);
+
+  test("search-tools finds a science.toml project's tools by bare name (select: lists every candidate)", async () => {
+    const dir = project();
+    const names = async (query: string) => {
+      const run = await runCli(["search-tools", query, "--json"], {}, dir);
+      expect(run.code).toBe(0);
+      return JSON.parse(run.stdout).results.map((r: { name: string }) => r.name);
+    };
+    expect(await names("select:scale")).toEqual(["mcp__extra__scale"]);
+    expect(await names("select:takes_number,extra.scale")).toEqual([
+      "mcp__ts__takes_number",
+      "mcp__twin__takes_number",
+      "mcp__extra__scale",
+    ]);
+  }, 60_000);
 });
