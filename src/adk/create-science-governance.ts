@@ -13,6 +13,7 @@ import {
   type GovernanceExtension,
   type GovernanceOptions,
 } from "../runtime/index.js";
+import { type CallTool, createCallTool } from "./call-tool.js";
 import { FallbackHttpTransport } from "./fallback-http-transport.js";
 import { loadLocalTools } from "./local-tools/load-local-tools.js";
 import { createLocalToolTransport } from "./local-tools/local-tool-server.js";
@@ -20,6 +21,7 @@ import { providerWarnings, scienceServerConfigs } from "./science-providers.js";
 import type { ScienceProvider } from "./science-toml.js";
 import {
   assertProviderTokens,
+  callTimeoutMs,
   loadScienceToml,
   SCIENCE_TOML_FILE,
   type ScienceProject,
@@ -34,10 +36,15 @@ export interface ScienceGovernanceOptions extends GovernanceOptions {
   scienceToml?: string | false | undefined;
 }
 
-/** The governance runtime, with the `science.toml` project it loaded. */
+/** The governance runtime, with the `science.toml` project it loaded and the ADK's `callTool`. */
 export interface ScienceGovernance extends Governance {
   /** The `science.toml` project, when one was found or given. */
   science?: ScienceProject | undefined;
+  /**
+   * One governed call by `provider.tool`, `mcp__source__tool` or an unambiguous bare name (the Science
+   * ADK's `call_tool`); with `science.toml`'s `[run].node_timeout_s` as every call's deadline.
+   */
+  callTool: CallTool;
 }
 
 /**
@@ -52,20 +59,40 @@ export interface ScienceGovernance extends Governance {
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
  */
 export async function createGovernance(options: ScienceGovernanceOptions = {}): Promise<ScienceGovernance> {
+  const { science, runtimeOptions } = await withScienceProject(options);
+  const governance = await createRuntime(runtimeOptions);
+  const callTool = createCallTool(governance.broker, governance.catalog, {
+    timeoutMs: callTimeoutMs(science),
+  });
+  return { ...governance, science, callTool };
+}
+
+/**
+ * The runtime options of a Science ADK setup: `science.toml` found or given, loaded, its tokens
+ * checked, and its providers added as a runtime extension.
+ * @param options the options of {@link createGovernance}
+ * @returns the project (if any) and the options to hand the runtime
+ * @throws GovernanceError `INVALID_CONFIG` for a bad `science.toml`; ToolError for an unset `token_env`
+ */
+export async function withScienceProject(
+  options: ScienceGovernanceOptions,
+): Promise<{ science: ScienceProject | undefined; runtimeOptions: GovernanceOptions }> {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const { scienceToml: _given, ...runtimeOptions } = options;
   const tomlPath = sciencePath(options, cwd);
   const science = tomlPath === undefined ? undefined : await loadScienceToml(tomlPath, cwd);
-  if (!science) return createRuntime(runtimeOptions);
+  if (!science) return { science, runtimeOptions };
   assertProviderTokens(science, env);
   const isTomlConfig = typeof options.config === "string" && options.config.endsWith(".toml");
-  const governance = await createRuntime({
-    ...runtimeOptions,
-    config: isTomlConfig ? undefined : options.config,
-    extensions: [scienceExtension(science, env), ...(options.extensions ?? [])],
-  });
-  return { ...governance, science };
+  return {
+    science,
+    runtimeOptions: {
+      ...runtimeOptions,
+      config: isTomlConfig ? undefined : options.config,
+      extensions: [scienceExtension(science, env), ...(options.extensions ?? [])],
+    },
+  };
 }
 
 /** The runtime extension of a loaded project: its providers as servers, with their own transports. */

@@ -1,7 +1,9 @@
+export type { CallTool, CallToolContext, CallToolOutcome } from "./call-tool.js";
 export {
   createGovernance,
   type ScienceGovernance,
   type ScienceGovernanceOptions,
+  withScienceProject,
 } from "./create-science-governance.js";
 export { loadLocalTools } from "./local-tools/load-local-tools.js";
 export type { LocalTool } from "./local-tools/local-tool.js";
@@ -15,6 +17,7 @@ export {
   type ScienceProvider,
 } from "./science-toml.js";
 export { isToolError, ToolError } from "./tool-error.js";
+export { qualifiedToolName, resolveToolName } from "./tool-resolver.js";
 export {
   type ToolDeclaration,
   type ToolUseFailure,

@@ -1,4 +1,4 @@
-/** Reading `science.toml`: the project name, tool providers (local, stdio MCP, remote MCP) and run limits. */
+/** Reading `science.toml`: the project name, tool providers (local, stdio MCP, remote MCP) and the call deadline. */
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parse } from "smol-toml";
@@ -24,8 +24,8 @@ export interface ScienceProject {
   name?: string;
   /** Providers in file order. */
   providers: ScienceProvider[];
-  /** `[run]`: `node_timeout_s`, `max_optimize_iterations`. */
-  run: { nodeTimeoutS?: number; maxOptimizeIterations?: number };
+  /** `[run]`: `node_timeout_s`, the deadline of each tool call of the project (see {@link callTimeoutMs}). */
+  run: { nodeTimeoutS?: number };
 }
 
 const providerSchema = z
@@ -44,13 +44,8 @@ const fileSchema = z
   .object({
     project: z.object({ name: z.string().optional() }).loose().optional(),
     tools: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), providerSchema).optional(),
-    run: z
-      .object({
-        node_timeout_s: z.number().positive().optional(),
-        max_optimize_iterations: z.number().int().nonnegative().optional(),
-      })
-      .loose()
-      .optional(),
+    // Strict: a [run] setting nothing honours must fail loudly, not be ignored.
+    run: z.object({ node_timeout_s: z.number().positive().optional() }).strict().optional(),
   })
   .loose();
 
@@ -67,6 +62,13 @@ export function parseScienceToml(text: string, path: string): ScienceProject {
     raw = parse(text);
   } catch (error) {
     throw invalid(path, `is not valid TOML: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (hasRunSetting(raw, "max_optimize_iterations")) {
+    throw invalid(
+      path,
+      "[run].max_optimize_iterations is not supported: Sciencegate runs no optimisation loop that could honour it. " +
+        "Remove the line, and bound your own loop in your graph (e.g. LangGraph's recursionLimit).",
+    );
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
@@ -105,13 +107,25 @@ export function parseScienceToml(text: string, path: string): ScienceProject {
     path,
     ...(parsed.data.project?.name === undefined ? {} : { name: parsed.data.project.name }),
     providers,
-    run: {
-      ...(run?.node_timeout_s === undefined ? {} : { nodeTimeoutS: run.node_timeout_s }),
-      ...(run?.max_optimize_iterations === undefined
-        ? {}
-        : { maxOptimizeIterations: run.max_optimize_iterations }),
-    },
+    run: run?.node_timeout_s === undefined ? {} : { nodeTimeoutS: run.node_timeout_s },
   };
+}
+
+/**
+ * The deadline of each tool call a project makes through `callTool` or `sciencegate call`:
+ * `[run].node_timeout_s` in milliseconds. It replaces the tool's own deadline (60 s for a provider
+ * without a manifest), so a local function may run as long as a node may.
+ * @param project the parsed `science.toml`, if any
+ * @returns milliseconds (at least 1), or `undefined` when the project sets none
+ */
+export function callTimeoutMs(project: ScienceProject | undefined): number | undefined {
+  const seconds = project?.run.nodeTimeoutS;
+  return seconds === undefined ? undefined : Math.max(1, Math.round(seconds * 1000));
+}
+
+function hasRunSetting(raw: unknown, key: string): boolean {
+  const run = typeof raw === "object" && raw !== null ? (raw as { run?: unknown }).run : undefined;
+  return typeof run === "object" && run !== null && key in run;
 }
 
 /**

@@ -1,13 +1,20 @@
-/** The `tool_use_verified` gate: every node that declared tools made at least one successful call of them. */
-
+/**
+ * The `tool_use_verified` gate: every node that declared tools made at least one successful call of
+ * them itself. A call belongs to a node when it is made inside the node (`withToolUseVerified` scopes
+ * everything the node awaits) or names the node (`callTool(..., { nodeId })`); it is recorded under
+ * the run id `<runId>#<nodeId>`, so the ledger alone says which node made it.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { GovernanceError, isGovernanceError } from "../core/index.js";
 import type { InvocationRecord, Ledger } from "../governance/audit/index.js";
-import { derivedSourceId } from "../governance/manifests/index.js";
+import type { SourceCatalog } from "../governance/catalog/index.js";
+import { type ResolvedTool, resolveToolName } from "./tool-resolver.js";
 
 /** A node (or agent) of a workflow, as written in `workflow.json`. */
 export interface ToolDeclaration {
   id: string;
   kind?: string;
-  /** Tools the node promises to call: `provider.tool` or bare names. */
+  /** Tools the node promises to call: `provider.tool`, `mcp__<source>__<tool>` or unambiguous bare names. */
   tools?: string[];
 }
 
@@ -26,44 +33,142 @@ export interface ToolUseVerdict {
   failures: ToolUseFailure[];
 }
 
+/** What the gate reads: the ledger holding the calls and the catalog the declared names resolve in. */
+export interface ToolUseRuntime {
+  ledger: Ledger;
+  catalog: SourceCatalog;
+}
+
+/** One running node invocation, as `callTool` sees it. */
+export interface NodeScope {
+  runId: string;
+  nodeId: string;
+  /** The invocations `callTool` made inside this node invocation. */
+  invocationIds: Set<string>;
+}
+
+const nodeScopes = new AsyncLocalStorage<NodeScope>();
+
 /**
- * Whether a ledger row is a call of the named tool (bare name, or `provider.tool`).
- * @param row a ledger row
- * @param name a declared tool name
- * @returns true when the row's source and tool match
+ * Runs a node invocation so that every `callTool` it awaits is credited to it.
+ * @param scope the run, the node and the set that collects its invocation ids
+ * @param run the node invocation
+ * @returns what `run` returns
  */
-export function rowMatchesTool(row: InvocationRecord, name: string): boolean {
-  const dot = name.indexOf(".");
-  const tool = dot > 0 ? name.slice(dot + 1) : name;
-  const toolMatches = row.toolId === tool || row.mcpToolName === tool;
-  if (dot <= 0) return toolMatches;
-  const provider = name.slice(0, dot);
-  return toolMatches && (row.sourceId === provider || row.sourceId === derivedSourceId(provider));
+export function runInNodeScope<T>(scope: NodeScope, run: () => T): T {
+  return nodeScopes.run(scope, run);
+}
+
+/** @returns the node invocation the caller runs in, if any */
+export function currentNodeScope(): NodeScope | undefined {
+  return nodeScopes.getStore();
 }
 
 /**
- * Checks the declarations of one run against the ledger.
- * @param ledger the broker's ledger
+ * The run id a node's calls are recorded under.
+ * @param runId the run
+ * @param nodeId the node's `workflow.json` id
+ * @returns `<runId>#<nodeId>`
+ */
+export function nodeRunId(runId: string, nodeId: string): string {
+  return `${runId}#${nodeId}`;
+}
+
+/**
+ * Checks the declarations of one run against the ledger: each node by the calls recorded for it.
+ * @param runtime the ledger and catalog (`createGovernance` returns both)
  * @param runId the run whose calls count
  * @param declarations the nodes; a node without tools always passes
  * @returns the verdict, naming each failing node and its tools
+ * @throws GovernanceError `INVALID_INPUT` when a declared bare name is ambiguous (naming the node and the
+ *   qualified candidates)
  */
 export async function toolUseVerified(
-  ledger: Ledger,
+  runtime: ToolUseRuntime,
   runId: string,
   declarations: readonly ToolDeclaration[],
 ): Promise<ToolUseVerdict> {
-  const ok = await ledger.query({ runId, status: "ok" });
   const failures: ToolUseFailure[] = [];
+  let outsideNodes: InvocationRecord[] | undefined;
   for (const node of declarations) {
-    const tools = node.tools ?? [];
-    if (tools.length === 0) continue;
-    if (ok.some((row) => tools.some((name) => rowMatchesTool(row, name)))) continue;
-    failures.push({
-      nodeId: node.id,
-      tools,
-      message: `node '${node.id}' declared tools [${tools.join(", ")}] but completed without a successful call of them in run '${runId}'`,
-    });
+    const rows = await runtime.ledger.query({ runId: nodeRunId(runId, node.id), status: "ok" });
+    const failure = judgeNode(runtime.catalog, node, rows, `in run '${runId}'`);
+    if (!failure) continue;
+    outsideNodes ??= await runtime.ledger.query({ runId, status: "ok" });
+    const unattributed = outsideNodes.filter((row) => failure.matches(row)).length;
+    const hint =
+      unattributed > 0
+        ? ` (${unattributed} successful call(s) of them in the run were made outside any node: make them inside the node wrapped with withToolUseVerified, or pass callTool's nodeId)`
+        : "";
+    failures.push({ nodeId: node.id, tools: failure.tools, message: failure.message + hint });
   }
+  return verdict(failures);
+}
+
+/**
+ * Checks one node invocation by the calls it made.
+ * @param runtime the ledger and catalog
+ * @param node the node's declaration
+ * @param invocationIds the invocations made inside the node invocation
+ * @param runId the run, for the message
+ * @returns the verdict of this node alone
+ * @throws GovernanceError `INVALID_INPUT` for an ambiguous declared bare name
+ */
+export async function nodeToolUseVerified(
+  runtime: ToolUseRuntime,
+  node: ToolDeclaration,
+  invocationIds: Iterable<string>,
+  runId: string,
+): Promise<ToolUseVerdict> {
+  const rows = await Promise.all([...invocationIds].map((id) => runtime.ledger.get(id)));
+  const ok = rows.filter((row) => row?.status === "ok") as InvocationRecord[];
+  const failure = judgeNode(runtime.catalog, node, ok, `in this invocation (run '${runId}')`);
+  return verdict(failure ? [{ nodeId: node.id, tools: failure.tools, message: failure.message }] : []);
+}
+
+function verdict(failures: ToolUseFailure[]): ToolUseVerdict {
   return { passed: failures.length === 0, score: failures.length === 0 ? 1 : 0, failures };
+}
+
+interface NodeFailure {
+  tools: string[];
+  message: string;
+  /** Whether a row is a call of one of the declared tools. */
+  matches: (row: InvocationRecord) => boolean;
+}
+
+/** A node fails when none of its rows is a call of a declared tool; names resolve like `callTool`'s. */
+function judgeNode(
+  catalog: SourceCatalog,
+  node: ToolDeclaration,
+  rows: readonly InvocationRecord[],
+  where: string,
+): NodeFailure | undefined {
+  const tools = node.tools ?? [];
+  if (tools.length === 0) return undefined;
+  const resolved: ResolvedTool[] = [];
+  const unknown: string[] = [];
+  for (const name of tools) {
+    try {
+      resolved.push(resolveToolName(catalog, name));
+    } catch (error) {
+      if (!isGovernanceError(error) || error.code !== "TOOL_UNAVAILABLE") {
+        throw isGovernanceError(error) && error.code === "INVALID_INPUT"
+          ? new GovernanceError("INVALID_INPUT", `Node '${node.id}': ${error.message}`, {
+              data: { nodeId: node.id, ...error.data },
+            })
+          : error;
+      }
+      unknown.push(name);
+    }
+  }
+  const matches = (row: InvocationRecord) =>
+    resolved.some((tool) => row.sourceId === tool.sourceId && row.toolId === tool.toolId);
+  if (rows.some(matches)) return undefined;
+  const note = unknown.length > 0 ? `; no tool is named ${unknown.map((n) => `'${n}'`).join(", ")}` : "";
+  return {
+    tools,
+    matches,
+    message: `node '${node.id}' declared tools [${tools.join(", ")}] but completed without a successful call of them ${where}${note}`,
+  };
 }

@@ -1,44 +1,53 @@
-/** A LangGraph node wrapper that applies the `tool_use_verified` gate when the node completes. */
+/** A LangGraph node wrapper that applies the `tool_use_verified` gate to each invocation of the node. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { GovernanceError } from "../core/index.js";
-import type { Ledger } from "../governance/audit/index.js";
-import { type ToolDeclaration, toolUseVerified } from "./tool-use-verified.js";
+import {
+  nodeToolUseVerified,
+  runInNodeScope,
+  type ToolDeclaration,
+  type ToolUseRuntime,
+} from "./tool-use-verified.js";
 
 /** Options of {@link withToolUseVerified}. */
 export interface ToolUseVerifiedOptions {
-  /** The node's declaration (`{id, kind, tools}`). */
+  /** The node's declaration (`{id, kind, tools}`); its `id` is the node id the calls are recorded for. */
   declaration: ToolDeclaration;
-  /** The broker's ledger. */
-  ledger: Ledger;
-  /** The run whose calls count. @default `config.configurable.run_id`, else `config.configurable.thread_id` */
+  /** The ledger and catalog of the governance the node calls through (`createGovernance` returns both). */
+  governance: ToolUseRuntime;
+  /** The run the calls belong to. @default `config.configurable.run_id`, else `config.configurable.thread_id` */
   runId?: string | ((config: LangGraphRunnableConfig) => string | undefined);
 }
 
 /**
- * Wraps a node so that, once it returns, it fails unless it made at least one successful call of a
- * declared tool in the run. Errors thrown by the node (including LangGraph interrupts) pass unchanged.
+ * Wraps a node so that each of its invocations fails unless it made, itself, at least one successful
+ * call of a declared tool. Every `governance.callTool` the node awaits is credited to this invocation
+ * and recorded under the run id `<runId>#<declaration.id>`; calls made by other nodes of the run do not
+ * count. Errors thrown by the node (including LangGraph interrupts) pass unchanged.
  * @param node the LangGraph node function
- * @param options declaration, ledger and run id
+ * @param options declaration, governance and run id
  * @returns a node with the same signature
  * @throws GovernanceError `TOOL_UNAVAILABLE` with `data.gate = "tool_use_verified"`, naming the node and
- *   its tools; `INVALID_INPUT` when no run id can be found
+ *   its tools; `INVALID_INPUT` when no run id can be found (before the node runs) or a declared bare name
+ *   is ambiguous
  * @example
- * graph.addNode("analyze", withToolUseVerified(analyze, { declaration: { id: "analyze", tools: ["power_law_fit"] }, ledger }));
+ * graph.addNode("analyze", withToolUseVerified(analyze, { declaration: { id: "analyze", tools: ["power_law_fit"] }, governance }));
  */
 export function withToolUseVerified<S, U>(
   node: (state: S, config: LangGraphRunnableConfig) => U | Promise<U>,
   options: ToolUseVerifiedOptions,
 ): (state: S, config: LangGraphRunnableConfig) => Promise<U> {
+  const { declaration, governance } = options;
   return async (state, config) => {
-    const update = await node(state, config);
     const runId = runIdOf(options.runId, config);
     if (runId === undefined) {
       throw new GovernanceError(
         "INVALID_INPUT",
-        `tool_use_verified cannot check node '${options.declaration.id}': no run id (pass runId or configurable.run_id).`,
+        `tool_use_verified cannot check node '${declaration.id}': no run id (pass runId or configurable.run_id).`,
       );
     }
-    const verdict = await toolUseVerified(options.ledger, runId, [options.declaration]);
+    const scope = { runId, nodeId: declaration.id, invocationIds: new Set<string>() };
+    const update = await runInNodeScope(scope, () => node(state, config));
+    const verdict = await nodeToolUseVerified(governance, declaration, scope.invocationIds, runId);
     const failure = verdict.failures[0];
     if (failure) {
       throw new GovernanceError("TOOL_UNAVAILABLE", `tool_use_verified failed: ${failure.message}.`, {

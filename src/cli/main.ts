@@ -21,7 +21,8 @@ const USAGE = `Usage: sciencegate <command> [options]
 
 Commands:
   tools [--config FILE] [--manifests DIR] [--json]   list servers, sources and model-visible tools
-  call <tool> [--args JSON] [--session ID] [--json]  one governed call (tool: mcp__<source>__<tool> or source.tool)
+  call <tool> [--args JSON] [--session ID] [--json]  one governed call; tool: provider.tool,
+                                                     mcp__<source>__<tool> or a bare name only one provider has
        [--enable-source ID]...                       switch a source on for the session first (e.g. llm-wiki)
        [--approve once|matching|deny|always]         answer a dangerous call's approval card (else asked in a TTY)
   audit [--session ID] [--limit N] [--json]          ledger rows and a summary

@@ -4,12 +4,17 @@
  */
 
 export {
+  type CallTool,
+  type CallToolContext,
+  type CallToolOutcome,
   type LocalTool,
   loadLocalTools,
   loadScienceToml,
   loadWorkflowDeclarations,
   type ProviderKind,
   parseScienceToml,
+  qualifiedToolName,
+  resolveToolName,
   type ScienceProject,
   type ScienceProvider,
   type ToolDeclaration,
@@ -19,10 +24,3 @@ export {
   toolUseVerified,
   withToolUseVerified,
 } from "../adk/index.js";
-export {
-  type CallTool,
-  type CallToolContext,
-  type CallToolOutcome,
-  qualifiedToolName,
-  resolveToolName,
-} from "../runtime/index.js";

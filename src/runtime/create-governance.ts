@@ -26,7 +26,6 @@ import type { ToolServerPool } from "../mcp/index.js";
 import { createSdkTransport, ServerPool, type ServerPoolOptions } from "../mcp/index.js";
 import type { SurfaceTool } from "../visibility/index.js";
 import { ToolSurface } from "../visibility/index.js";
-import { type CallTool, createCallTool } from "./call-tool.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
@@ -35,8 +34,6 @@ import { resolveGovernanceConfig } from "./resolve-governance-config.js";
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
 export interface Governance {
   config: ExtensionsConfig;
-  /** One governed call by `provider.tool` or unambiguous bare name (Science ADK `call_tool`). */
-  callTool: CallTool;
   /** The extensions' warnings at start (e.g. `warning: tool provider … unavailable` lines). */
   warnings: string[];
   pool: ToolServerPool;
@@ -164,7 +161,6 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   for (const line of warnings) warn(line);
   return {
     config,
-    callTool: createCallTool(broker, catalog),
     warnings,
     pool,
     registry,
@@ -191,8 +187,14 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   };
 }
 
-/** The pool's transport factory: each extension may build its own servers' transports. */
-function extensionTransports(
+/**
+ * The pool's transport factory: each extension may build its own servers' transports.
+ * @param extensions the runtime's extensions
+ * @param given the app's transport factory, if any
+ * @param env environment of stdio children
+ * @returns the factory to hand `ServerPool`, or `given` when no extension builds transports
+ */
+export function extensionTransports(
   extensions: readonly GovernanceExtension[],
   given: ServerPoolOptions["createTransport"],
   env: Record<string, string | undefined>,

@@ -7,6 +7,7 @@ import { isToolError } from "../../src/adk/tool-error.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures");
 
@@ -66,13 +67,15 @@ command = '"${process.execPath}" -e "process.exit(3)"'
     expect(rows).toMatchObject([{ status: "error", error: { code: "TOOL_UNAVAILABLE" } }]);
   });
 
-  test("qualified names resolve to their provider; a unique bare name resolves too", async () => {
+  test("qualified names resolve to their provider; a unique bare name and a model-visible name resolve too", async () => {
     const ts = await governance.callTool("local.takes_number", { value: 2 });
     const py = await governance.callTool("pylocal.takes_number", { value: 5 });
     expect([ts.value, ts.qualifiedName]).toEqual([4, "local.takes_number"]);
     expect([py.value, py.qualifiedName]).toEqual([10, "pylocal.takes_number"]);
     const bare = await governance.callTool("scale", { value: 4 });
     expect([bare.value, bare.qualifiedName]).toEqual([8, "extra.scale"]);
+    const visible = await governance.callTool("mcp__extra__scale", { value: 1 });
+    expect([visible.value, visible.qualifiedName]).toEqual([2, "extra.scale"]);
   });
 
   test("an ambiguous bare name is an error listing the candidates", async () => {
@@ -99,21 +102,21 @@ command = '"${process.execPath}" -e "process.exit(3)"'
     expect(row?.normalizedRef).toBeUndefined();
   });
 
-  test("the gate passes with a successful declared call and fails without one", async () => {
-    await governance.callTool("local.takes_string", { value: "a" }, { runId: "run-gate" });
+  test("the gate passes a node with a successful call of its own and fails a node without one", async () => {
+    await governance.callTool("local.takes_string", { value: "a" }, { runId: "run-gate", nodeId: "analyze" });
     await expect(
-      governance.callTool("pylocal.explode", { reason: "x" }, { runId: "run-gate" }),
+      governance.callTool("pylocal.explode", { reason: "x" }, { runId: "run-gate", nodeId: "cross_check" }),
     ).rejects.toThrow();
     const nodes = [
       { id: "load", kind: "data" },
-      { id: "analyze", kind: "algorithm", tools: ["takes_string"] },
+      { id: "analyze", kind: "algorithm", tools: ["local.takes_string"] },
     ];
-    expect(await toolUseVerified(governance.ledger, "run-gate", nodes)).toEqual({
+    expect(await toolUseVerified(governance, "run-gate", nodes)).toEqual({
       passed: true,
       score: 1,
       failures: [],
     });
-    const failing = await toolUseVerified(governance.ledger, "run-gate", [
+    const failing = await toolUseVerified(governance, "run-gate", [
       ...nodes,
       { id: "cross_check", kind: "algorithm", tools: ["pylocal.explode", "pubchem.search"] },
     ]);
@@ -124,6 +127,33 @@ command = '"${process.execPath}" -e "process.exit(3)"'
         tools: ["pylocal.explode", "pubchem.search"],
         message: expect.stringMatching(
           /node 'cross_check' declared tools \[pylocal.explode, pubchem.search\]/,
+        ),
+      },
+    ]);
+  });
+
+  test("a declared tool resolves like callTool: an ambiguous bare name is INVALID_INPUT naming the node", async () => {
+    await expect(
+      toolUseVerified(governance, "run-gate", [{ id: "analyze", tools: ["takes_string"] }]),
+    ).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining("Node 'analyze': Tool name 'takes_string' is ambiguous"),
+      data: { candidates: ["local.takes_string", "pylocal.takes_string"] },
+    });
+  });
+
+  test("a call of another node, or of no node, does not count for a node", async () => {
+    await governance.callTool("local.takes_number", { value: 1 }, { runId: "run-nodes", nodeId: "load" });
+    await governance.callTool("local.takes_number", { value: 2 }, { runId: "run-nodes" });
+    const { failures } = await toolUseVerified(governance, "run-nodes", [
+      { id: "analyze", tools: ["local.takes_number"] },
+    ]);
+    expect(failures).toEqual([
+      {
+        nodeId: "analyze",
+        tools: ["local.takes_number"],
+        message: expect.stringContaining(
+          "1 successful call(s) of them in the run were made outside any node",
         ),
       },
     ]);
@@ -168,6 +198,46 @@ token_env = "COMPUTE_API_TOKEN"
       expect(warnings.join("\n")).not.toContain(secret);
       await expect(governance.callTool("remote_compute.run", {}, { runId: "r" })).rejects.toThrow();
       expect(JSON.stringify(await governance.ledger.query({}))).not.toContain(secret);
+    } finally {
+      await governance.close();
+    }
+  });
+});
+
+describe("[run].node_timeout_s", () => {
+  test("is the deadline of each callTool call, replacing the 60 s of a provider without a manifest", async () => {
+    const dir = project(`
+[tools.slow]
+path = ${JSON.stringify(join(FIXTURES, "slow-tools"))}
+
+[run]
+node_timeout_s = 120
+`);
+    const clock = new ManualClock(0);
+    const governance = await createGovernance({
+      cwd: dir,
+      env: { PATH: process.env.PATH },
+      ledger: new MemoryLedger(),
+      store: new MemoryContentStore(),
+      clock,
+    });
+    try {
+      let settled = false;
+      const call = governance.callTool("hang", {}, { runId: "r-deadline" });
+      call
+        .catch(() => {})
+        .finally(() => {
+          settled = true;
+        });
+      // The deadline timer starts once the call reaches the server.
+      while (clock.pendingTimers === 0) await new Promise((resolve) => setImmediate(resolve));
+      await clock.advance(61_000);
+      expect(settled).toBe(false);
+      await clock.advance(59_000);
+      await expect(call).rejects.toMatchObject({ code: "TIMEOUT", data: { timeoutMs: 120_000 } });
+      expect(await governance.ledger.query({ runId: "r-deadline" })).toMatchObject([
+        { status: "error", error: { code: "TIMEOUT" } },
+      ]);
     } finally {
       await governance.close();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { parseScienceToml } from "../../src/adk/science-toml.js";
+import { callTimeoutMs, parseScienceToml } from "../../src/adk/science-toml.js";
 import { splitCommand } from "../../src/adk/split-command.js";
 
 describe("splitCommand", () => {
@@ -37,7 +37,6 @@ token_env = "COMPUTE_API_TOKEN"
 
 [run]
 node_timeout_s = 900
-max_optimize_iterations = 5
 `,
       "/proj/science.toml",
     );
@@ -54,7 +53,7 @@ max_optimize_iterations = 5
           tokenEnv: "COMPUTE_API_TOKEN",
         },
       ],
-      run: { nodeTimeoutS: 900, maxOptimizeIterations: 5 },
+      run: { nodeTimeoutS: 900 },
     });
   });
 
@@ -64,10 +63,24 @@ max_optimize_iterations = 5
     ["token without url", `[tools.x]\ncommand = "b"\ntoken_env = "T"`, /token_env only applies/],
     ["unknown key", `[tools.x]\ncommand = "b"\ntoken = "secret"`, /tools\.x/],
     ["bad run", `[run]\nnode_timeout_s = -1`, /run\.node_timeout_s/],
+    [
+      "unsupported run setting",
+      `[run]\nmax_optimize_iterations = 5`,
+      /\[run\]\.max_optimize_iterations is not supported: .+ Remove the line/,
+    ],
+    ["unknown run setting", `[run]\nnode_timeout = 5`, /run: Unrecognized key: "node_timeout"/],
   ])("%s is INVALID_CONFIG naming the file", (_name, text, reason) => {
     expect(() => parseScienceToml(text, "/p/science.toml")).toThrow(
       expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(reason) }),
     );
     expect(() => parseScienceToml(text, "/p/science.toml")).toThrow(/\/p\/science\.toml/);
   });
+});
+
+test.each([
+  ["", undefined],
+  ["[run]\nnode_timeout_s = 900", 900_000],
+  ["[run]\nnode_timeout_s = 0.25", 250],
+])("the call deadline of %j is %s ms", (text, ms) => {
+  expect(callTimeoutMs(parseScienceToml(text, "/p/science.toml"))).toBe(ms);
 });

@@ -8,8 +8,12 @@ import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { runCli, tempDir, testServerEntry, writeJson } from "./cli-harness.js";
 
-/** A project whose `echo` tool is not read-only: every call is dangerous. */
-function setupProject(): { dir: string; args: string[] } {
+/**
+ * A project whose `echo` tool is not read-only: every call is dangerous.
+ * @param off `session`: the source is off by default (`enabledByDefault: false`); `config`: its server is
+ *   `enabled: false` in extensions_config.json
+ */
+function setupProject(off?: "session" | "config"): { dir: string; args: string[] } {
   const dir = tempDir();
   const manifests = join(dir, "manifests");
   mkdirSync(manifests);
@@ -18,6 +22,7 @@ function setupProject(): { dir: string; args: string[] } {
     "echo.json",
     makeSource({
       id: "echo-source",
+      enabledByDefault: off !== "session",
       transport: { mcpServerId: "local" },
       tools: [
         makeTool({
@@ -34,7 +39,9 @@ function setupProject(): { dir: string; args: string[] } {
       ],
     }),
   );
-  const config = writeJson(dir, "extensions_config.json", { mcpServers: { local: testServerEntry() } });
+  const config = writeJson(dir, "extensions_config.json", {
+    mcpServers: { local: { ...testServerEntry(), ...(off === "config" ? { enabled: false } : {}) } },
+  });
   return { dir, args: ["call", "mcp__echo-source__echo", "--config", config, "--manifests", manifests] };
 }
 
@@ -120,6 +127,55 @@ describe("sciencegate call with approvals", () => {
     expect(stdout).toMatch(/invocation [0-9a-f-]{36}/);
     const grants = JSON.parse((await runCli(["grants", "list", "--json"], {}, dir)).stdout);
     expect(grants.grants).toHaveLength(1);
+  });
+
+  test.each([
+    ["session", "--enable-source echo-source"],
+    ["config", '"enabled": true for mcpServers.local in'],
+  ] as const)(
+    "a call to a source that is off (%s) reports SOURCE_DISABLED, as the ledger does, with how to enable it; no card is shown",
+    async (off, fix) => {
+      const { dir, args } = setupProject(off);
+      const run = await runCli([...args, "--args", '{"text":"hi"}', "--json"], {}, dir);
+      expect(run.code).toBe(1);
+      const { error } = JSON.parse(run.stdout);
+      expect(error.code).toBe("SOURCE_DISABLED");
+      expect(error.message).toContain(fix);
+      expect(run.stderr).toContain(`SOURCE_DISABLED: Source 'echo-source'`);
+      const ledger = await SqliteLedger.open(join(dir, ".sciencegate", "ledger.sqlite"));
+      try {
+        expect(await ledger.query()).toMatchObject([{ status: "error", error: { code: "SOURCE_DISABLED" } }]);
+        expect(await ledger.listAuthorizations()).toEqual([]);
+      } finally {
+        await ledger.close();
+      }
+
+      // A human is not asked about a call that cannot run.
+      let stderr = "";
+      const code = await main([...args, "--args", '{"text":"tty"}'], {
+        stdout: () => {},
+        stderr: (t) => {
+          stderr += t;
+        },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, SCIENCEGATE_HOME: join(dir, ".sciencegate") },
+        cwd: dir,
+        isTty: true,
+        stdin: Readable.from(["1\n"]),
+      });
+      expect(code).toBe(1);
+      expect(stderr).not.toContain("Permission needed");
+      expect(stderr).toContain("SOURCE_DISABLED");
+    },
+  );
+
+  test("--enable-source switches a session-disabled source on; the call then asks as usual", async () => {
+    const { dir, args } = setupProject("session");
+    const run = await runCli(
+      [...args, "--args", '{"text":"hi"}', "--enable-source", "echo-source", "--approve", "once"],
+      {},
+      dir,
+    );
+    expect(run.code).toBe(0);
   });
 
   test("a bad --approve value is a usage error", async () => {

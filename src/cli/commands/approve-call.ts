@@ -31,7 +31,8 @@ const DECISIONS: Record<Exclude<ApproveChoice, "always">, PermissionDecisionKind
  * @param runtime the CLI runtime
  * @param call the broker call, with its `toolCallId`
  * @param options `--approve` and the terminal prompt
- * @throws GovernanceError `PERMISSION_DENIED` when approval is required and neither was given
+ * @throws GovernanceError `PERMISSION_DENIED` when approval is required and neither was given; any
+ *   other code the broker recorded when it refused the call first
  */
 export async function approveCliCall(
   runtime: CliRuntime,
@@ -47,6 +48,9 @@ export async function approveCliCall(
     if (isGovernanceError(error)) return;
     throw error;
   }
+  // A source that is off for the session is refused by the broker before its permission hook: nobody is
+  // asked about a call that cannot run, and the CLI reports the broker's SOURCE_DISABLED.
+  if (!runtime.sessions.isSourceEnabled(request.sessionId, request.source)) return;
   const verdict = await runtime.permissions.evaluate(request);
   if (verdict.outcome === "allow") return;
   const choice = options.approve ?? (await options.ask?.(verdict.card));
@@ -62,8 +66,15 @@ export async function approveCliCall(
 }
 
 async function refuse(runtime: CliRuntime, call: InvokeRequest, card: PermissionCard): Promise<never> {
-  // The broker refuses the undecided call before any I/O and writes the audit row.
-  await runtime.broker.invoke(call).catch(() => undefined);
+  // The broker refuses the undecided call before any I/O and writes the audit row. Its error is the one
+  // reported, so the CLI never says something else than the ledger; only "approval required" gets the card.
+  const refusal = await runtime.broker.invoke(call).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (refusal !== undefined && !(isGovernanceError(refusal) && refusal.code === "PERMISSION_DENIED")) {
+    throw refusal;
+  }
   throw new GovernanceError(
     "PERMISSION_DENIED",
     `Approval required: ${card.summary} (${card.action} on ${card.resource}, risk ${card.risk}). Nothing was run. ` +

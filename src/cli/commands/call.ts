@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { callTimeoutMs } from "../../adk/science-toml.js";
+import { resolveToolName } from "../../adk/tool-resolver.js";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../../core/index.js";
-import { modelVisibleName } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 import { type ApproveChoice, askInTerminal } from "../terminal-approval.js";
@@ -16,25 +17,6 @@ export interface CallOptions {
   approve?: ApproveChoice;
   /** Source ids to switch on for the session before the call (`--enable-source`, e.g. `llm-wiki`). */
   enableSources?: readonly string[];
-}
-
-/**
- * Resolves a model-visible name (`mcp__pubmed__search`) or a qualified name (`pubmed.search`).
- * @throws GovernanceError `TOOL_UNAVAILABLE` listing close names
- */
-export function resolveToolName(runtime: CliRuntime, name: string): { sourceId: string; toolId: string } {
-  const tools = runtime.catalog.tools();
-  const match = tools.find(
-    (t) => modelVisibleName(t.sourceId, t.toolId) === name || `${t.sourceId}.${t.toolId}` === name,
-  );
-  if (match) return { sourceId: match.sourceId, toolId: match.toolId };
-  const names = tools.map((t) => modelVisibleName(t.sourceId, t.toolId));
-  const needle = name.split(/__|\./).pop() ?? name;
-  const close = names.filter((n) => n.includes(needle)).slice(0, 5);
-  throw new GovernanceError(
-    "TOOL_UNAVAILABLE",
-    `No available tool is called '${name}'.${close.length ? ` Did you mean: ${close.join(", ")}?` : ""} Run 'sciencegate tools' to list the tools.`,
-  );
 }
 
 /** The CLI's streams plus the input an approval prompt reads. @default process.stdin */
@@ -56,6 +38,7 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
     return 2;
   }
   const broker = runtime.broker;
+  let target: string | undefined;
   try {
     for (const sourceId of options.enableSources ?? []) {
       if (!runtime.registry.has(sourceId)) {
@@ -66,8 +49,16 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
       }
       runtime.sessions.enableSource(options.session, sourceId);
     }
-    const target = resolveToolName(runtime, options.name);
-    const call = { ...target, input, session: options.session, toolCallId: `cli-${randomUUID()}` };
+    const { sourceId, toolId } = resolveToolName(runtime.catalog, options.name);
+    target = sourceId;
+    const call = {
+      sourceId,
+      toolId,
+      input,
+      session: options.session,
+      toolCallId: `cli-${randomUUID()}`,
+      timeoutMs: callTimeoutMs(runtime.science),
+    };
     await approveCliCall(runtime, call, {
       ...(options.approve ? { approve: options.approve } : {}),
       ...(io.isTty
@@ -95,8 +86,22 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
   } catch (error) {
     if (!isGovernanceError(error)) throw error;
     const body = toErrorBody(error);
+    if (body.code === "SOURCE_DISABLED" && target !== undefined) body.message += howToEnable(runtime, target);
     if (options.json) io.stdout(`${JSON.stringify({ error: body }, null, 2)}\n`);
     io.stderr(`sciencegate call: ${body.code}: ${body.message}${body.retryable ? " (retryable)" : ""}\n`);
     return 1;
   }
+}
+
+/** The fix of a `SOURCE_DISABLED` call: the config field of a disabled server, else `--enable-source`. */
+function howToEnable(runtime: CliRuntime, sourceId: string): string {
+  const source = runtime.catalog.source(sourceId);
+  if (source?.status === "disabled") {
+    const file = runtime.config.path ?? runtime.configSource;
+    return ` To enable it, set "enabled": true for mcpServers.${source.serverId} in ${file}.`;
+  }
+  return (
+    ` To enable it for this call, add --enable-source ${sourceId} ` +
+    `(in code: governance.sessions.enableSource(session, "${sourceId}")).`
+  );
 }

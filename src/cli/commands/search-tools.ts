@@ -1,14 +1,18 @@
+import { type ScienceProject, withScienceProject } from "../../adk/index.js";
 import type { ExtensionsConfig } from "../../config/index.js";
-import { loadExtensionsConfig } from "../../config/index.js";
 import { SourceCatalog } from "../../governance/catalog/index.js";
 import { builtinManifestDir, SourceRegistry } from "../../governance/manifests/index.js";
 import { SessionSettings } from "../../governance/permissions/index.js";
 import { ServerPool } from "../../mcp/index.js";
-import type { SurfaceTool } from "../../visibility/index.js";
-import { ToolSearchIndex, ToolSurface } from "../../visibility/index.js";
+import {
+  extensionTransports,
+  type GovernanceExtension,
+  resolveGovernanceConfig,
+} from "../../runtime/index.js";
+import { type SurfaceTool, ToolSearchIndex, ToolSurface } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 
-/** How long one configured server may take to list its tools before it is skipped. */
+/** How long one configured server may take to list its tools before it is skipped (no science.toml). */
 const LIST_TOOLS_TIMEOUT_MS = 10_000;
 /** The session whose enablement the CLI uses: every source on, so every tool can be found. */
 const CLI_SESSION = "cli";
@@ -18,7 +22,7 @@ export interface SearchToolsOptions {
   query: string;
   maxResults: number;
   json: boolean;
-  /** `--config`: add the tools of the configured servers that answer. */
+  /** `--config` (`extensions_config.json` or `science.toml`): add the tools of the servers that answer. */
   configPath?: string;
   /** `--manifests`: extra manifest folders. */
   manifestDirs?: string[];
@@ -32,26 +36,32 @@ export interface SearchToolsReport {
 /**
  * `sciencegate search-tools "<query>"`: the `tool_search` ranking over the built-in manifests
  * (offline, nothing is started), plus the live tools of configured servers when a config file is
- * found (`--config`, the environment or `./extensions_config.json`) and its servers answer.
+ * found (`--config`, the environment, `./extensions_config.json` or `./science.toml`, whose local
+ * functions are listed too) and its servers answer.
  * @param io output streams, environment and working directory
  * @param options query, result count, output format, config and manifest folders
  * @returns 0 (also when nothing matches)
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` for a bad config or manifest
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` for a bad config or manifest; ToolError for
+ *   an unset `token_env` variable
  */
 export async function searchToolsCommand(io: CliIo, options: SearchToolsOptions): Promise<ExitCode> {
   const registry = await SourceRegistry.fromDirs([builtinManifestDir(), ...(options.manifestDirs ?? [])]);
-  const config = await loadExtensionsConfig({
+  const { science, runtimeOptions } = await withScienceProject({
     env: io.env,
     cwd: io.cwd,
-    ...(options.configPath ? { configPath: options.configPath } : {}),
+    config: options.configPath,
   });
+  const { config } = await resolveGovernanceConfig(runtimeOptions, io.env, io.cwd);
+  const files = [science?.path, config.path].filter((p) => p !== undefined);
   const byName = new Map<string, SurfaceTool>();
   for (const tool of ToolSurface.fromManifests(registry.list(), { serverRouting: config.servers })) {
     byName.set(tool.name, tool);
   }
   // Without a config file the built-in default would only serve the built-in manifests again.
-  if (config.path !== undefined && config.servers.length > 0) {
-    for (const tool of await liveTools(io, registry, config)) byName.set(tool.name, tool);
+  if (files.length > 0 && config.servers.length > 0) {
+    const extensions = runtimeOptions.extensions ?? [];
+    for (const tool of await liveTools(io, registry, config, extensions, science))
+      byName.set(tool.name, tool);
   }
   const tools = [...byName.values()];
   const hits = new ToolSearchIndex(tools).search(options.query, options.maxResults);
@@ -60,7 +70,7 @@ export async function searchToolsCommand(io: CliIo, options: SearchToolsOptions)
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   }
-  const from = config.path === undefined ? "built-in manifests" : `built-in manifests and ${config.path}`;
+  const from = files.length === 0 ? "built-in manifests" : `built-in manifests and ${files.join(" + ")}`;
   io.stdout(`${hits.length} of ${tools.length} tools (${from}) match "${options.query}"\n`);
   hits.forEach((hit, i) => {
     const summary = byName.get(hit.name)?.summary ?? "";
@@ -72,14 +82,23 @@ export async function searchToolsCommand(io: CliIo, options: SearchToolsOptions)
   return 0;
 }
 
-/** The surface tools of every configured server that answers; failures become warnings. */
+/** The surface tools of every configured server and `science.toml` provider that answers; failures become warnings. */
 async function liveTools(
   io: CliIo,
   registry: SourceRegistry,
   config: ExtensionsConfig,
+  extensions: readonly GovernanceExtension[],
+  science: ScienceProject | undefined,
 ): Promise<SurfaceTool[]> {
-  const pool = new ServerPool(config.servers, { env: io.env });
-  const catalog = new SourceCatalog({ registry, pool, listToolsTimeoutMs: LIST_TOOLS_TIMEOUT_MS });
+  const env = io.env;
+  const createTransport = extensionTransports(extensions, undefined, env);
+  const pool = new ServerPool(config.servers, { env, ...(createTransport ? { createTransport } : {}) });
+  // Local functions are compiled when listed (the TypeScript compiler): they get the catalog's usual time.
+  const catalog = new SourceCatalog({
+    registry,
+    pool,
+    ...(science ? {} : { listToolsTimeoutMs: LIST_TOOLS_TIMEOUT_MS }),
+  });
   try {
     const snapshot = await catalog.refresh();
     for (const id of pool.serverIds()) {

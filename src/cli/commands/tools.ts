@@ -1,5 +1,4 @@
-import type { ProviderKind } from "../../adk/index.js";
-import { qualifiedToolName } from "../../runtime/index.js";
+import { type ProviderKind, qualifiedToolName } from "../../adk/index.js";
 import { modelVisibleName } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";

@@ -17,8 +17,9 @@ export interface VerifyCommandOptions {
  * @param runtime an open CLI runtime (its ledger holds the run)
  * @param io output streams
  * @param options workflow file, run id, output format
- * @returns 0 when every node that declared tools made a successful call of one, 1 otherwise
- * @throws GovernanceError `INVALID_CONFIG` when the workflow file is missing or malformed
+ * @returns 0 when every node that declared tools made a successful call of one itself, 1 otherwise
+ * @throws GovernanceError `INVALID_CONFIG` when the workflow file is missing or malformed; `INVALID_INPUT`
+ *   when a declared bare tool name is ambiguous
  */
 export async function verifyCommand(
   runtime: CliRuntime,
@@ -26,7 +27,7 @@ export async function verifyCommand(
   options: VerifyCommandOptions,
 ): Promise<ExitCode> {
   const declarations = await loadWorkflowDeclarations(resolve(io.cwd, options.workflow));
-  const verdict = await toolUseVerified(runtime.ledger, options.run, declarations);
+  const verdict = await toolUseVerified(runtime, options.run, declarations);
   if (options.json) {
     io.stdout(`${JSON.stringify({ gate: "tool_use_verified", run: options.run, ...verdict }, null, 2)}\n`);
   } else {

@@ -59,7 +59,7 @@ export async function callUpstream(
     ? await options.limiter.acquire(group, optional({ signal: request.signal }))
     : undefined;
   if (lease) tally.queueWaitMs = lease.queueWaitMs;
-  const timeoutMs = tool.manifest.timeoutMs ?? options.defaultTimeoutMs;
+  const timeoutMs = request.timeoutMs ?? tool.manifest.timeoutMs ?? options.defaultTimeoutMs;
   try {
     const { value, attempts } = await runWithRetry<CallToolResult>(
       async ({ attempt, signal }) => {

@@ -4,13 +4,20 @@ import type { McpToolResult } from "../contract/index.js";
 import type { Broker } from "../governance/broker/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { resolveToolName } from "./tool-resolver.js";
+import { currentNodeScope, nodeRunId } from "./tool-use-verified.js";
 
-/** Who is calling: session, run (for the `tool_use_verified` gate), idempotency key and cancellation. */
+/** Who is calling: session, run and node (for the `tool_use_verified` gate), idempotency key and cancellation. */
 export interface CallToolContext {
   /** @default "default" */
   session?: string;
   /** Groups the calls of one run; `toolUseVerified` and `sciencegate verify --run` read it. */
   runId?: string;
+  /**
+   * The workflow node making the call (its `workflow.json` id): the call counts for that node's
+   * `tool_use_verified` gate only, and is recorded under the run id `<runId>#<nodeId>`. Inside a node
+   * wrapped with `withToolUseVerified`, the node's id and run id are the defaults.
+   */
+  nodeId?: string;
   threadId?: string;
   toolCallId?: string;
   signal?: AbortSignal;
@@ -35,27 +42,47 @@ export type CallTool = (
   ctx?: CallToolContext,
 ) => Promise<CallToolOutcome>;
 
+/** Options of {@link createCallTool}. */
+export interface CreateCallToolOptions {
+  /**
+   * The deadline of every call, replacing the tool's own (`createGovernance` passes `science.toml`'s
+   * `[run].node_timeout_s`). @default the tool's deadline
+   */
+  timeoutMs?: number | undefined;
+}
+
 /**
  * Builds `callTool` over a broker and its catalog.
  * @param broker the one governed path
  * @param catalog the catalog the broker uses
+ * @param options the deadline of every call
  * @returns `callTool(name, args, ctx)`; it rejects with `GovernanceError`: `INVALID_INPUT` (ambiguous name,
  *   bad arguments), `TOOL_UNAVAILABLE` (unknown name, unavailable provider), `UPSTREAM_UNAVAILABLE` (the tool
- *   raised; the message is its error) and every other broker code; each call is a ledger row
+ *   raised; the message is its error), `TIMEOUT` (past the deadline) and every other broker code; each
+ *   call is a ledger row
  */
-export function createCallTool(broker: Broker, catalog: SourceCatalog): CallTool {
+export function createCallTool(
+  broker: Broker,
+  catalog: SourceCatalog,
+  options: CreateCallToolOptions = {},
+): CallTool {
   return async (name, args = {}, ctx = {}) => {
     const resolved = resolveToolName(catalog, name);
+    const scope = currentNodeScope();
+    const nodeId = ctx.nodeId ?? scope?.nodeId;
+    const runId = ctx.runId ?? scope?.runId;
     const outcome = await broker.invoke({
       sourceId: resolved.sourceId,
       toolId: resolved.toolId,
       input: args,
       session: ctx.session ?? "default",
-      ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
+      ...(runId === undefined ? {} : { runId: nodeId === undefined ? runId : nodeRunId(runId, nodeId) }),
       ...(ctx.threadId === undefined ? {} : { threadId: ctx.threadId }),
       ...(ctx.toolCallId === undefined ? {} : { toolCallId: ctx.toolCallId }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+      timeoutMs: options.timeoutMs,
     });
+    if (scope !== undefined && nodeId === scope.nodeId) scope.invocationIds.add(outcome.invocationId);
     return {
       value: localValue(outcome.result) ?? outcome.result,
       qualifiedName: resolved.qualifiedName,
