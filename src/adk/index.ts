@@ -10,6 +10,7 @@ export type { LocalTool } from "./local-tools/local-tool.js";
 export { type ProviderKind, providerWarnings, scienceServerConfigs } from "./science-providers.js";
 export {
   assertProviderTokens,
+  callTimeoutMs,
   loadScienceToml,
   parseScienceToml,
   SCIENCE_TOML_FILE,

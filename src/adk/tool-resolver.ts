@@ -6,7 +6,7 @@
 import { GovernanceError } from "../core/index.js";
 import type { CatalogSource, CatalogTool, SourceCatalog } from "../governance/catalog/index.js";
 import { derivedSourceId } from "../governance/manifests/index.js";
-import { modelVisibleName } from "../visibility/tool-names.js";
+import { modelVisibleName } from "../visibility/index.js";
 
 /** A resolved tool name. */
 export interface ResolvedTool {

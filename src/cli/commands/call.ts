@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { callTimeoutMs } from "../../adk/science-toml.js";
-import { resolveToolName } from "../../adk/tool-resolver.js";
+import { callTimeoutMs, resolveToolName } from "../../adk/index.js";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../../core/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
