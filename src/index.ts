@@ -15,11 +15,12 @@ export {
   governanceMiddleware,
   prepareFixedToolTable,
 } from "./adapters/index.js";
+// The app-facing runtime is the runtime with the Science ADK on top (`science.toml` providers join it).
 export {
   createGovernance,
   isToolError,
-  type ScienceGovernance,
-  type ScienceGovernanceOptions,
+  type ScienceGovernance as Governance,
+  type ScienceGovernanceOptions as GovernanceOptions,
   ToolError,
 } from "./adk/index.js";
 export {
@@ -49,4 +50,3 @@ export {
   type ModelNodeOptions,
   type SessionIdResolver,
 } from "./nodes/index.js";
-export type { Governance, GovernanceOptions } from "./runtime/index.js";

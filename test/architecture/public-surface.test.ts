@@ -33,8 +33,6 @@ const PINNED: Record<string, string[]> = {
     "ModelNodeOptions",
     "PermissionCard",
     "PermissionDecision",
-    "ScienceGovernance",
-    "ScienceGovernanceOptions",
     "SessionIdResolver",
     "ToolError",
     "createApprovalGate",
