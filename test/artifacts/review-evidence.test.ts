@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
 import {
   DOWNLOAD_LEDGER_TOOL_ID,
   type DownloadLedgerEntry,
@@ -16,7 +17,6 @@ import type { ArtifactCandidate } from "../../src/contract/result-types.js";
 import { isGovernanceError } from "../../src/core/errors.js";
 import { FileContentStore } from "../../src/governance/audit/content-store.js";
 import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
-import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createSourcesServer } from "../../src/servers/sources/sources-server.js";
 import {
   type FakeProviderServer,
