@@ -5,7 +5,7 @@
  */
 import { chmod, link, mkdir, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { ArtifactCandidate } from "../contract/index.js";
+import { type ArtifactCandidate, toGovernanceError } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import { GovernanceError, isGovernanceError } from "../core/index.js";
 import { type DownloadFetch, transferOnce } from "./download-fetch.js";
@@ -100,7 +100,7 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
     await set({ status: "completed", actualChecksum });
   } catch (error) {
     await rm(staging, { force: true });
-    const body = signal.aborted ? cancelledError() : asGovernanceError(error);
+    const body = signal.aborted ? cancelledError() : toGovernanceError(error);
     await set({
       status: signal.aborted ? "cancelled" : "failed",
       error: { code: body.code, message: body.message, retryable: body.retryable },
@@ -176,11 +176,4 @@ function stagedBytes(staging: string): Promise<number> {
     (info) => info.size,
     () => 0,
   );
-}
-
-function asGovernanceError(error: unknown): GovernanceError {
-  if (isGovernanceError(error)) return error as GovernanceError;
-  return new GovernanceError("UPSTREAM_UNAVAILABLE", error instanceof Error ? error.message : String(error), {
-    cause: error,
-  });
 }

@@ -40,8 +40,9 @@ export type CallTool = (
  * @param broker the one governed path
  * @param catalog the catalog the broker uses
  * @returns `callTool(name, args, ctx)`; it rejects with `GovernanceError`: `INVALID_INPUT` (ambiguous name,
- *   bad arguments), `TOOL_UNAVAILABLE` (unknown name, unavailable provider), `UPSTREAM_UNAVAILABLE` (the tool
- *   raised; the message is its error) and every other broker code; each call is a ledger row
+ *   bad arguments), `TOOL_UNAVAILABLE` (unknown name, unavailable provider), `TOOL_FAILED` (the tool raised;
+ *   the message is its error), `UPSTREAM_UNAVAILABLE` (its server or interpreter failed) and every other
+ *   broker code; each call is a ledger row
  */
 export function createCallTool(broker: Broker, catalog: SourceCatalog): CallTool {
   return async (name, args = {}, ctx = {}) => {

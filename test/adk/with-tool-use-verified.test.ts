@@ -20,7 +20,7 @@ function row(id: string, runId: string, status: "ok" | "error"): InvocationRecor
     cacheHit: false,
     queueWaitMs: 0,
     ...(status === "error"
-      ? { error: { code: "UPSTREAM_UNAVAILABLE", message: "ValueError: x", retryable: false, attempts: 1 } }
+      ? { error: { code: "TOOL_FAILED", message: "ValueError: x", retryable: false, attempts: 1 } }
       : {}),
   };
 }

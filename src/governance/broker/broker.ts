@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { McpToolResult } from "../../contract/index.js";
+import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
 import { type Clock, GovernanceError, hashCanonical, optional, systemClock } from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
 import type { ContentStore, InvocationRecord, Ledger } from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
-import { normalizeToolResult } from "../envelope/index.js";
+import { neutralizeDeep, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
@@ -13,7 +13,6 @@ import type { InvokeOutcome, InvokeRequest } from "./broker-types.js";
 import { callUpstream } from "./call-upstream.js";
 import { checkingDepth, refuseTooDeep } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
-import { toGovernanceError } from "./to-governance-error.js";
 
 /** Options of `Broker`. Every store and time source is injectable. */
 export interface BrokerOptions {
@@ -126,7 +125,7 @@ export class Broker {
       await this.#append(row, "ok", startedMs);
       return outcome;
     } catch (caught) {
-      const error = toGovernanceError(caught, row);
+      const error = recordedError(caught, row);
       row.error = {
         code: error.code,
         message: error.message,
@@ -268,6 +267,26 @@ export class Broker {
       durationMs: Math.max(0, finishedMs - startedMs),
     });
   }
+}
+
+/**
+ * The error a failed invocation throws and records: the failure mapped by `toGovernanceError`, with the
+ * invocation id in its data and the attempts made so far.
+ * @param caught what the invocation threw
+ * @param row the invocation's id and the attempts counted on its row
+ * @returns the error, its message and data neutralized
+ */
+function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempts">): GovernanceError {
+  const base = toGovernanceError(caught);
+  // Messages and data may quote a server (its error text, a forged id): external text is data, so
+  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
+  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
+    retryable: base.retryable,
+    attempts: Math.max(base.attempts, row.attempts),
+    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
+    cause: base.cause ?? caught,
+    ...optional({ retryAfterMs: base.retryAfterMs }),
+  });
 }
 
 function errorMessage(error: unknown): string {
