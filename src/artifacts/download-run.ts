@@ -59,7 +59,7 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
     await mkdir(dirname(staging), { recursive: true });
     let offset = await stagedBytes(staging);
     for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) throw cancelledError();
+      if (signal.aborted) throw cancelledError(signal.reason);
       await set({ status: "running", attempts: job.attempts + 1 });
       try {
         job.bytesDownloaded = await transferOnce({
@@ -100,7 +100,7 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
     await set({ status: "completed", actualChecksum });
   } catch (error) {
     await rm(staging, { force: true });
-    const body = signal.aborted ? cancelledError() : toGovernanceError(error);
+    const body = signal.aborted ? cancelledError(signal.reason) : toGovernanceError(error);
     await set({
       status: signal.aborted ? "cancelled" : "failed",
       error: { code: body.code, message: body.message, retryable: body.retryable },
@@ -165,9 +165,11 @@ export function jobResult(job: DownloadJob): DownloadResult {
 
 /**
  * The error of a cancelled download.
+ * @param reason the abort reason; a `CANCELLED` one (such as `close()`'s) keeps its own message
  * @returns a `CANCELLED` error
  */
-export function cancelledError(): GovernanceError {
+export function cancelledError(reason?: unknown): GovernanceError {
+  if (isGovernanceError(reason) && reason.code === "CANCELLED") return reason;
   return new GovernanceError("CANCELLED", "The download was cancelled.");
 }
 

@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
-import { type Clock, GovernanceError, hashCanonical, optional, systemClock } from "../../core/index.js";
+import {
+  type Clock,
+  GovernanceError,
+  hashCanonical,
+  InflightCalls,
+  optional,
+  systemClock,
+} from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
 import type { ContentStore, InvocationRecord, Ledger } from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
@@ -49,12 +56,15 @@ type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
 /**
  * The one governed path to MCP servers. `invoke` runs, in order: enablement, input validation,
  * permission, cache, rate-limit admission, the MCP call (deadline, retries, size cap), envelope
- * checks, CAS writes and one ledger row for every outcome.
+ * checks, CAS writes and one ledger row for every outcome. `close()` stops admitting calls and
+ * waits for (or cancels) the running ones, so that each writes its row before the stores close.
  */
 export class Broker {
   readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimiter | undefined };
   readonly #validator = new InputValidator();
-  readonly #inflight = new Map<string, Promise<InvokeOutcome>>();
+  /** Running calls by `threadId:toolCallId`: a concurrent twin shares the call. */
+  readonly #byCall = new Map<string, Promise<InvokeOutcome>>();
+  readonly #running: InflightCalls;
 
   constructor(options: BrokerOptions) {
     this.#o = {
@@ -69,6 +79,7 @@ export class Broker {
       ...options,
       limiter: options.limiter,
     };
+    this.#running = new InflightCalls(this.#o.clock, "broker");
   }
 
   /** The session switches this broker enforces. */
@@ -80,16 +91,34 @@ export class Broker {
    * Runs one governed tool call.
    * @param request source, tool, arguments, session and optional idempotency key and signal
    * @returns the normalized result with its invocation id
-   * @throws GovernanceError with any code of the documented union; every outcome is in the ledger
+   * @throws GovernanceError with any code of the documented union; every outcome of a started call is
+   *   in the ledger. After `close()` began: `CANCELLED` with `data.reason: "closed"`, and no row, since
+   *   the call never started (nothing was validated, authorized or sent)
    */
   invoke(request: InvokeRequest): Promise<InvokeOutcome> {
-    if (request.threadId === undefined || request.toolCallId === undefined) return this.#invokeOnce(request);
+    if (request.threadId === undefined || request.toolCallId === undefined) return this.#admit(request);
     const key = `${request.threadId}:${request.toolCallId}`;
-    const running = this.#inflight.get(key);
+    const running = this.#byCall.get(key);
     if (running) return running;
-    const promise = this.#invokeOnce(request).finally(() => this.#inflight.delete(key));
-    this.#inflight.set(key, promise);
+    const promise = this.#admit(request).finally(() => this.#byCall.delete(key));
+    this.#byCall.set(key, promise);
     return promise;
+  }
+
+  /**
+   * Stops admitting calls and lets the running ones finish; those still running after `graceMs` are
+   * cancelled (`CANCELLED`, the MCP request is cancelled too). Each started call still writes its one
+   * ledger row. The pool and the stores are not closed: they belong to whoever created them, who
+   * closes them once this settles. Idempotent.
+   * @param graceMs how long running calls may take to finish on their own @default 5000
+   * @returns once every started call has settled and written its row
+   */
+  close(graceMs?: number): Promise<void> {
+    return this.#running.close(graceMs);
+  }
+
+  #admit(request: InvokeRequest): Promise<InvokeOutcome> {
+    return this.#running.run((signal) => this.#invokeOnce({ ...request, signal }), request.signal);
   }
 
   async #invokeOnce(request: InvokeRequest): Promise<InvokeOutcome> {
