@@ -14,7 +14,8 @@ import type {
   DownloadResult,
 } from "../artifacts/index.js";
 import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
-import { GovernanceError, isGovernanceError } from "../core/index.js";
+import { toGovernanceError } from "../contract/index.js";
+import { GovernanceError } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { PermissionService } from "../governance/permissions/index.js";
@@ -122,9 +123,7 @@ async function acquire(
     return fromResult(base, await runtime.downloads.download(request));
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
-    const governed = isGovernanceError(error)
-      ? error
-      : new GovernanceError("UPSTREAM_UNAVAILABLE", String(error), { cause: error });
+    const governed = toGovernanceError(error);
     const status = governed.code === "PERMISSION_DENIED" ? "denied" : "failed";
     return { ...base, status, warnings: [], error: errorOf(governed) };
   }

@@ -5,7 +5,7 @@
  */
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "../artifacts/index.js";
-import { GovernanceError, isGovernanceError } from "../core/index.js";
+import { toGovernanceError } from "../contract/index.js";
 import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/index.js";
 import type { AcquisitionExtractTask } from "./paper-acquisition-download.js";
 import {
@@ -52,9 +52,7 @@ export function createAcquisitionExtractNode(
       };
     } catch (error) {
       if (isGraphBubbleUp(error)) throw error;
-      const governed = isGovernanceError(error)
-        ? error
-        : new GovernanceError("NORMALIZATION_FAILED", String(error), { cause: error });
+      const governed = toGovernanceError(error, { unrecognized: "NORMALIZATION_FAILED" });
       extracted = {
         ...paper,
         warnings: [...paper.warnings, `Downloaded but not extracted: ${governed.message}`],

@@ -57,9 +57,9 @@ export interface CreateCallToolOptions {
  * @param catalog the catalog the broker uses
  * @param options the deadline of every call
  * @returns `callTool(name, args, ctx)`; it rejects with `GovernanceError`: `INVALID_INPUT` (ambiguous name,
- *   bad arguments), `TOOL_UNAVAILABLE` (unknown name, unavailable provider), `UPSTREAM_UNAVAILABLE` (the tool
- *   raised; the message is its error), `TIMEOUT` (past the deadline) and every other broker code; each
- *   call is a ledger row
+ *   bad arguments), `TOOL_UNAVAILABLE` (unknown name, unavailable provider), `TOOL_FAILED` (the tool raised;
+ *   the message is its error), `UPSTREAM_UNAVAILABLE` (its server or interpreter failed) and every other
+ *   broker code including `TIMEOUT` (past the deadline); each call is a ledger row
  */
 export function createCallTool(
   broker: Broker,

@@ -7,7 +7,8 @@
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import { GovernanceError, isGovernanceError, toErrorBody } from "../core/index.js";
+import { toGovernanceError } from "../contract/index.js";
+import { GovernanceError, toErrorBody } from "../core/index.js";
 import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permissions/index.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
@@ -84,10 +85,7 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
         return reply(result, result.status === "completed");
       } catch (error) {
         if (isGraphBubbleUp(error)) throw error;
-        const governed = isGovernanceError(error)
-          ? error
-          : new GovernanceError("UPSTREAM_UNAVAILABLE", String(error), { cause: error });
-        return reply(toErrorBody(governed), false);
+        return reply(toErrorBody(toGovernanceError(error)), false);
       }
     },
     {

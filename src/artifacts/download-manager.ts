@@ -5,7 +5,7 @@
  * a re-run returns the recorded outcome.
  */
 import { randomUUID } from "node:crypto";
-import { type Clock, GovernanceError, systemClock } from "../core/index.js";
+import { type Clock, GovernanceError, InflightCalls, systemClock } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
 import type { DownloadFetch } from "./download-fetch.js";
@@ -37,7 +37,8 @@ import {
 type Progress = ((progress: DownloadProgress) => void) | undefined;
 
 /**
- * Runs governed downloads. Several may run at once; each returns at its terminal state.
+ * Runs governed downloads. Several may run at once; each returns at its terminal state. `close()`
+ * stops admitting downloads and lets the running ones finish or cancels them, each with its row.
  * @example
  * const downloads = new DownloadManager({ ledger, store, catalog, workspaceDir: join(dataDir, "workspace") });
  * const result = await downloads.download({ mcpInvocationId, candidateId, sessionId: "t1" });
@@ -53,6 +54,8 @@ export class DownloadManager {
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
   readonly #calls = new Map<string, Promise<DownloadResult>>();
+  /** Every `download` and `retry` admitted before `close()`, with the signal that cuts them. */
+  readonly #admitted: InflightCalls;
 
   /** @param options stores, workspace and seams */
   constructor(options: DownloadManagerOptions) {
@@ -62,6 +65,7 @@ export class DownloadManager {
     this.#clock = options.clock ?? systemClock;
     this.#newId = options.newId ?? randomUUID;
     this.#rows = { ledger: options.ledger, store: options.store, newId: this.#newId };
+    this.#admitted = new InflightCalls(this.#clock, "download manager");
   }
 
   /** The job store (for listings and the CLI). */
@@ -109,19 +113,36 @@ export class DownloadManager {
    * @returns the terminal job result (failures are results, not throws)
    * @throws GovernanceError before any job exists: `NOT_FOUND` (unknown invocation or candidate),
    *   `PERMISSION_DENIED` (source mismatch, URL off the allowlist, or denied: then recorded as an error
-   *   row), `LICENSE_BLOCKED`, `INVALID_INPUT` (bad destination or failed invocation), `SOURCE_DISABLED`
+   *   row), `LICENSE_BLOCKED`, `INVALID_INPUT` (bad destination or failed invocation), `SOURCE_DISABLED`;
+   *   `CANCELLED` (no job, no row) once `close()` has begun
    */
   download(request: DownloadRequest): Promise<DownloadResult> {
     const { threadId, toolCallId } = request;
-    if (threadId === undefined || toolCallId === undefined) return this.#fresh(request);
+    if (threadId === undefined || toolCallId === undefined) {
+      return this.#admitted.run((closing) => this.#fresh(request, closing));
+    }
     const key = callJobId(threadId, toolCallId);
     const inFlight = this.#calls.get(key);
     if (inFlight) return inFlight;
-    const work = this.#replay(threadId, toolCallId, request.onProgress)
-      .then((replayed) => replayed ?? this.#fresh(request))
+    const work = this.#admitted
+      .run(async (closing) => {
+        const replayed = await this.#replay(threadId, toolCallId, request.onProgress, closing);
+        return replayed ?? this.#fresh(request, closing);
+      })
       .finally(() => this.#calls.delete(key));
     this.#calls.set(key, work);
     return work;
+  }
+
+  /**
+   * Stops admitting downloads and lets the running ones finish; those still running after `graceMs`
+   * are cancelled (job `cancelled`, partial file removed, error `CANCELLED`). Each one still writes its
+   * ledger row. The stores are not closed: they belong to whoever created them. Idempotent.
+   * @param graceMs how long running downloads may take to finish on their own @default 5000
+   * @returns once every admitted download has reached its terminal state and written its row
+   */
+  close(graceMs?: number): Promise<void> {
+    return this.#admitted.close(graceMs);
   }
 
   /**
@@ -161,17 +182,20 @@ export class DownloadManager {
    * @param onProgress optional progress hook
    * @returns the terminal result of the new run
    * @throws GovernanceError `UNKNOWN_ID`; `INVALID_INPUT` when the job is not failed or cancelled; any
-   *   refusal of `download` when the candidate or destination no longer passes
+   *   refusal of `download` when the candidate or destination no longer passes; `CANCELLED` once
+   *   `close()` has begun
    */
-  async retry(jobId: string, onProgress?: (progress: DownloadProgress) => void): Promise<DownloadResult> {
-    const job = await this.#require(jobId);
-    if ((job.status !== "failed" && job.status !== "cancelled") || this.#running.has(jobId)) {
-      throw new GovernanceError(
-        "INVALID_INPUT",
-        `Job ${jobId} is ${job.status}; only failed or cancelled jobs are retried.`,
-      );
-    }
-    return this.#rerun(job, onProgress, false);
+  retry(jobId: string, onProgress?: (progress: DownloadProgress) => void): Promise<DownloadResult> {
+    return this.#admitted.run(async (closing) => {
+      const job = await this.#require(jobId);
+      if ((job.status !== "failed" && job.status !== "cancelled") || this.#running.has(jobId)) {
+        throw new GovernanceError(
+          "INVALID_INPUT",
+          `Job ${jobId} is ${job.status}; only failed or cancelled jobs are retried.`,
+        );
+      }
+      return this.#rerun(job, onProgress, false, closing);
+    });
   }
 
   /**
@@ -182,7 +206,7 @@ export class DownloadManager {
     return this.#jobs.list();
   }
 
-  async #fresh(request: DownloadRequest): Promise<DownloadResult> {
+  async #fresh(request: DownloadRequest, closing: AbortSignal): Promise<DownloadResult> {
     const { plan, verified, finalPath } = await planDownload(this.#planDeps(), request);
     const authorizationId = await this.#authorize(plan);
     const job = queuedJob(plan, {
@@ -195,7 +219,7 @@ export class DownloadManager {
       now: this.#clock.now(),
     });
     await this.#jobs.create(job);
-    return this.#start(job, plan, verified.hosts, request.onProgress, authorizationId);
+    return this.#start(job, plan, verified.hosts, request.onProgress, authorizationId, closing);
   }
 
   /** Asks the hook; a denial is recorded as an error row before it is thrown. */
@@ -222,6 +246,7 @@ export class DownloadManager {
     threadId: string,
     toolCallId: string,
     onProgress: Progress,
+    closing: AbortSignal,
   ): Promise<DownloadResult | undefined> {
     const job = await this.#jobs.get(callJobId(threadId, toolCallId));
     if (job && TERMINAL_DOWNLOAD_STATES.includes(job.status)) return jobResult(job);
@@ -231,16 +256,21 @@ export class DownloadManager {
     if (row?.toolId === DOWNLOAD_LEDGER_TOOL_ID) return recordedDownload(this.#opts.store, row);
     // A job of this call with no row and not running here: a crashed process left it mid-way; the
     // approved call resumes it (Range from the staged bytes).
-    return job ? this.#rerun(job, onProgress, true) : undefined;
+    return job ? this.#rerun(job, onProgress, true, closing) : undefined;
   }
 
   /** Runs a stored job again after re-checking its candidate and destination. */
-  async #rerun(job: DownloadJob, onProgress: Progress, sameCall: boolean): Promise<DownloadResult> {
+  async #rerun(
+    job: DownloadJob,
+    onProgress: Progress,
+    sameCall: boolean,
+    closing: AbortSignal,
+  ): Promise<DownloadResult> {
     const { plan, verified, finalPath } = await replanJob(this.#planDeps(), job, sameCall);
     const { error: _dropped, ...rest } = job;
     const queued: DownloadJob = { ...rest, finalPath, status: "queued", updatedAt: this.#clock.now() };
     await this.#jobs.update(queued);
-    return this.#start(queued, plan, verified.hosts, onProgress, undefined);
+    return this.#start(queued, plan, verified.hosts, onProgress, undefined, closing);
   }
 
   #planDeps(): PlanDeps {
@@ -253,7 +283,9 @@ export class DownloadManager {
     hosts: ReadonlySet<string>,
     onProgress: Progress,
     authorizationId: string | undefined,
+    closing: AbortSignal,
   ): Promise<DownloadResult> {
+    // `cancel(jobId)` aborts the controller; `close()` past its grace period aborts `closing`.
     const controller = new AbortController();
     const startedAt = this.#clock.now();
     this.#reserved.add(job.finalPath);
@@ -267,7 +299,7 @@ export class DownloadManager {
       initialBackoffMs: this.#opts.initialBackoffMs ?? 500,
       candidate: plan.candidate,
       hosts,
-      signal: controller.signal,
+      signal: AbortSignal.any([controller.signal, closing]),
       onProgress,
     })
       .then(async (final) => {

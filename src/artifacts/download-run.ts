@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { chmod, link, mkdir, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { ArtifactCandidate } from "../contract/index.js";
+import { type ArtifactCandidate, toGovernanceError } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import { GovernanceError, isGovernanceError } from "../core/index.js";
 import { type DownloadFetch, transferOnce } from "./download-fetch.js";
@@ -61,7 +61,7 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
     await mkdir(dirname(staging), { recursive: true });
     let offset = await stagedBytes(staging);
     for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) throw cancelledError();
+      if (signal.aborted) throw cancelledError(signal.reason);
       await set({ status: "running", attempts: job.attempts + 1 });
       try {
         job.bytesDownloaded = await transferOnce({
@@ -102,7 +102,7 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
     await set({ status: "completed", actualChecksum });
   } catch (error) {
     await rm(staging, { force: true });
-    const body = signal.aborted ? cancelledError() : asGovernanceError(error);
+    const body = signal.aborted ? cancelledError(signal.reason) : toGovernanceError(error);
     await set({
       status: signal.aborted ? "cancelled" : "failed",
       error: { code: body.code, message: body.message, retryable: body.retryable },
@@ -167,9 +167,11 @@ export function jobResult(job: DownloadJob): DownloadResult {
 
 /**
  * The error of a cancelled download.
+ * @param reason the abort reason; a `CANCELLED` one (such as `close()`'s) keeps its own message
  * @returns a `CANCELLED` error
  */
-export function cancelledError(): GovernanceError {
+export function cancelledError(reason?: unknown): GovernanceError {
+  if (isGovernanceError(reason) && reason.code === "CANCELLED") return reason;
   return new GovernanceError("CANCELLED", "The download was cancelled.");
 }
 
@@ -178,13 +180,6 @@ function stagedBytes(staging: string): Promise<number> {
     (info) => info.size,
     () => 0,
   );
-}
-
-function asGovernanceError(error: unknown): GovernanceError {
-  if (isGovernanceError(error)) return error as GovernanceError;
-  return new GovernanceError("UPSTREAM_UNAVAILABLE", error instanceof Error ? error.message : String(error), {
-    cause: error,
-  });
 }
 
 /** The `verifying` step of a download: announced size and checksum against the staged bytes. */

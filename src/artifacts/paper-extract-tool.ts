@@ -7,8 +7,9 @@ import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
+import { toGovernanceError } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
-import { GovernanceError, isGovernanceError, toErrorBody } from "../core/index.js";
+import { GovernanceError, toErrorBody } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
@@ -115,9 +116,7 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
         return reply(result, true);
       } catch (error) {
         if (isGraphBubbleUp(error)) throw error;
-        const governed = isGovernanceError(error)
-          ? error
-          : new GovernanceError("NORMALIZATION_FAILED", String(error), { cause: error });
+        const governed = toGovernanceError(error, { unrecognized: "NORMALIZATION_FAILED" });
         return reply({ ...toErrorBody(governed), artifactJobId: input.artifactJobId }, false);
       }
     },

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { toGovernanceError } from "../contract/index.js";
 import {
   type Clock,
   GovernanceError,
@@ -122,9 +123,8 @@ export async function extractDownloadedPaper(
     checkJob(job);
     entry = await extractShared(runtime, job);
   } catch (error) {
-    const governed = isGovernanceError(error)
-      ? error
-      : new GovernanceError("NORMALIZATION_FAILED", String(error), { cause: error });
+    // A PDF that pdf.js cannot read fails without a structured signal: the extraction failed.
+    const governed = toGovernanceError(error, { unrecognized: "NORMALIZATION_FAILED" });
     const twin = await appendOrReplay(runtime, request, () => row(undefined, governed));
     if (twin) return twin;
     throw governed;

@@ -8,10 +8,5 @@ export type {
   McpToolResult,
 } from "./result-types.js";
 export { parseRetryAfterMs } from "./retry-after.js";
-export {
-  classifyFailure,
-  type FailureInfo,
-  toolErrorResult,
-  type UpstreamError,
-  type UpstreamErrorCode,
-} from "./upstream-error.js";
+export { type ToGovernanceErrorOptions, toGovernanceError } from "./to-governance-error.js";
+export { toolErrorResult, type UpstreamError, type UpstreamErrorCode } from "./upstream-error.js";

@@ -22,16 +22,18 @@ export const GOVERNANCE_ERROR_CODES = {
   RATE_LIMITED: "The provider rate-limited the call.",
   /** The overall deadline passed; the MCP request was cancelled. */
   TIMEOUT: "The call did not finish before its deadline.",
-  /** The caller aborted the call. */
-  CANCELLED: "The caller cancelled the call.",
+  /** The caller aborted the call, or `close()` cut it or refused it. */
+  CANCELLED: "The call was cancelled.",
   /** The response was larger than the source's `maxResponseBytes`. */
   RESPONSE_TOO_LARGE: "The response exceeded the source's size cap.",
   /** The provider has no such record. */
   NOT_FOUND: "The provider has no such record.",
   /** The provider or server refused our credentials. */
   UNAUTHORIZED: "The provider refused the credentials.",
-  /** The server or provider failed or could not be reached. */
+  /** The server or provider failed or could not be reached (transport, connection closed, spawn, 5xx). */
   UPSTREAM_UNAVAILABLE: "The server or provider is unavailable.",
+  /** The tool itself raised or reported an error (its own exception, or an `isError` result); not retryable. */
+  TOOL_FAILED: "The tool raised or reported an error.",
   /** The result could not be turned into a valid `McpToolResult`. */
   NORMALIZATION_FAILED: "The result could not be normalized.",
   /** The licence of the data forbids the requested use. */
@@ -73,12 +75,18 @@ export interface GovernanceErrorBody {
 }
 
 /**
+ * Marks every member of the family, subclasses included (whose `name` is their own, such as
+ * `ToolError`). `Symbol.for` keys are shared by every copy of the package in a process.
+ */
+const FAMILY = Symbol.for("sciencegate.GovernanceError");
+
+/**
  * An error with a stable `code`.
  * @example
  * throw new GovernanceError("SOURCE_DISABLED", "Source 'pubmed' is disabled for session s1.");
  */
 export class GovernanceError extends Error {
-  override readonly name = "GovernanceError";
+  override readonly name: string = "GovernanceError";
   readonly code: GovernanceErrorCode;
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
@@ -99,18 +107,20 @@ export class GovernanceError extends Error {
     return toErrorBody(this);
   }
 }
+Object.defineProperty(GovernanceError.prototype, FAMILY, { value: true });
 
 /**
- * Whether `value` is a `GovernanceError`, checked by `name` and `code` so that two copies of the
- * package still recognise each other's errors.
+ * Whether `value` is a `GovernanceError` or one of its subclasses (such as `ToolError`), checked by
+ * `name` or the family mark and by `code`, not by `instanceof`, so that two copies of the package still
+ * recognise each other's errors.
  * @param value anything caught
  * @returns true when `value` carries a known governance error code
  */
 export function isGovernanceError(value: unknown): value is GovernanceError {
   if (typeof value !== "object" || value === null) return false;
-  const candidate = value as { name?: unknown; code?: unknown };
+  const candidate = value as { name?: unknown; code?: unknown; [FAMILY]?: unknown };
   return (
-    candidate.name === "GovernanceError" &&
+    (candidate.name === "GovernanceError" || candidate[FAMILY] === true) &&
     typeof candidate.code === "string" &&
     Object.hasOwn(GOVERNANCE_ERROR_CODES, candidate.code)
   );

@@ -9,5 +9,6 @@ export {
   isGovernanceError,
   toErrorBody,
 } from "./errors.js";
+export { InflightCalls } from "./inflight-calls.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { isGraphBubbleUp } from "@langchain/langgraph";
-import { type GovernanceErrorBody, isGovernanceError, toErrorBody } from "../core/index.js";
+import { toGovernanceError } from "../contract/index.js";
+import { type GovernanceErrorBody, toErrorBody } from "../core/index.js";
 import type { Broker } from "../governance/broker/index.js";
 import type { PromotionState, PromotionUpdate, SurfaceTool } from "../visibility/index.js";
 import {
@@ -95,14 +96,9 @@ export async function executeGovernedToolCall(
     };
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
-    const body: GovernanceErrorBody = isGovernanceError(error)
-      ? toErrorBody(error)
-      : {
-          code: "UPSTREAM_UNAVAILABLE",
-          message: String((error as Error)?.message ?? error),
-          retryable: false,
-          attempts: 0,
-        };
+    // Broker failures are GovernanceErrors already; anything else was thrown by the app's own tool
+    // (or tool_search), so without a structured signal it is that tool's failure, not an upstream's.
+    const body = toErrorBody(toGovernanceError(error, { unrecognized: "TOOL_FAILED" }));
     return { message: errorMessage(call.name, toolCallId, body) };
   }
 }

@@ -63,14 +63,20 @@ export interface Governance {
   /** Re-lists every server's tools now. */
   refresh(): Promise<CatalogSnapshot>;
   /**
-   * Stops following list changes, closes every server (no child process left), the ledger, the grants
-   * and the job store (also those the app passed in).
+   * Shuts the runtime down, in order: stops following tool-list changes; stops admitting calls and
+   * downloads (a later one is refused with `CANCELLED` and writes no row, since it never started); lets
+   * the running ones finish, or cancels them after `closeGraceMs` (`CANCELLED`), each still writing its
+   * one ledger row; then closes every server (no child process left), the ledger, the grants and the job
+   * store (also those the app passed in). Every resource is closed even when one fails; the failure is
+   * then rethrown (an `AggregateError` when several fail). Calling it again returns the same promise.
    */
   close(): Promise<void>;
 }
 
 /**
- * Builds the governed runtime and lists every server's tools once.
+ * Builds the governed runtime and lists every server's tools once. When a step fails, whatever this call
+ * opened itself (the pool's servers and child processes, the SQLite ledger, grants and job store) is
+ * closed again before the error is thrown; stores and a pool the app passed in stay the app's to close.
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
  * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
@@ -93,98 +99,144 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       : [builtinManifestDir()]),
     ...(options.manifestDirs ?? []),
   ]);
-  const pool =
-    options.pool ??
-    new ServerPool(config.servers, {
-      env,
-      ...(createTransport ? { createTransport } : {}),
+  // What this call opens itself, released (last opened first) when a later step fails.
+  const opened: Closer[] = [];
+  const own = <T extends { close(): unknown }>(resource: T): T => {
+    opened.unshift(() => resource.close());
+    return resource;
+  };
+  try {
+    const pool =
+      options.pool ??
+      own(
+        new ServerPool(config.servers, {
+          env,
+          ...(createTransport ? { createTransport } : {}),
+          ...clock,
+        }),
+      );
+    const catalog = new SourceCatalog({ registry, pool, ...clock });
+    opened.unshift(() => catalog.stop());
+    const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const ledger = options.ledger ?? own(await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
+    const store = options.store ?? new FileContentStore(join(dataDir, "cas"));
+    const grants =
+      options.grants ??
+      (options.ledger && !options.dataDir
+        ? new MemoryGrantStore()
+        : own(await SqliteGrantStore.open(grantStorePath(dataDir))));
+    const permissions = new PermissionService({
+      ledger,
+      grants,
+      ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
       ...clock,
     });
-  const catalog = new SourceCatalog({ registry, pool, ...clock });
-  const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-  const ledger = options.ledger ?? (await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
-  const store = options.store ?? new FileContentStore(join(dataDir, "cas"));
-  const grants =
-    options.grants ??
-    (options.ledger && !options.dataDir
-      ? new MemoryGrantStore()
-      : await SqliteGrantStore.open(grantStorePath(dataDir)));
-  const permissions = new PermissionService({
-    ledger,
-    grants,
-    ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
-    ...clock,
-  });
-  const sessions = new SessionSettings();
-  const jobStore =
-    options.jobStore ??
-    (options.ledger && !options.dataDir
-      ? new MemoryDownloadJobStore()
-      : await SqliteDownloadJobStore.open(downloadJobsPath(dataDir)));
-  const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
-  // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
-  const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
-  const downloads = new DownloadManager({
-    ledger,
-    store,
-    catalog,
-    jobStore,
-    workspaceDir: join(dataDir, "workspace"),
-    ...(brokerAuthorize
-      ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
-      : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...clock,
-  });
-  const rateLimits = effectiveRateLimits(registry.rateLimitGroups(), {
-    env,
-    ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
-  });
-  const broker = new Broker({
-    catalog,
-    pool,
-    ledger,
-    store,
-    sessions,
-    limiter: new RateLimiter({
-      groups: rateLimits,
+    const sessions = new SessionSettings();
+    const jobStore =
+      options.jobStore ??
+      (options.ledger && !options.dataDir
+        ? new MemoryDownloadJobStore()
+        : own(await SqliteDownloadJobStore.open(downloadJobsPath(dataDir))));
+    const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
+    // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
+    const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
+    const downloads = new DownloadManager({
+      ledger,
+      store,
+      catalog,
+      jobStore,
+      workspaceDir: join(dataDir, "workspace"),
+      ...(brokerAuthorize
+        ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
+        : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
       ...clock,
-    }),
-    allowedOrigins: (source) => localOrigins(source, config),
-    ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
-    ...clock,
-  });
-  const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
-  await catalog.start();
-  const warnings = extensions.flatMap((e) => e.warnings?.(catalog) ?? []);
-  const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
-  for (const line of warnings) warn(line);
-  return {
-    config,
-    warnings,
-    pool,
-    registry,
-    catalog,
-    broker,
-    ledger,
-    store,
-    dataDir,
-    permissions,
-    permissionsEnforced,
-    sessions,
-    rateLimits,
-    surface,
-    downloads,
-    tools: (sessionId) => surface.tools(sessionId),
-    refresh: () => catalog.refresh(),
-    close: async () => {
-      catalog.stop();
-      await pool.close();
-      await ledger.close();
-      await grants.close();
-      await jobStore.close();
-    },
-  };
+    });
+    const rateLimits = effectiveRateLimits(registry.rateLimitGroups(), {
+      env,
+      ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
+    });
+    const broker = new Broker({
+      catalog,
+      pool,
+      ledger,
+      store,
+      sessions,
+      limiter: new RateLimiter({
+        groups: rateLimits,
+        ...clock,
+      }),
+      allowedOrigins: (source) => localOrigins(source, config),
+      ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
+      ...clock,
+    });
+    const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
+    await catalog.start();
+    const warnings = extensions.flatMap((e) => e.warnings?.(catalog) ?? []);
+    const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
+    for (const line of warnings) warn(line);
+    const graceMs = options.closeGraceMs;
+    let closing: Promise<void> | undefined;
+    return {
+      config,
+      warnings,
+      pool,
+      registry,
+      catalog,
+      broker,
+      ledger,
+      store,
+      dataDir,
+      permissions,
+      permissionsEnforced,
+      sessions,
+      rateLimits,
+      surface,
+      downloads,
+      tools: (sessionId) => surface.tools(sessionId),
+      refresh: () => catalog.refresh(),
+      close: () => {
+        closing ??= (() => {
+          // Admission stops before close() returns; both grace periods run at once, and the stores
+          // stay open until every started call and download has written its row.
+          const drains = [broker.close(graceMs), downloads.close(graceMs)];
+          return closeEach([
+            () => catalog.stop(),
+            ...drains.map((drain) => () => drain),
+            () => pool.close(),
+            () => ledger.close(),
+            () => grants.close(),
+            () => jobStore.close(),
+          ]);
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    // The step's own failure is what the caller needs; a close that fails as well must not hide it.
+    await closeEach(opened).catch(() => undefined);
+    throw error;
+  }
+}
+
+type Closer = () => unknown;
+
+/**
+ * Runs every closer in order, also after one throws.
+ * @param closers the close steps
+ * @throws the one failure, or an `AggregateError` of several
+ */
+async function closeEach(closers: readonly Closer[]): Promise<void> {
+  const errors: unknown[] = [];
+  for (const close of closers) {
+    try {
+      await close();
+    } catch (error) {
+      errors.push(error);
+    }
+  }
+  if (errors.length === 1) throw errors[0];
+  if (errors.length > 1) throw new AggregateError(errors, `${errors.length} resources failed to close.`);
 }
 
 /**

@@ -72,4 +72,9 @@ export interface GovernanceOptions {
   rateLimits?: Record<string, RateLimitGroupConfig>;
   /** The HTTP seam of `artifact_download` (tests serve bytes without network). @default globalThis.fetch */
   fetch?: DownloadFetch;
+  /**
+   * How long `close()` lets running tool calls and downloads finish before it cancels them (`CANCELLED`,
+   * each still with its ledger row), in ms of `clock`. @default 5000
+   */
+  closeGraceMs?: number | undefined;
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
 import { isToolError } from "../../src/adk/tool-error.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
+import { GovernanceError, isGovernanceError, toErrorBody } from "../../src/core/errors.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
@@ -17,10 +18,14 @@ function project(toml: string): string {
   return dir;
 }
 
-async function open(dir: string, warnings: string[] = []): Promise<Governance> {
+async function open(
+  dir: string,
+  warnings: string[] = [],
+  env: Record<string, string | undefined> = { PATH: process.env.PATH },
+): Promise<Governance> {
   return createGovernance({
     cwd: dir,
-    env: { PATH: process.env.PATH },
+    env,
     ledger: new MemoryLedger(),
     store: new MemoryContentStore(),
     onWarning: (line) => warnings.push(line),
@@ -29,6 +34,8 @@ async function open(dir: string, warnings: string[] = []): Promise<Governance> {
 
 describe("a science.toml project with TypeScript, Python and an unreachable stdio provider", () => {
   const warnings: string[] = [];
+  // The Python interpreter is read from it at each call, so a test can take it away.
+  const env: Record<string, string | undefined> = { PATH: process.env.PATH };
   let governance: Governance;
   beforeAll(async () => {
     const dir = project(`
@@ -47,7 +54,7 @@ path = ${JSON.stringify(join(FIXTURES, "extra-tools"))}
 [tools.pubchem]
 command = '"${process.execPath}" -e "process.exit(3)"'
 `);
-    governance = await open(dir, warnings);
+    governance = await open(dir, warnings, env);
   }, 60_000);
   afterAll(() => governance?.close());
 
@@ -94,12 +101,45 @@ command = '"${process.execPath}" -e "process.exit(3)"'
   test.each([
     ["local.explode", "RangeError: refused: why"],
     ["pylocal.explode", "ValueError: refused: why"],
-  ])("%s raises: the call fails loudly and the ledger row says why", async (name, message) => {
-    const runId = `r-${name}`;
-    await expect(governance.callTool(name, { reason: "why" }, { runId })).rejects.toThrow(message);
-    const [row] = await governance.ledger.query({ runId });
-    expect(row).toMatchObject({ status: "error", error: { message: expect.stringContaining(message) } });
-    expect(row?.normalizedRef).toBeUndefined();
+  ])(
+    "%s raises: TOOL_FAILED with the tool's own error, not retried, and the ledger row says the same",
+    async (name, message) => {
+      const runId = `r-${name}`;
+      const error = await governance.callTool(name, { reason: "why" }, { runId }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isGovernanceError(error)).toBe(true);
+      expect(error).toMatchObject({ code: "TOOL_FAILED", retryable: false, attempts: 1, message });
+      const [row] = await governance.ledger.query({ runId });
+      expect(row).toMatchObject({
+        invocationId: (error as GovernanceError).data?.invocationId,
+        status: "error",
+        attempts: 1,
+        error: { code: "TOOL_FAILED", message, retryable: false },
+      });
+      expect(row?.normalizedRef).toBeUndefined();
+    },
+  );
+
+  test("a Python tool whose interpreter cannot start is UPSTREAM_UNAVAILABLE (it never ran), in the row too", async () => {
+    env.SCIENCEGATE_PYTHON = join(FIXTURES, "no-such-python");
+    try {
+      const runId = "r-no-python";
+      const error = await governance.callTool("pylocal.takes_number", { value: 1 }, { runId }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        code: "UPSTREAM_UNAVAILABLE",
+        retryable: false,
+        message: expect.stringContaining("cannot start"),
+      });
+      const [row] = await governance.ledger.query({ runId });
+      expect(row?.error).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", message: (error as Error).message });
+    } finally {
+      delete env.SCIENCEGATE_PYTHON;
+    }
   });
 
   test("the gate passes a node with a successful call of its own and fails a node without one", async () => {
@@ -176,6 +216,14 @@ token_env = "COMPUTE_API_TOKEN"
     expect(String(error)).toBe(
       "ToolError: Tool provider 'remote_compute' needs COMPUTE_API_TOKEN environment variable, which is not set.",
     );
+    // One error family: callers that branch on governance codes handle it like any config error.
+    expect(isGovernanceError(error)).toBe(true);
+    expect(error).toBeInstanceOf(GovernanceError);
+    expect(toErrorBody(error as GovernanceError)).toMatchObject({
+      code: "INVALID_CONFIG",
+      retryable: false,
+      data: { provider: "remote_compute" },
+    });
   });
 
   test("a set variable is used for the connection but never lands in the config", async () => {

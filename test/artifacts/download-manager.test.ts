@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { DOWNLOAD_LEDGER_TOOL_ID } from "../../src/artifacts/artifact-ledger-types.js";
 import type { DownloadProgress } from "../../src/artifacts/download-types.js";
 import { createBench, droppingBody, makeCandidate, PDF, stalledBody } from "./download-harness.js";
 
@@ -303,5 +304,48 @@ describe("DownloadManager", () => {
     expect(results.map((r) => [r.candidateId, r.status, r.actualChecksum])).toEqual(
       ids.map((id) => [id, "completed", sha(PDF)]),
     );
+  });
+
+  test("close() lets a download finish within the grace period, cancels one still running after it, each with its row, and refuses new ones", async () => {
+    const ids = ["a", "b"];
+    const bench = await createBench(
+      ids.map((id) =>
+        makeCandidate({ candidateId: id, sourceRecordId: id, url: `https://arxiv.org/pdf/${id}` }),
+      ),
+    );
+    let release: (bytes: Uint8Array) => void = () => {};
+    const gate = new Promise<Uint8Array>((resolve) => {
+      release = resolve;
+    });
+    bench.routes.set(
+      "https://arxiv.org/pdf/a",
+      (_request, signal) => new Response(stalledBody(PDF.slice(0, 5), gate, signal)),
+    );
+    bench.routes.set(
+      "https://arxiv.org/pdf/b",
+      (_request, signal) => new Response(stalledBody(PDF.slice(0, 5), new Promise(() => {}), signal)),
+    );
+    const request = (candidateId: string) => ({ mcpInvocationId: "inv-1", candidateId, sessionId: "s1" });
+    const finishing = bench.manager.download(request("a"));
+    const stalled = bench.manager.download(request("b"));
+    while (bench.seen.length < ids.length) await new Promise((resolve) => setImmediate(resolve));
+
+    const closing = bench.manager.close(1_000);
+    await expect(bench.manager.download(request("a"))).rejects.toMatchObject({
+      code: "CANCELLED",
+      data: { reason: "closed" },
+    });
+    release(PDF.slice(5));
+    expect(await finishing).toMatchObject({ status: "completed", actualChecksum: sha(PDF) });
+    await bench.clock.advance(1_000);
+    expect(await stalled).toMatchObject({
+      status: "cancelled",
+      error: { code: "CANCELLED", message: expect.stringContaining("closed while the call was running") },
+    });
+    await closing;
+    const rows = (await bench.ledger.query()).filter((row) => row.toolId === DOWNLOAD_LEDGER_TOOL_ID);
+    expect(rows.map((row) => row.error?.code ?? row.status).sort()).toEqual(["CANCELLED", "ok"]);
+    expect((await bench.manager.list()).map((job) => job.status).sort()).toEqual(["cancelled", "completed"]);
+    await expect(bench.manager.retry((await stalled).jobId)).rejects.toMatchObject({ code: "CANCELLED" });
   });
 });

@@ -31,6 +31,18 @@ describe("GovernanceError", () => {
     expect(isGovernanceError(null)).toBe(false);
   });
 
+  test("recognises a subclass with its own name (the family mark), not an unrelated error of that name", () => {
+    class ProviderError extends GovernanceError {
+      override readonly name: string = "ProviderError";
+    }
+    const error = new ProviderError("INVALID_CONFIG", "token missing");
+    expect(String(error)).toBe("ProviderError: token missing");
+    expect(isGovernanceError(error)).toBe(true);
+    expect(
+      isGovernanceError(Object.assign(new Error("x"), { name: "ProviderError", code: "INVALID_CONFIG" })),
+    ).toBe(false);
+  });
+
   test("keeps retryAfterMs and data in the body", () => {
     const error = new GovernanceError("RATE_LIMITED", "slow down", {
       retryable: true,

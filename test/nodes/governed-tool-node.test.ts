@@ -205,6 +205,37 @@ describe("governed tool node", () => {
     expect(asked).toBe(0);
   });
 
+  test("an app tool's own bug is TOOL_FAILED (not an unavailable upstream, not retryable) and the run goes on", async () => {
+    const rt = await runtime();
+    const divide = tool(
+      async ({ a, b }) => {
+        if (b === 0) throw new RangeError(`cannot divide ${a} by zero`);
+        return String(a / b);
+      },
+      { name: "divide", description: "Divides.", schema: z.object({ a: z.number(), b: z.number() }) },
+    );
+    const model = new RecordingChatModel([
+      callTools({ name: "divide", args: { a: 1, b: 0 } }),
+      answer("cannot divide"),
+    ]);
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance: rt.governance,
+      tools: [divide],
+    });
+    const result = await agent.invoke({ messages: [new HumanMessage("1/0")] });
+    const [message] = toolMessages(result.messages);
+    expect(message?.status).toBe("error");
+    expect(body(message)).toEqual({
+      code: "TOOL_FAILED",
+      message: "cannot divide 1 by zero",
+      retryable: false,
+      attempts: 0,
+    });
+    expect(result.messages.at(-1)?.content).toBe("cannot divide");
+  });
+
   test("the node refuses to run without a Send task", async () => {
     const rt = await runtime();
     const node = createGovernedToolNode({ governance: rt.governance });

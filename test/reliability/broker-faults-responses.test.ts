@@ -152,7 +152,8 @@ describe("oversized and malformed responses", () => {
             isError: true,
             content: [{ type: "text", text: "Traceback (most recent call last): ..." }],
           }),
-          expect: "UPSTREAM_UNAVAILABLE",
+          // isError without a Sciencegate error: the tool reported its own failure (final, no retry).
+          expect: "TOOL_FAILED",
         },
         {
           name: "malformed-structured-error",
@@ -161,7 +162,7 @@ describe("oversized and malformed responses", () => {
             content: [],
             structuredContent: { error: { code: "teapot", status: "x" } },
           }),
-          expect: "UPSTREAM_UNAVAILABLE",
+          expect: "TOOL_FAILED",
         },
       ]),
   );

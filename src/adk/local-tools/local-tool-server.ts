@@ -7,12 +7,15 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { isGovernanceError } from "../../core/index.js";
 import type { LocalTool } from "./local-tool.js";
 
 /**
  * Starts an MCP server serving `tools` and returns the client end of an in-memory link to it.
  * A function's return value becomes `structuredContent.result` (and JSON text); a throw becomes an
- * `isError` result whose text is `<ErrorName>: <message>`, which the broker records as the call's error.
+ * `isError` result whose text is `<ErrorName>: <message>`, which the broker reports and records as
+ * `TOOL_FAILED`. A tool that cannot be run at all (the Python bridge does not start: `UPSTREAM_UNAVAILABLE`)
+ * fails the request itself, so the broker reports `UPSTREAM_UNAVAILABLE`.
  * @param providerId the `[tools.<provider>]` key, used as the server name
  * @param tools the provider's functions
  * @returns the client-side transport (unstarted), for the server pool's `createTransport`
@@ -43,6 +46,8 @@ export async function createLocalToolTransport(providerId: string, tools: LocalT
         structuredContent: { result: value },
       };
     } catch (error) {
+      // Not the function's failure: it never ran. A JSON-RPC error says so to the broker.
+      if (isGovernanceError(error) && error.code === "UPSTREAM_UNAVAILABLE") throw error;
       const message =
         error instanceof Error
           ? error.name === "Error" && /^\w+(Error|Exception): /.test(error.message)

@@ -13,6 +13,9 @@ export interface LocalTool {
   inputSchema: JsonSchema & { type: "object"; properties: Record<string, JsonSchema> };
   /** The file that defines it. */
   file: string;
-  /** Runs the function; a thrown error is the tool's failure and is never turned into a value. */
+  /**
+   * Runs the function; a thrown error is the tool's failure and is never turned into a value. A
+   * `GovernanceError` `UPSTREAM_UNAVAILABLE` means the function could not be run (its interpreter).
+   */
   run(args: Record<string, unknown>): Promise<unknown>;
 }

@@ -27,7 +27,8 @@ type Answer =
  * @param file absolute path of a `.py` file
  * @param options interpreter and environment
  * @returns the file's tools; each `run` starts one interpreter and rejects with the Python error
- *   (`ValueError: ...`) when the function raises
+ *   (`ValueError: ...`) when the function raises, or with a GovernanceError `UPSTREAM_UNAVAILABLE`
+ *   when the interpreter cannot start or the bridge fails
  * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the file cannot be imported or Python cannot start
  */
 export async function loadPythonTools(file: string, options: PythonToolsOptions = {}): Promise<LocalTool[]> {

@@ -1,10 +1,17 @@
 import { randomUUID } from "node:crypto";
-import type { McpToolResult } from "../../contract/index.js";
-import { type Clock, GovernanceError, hashCanonical, optional, systemClock } from "../../core/index.js";
+import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
+import {
+  type Clock,
+  GovernanceError,
+  hashCanonical,
+  InflightCalls,
+  optional,
+  systemClock,
+} from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
 import type { ContentStore, InvocationRecord, Ledger } from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
-import { normalizeToolResult } from "../envelope/index.js";
+import { neutralizeDeep, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
@@ -13,7 +20,6 @@ import type { InvokeOutcome, InvokeRequest } from "./broker-types.js";
 import { callUpstream } from "./call-upstream.js";
 import { checkingDepth, refuseTooDeep } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
-import { toGovernanceError } from "./to-governance-error.js";
 
 /** Options of `Broker`. Every store and time source is injectable. */
 export interface BrokerOptions {
@@ -50,12 +56,15 @@ type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
 /**
  * The one governed path to MCP servers. `invoke` runs, in order: enablement, input validation,
  * permission, cache, rate-limit admission, the MCP call (deadline, retries, size cap), envelope
- * checks, CAS writes and one ledger row for every outcome.
+ * checks, CAS writes and one ledger row for every outcome. `close()` stops admitting calls and
+ * waits for (or cancels) the running ones, so that each writes its row before the stores close.
  */
 export class Broker {
   readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimiter | undefined };
   readonly #validator = new InputValidator();
-  readonly #inflight = new Map<string, Promise<InvokeOutcome>>();
+  /** Running calls by `threadId:toolCallId`: a concurrent twin shares the call. */
+  readonly #byCall = new Map<string, Promise<InvokeOutcome>>();
+  readonly #running: InflightCalls;
 
   constructor(options: BrokerOptions) {
     this.#o = {
@@ -70,6 +79,7 @@ export class Broker {
       ...options,
       limiter: options.limiter,
     };
+    this.#running = new InflightCalls(this.#o.clock, "broker");
   }
 
   /** The session switches this broker enforces. */
@@ -81,16 +91,34 @@ export class Broker {
    * Runs one governed tool call.
    * @param request source, tool, arguments, session and optional idempotency key and signal
    * @returns the normalized result with its invocation id
-   * @throws GovernanceError with any code of the documented union; every outcome is in the ledger
+   * @throws GovernanceError with any code of the documented union; every outcome of a started call is
+   *   in the ledger. After `close()` began: `CANCELLED` with `data.reason: "closed"`, and no row, since
+   *   the call never started (nothing was validated, authorized or sent)
    */
   invoke(request: InvokeRequest): Promise<InvokeOutcome> {
-    if (request.threadId === undefined || request.toolCallId === undefined) return this.#invokeOnce(request);
+    if (request.threadId === undefined || request.toolCallId === undefined) return this.#admit(request);
     const key = `${request.threadId}:${request.toolCallId}`;
-    const running = this.#inflight.get(key);
+    const running = this.#byCall.get(key);
     if (running) return running;
-    const promise = this.#invokeOnce(request).finally(() => this.#inflight.delete(key));
-    this.#inflight.set(key, promise);
+    const promise = this.#admit(request).finally(() => this.#byCall.delete(key));
+    this.#byCall.set(key, promise);
     return promise;
+  }
+
+  /**
+   * Stops admitting calls and lets the running ones finish; those still running after `graceMs` are
+   * cancelled (`CANCELLED`, the MCP request is cancelled too). Each started call still writes its one
+   * ledger row. The pool and the stores are not closed: they belong to whoever created them, who
+   * closes them once this settles. Idempotent.
+   * @param graceMs how long running calls may take to finish on their own @default 5000
+   * @returns once every started call has settled and written its row
+   */
+  close(graceMs?: number): Promise<void> {
+    return this.#running.close(graceMs);
+  }
+
+  #admit(request: InvokeRequest): Promise<InvokeOutcome> {
+    return this.#running.run((signal) => this.#invokeOnce({ ...request, signal }), request.signal);
   }
 
   async #invokeOnce(request: InvokeRequest): Promise<InvokeOutcome> {
@@ -126,7 +154,7 @@ export class Broker {
       await this.#append(row, "ok", startedMs);
       return outcome;
     } catch (caught) {
-      const error = toGovernanceError(caught, row);
+      const error = recordedError(caught, row);
       row.error = {
         code: error.code,
         message: error.message,
@@ -268,6 +296,26 @@ export class Broker {
       durationMs: Math.max(0, finishedMs - startedMs),
     });
   }
+}
+
+/**
+ * The error a failed invocation throws and records: the failure mapped by `toGovernanceError`, with the
+ * invocation id in its data and the attempts made so far.
+ * @param caught what the invocation threw
+ * @param row the invocation's id and the attempts counted on its row
+ * @returns the error, its message and data neutralized
+ */
+function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempts">): GovernanceError {
+  const base = toGovernanceError(caught);
+  // Messages and data may quote a server (its error text, a forged id): external text is data, so
+  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
+  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
+    retryable: base.retryable,
+    attempts: Math.max(base.attempts, row.attempts),
+    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
+    cause: base.cause ?? caught,
+    ...optional({ retryAfterMs: base.retryAfterMs }),
+  });
 }
 
 function errorMessage(error: unknown): string {

@@ -3,7 +3,7 @@
  * response size cap, with a 429 pausing the whole rate-limit group.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { classifyFailure } from "../../contract/index.js";
+import { toGovernanceError } from "../../contract/index.js";
 import type { Clock } from "../../core/index.js";
 import { GovernanceError, isGovernanceError, optional } from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
@@ -79,7 +79,7 @@ export async function callUpstream(
         random: options.random,
         ...optional({ signal: request.signal }),
         policy: optional({ ...tool.manifest.retryPolicy }),
-        isFailure: (raw) => (raw.isError ? classifyFailure(raw) : undefined),
+        isFailure: (raw) => (raw.isError ? toGovernanceError(raw) : undefined),
         beforeRetry: async ({ failure, signal }) => {
           if (!lease) return;
           if (failure.code === "RATE_LIMITED") {

@@ -3,7 +3,7 @@
  * in-flight attempt. All waiting goes through the injected `Clock`.
  */
 
-import { classifyFailure, type FailureInfo } from "../../contract/index.js";
+import { toGovernanceError } from "../../contract/index.js";
 import {
   type Clock,
   GovernanceError,
@@ -49,7 +49,8 @@ export interface RetryInfo {
   attempt: number;
   /** The backoff chosen before the next attempt, already at least `failure.retryAfterMs`. */
   delayMs: number;
-  failure: FailureInfo;
+  /** The failure as `toGovernanceError` classified it (retryable, with `retryAfterMs` when known). */
+  failure: GovernanceError;
   /** Aborted on deadline or caller cancellation, so that a wait inside the hook can stop. */
   signal: AbortSignal;
 }
@@ -67,7 +68,7 @@ export interface RetryOptions<T> {
   /** The caller's signal; aborting it ends the run with `CANCELLED`. */
   signal?: AbortSignal;
   /** Lets a resolved value (such as an `isError` tool result) count as a failure. */
-  isFailure?: (value: T) => FailureInfo | undefined;
+  isFailure?: (value: T) => GovernanceError | undefined;
   /**
    * Runs before the backoff sleep (for example to note a 429 on a rate-limit lease and wait for the
    * next turn); the time it takes counts towards `delayMs`, so waits are not added up.
@@ -154,14 +155,14 @@ export async function runWithRetry<T>(
       attempts++;
       const settled = await settleAttempt(attempt, attempts, run.signal);
       if (settled.kind === "stopped" || run.signal.aborted) throw stopped();
-      let failure: FailureInfo | undefined;
+      let failure: GovernanceError | undefined;
       if (settled.kind === "value") {
         failure = options.isFailure?.(settled.value);
         if (!failure) return { value: settled.value, attempts };
         lastError = settled.value;
       } else {
         lastError = settled.error;
-        failure = classifyFailure(settled.error);
+        failure = toGovernanceError(settled.error);
       }
       // A TIMEOUT from an attempt means its time budget is gone: the deadline is one budget for all.
       if (!failure.retryable || failure.code === "TIMEOUT" || attempts >= maxAttempts) {
@@ -180,7 +181,7 @@ export async function runWithRetry<T>(
         );
         if (outcome.kind === "stopped" || run.signal.aborted) throw stopped();
         if (outcome.kind === "error")
-          throw finalError(classifyFailure(outcome.error), outcome.error, attempts);
+          throw finalError(toGovernanceError(outcome.error), outcome.error, attempts);
       }
       const remaining = wakeAt - clock.now();
       if (remaining > 0) {
@@ -227,13 +228,11 @@ function untilStopped<T>(promise: Promise<T>, signal: AbortSignal): Promise<Sett
   });
 }
 
-function finalError(failure: FailureInfo, cause: unknown, attempts: number): GovernanceError {
+/** The failure of the last attempt, with the attempts made. */
+function finalError(failure: GovernanceError, cause: unknown, attempts: number): GovernanceError {
   const options: GovernanceErrorOptions = { retryable: failure.retryable, attempts, cause };
   if (failure.retryAfterMs !== undefined) options.retryAfterMs = failure.retryAfterMs;
-  const data = isGovernanceError(cause) ? cause.data : undefined;
-  if (data !== undefined || failure.status !== undefined) {
-    options.data = { ...data, ...(failure.status === undefined ? {} : { status: failure.status }) };
-  }
+  if (failure.data !== undefined) options.data = failure.data;
   return new GovernanceError(failure.code, failure.message, options);
 }
 
@@ -246,8 +245,11 @@ function timedOut(timeoutMs: number, attempts: number, cause: unknown): Governan
   });
 }
 
+/** A cancelled run; a `CANCELLED` abort reason (such as `close()`'s) keeps its own message. */
 function cancelled(attempts: number, cause: unknown): GovernanceError {
-  return new GovernanceError("CANCELLED", "The caller cancelled the call.", {
+  const message =
+    isGovernanceError(cause) && cause.code === "CANCELLED" ? cause.message : "The caller cancelled the call.";
+  return new GovernanceError("CANCELLED", message, {
     retryable: false,
     attempts,
     cause,

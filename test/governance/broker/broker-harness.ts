@@ -140,6 +140,17 @@ function createDemoServer(state: DemoServerState): McpServer {
       ...(status ? { status: Number(status) } : {}),
     });
   });
+  // A third-party tool with a bug: the SDK's McpServer turns its exception into an `isError` result.
+  server.registerTool("throws", { inputSchema: query }, async ({ query: q }) => {
+    count("throws");
+    throw new TypeError(`cannot read properties of undefined (reading '${q}')`);
+  });
+  // The server goes away mid-call (its end of the connection closes): a transport failure.
+  server.registerTool("crash", { inputSchema: query }, async () => {
+    count("crash");
+    await server.close();
+    return ok(demoResult("crash", ["never"]));
+  });
   server.registerTool("write", { inputSchema: query }, async () => {
     count("write");
     return ok(demoResult("write", ["w"]));
@@ -173,7 +184,18 @@ export async function createHarness(
     hanging: 0,
     cancelled: 0,
   };
-  const toolIds = ["search", "flaky", "hang", "big", "forged", "attacker", "missing", "fail"];
+  const toolIds = [
+    "search",
+    "flaky",
+    "hang",
+    "big",
+    "forged",
+    "attacker",
+    "missing",
+    "fail",
+    "throws",
+    "crash",
+  ];
   const registry = new SourceRegistry();
   registry.register(
     makeSource({

@@ -99,6 +99,37 @@ describe("Broker.invoke", () => {
     expect((await h.ledger.query())[0]).toMatchObject({ attempts, error: { code } });
   });
 
+  test("a third-party tool that raises is TOOL_FAILED with its own text: not retried, and the row says the same", async () => {
+    const h = await setup();
+    const error = await h.broker.invoke(call("throws", { query: "x" })).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: "GovernanceError",
+      code: "TOOL_FAILED",
+      retryable: false,
+      attempts: 1,
+      message: "cannot read properties of undefined (reading 'x')",
+    });
+    expect(h.state.calls.throws).toBe(1);
+    const rows = await h.ledger.query();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      invocationId: (error as { data: { invocationId: string } }).data.invocationId,
+      status: "error",
+      attempts: 1,
+      error: { code: "TOOL_FAILED", message: (error as Error).message, retryable: false, attempts: 1 },
+    });
+  });
+
+  test("a server whose connection closes mid-call is still UPSTREAM_UNAVAILABLE, retried, and so recorded", async () => {
+    const clock = new ManualClock(0);
+    const h = await setup({ clock });
+    const error = await drive(clock, h.broker.invoke(call("crash", { query: "x" }))).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", retryable: true, attempts: 3 });
+    expect(h.state.calls.crash).toBe(3);
+    const [row] = await h.ledger.query();
+    expect(row).toMatchObject({ attempts: 3, error: { code: "UPSTREAM_UNAVAILABLE", retryable: true } });
+  });
+
   test("RATE_LIMIT_QUEUE_TIMEOUT when a queued call waits too long", async () => {
     const clock = new ManualClock(0);
     const limiter = new RateLimiter({

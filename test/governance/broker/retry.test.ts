@@ -3,7 +3,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test, vi } from "vitest";
-import { classifyFailure, toolErrorResult } from "../../../src/contract/upstream-error.js";
+import { toGovernanceError } from "../../../src/contract/to-governance-error.js";
+import { toolErrorResult } from "../../../src/contract/upstream-error.js";
 import { GovernanceError, isGovernanceError } from "../../../src/core/errors.js";
 import {
   DEFAULT_RETRY_POLICY,
@@ -20,7 +21,7 @@ function httpError(status: number): Error {
 }
 
 /** Treats an `isError` tool result as a failure, as the broker does. */
-const isErrorResult = (result: CallToolResult) => (result.isError ? classifyFailure(result) : undefined);
+const isErrorResult = (result: CallToolResult) => (result.isError ? toGovernanceError(result) : undefined);
 
 /** Starts a run and records when each attempt began (clock time). */
 function start<T>(

@@ -1,0 +1,109 @@
+/**
+ * Graceful shutdown of a service that runs calls (the broker, the download manager): it admits calls
+ * until `close()` begins, lets the running ones finish, and aborts those still running after a grace
+ * period. `close()` settles only once every admitted call has settled, so whatever a call still has to
+ * write (its ledger row) is written before the owner closes its stores.
+ */
+import type { Clock } from "./clock.js";
+import { GovernanceError } from "./errors.js";
+
+/** How long `close()` lets running calls finish before it cancels them, in ms. */
+const DEFAULT_CLOSE_GRACE_MS = 5_000;
+
+/**
+ * The calls in flight of one service.
+ * @example
+ * const inflight = new InflightCalls(clock, "broker");
+ * const outcome = await inflight.run((signal) => callUpstream(signal), request.signal);
+ * await inflight.close(5_000); // then close the stores
+ */
+export class InflightCalls {
+  readonly #clock: Clock;
+  readonly #owner: string;
+  readonly #running = new Set<Promise<unknown>>();
+  /** One controller per running call (one shared signal would collect a listener per call). */
+  readonly #controllers = new Set<AbortController>();
+  #closing: Promise<void> | undefined;
+
+  /**
+   * @param clock measures the grace period
+   * @param owner names the service in error messages (`"broker"`)
+   */
+  constructor(clock: Clock, owner: string) {
+    this.#clock = clock;
+    this.#owner = owner;
+  }
+
+  /** Whether `close()` has begun: no call is admitted any more. */
+  get isClosed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /** How many admitted calls have not settled yet. */
+  get size(): number {
+    return this.#running.size;
+  }
+
+  /**
+   * Runs one call, unless `close()` has begun.
+   * @param work the call; its signal aborts when the caller's does or when `close()` cuts the call
+   *   (the reason is then a `CANCELLED` GovernanceError)
+   * @param callerSignal the caller's own signal, when it has one
+   * @returns what `work` returns
+   * @throws GovernanceError `CANCELLED` (data `{ reason: "closed" }`) without running `work` once
+   *   `close()` has begun
+   */
+  run<T>(work: (signal: AbortSignal) => Promise<T>, callerSignal?: AbortSignal): Promise<T> {
+    if (this.#closing) {
+      return Promise.reject(
+        new GovernanceError("CANCELLED", `The ${this.#owner} is closed; the call was not started.`, {
+          data: { reason: "closed" },
+        }),
+      );
+    }
+    const controller = new AbortController();
+    const signal = callerSignal ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal;
+    const running = Promise.resolve().then(() => work(signal));
+    this.#running.add(running);
+    this.#controllers.add(controller);
+    const forget = () => {
+      this.#running.delete(running);
+      this.#controllers.delete(controller);
+    };
+    running.then(forget, forget);
+    return running;
+  }
+
+  /**
+   * Stops admitting calls, waits for the running ones, and after `graceMs` aborts those still running.
+   * Idempotent: a second call returns the first one's promise.
+   * @param graceMs how long running calls may take to finish on their own @default 5000
+   * @returns once every admitted call has settled
+   */
+  close(graceMs = DEFAULT_CLOSE_GRACE_MS): Promise<void> {
+    this.#closing ??= this.#drain(graceMs);
+    return this.#closing;
+  }
+
+  async #drain(graceMs: number): Promise<void> {
+    if (this.#running.size === 0) return;
+    const idle = this.#idle();
+    const timer = new AbortController();
+    const graceOver = this.#clock.sleep(graceMs, timer.signal).then(
+      () => true,
+      () => false,
+    );
+    const mustCut = await Promise.race([idle.then(() => false), graceOver]);
+    timer.abort();
+    if (mustCut) {
+      const message = `The ${this.#owner} closed while the call was running (grace period ${graceMs} ms).`;
+      const reason = new GovernanceError("CANCELLED", message, { data: { reason: "closed", graceMs } });
+      for (const controller of this.#controllers) controller.abort(reason);
+    }
+    await idle;
+  }
+
+  async #idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+}
