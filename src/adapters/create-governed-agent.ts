@@ -43,7 +43,7 @@ export interface GovernedAgentOptions {
   approvalHook?: ApprovalHook;
   /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
-  /** The governance session of a call. @default `configurable.thread_id` */
+  /** The governance session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
   sessionId?: SessionIdResolver;
   /**
    * Adds the built-in (not deferred) `artifact_download` and `paper_extract_pdf` tools when the

@@ -12,6 +12,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { Command, ReducedValue, StateSchema } from "@langchain/langgraph";
 import type { AgentMiddleware, Runtime, ToolCallRequest } from "langchain";
 import { z } from "zod";
+import { sessionIdOf, threadIdOf } from "../core/index.js";
 import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/index.js";
 import {
   autoPromote,
@@ -35,8 +36,8 @@ import { createGovernedToolSearch } from "./governed-tool-search.js";
 /** Options of `governanceMiddleware`. */
 export interface GovernanceMiddlewareOptions {
   /**
-   * The session of a run (whose enabled sources make up the surface).
-   * @default the run's `thread_id`, else `"default"`
+   * The session of a run (whose enabled sources make up the surface); a blank or `undefined` answer
+   * defers to the thread. @default the run's `thread_id`, else `"default"` (see `sessionIdOf`)
    */
   sessionId?: (runtime: Runtime<unknown>) => string;
   /**
@@ -70,8 +71,7 @@ export function governanceMiddleware(
   governance: GovernedRuntime,
   options: GovernanceMiddlewareOptions = {},
 ): AgentMiddleware<ReturnType<typeof createPromotionStateSchema>> {
-  const sessionOf = (runtime: Runtime<unknown>): string =>
-    options.sessionId?.(runtime) ?? threadOf(runtime) ?? "default";
+  const sessionOf = (runtime: Runtime<unknown>): string => sessionIdOf(runtime, options.sessionId);
   const scope = options.promotionScope ?? "run";
 
   const middleware: AgentMiddleware<ReturnType<typeof createPromotionStateSchema>> = {
@@ -155,13 +155,12 @@ function runContext(
   runtime: AnyRequest["runtime"],
   promotion: PromotionState | undefined,
 ) {
-  const threadId = threadOf(runtime);
   return {
     sessionId,
     promotion,
-    ...(threadId !== undefined ? { threadId } : {}),
-    ...(promotion?.runId !== undefined ? { runId: promotion.runId } : {}),
-    ...(runtime.signal !== undefined ? { signal: runtime.signal } : {}),
+    threadId: threadIdOf(runtime),
+    runId: promotion?.runId,
+    signal: runtime.signal,
   };
 }
 
@@ -173,11 +172,6 @@ function isGovernedName(name: string, governed: ReadonlySet<string>): boolean {
 function toolName(tool: unknown): string {
   const name = (tool as { name?: unknown } | null)?.name;
   return typeof name === "string" ? name : "";
-}
-
-function threadOf(runtime: { configurable?: { thread_id?: unknown } }): string | undefined {
-  const threadId = runtime.configurable?.thread_id;
-  return typeof threadId === "string" && threadId !== "" ? threadId : undefined;
 }
 
 function hasText(message: BaseMessage): boolean {

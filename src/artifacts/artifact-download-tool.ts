@@ -7,7 +7,7 @@
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import { GovernanceError, isGovernanceError, toErrorBody } from "../core/index.js";
+import { GovernanceError, isGovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
 import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permissions/index.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
@@ -25,7 +25,10 @@ export interface ArtifactDownloadToolOptions {
    * recorded decision, grant or `always_allow`, a dangerous download is refused with "approval required")
    */
   approval?: DownloadApproval;
-  /** The session of a call. @default `configurable.thread_id`, else `"default"` */
+  /**
+   * The session of a call; a blank or `undefined` answer defers to the thread.
+   * @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`)
+   */
   sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
 }
 
@@ -61,14 +64,14 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
     async (input, runConfig) => {
       const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
       const toolCallId = config.toolCall?.id;
-      const threadId = config.configurable?.thread_id as string | undefined;
+      const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>
         toolReply(ARTIFACT_DOWNLOAD_TOOL_ID, toolCallId, content, ok);
       const request: DownloadRequest = {
         mcpInvocationId: input.mcpInvocationId,
         candidateId: input.candidateId,
         ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
-        sessionId: options.sessionId?.(config) ?? threadId ?? "default",
+        sessionId: sessionIdOf(config, options.sessionId),
         ...(threadId === undefined ? {} : { threadId }),
         ...(toolCallId === undefined ? {} : { toolCallId }),
         onProgress: (progress) =>

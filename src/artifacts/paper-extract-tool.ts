@@ -8,7 +8,7 @@ import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Clock } from "../core/index.js";
-import { GovernanceError, isGovernanceError, toErrorBody } from "../core/index.js";
+import { GovernanceError, isGovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
@@ -44,7 +44,10 @@ export interface PaperExtractToolOptions {
   limits?: Partial<PdfLimits>;
   /** Times the wall-clock bound. @default systemClock */
   clock?: Clock;
-  /** The session of a call. @default `configurable.thread_id`, else `"default"` */
+  /**
+   * The session of a call; a blank or `undefined` answer defers to the thread.
+   * @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`)
+   */
   sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
   /**
    * The tool-call ids of the calling model turn, for the same-turn rule.
@@ -90,7 +93,7 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
     async (input, runConfig) => {
       const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
       const toolCallId = config.toolCall?.id;
-      const threadId = config.configurable?.thread_id as string | undefined;
+      const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>
         toolReply(PAPER_EXTRACT_TOOL_ID, toolCallId, content, ok);
       try {
@@ -108,8 +111,8 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
         }
         const result = await extractDownloadedPaper(runtime, {
           artifactJobId: input.artifactJobId,
-          sessionId: options.sessionId?.(config) ?? threadId ?? "default",
-          ...(threadId === undefined ? {} : { threadId: String(threadId) }),
+          sessionId: sessionIdOf(config, options.sessionId),
+          ...(threadId === undefined ? {} : { threadId }),
           ...(toolCallId === undefined ? {} : { toolCallId }),
         });
         return reply(result, true);

@@ -11,3 +11,4 @@ export {
 } from "./errors.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
+export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";
