@@ -4,7 +4,7 @@
  * LangGraph's custom stream (`config.writer`) and answers with the terminal job result. Failures are
  * results (`status: "error"` tool messages), never throws; LangGraph interrupts propagate.
  */
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { type StructuredToolInterface, type ToolRunnableConfig, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { GovernanceError, isGovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
@@ -61,8 +61,8 @@ const schema = z.object({
  */
 export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions): StructuredToolInterface {
   return tool(
-    async (input, runConfig) => {
-      const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
+    // Inside a graph the tool's config is LangGraph's (its `writer`, its channels); outside, plain.
+    async (input, config: LangGraphRunnableConfig & ToolRunnableConfig) => {
       const toolCallId = config.toolCall?.id;
       const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>

@@ -3,8 +3,8 @@
  * same-turn rule (a download and its extraction cannot share a model turn). Failures are results
  * (`status: "error"` tool messages), never throws.
  */
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { AIMessage } from "@langchain/core/messages";
+import { type StructuredToolInterface, type ToolRunnableConfig, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Clock } from "../core/index.js";
@@ -90,8 +90,8 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
     ...(options.clock ? { clock: options.clock } : {}),
   };
   return tool(
-    async (input, runConfig) => {
-      const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
+    // Inside a graph the tool's config is LangGraph's (its `writer`, its channels); outside, plain.
+    async (input, config: LangGraphRunnableConfig & ToolRunnableConfig) => {
       const toolCallId = config.toolCall?.id;
       const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>
@@ -141,9 +141,8 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
  * step's tool messages are written only after every task of the step finished.
  */
 const turnToolCallIdsFromState: TurnToolCallIds = (config, toolCallId) => {
-  const read = config.configurable?.__pregel_read as
-    | ((channel: string, fresh: boolean) => unknown)
-    | undefined;
+  // LangGraph's internal channel reader, `(channel, fresh) => value`: checked, not assumed.
+  const read: unknown = config.configurable?.__pregel_read;
   if (typeof read !== "function") return undefined;
   let messages: unknown;
   try {
@@ -152,7 +151,7 @@ const turnToolCallIdsFromState: TurnToolCallIds = (config, toolCallId) => {
     return undefined; // a graph without a messages channel: the rule cannot apply
   }
   if (!Array.isArray(messages)) return undefined;
-  for (const message of [...(messages as BaseMessage[])].reverse()) {
+  for (const message of [...messages].reverse()) {
     if (!AIMessage.isInstance(message)) continue;
     const ids = (message.tool_calls ?? []).map((call) => call.id).filter((id) => id !== undefined);
     if (ids.includes(toolCallId)) return ids;
