@@ -2,7 +2,7 @@ import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messag
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, expectTypeOf, test } from "vitest";
 import { z } from "zod";
 import { prepareFixedToolTable } from "../../src/adapters/fixed-tool-table.js";
 import {
@@ -10,6 +10,7 @@ import {
   governanceMiddleware,
 } from "../../src/adapters/governance-middleware.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
+import type { PromotionState } from "../../src/visibility/promotion.js";
 import { createDemoGovernance, type DemoCounters } from "../nodes/governed-test-runtime.js";
 import { RecordingModel } from "./recording-model.js";
 
@@ -77,6 +78,10 @@ describe("governanceMiddleware with createAgent", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ sourceId: "demo", toolId: "search", threadId: "t1", toolCallId: "c2" });
     expect(result.promotion.promoted).toHaveProperty("mcp__demo__search");
+    // createAgent infers the middleware's state: typed promotions and messages, not `any`.
+    expectTypeOf(result.promotion).toEqualTypeOf<PromotionState>();
+    expectTypeOf(result.messages).not.toBeAny();
+    expectTypeOf(result.messages).items.toExtend<BaseMessage>();
   });
 
   test("a deferred tool called before tool_search is refused and nothing runs", async () => {
