@@ -30,7 +30,6 @@ const updateSchema = z.object({
  */
 const inputSchema = z.union([stateSchema, updateSchema]).optional();
 
-type StoredState = z.infer<typeof stateSchema>;
 type PromotionInput = PromotionUpdate | PromotionState | undefined;
 
 /**
@@ -42,9 +41,7 @@ export function createPromotionStateSchema() {
   return new StateSchema({
     [PROMOTION_STATE_KEY]: new ReducedValue(stateSchema.default(emptyPromotionState), {
       inputSchema,
-      // zod reads optional fields as `T | undefined`; the reducer never stores an undefined key.
-      reducer: (current, next) =>
-        reducePromotion(current as PromotionState, next as PromotionInput) as StoredState,
+      reducer: reducePromotion,
     }),
   });
 }
@@ -52,7 +49,7 @@ export function createPromotionStateSchema() {
 function reducePromotion(current: PromotionState | undefined, next: PromotionInput): PromotionState {
   if (next !== undefined && "promoted" in next) {
     const replace: PromotionUpdate = { reset: true, promote: next.promoted };
-    return promotionReducer(current, next.runId === undefined ? replace : { ...replace, runId: next.runId });
+    return promotionReducer(current, { ...replace, runId: next.runId });
   }
   return promotionReducer(current, next);
 }
