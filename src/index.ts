@@ -12,6 +12,7 @@ export {
   fromMultiServerMCPClient,
   type GovernanceMiddlewareOptions,
   type GovernedAgentOptions,
+  type GovernedAgentRuntime,
   governanceMiddleware,
   prepareFixedToolTable,
 } from "./adapters/index.js";

@@ -7,7 +7,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import type { DownloadManager } from "../artifacts/index.js";
+import type { ArtifactDownloadToolOptions, PaperExtractToolOptions } from "../artifacts/index.js";
 import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
 import type { ApprovalHook, GovernedRuntime, SessionIdResolver } from "../nodes/index.js";
 import {
@@ -23,12 +23,24 @@ import { resolveDataDir } from "../runtime/index.js";
 import type { PromotionScope } from "../visibility/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 
+/**
+ * What `createGovernedAgent` uses of a governance runtime: the broker and the session's tools, and,
+ * when present, the parts behind the approval cards and the artifact tools. A `createGovernance`
+ * runtime has all of it.
+ */
+export interface GovernedAgentRuntime extends GovernedRuntime, Partial<ApprovalGateRuntime> {
+  /** Backs `artifact_download` and `paper_extract_pdf`; without it the agent has neither. */
+  downloads?: (ArtifactDownloadToolOptions["downloads"] & PaperExtractToolOptions["downloads"]) | undefined;
+  /** Where `paper_extract_pdf` writes when the options give no `dataDir`. */
+  dataDir?: string | undefined;
+}
+
 /** Options of `createGovernedAgent`. */
 export interface GovernedAgentOptions {
   /** A chat model that supports `bindTools`. */
   model: BaseChatModel;
   /** The governance runtime (`createGovernance`). */
-  governance: GovernedRuntime;
+  governance: GovernedAgentRuntime;
   /** The app's own tools: always visible, not deferred, not run through the broker. @default [] */
   tools?: readonly StructuredToolInterface[];
   /** The app's instructions, first in the system message. */
@@ -43,7 +55,7 @@ export interface GovernedAgentOptions {
   approvalHook?: ApprovalHook;
   /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
-  /** The governance session of a call. @default `configurable.thread_id` */
+  /** The governance session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
   sessionId?: SessionIdResolver;
   /**
    * Adds the built-in (not deferred) `artifact_download` and `paper_extract_pdf` tools when the
@@ -90,11 +102,11 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
 
 /** The artifact built-ins, for a runtime with governed downloads (unless the app opts out). */
 function artifactTools(options: GovernedAgentOptions): StructuredToolInterface[] {
-  const runtime = options.governance as GovernedRuntime & { downloads?: DownloadManager; dataDir?: string };
-  const downloads = runtime.downloads;
+  const { governance } = options;
+  const downloads = governance.downloads;
   if (options.artifactTools === false || downloads === undefined) return [];
-  const dataDir = options.dataDir ?? runtime.dataDir ?? resolveDataDir();
-  const approval = createDownloadApproval(options.governance as Partial<ApprovalGateRuntime>);
+  const dataDir = options.dataDir ?? governance.dataDir ?? resolveDataDir();
+  const approval = createDownloadApproval(governance);
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
     createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),
@@ -103,20 +115,14 @@ function artifactTools(options: GovernedAgentOptions): StructuredToolInterface[]
 }
 
 /** The full governance runtime whose broker enforces permissions, else `undefined`. */
-function enforcingRuntime(governance: GovernedRuntime): ApprovalGateRuntime | undefined {
-  const full = governance as GovernedRuntime & Partial<ApprovalGateRuntime>;
-  if (!full.permissions || !full.catalog || !full.ledger || full.permissionsEnforced !== true)
-    return undefined;
-  return {
-    catalog: full.catalog,
-    ledger: full.ledger,
-    permissions: full.permissions,
-    permissionsEnforced: true,
-  };
+function enforcingRuntime(governance: GovernedAgentRuntime): ApprovalGateRuntime | undefined {
+  const { catalog, ledger, permissions } = governance;
+  if (!permissions || !catalog || !ledger || governance.permissionsEnforced !== true) return undefined;
+  return { catalog, ledger, permissions, permissionsEnforced: true };
 }
 
 /** The approval gate for a full governance runtime whose broker enforces permissions. */
-function defaultApprovalGate(governance: GovernedRuntime): ApprovalHook | undefined {
+function defaultApprovalGate(governance: GovernedAgentRuntime): ApprovalHook | undefined {
   const runtime = enforcingRuntime(governance);
   return runtime && createApprovalGate(runtime);
 }

@@ -4,7 +4,7 @@
  * that `tool_search` promotes mid-run, so every deferred tool of the session is promoted up front;
  * `tool_search` stays, because it is how the model reads a schema again after a definition changed.
  */
-import type { ToolRunnableConfig } from "@langchain/core/tools";
+import { threadIdOf } from "../core/index.js";
 import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/index.js";
 import { type PromotionState, promote, promotionReducer } from "../visibility/index.js";
 import {
@@ -45,12 +45,11 @@ export function prepareFixedToolTable(
     ),
   );
   const run: GovernedToolRunner = async (call, config) => {
-    const threadId = threadIdOf(config);
     const outcome = await executeGovernedToolCall(governance, call, {
       sessionId,
       promotion,
-      ...(threadId !== undefined ? { threadId } : {}),
-      ...(config?.signal !== undefined ? { signal: config.signal } : {}),
+      threadId: threadIdOf(config),
+      signal: config?.signal,
     });
     if (outcome.promotion) promotion = promotionReducer(promotion, outcome.promotion);
     return outcome.message;
@@ -59,14 +58,4 @@ export function prepareFixedToolTable(
     createGovernedToolSearch(governance, sessionId, run),
     ...deferred.map((tool) => toGovernedStructuredTool(tool, run)),
   ];
-}
-
-/**
- * The LangGraph thread of a tool call's config.
- * @param config the config a tool is invoked with
- * @returns `configurable.thread_id` when it is a non-empty string
- */
-export function threadIdOf(config: ToolRunnableConfig | undefined): string | undefined {
-  const threadId: unknown = config?.configurable?.thread_id;
-  return typeof threadId === "string" && threadId !== "" ? threadId : undefined;
 }

@@ -5,23 +5,23 @@
  * `tool_search` through `executeGovernedToolCall` (so through the broker), writing promotions to a
  * reducer channel of the agent's state.
  *
- * langchain is not imported at run time (types only): `createMiddleware` only brands a plain object
- * with `Symbol.for("AgentMiddleware")`, and importing `sciencegate` must not require langchain.
+ * langchain is an optional peer, so it is imported neither at run time (`createMiddleware` only
+ * brands a plain object with `Symbol.for("AgentMiddleware")`) nor in the types: the middleware's
+ * shape is described with `@langchain/core` and `@langchain/langgraph` types, and langchain's
+ * `createAgent` accepts it as an `AgentMiddleware` (the middleware tests type-check that).
  */
-import type { BaseMessage } from "@langchain/core/messages";
-import { Command, ReducedValue, StateSchema } from "@langchain/langgraph";
-import type { AgentMiddleware, Runtime, ToolCallRequest } from "langchain";
-import { z } from "zod";
+import type { AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage } from "@langchain/core/messages";
+import type { ClientTool, ServerTool } from "@langchain/core/tools";
+import { Command } from "@langchain/langgraph";
+import { sessionIdOf, threadIdOf } from "../core/index.js";
 import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/index.js";
 import {
   autoPromote,
   deferredToolsPromptSection,
-  emptyPromotionState,
   type PromotionScope,
   type PromotionState,
   type PromotionUpdate,
   promote,
-  promotionReducer,
   routingHintsSection,
   runStartUpdate,
   staleTools,
@@ -31,27 +31,89 @@ import {
 } from "../visibility/index.js";
 import { toGovernedStructuredTool } from "./governed-structured-tool.js";
 import { createGovernedToolSearch } from "./governed-tool-search.js";
+import { createPromotionStateSchema, type PromotionStateSchema } from "./promotion-state-schema.js";
+
+/** What the middleware reads of an agent run (langchain's `Runtime` has it). */
+export interface AgentRuntimeLike {
+  /** The run's `configurable`: its `thread_id` is the thread (see `sessionIdOf`). */
+  configurable?: Record<string, unknown> | undefined;
+  /** The agent's context (`createAgent({contextSchema})`), for an app's session resolver. */
+  readonly context?: unknown;
+  signal?: AbortSignal | undefined;
+}
+
+/** The agent state the hooks read: langchain's built-in `messages` and the promotion channel. */
+export interface GovernedAgentState {
+  messages: BaseMessage[];
+  promotion?: PromotionState | undefined;
+}
+
+/** What `wrapModelCall` reads and rewrites of a model request (langchain's `ModelRequest`). */
+export interface AgentModelRequestLike {
+  systemMessage: SystemMessage;
+  tools: (ClientTool | ServerTool)[];
+  state: GovernedAgentState;
+  runtime: AgentRuntimeLike;
+}
+
+/** What `wrapToolCall` reads of a tool call request (langchain's `ToolCallRequest`). */
+export interface AgentToolCallRequestLike {
+  toolCall: ToolCall;
+  /** The agent's own tool of that name, if it has one. */
+  tool: ClientTool | ServerTool | undefined;
+  state: GovernedAgentState;
+  runtime: AgentRuntimeLike;
+}
+
+type PromiseOrValue<T> = T | Promise<T>;
+
+/**
+ * The state update of `beforeModel`: the promotion channel, never the messages. (Naming `messages`
+ * also makes it a valid update of langchain's built-in agent state, which has no `promotion`.)
+ */
+export interface PromotionWrite {
+  promotion: PromotionUpdate;
+  messages?: never;
+}
+
+/**
+ * The middleware `governanceMiddleware` returns: a langchain `AgentMiddleware` (name, state schema
+ * and three hooks). The hooks are generic over the request so that the handler receives langchain's
+ * full request type back, with only the system message and the tools replaced.
+ */
+export interface GovernanceMiddleware {
+  name: string;
+  /** The promotion channel, added to the agent's state under `promotion`. */
+  stateSchema: PromotionStateSchema;
+  /** At the first model call of a run: resets the promotions (scope `run`) and auto-promotes. */
+  beforeModel: (state: GovernedAgentState, runtime: AgentRuntimeLike) => PromotionWrite | undefined;
+  /** Adds `tool_search`, the promoted tools and the prompt sections to the model request. */
+  wrapModelCall: <R extends AgentModelRequestLike>(
+    request: R,
+    handler: (request: R) => PromiseOrValue<AIMessage>,
+  ) => PromiseOrValue<AIMessage>;
+  /** Runs governed calls and `tool_search` through the broker; the app's tools go to `handler`. */
+  wrapToolCall: <R extends AgentToolCallRequestLike>(
+    request: R,
+    handler: (request: R) => PromiseOrValue<ToolMessage | Command>,
+  ) => Promise<ToolMessage | Command>;
+}
 
 /** Options of `governanceMiddleware`. */
 export interface GovernanceMiddlewareOptions {
   /**
-   * The session of a run (whose enabled sources make up the surface).
-   * @default the run's `thread_id`, else `"default"`
+   * The session of a run (whose enabled sources make up the surface); a blank or `undefined` answer
+   * defers to the thread. @default the run's `thread_id`, else `"default"` (see `sessionIdOf`)
    */
-  sessionId?: (runtime: Runtime<unknown>) => string;
+  sessionId?: ((runtime: AgentRuntimeLike) => string | undefined) | undefined;
   /**
    * How long promotions last: `run` (a new user message starts from nothing; interrupts and resumes
    * keep them) or `thread` (they accumulate over the thread).
    * @default "run"
    */
-  promotionScope?: PromotionScope;
+  promotionScope?: PromotionScope | undefined;
   /** How many `prefer` tools the user's words promote before the first model call. @default 3 */
-  autoPromoteLimit?: number;
-}
-
-interface GovernedAgentState {
-  messages: BaseMessage[];
-  promotion?: PromotionState;
+  autoPromoteLimit?: number | undefined;
 }
 
 /**
@@ -69,30 +131,27 @@ interface GovernedAgentState {
 export function governanceMiddleware(
   governance: GovernedRuntime,
   options: GovernanceMiddlewareOptions = {},
-): AgentMiddleware<ReturnType<typeof createPromotionStateSchema>> {
-  const sessionOf = (runtime: Runtime<unknown>): string =>
-    options.sessionId?.(runtime) ?? threadOf(runtime) ?? "default";
+): GovernanceMiddleware {
+  const sessionOf = (runtime: AgentRuntimeLike): string => sessionIdOf(runtime, options.sessionId);
   const scope = options.promotionScope ?? "run";
 
-  const middleware: AgentMiddleware<ReturnType<typeof createPromotionStateSchema>> = {
+  const middleware: GovernanceMiddleware = {
     name: "SciencegateGovernance",
     stateSchema: createPromotionStateSchema(),
 
-    beforeModel: (state, runtime) => {
-      const { promotion, messages } = state as GovernedAgentState;
+    beforeModel: ({ promotion, messages }, runtime) => {
       const turn = lastUserTurn(messages);
       const start = runStartUpdate(promotion, turn.runId, scope);
       if (start === undefined) return undefined;
       const tools = governance.tools(sessionOf(runtime));
       const names = autoPromote(turn.text, tools, options.autoPromoteLimit ?? 3);
-      const update: PromotionUpdate = { ...start, ...promote(names, tools) };
-      return { promotion: update } as never;
+      return { promotion: { ...start, ...promote(names, tools) } };
     },
 
     wrapModelCall: (request, handler) => {
       const sessionId = sessionOf(request.runtime);
       const tools = governance.tools(sessionId);
-      const promotion = (request.state as GovernedAgentState).promotion;
+      const promotion = request.state.promotion;
       const governed = new Set(tools.map((tool) => tool.name));
       const appTools = request.tools.filter((tool) => !isGovernedName(toolName(tool), governed));
       const execute = bindExecutor(governance, sessionId, request.runtime, promotion);
@@ -123,7 +182,7 @@ export function governanceMiddleware(
       const governed = new Set(governance.tools(sessionId).map((tool) => tool.name));
       // The app's own tool (registered with the agent) wins over a same-named governed one.
       if (request.tool !== undefined || !isGovernedName(name, governed)) return handler(request);
-      const promotion = (request.state as GovernedAgentState).promotion;
+      const promotion = request.state.promotion;
       const outcome = await executeGovernedToolCall(
         governance,
         { id: request.toolCall.id, name, args: request.toolCall.args },
@@ -138,30 +197,23 @@ export function governanceMiddleware(
   return Object.assign(middleware, { [Symbol.for("AgentMiddleware")]: true });
 }
 
-type AnyRequest = ToolCallRequest<Record<string, unknown>, unknown>;
-
 function bindExecutor(
   governance: GovernedRuntime,
   sessionId: string,
-  runtime: AnyRequest["runtime"],
+  runtime: AgentRuntimeLike,
   promotion: PromotionState | undefined,
 ) {
   return async (call: Parameters<typeof executeGovernedToolCall>[1]) =>
     (await executeGovernedToolCall(governance, call, runContext(sessionId, runtime, promotion))).message;
 }
 
-function runContext(
-  sessionId: string,
-  runtime: AnyRequest["runtime"],
-  promotion: PromotionState | undefined,
-) {
-  const threadId = threadOf(runtime);
+function runContext(sessionId: string, runtime: AgentRuntimeLike, promotion: PromotionState | undefined) {
   return {
     sessionId,
     promotion,
-    ...(threadId !== undefined ? { threadId } : {}),
-    ...(promotion?.runId !== undefined ? { runId: promotion.runId } : {}),
-    ...(runtime.signal !== undefined ? { signal: runtime.signal } : {}),
+    threadId: threadIdOf(runtime),
+    runId: promotion?.runId,
+    signal: runtime.signal,
   };
 }
 
@@ -170,14 +222,9 @@ function isGovernedName(name: string, governed: ReadonlySet<string>): boolean {
   return name === TOOL_SEARCH_NAME || governed.has(name) || name.startsWith("mcp__");
 }
 
-function toolName(tool: unknown): string {
-  const name = (tool as { name?: unknown } | null)?.name;
+function toolName(tool: ClientTool | ServerTool): string {
+  const name: unknown = tool.name;
   return typeof name === "string" ? name : "";
-}
-
-function threadOf(runtime: { configurable?: { thread_id?: unknown } }): string | undefined {
-  const threadId = runtime.configurable?.thread_id;
-  return typeof threadId === "string" && threadId !== "" ? threadId : undefined;
 }
 
 function hasText(message: BaseMessage): boolean {
@@ -195,55 +242,4 @@ function lastUserTurn(messages: readonly BaseMessage[]): { runId: string; text: 
     if (message?.getType() === "human") return { runId: message.id ?? `human#${i}`, text: message.text };
   }
   return { runId: "no-user-message", text: "" };
-}
-
-/**
- * The promotion channel as a LangGraph `StateSchema` field, for executors that take zod-described
- * state (langchain's `createAgent` middleware). The reducer is the one of `src/visibility`, so two
- * `tool_search` calls of one turn both land and a new run starts from nothing.
- */
-
-/** The state key of the promotion channel. */
-export const PROMOTION_STATE_KEY = "promotion";
-
-const promotedSchema = z.record(z.string(), z.string());
-const stateSchema = z.object({ promoted: promotedSchema, runId: z.string().optional() });
-const updateSchema = z.object({
-  promote: promotedSchema.optional(),
-  reset: z.boolean().optional(),
-  runId: z.string().optional(),
-});
-
-/**
- * langchain parses the agent's state with a field's input schema before hooks see it (and the
- * agent's input, where callers pass no promotion): so it must accept a whole state unchanged as
- * well as an update, and nothing at all.
- */
-const inputSchema = z.union([stateSchema, updateSchema]).optional();
-
-type StoredState = z.infer<typeof stateSchema>;
-type PromotionInput = PromotionUpdate | PromotionState | undefined;
-
-/**
- * The state schema holding the promotion channel under `promotion`.
- * @returns a `StateSchema` with one reduced field (value `PromotionState`, updates `PromotionUpdate`
- *   or a whole `PromotionState`, which replaces the current one)
- */
-export function createPromotionStateSchema() {
-  return new StateSchema({
-    [PROMOTION_STATE_KEY]: new ReducedValue(stateSchema.default(emptyPromotionState), {
-      inputSchema,
-      // zod reads optional fields as `T | undefined`; the reducer never stores an undefined key.
-      reducer: (current, next) =>
-        reducePromotion(current as PromotionState, next as PromotionInput) as StoredState,
-    }),
-  });
-}
-
-function reducePromotion(current: PromotionState | undefined, next: PromotionInput): PromotionState {
-  if (next !== undefined && "promoted" in next) {
-    const replace: PromotionUpdate = { reset: true, promote: next.promoted };
-    return promotionReducer(current, next.runId === undefined ? replace : { ...replace, runId: next.runId });
-  }
-  return promotionReducer(current, next);
 }

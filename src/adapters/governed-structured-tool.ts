@@ -99,7 +99,9 @@ function isToolCall(input: unknown): input is ToolCallInput {
   return (
     typeof input === "object" &&
     input !== null &&
-    (input as { type?: unknown }).type === "tool_call" &&
-    typeof (input as { args?: unknown }).args === "object"
+    "type" in input &&
+    input.type === "tool_call" &&
+    "args" in input &&
+    typeof input.args === "object"
   );
 }

@@ -1,4 +1,8 @@
-export { createGovernedAgent, type GovernedAgentOptions } from "./create-governed-agent.js";
+export {
+  createGovernedAgent,
+  type GovernedAgentOptions,
+  type GovernedAgentRuntime,
+} from "./create-governed-agent.js";
 export { createDownloadApproval } from "./download-approval.js";
 export { prepareFixedToolTable } from "./fixed-tool-table.js";
 export { type FromMultiServerClientOptions, fromMultiServerMCPClient } from "./from-multi-server-client.js";

@@ -23,8 +23,13 @@ import { callClientTool, listAllTools, serverUnavailable } from "../mcp/index.js
 
 /** What the pool needs of a `MultiServerMCPClient` (structural, so mcp-adapters stays optional). */
 export interface MultiServerClientLike {
-  /** The client's configuration; its `mcpServers` keys are the server ids. */
-  readonly config: { mcpServers: Record<string, unknown> };
+  /**
+   * The client's configuration; its `mcpServers` keys are the server ids. A connection's `transport`
+   * (or its alias `type`) names its transport; without one, a `command` means stdio.
+   */
+  readonly config: {
+    mcpServers: Record<string, { transport?: unknown; type?: unknown; command?: unknown }>;
+  };
   /** The raw SDK client of a server, connecting every configured server on first use. */
   getClient(serverName: string): Promise<Client | undefined>;
   /** Closes every connection (and stdio child). */
@@ -32,8 +37,6 @@ export interface MultiServerClientLike {
 }
 
 const TOOLS_CHANGED = "notifications/tools/list_changed";
-
-type NotificationHandler = (notification: unknown) => unknown;
 
 interface Entry {
   state: ServerState;
@@ -74,15 +77,17 @@ export function createMultiServerClientPool(client: MultiServerClientLike): Tool
     const isRestart = entry.client !== undefined;
     entry.client = raw;
     entry.state.starts += 1;
-    const pid = (raw.transport as { pid?: number | null } | undefined)?.pid;
+    // A stdio transport has a `pid`; the SDK's `Transport` type does not declare it.
+    const transport = raw.transport;
+    const pid = transport !== undefined && "pid" in transport ? transport.pid : undefined;
     if (typeof pid === "number") entry.state.pid = pid;
     else delete entry.state.pid;
-    // Keep a handler the app's client set (its onToolsListChanged hook) working after ours.
-    const handlers = (raw as unknown as { _notificationHandlers?: Map<string, NotificationHandler> })
-      ._notificationHandlers;
-    const previous = handlers?.get(TOOLS_CHANGED);
+    // Keep a handler the app's client set (its onToolsListChanged hook) working after ours. The SDK
+    // has no getter for it: its private handler map is read, and what is found there is checked.
+    const handlers: unknown = Reflect.get(raw, "_notificationHandlers");
+    const previous: unknown = handlers instanceof Map ? handlers.get(TOOLS_CHANGED) : undefined;
     raw.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
-      await previous?.(notification);
+      if (typeof previous === "function") await previous(notification);
       if (entry.client === raw) emit(id);
     });
     // A restarted server may offer other tools than before, as after list_changed.
@@ -140,11 +145,12 @@ export function createMultiServerClientPool(client: MultiServerClientLike): Tool
   };
 }
 
-function transportOf(connection: unknown): TransportKind {
-  const c = (connection ?? {}) as { transport?: unknown; type?: unknown; command?: unknown };
-  const kind = c.transport ?? c.type;
+function transportOf(
+  connection: MultiServerClientLike["config"]["mcpServers"][string] | undefined,
+): TransportKind {
+  const kind = connection?.transport ?? connection?.type;
   if (kind === "stdio" || kind === "sse" || kind === "http") return kind;
-  return typeof c.command === "string" ? "stdio" : "http";
+  return typeof connection?.command === "string" ? "stdio" : "http";
 }
 
 function fail(entry: Entry, reason: string, cause?: unknown): GovernanceError {

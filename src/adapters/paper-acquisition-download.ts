@@ -15,11 +15,11 @@ import type {
 } from "../artifacts/index.js";
 import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
-import { GovernanceError } from "../core/index.js";
+import { GovernanceError, sessionIdOf, threadIdOf } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { PermissionService } from "../governance/permissions/index.js";
-import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/index.js";
+import type { SessionIdResolver } from "../nodes/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 import type {
   AcquiredPaper,
@@ -107,7 +107,7 @@ async function acquire(
     mcpInvocationId: candidate.mcpInvocationId,
     candidateId: candidate.candidateId,
     ...(candidate.destinationPath === undefined ? {} : { destinationPath: candidate.destinationPath }),
-    sessionId: resolveSessionId(config, sessionId),
+    sessionId: sessionIdOf(config, sessionId),
     ...(threadId === undefined ? {} : { threadId }),
     toolCallId: callId,
     onProgress: (progress) =>

@@ -6,7 +6,8 @@
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
-import { resolveSessionId, type SessionIdResolver, threadIdOf } from "../nodes/index.js";
+import { sessionIdOf, threadIdOf } from "../core/index.js";
+import type { SessionIdResolver } from "../nodes/index.js";
 import type { AcquisitionExtractTask } from "./paper-acquisition-download.js";
 import {
   type AcquiredPaper,
@@ -37,7 +38,7 @@ export function createAcquisitionExtractNode(
     try {
       const result = await extractDownloadedPaper(runtime, {
         artifactJobId: paper.jobId ?? "",
-        sessionId: resolveSessionId(config, sessionId),
+        sessionId: sessionIdOf(config, sessionId),
         ...(threadId === undefined ? {} : { threadId }),
         // Its own ledger key: the download row already holds the candidate's call id.
         toolCallId: `${callId}:extract`,

@@ -39,7 +39,7 @@ export interface PaperAcquisitionGraphOptions {
    * message. @default none (a parent graph's checkpointer is inherited)
    */
   checkpointer?: BaseCheckpointSaver;
-  /** The governance session of a run. @default `configurable.thread_id`, else `"default"` */
+  /** The governance session of a run. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
   sessionId?: SessionIdResolver;
   /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 120 s */
   limits?: Partial<PdfLimits>;

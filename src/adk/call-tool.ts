@@ -1,6 +1,7 @@
 /** `callTool(name, args, ctx)`: one governed call by qualified or bare name. */
 
 import type { McpToolResult } from "../contract/index.js";
+import { DEFAULT_SESSION_ID, idOf } from "../core/index.js";
 import type { Broker } from "../governance/broker/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { resolveToolName } from "./tool-resolver.js";
@@ -8,7 +9,7 @@ import { currentNodeScope, nodeRunId } from "./tool-use-verified.js";
 
 /** Who is calling: session, run and node (for the `tool_use_verified` gate), idempotency key and cancellation. */
 export interface CallToolContext {
-  /** @default "default" */
+  /** A blank string is absent. @default "default" */
   session?: string;
   /** Groups the calls of one run; `toolUseVerified` and `sciencegate verify --run` read it. */
   runId?: string;
@@ -18,6 +19,7 @@ export interface CallToolContext {
    * wrapped with `withToolUseVerified`, the node's id and run id are the defaults.
    */
   nodeId?: string;
+  /** With `toolCallId`, the replay key; a blank string is absent. */
   threadId?: string;
   toolCallId?: string;
   signal?: AbortSignal;
@@ -71,13 +73,14 @@ export function createCallTool(
     const scope = currentNodeScope();
     const nodeId = ctx.nodeId ?? scope?.nodeId;
     const runId = ctx.runId ?? scope?.runId;
+    const threadId = idOf(ctx.threadId);
     const outcome = await broker.invoke({
       sourceId: resolved.sourceId,
       toolId: resolved.toolId,
       input: args,
-      session: ctx.session ?? "default",
+      session: idOf(ctx.session) ?? DEFAULT_SESSION_ID,
       ...(runId === undefined ? {} : { runId: nodeId === undefined ? runId : nodeRunId(runId, nodeId) }),
-      ...(ctx.threadId === undefined ? {} : { threadId: ctx.threadId }),
+      ...(threadId === undefined ? {} : { threadId }),
       ...(ctx.toolCallId === undefined ? {} : { toolCallId: ctx.toolCallId }),
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
       timeoutMs: options.timeoutMs,

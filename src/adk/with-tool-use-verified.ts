@@ -1,6 +1,6 @@
 /** A LangGraph node wrapper that applies the `tool_use_verified` gate to each invocation of the node. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { GovernanceError } from "../core/index.js";
+import { GovernanceError, idOf, threadIdOf } from "../core/index.js";
 import {
   nodeToolUseVerified,
   runInNodeScope,
@@ -14,7 +14,10 @@ export interface ToolUseVerifiedOptions {
   declaration: ToolDeclaration;
   /** The ledger and catalog of the governance the node calls through (`createGovernance` returns both). */
   governance: ToolUseRuntime;
-  /** The run the calls belong to. @default `config.configurable.run_id`, else `config.configurable.thread_id` */
+  /**
+   * The run the calls belong to. @default `configurable.run_id`, else `configurable.thread_id` (each read
+   * by `idOf`: a number is its decimal string, a blank string is absent)
+   */
   runId?: string | ((config: LangGraphRunnableConfig) => string | undefined);
 }
 
@@ -62,9 +65,6 @@ function runIdOf(
   given: ToolUseVerifiedOptions["runId"],
   config: LangGraphRunnableConfig,
 ): string | undefined {
-  if (typeof given === "string") return given;
-  if (typeof given === "function") return given(config);
-  const configurable = config.configurable ?? {};
-  const value = configurable.run_id ?? configurable.thread_id;
-  return typeof value === "string" && value !== "" ? value : undefined;
+  if (given !== undefined) return idOf(typeof given === "function" ? given(config) : given);
+  return idOf(config.configurable?.run_id) ?? threadIdOf(config);
 }

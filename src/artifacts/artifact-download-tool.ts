@@ -4,11 +4,11 @@
  * LangGraph's custom stream (`config.writer`) and answers with the terminal job result. Failures are
  * results (`status: "error"` tool messages), never throws; LangGraph interrupts propagate.
  */
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { type StructuredToolInterface, type ToolRunnableConfig, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { toGovernanceError } from "../contract/index.js";
-import { GovernanceError, toErrorBody } from "../core/index.js";
+import { GovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
 import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permissions/index.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
@@ -26,7 +26,10 @@ export interface ArtifactDownloadToolOptions {
    * recorded decision, grant or `always_allow`, a dangerous download is refused with "approval required")
    */
   approval?: DownloadApproval;
-  /** The session of a call. @default `configurable.thread_id`, else `"default"` */
+  /**
+   * The session of a call; a blank or `undefined` answer defers to the thread.
+   * @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`)
+   */
   sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
 }
 
@@ -59,17 +62,17 @@ const schema = z.object({
  */
 export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions): StructuredToolInterface {
   return tool(
-    async (input, runConfig) => {
-      const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
+    // Inside a graph the tool's config is LangGraph's (its `writer`, its channels); outside, plain.
+    async (input, config: LangGraphRunnableConfig & ToolRunnableConfig) => {
       const toolCallId = config.toolCall?.id;
-      const threadId = config.configurable?.thread_id as string | undefined;
+      const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>
         toolReply(ARTIFACT_DOWNLOAD_TOOL_ID, toolCallId, content, ok);
       const request: DownloadRequest = {
         mcpInvocationId: input.mcpInvocationId,
         candidateId: input.candidateId,
         ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
-        sessionId: options.sessionId?.(config) ?? threadId ?? "default",
+        sessionId: sessionIdOf(config, options.sessionId),
         ...(threadId === undefined ? {} : { threadId }),
         ...(toolCallId === undefined ? {} : { toolCallId }),
         onProgress: (progress) =>

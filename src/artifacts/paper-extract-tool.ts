@@ -3,13 +3,13 @@
  * same-turn rule (a download and its extraction cannot share a model turn). Failures are results
  * (`status: "error"` tool messages), never throws.
  */
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { AIMessage } from "@langchain/core/messages";
+import { type StructuredToolInterface, type ToolRunnableConfig, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { toGovernanceError } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
-import { GovernanceError, toErrorBody } from "../core/index.js";
+import { GovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
@@ -45,7 +45,10 @@ export interface PaperExtractToolOptions {
   limits?: Partial<PdfLimits>;
   /** Times the wall-clock bound. @default systemClock */
   clock?: Clock;
-  /** The session of a call. @default `configurable.thread_id`, else `"default"` */
+  /**
+   * The session of a call; a blank or `undefined` answer defers to the thread.
+   * @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`)
+   */
   sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
   /**
    * The tool-call ids of the calling model turn, for the same-turn rule.
@@ -88,10 +91,10 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
     ...(options.clock ? { clock: options.clock } : {}),
   };
   return tool(
-    async (input, runConfig) => {
-      const config = runConfig as LangGraphRunnableConfig & { toolCall?: { id?: string } };
+    // Inside a graph the tool's config is LangGraph's (its `writer`, its channels); outside, plain.
+    async (input, config: LangGraphRunnableConfig & ToolRunnableConfig) => {
       const toolCallId = config.toolCall?.id;
-      const threadId = config.configurable?.thread_id as string | undefined;
+      const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>
         toolReply(PAPER_EXTRACT_TOOL_ID, toolCallId, content, ok);
       try {
@@ -109,8 +112,8 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
         }
         const result = await extractDownloadedPaper(runtime, {
           artifactJobId: input.artifactJobId,
-          sessionId: options.sessionId?.(config) ?? threadId ?? "default",
-          ...(threadId === undefined ? {} : { threadId: String(threadId) }),
+          sessionId: sessionIdOf(config, options.sessionId),
+          ...(threadId === undefined ? {} : { threadId }),
           ...(toolCallId === undefined ? {} : { toolCallId }),
         });
         return reply(result, true);
@@ -137,9 +140,8 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
  * step's tool messages are written only after every task of the step finished.
  */
 const turnToolCallIdsFromState: TurnToolCallIds = (config, toolCallId) => {
-  const read = config.configurable?.__pregel_read as
-    | ((channel: string, fresh: boolean) => unknown)
-    | undefined;
+  // LangGraph's internal channel reader, `(channel, fresh) => value`: checked, not assumed.
+  const read: unknown = config.configurable?.__pregel_read;
   if (typeof read !== "function") return undefined;
   let messages: unknown;
   try {
@@ -148,7 +150,7 @@ const turnToolCallIdsFromState: TurnToolCallIds = (config, toolCallId) => {
     return undefined; // a graph without a messages channel: the rule cannot apply
   }
   if (!Array.isArray(messages)) return undefined;
-  for (const message of [...(messages as BaseMessage[])].reverse()) {
+  for (const message of [...messages].reverse()) {
     if (!AIMessage.isInstance(message)) continue;
     const ids = (message.tool_calls ?? []).map((call) => call.id).filter((id) => id !== undefined);
     if (ids.includes(toolCallId)) return ids;

@@ -12,3 +12,4 @@ export {
 export { InflightCalls } from "./inflight-calls.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
+export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";

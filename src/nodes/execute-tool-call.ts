@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { isGraphBubbleUp } from "@langchain/langgraph";
+import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { toGovernanceError } from "../contract/index.js";
 import { type GovernanceErrorBody, toErrorBody } from "../core/index.js";
 import type { Broker } from "../governance/broker/index.js";
@@ -20,6 +20,12 @@ export interface GovernedRuntime {
   tools(sessionId: string): SurfaceTool[];
 }
 
+/**
+ * Picks the governance session of a graph call from its config; a blank or `undefined` answer
+ * defers to the thread (`sessionIdOf`: the thread, else `"default"`). Model node and tool node must agree.
+ */
+export type SessionIdResolver = (config: LangGraphRunnableConfig) => string | undefined;
+
 /** One tool call of a model turn. */
 export interface ToolCallLike {
   id?: string | undefined;
@@ -30,13 +36,14 @@ export interface ToolCallLike {
 /** Where a call runs. */
 export interface ToolCallContext {
   sessionId: string;
-  threadId?: string;
-  runId?: string;
+  /** The LangGraph thread (`threadIdOf`); with the call id, the broker's replay key. */
+  threadId?: string | undefined;
+  runId?: string | undefined;
   /** The promotion state of the run (from graph state). */
   promotion: PromotionState | undefined;
   /** The app's own tools: not deferred, not governed by the broker. */
   builtinTools?: readonly StructuredToolInterface[];
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** The outcome of one call: the message for the model, and a promotion update for `tool_search`. */

@@ -6,14 +6,18 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { GovernanceError } from "../core/index.js";
+import { GovernanceError, sessionIdOf, threadIdOf } from "../core/index.js";
 import type { SurfaceTool } from "../visibility/index.js";
 import { checkToolCall, TOOL_SEARCH_NAME } from "../visibility/index.js";
 import { type ApprovalHook, runApprovalHook } from "./approval-hook.js";
-import { executeGovernedToolCall, type GovernedRuntime, type ToolCallContext } from "./execute-tool-call.js";
+import {
+  executeGovernedToolCall,
+  type GovernedRuntime,
+  type SessionIdResolver,
+  type ToolCallContext,
+} from "./execute-tool-call.js";
 import type { GovernedStateUpdate } from "./governed-state.js";
 import type { GovernedToolTask } from "./governed-tools-condition.js";
-import { resolveSessionId, type SessionIdResolver, threadIdOf } from "./session-id.js";
 
 /** Options of `createGovernedToolNode`. */
 export interface GovernedToolNodeOptions {
@@ -23,7 +27,10 @@ export interface GovernedToolNodeOptions {
   builtinTools?: readonly StructuredToolInterface[];
   /** Asked before each MCP call that would execute; may `interrupt()`. @default none: nothing is asked */
   approvalHook?: ApprovalHook;
-  /** The governance session of a call; must match the model node's. @default `configurable.thread_id` */
+  /**
+   * The governance session of a call; must match the model node's. @default `configurable.thread_id`,
+   * else `"default"` (see `sessionIdOf`)
+   */
   sessionId?: SessionIdResolver;
 }
 
@@ -52,15 +59,15 @@ export function createGovernedToolNode(
     }
     const { toolCall } = task;
     const call = { id: toolCall.id ?? `${toolCall.name}:call`, name: toolCall.name, args: toolCall.args };
-    const sessionId = resolveSessionId(config, options.sessionId);
+    const sessionId = sessionIdOf(config, options.sessionId);
     const threadId = threadIdOf(config);
     const context: ToolCallContext = {
       sessionId,
       promotion: task.promotion,
       builtinTools,
-      ...(threadId === undefined ? {} : { threadId }),
-      ...(task.runId === undefined ? {} : { runId: task.runId }),
-      ...(config.signal === undefined ? {} : { signal: config.signal }),
+      threadId,
+      runId: task.runId,
+      signal: config.signal,
     };
     const tool = approvalHook ? approvableTool(call.name, context, governance, builtinTools) : undefined;
     if (approvalHook && tool) {

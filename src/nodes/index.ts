@@ -8,7 +8,12 @@ export {
   permissionDecisionJsonSchema,
 } from "./approval-gate.js";
 export type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
-export { executeGovernedToolCall, type GovernedRuntime, type ToolCallLike } from "./execute-tool-call.js";
+export {
+  executeGovernedToolCall,
+  type GovernedRuntime,
+  type SessionIdResolver,
+  type ToolCallLike,
+} from "./execute-tool-call.js";
 export { type GovernedState, GovernedStateAnnotation, type GovernedStateUpdate } from "./governed-state.js";
 export { createGovernedToolNode, type GovernedToolNodeOptions } from "./governed-tool-node.js";
 export {
@@ -18,4 +23,3 @@ export {
   governedToolsCondition,
 } from "./governed-tools-condition.js";
 export { createModelNode, type ModelNodeOptions } from "./model-node.js";
-export { resolveSessionId, type SessionIdResolver, threadIdOf } from "./session-id.js";

@@ -7,7 +7,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { GovernanceError } from "../core/index.js";
+import { GovernanceError, sessionIdOf } from "../core/index.js";
 import type { SurfaceTool } from "../visibility/index.js";
 import {
   autoPromote,
@@ -24,9 +24,8 @@ import {
   staleToolsNotice,
   visibleToolSchemas,
 } from "../visibility/index.js";
-import type { GovernedRuntime } from "./execute-tool-call.js";
+import type { GovernedRuntime, SessionIdResolver } from "./execute-tool-call.js";
 import type { GovernedState, GovernedStateUpdate } from "./governed-state.js";
-import { resolveSessionId, type SessionIdResolver } from "./session-id.js";
 
 /** Options of `createModelNode`. */
 export interface ModelNodeOptions {
@@ -38,7 +37,7 @@ export interface ModelNodeOptions {
   builtinTools?: readonly StructuredToolInterface[];
   /** The app's instructions, first in the system message. */
   systemPrompt?: string;
-  /** The governance session of a call. @default `config.configurable.thread_id` */
+  /** The governance session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
   sessionId?: SessionIdResolver;
   /** `run`: a new user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
@@ -70,7 +69,7 @@ export function createModelNode(
   }
   const builtinTools = options.builtinTools ?? [];
   return async (state, config) => {
-    const tools = governance.tools(resolveSessionId(config, options.sessionId));
+    const tools = governance.tools(sessionIdOf(config, options.sessionId));
     const start = runStartPromotion(state.promotion, state.messages, tools, options.promotionScope);
     const promotion = start === undefined ? state.promotion : promotionReducer(state.promotion, start);
     const bound = model.bindTools!([

@@ -10,17 +10,17 @@ export interface PromotionState {
   /** Model-visible name -> the tool's definition hash when it was promoted. */
   promoted: Record<string, string>;
   /** The run these promotions belong to. */
-  runId?: string;
+  runId?: string | undefined;
 }
 
 /** A write to the promotion channel. */
 export interface PromotionUpdate {
   /** Names to promote, with the definition hash the model was shown. */
-  promote?: Record<string, string>;
+  promote?: Record<string, string> | undefined;
   /** Drop every promotion first (a new run); `promote` in the same update still applies. */
-  reset?: boolean;
+  reset?: boolean | undefined;
   /** Records the run id (with `reset`, the new run's). */
-  runId?: string;
+  runId?: string | undefined;
 }
 
 /** How long promotions last: one run (a user turn and its interrupts/resumes), or the whole thread. */

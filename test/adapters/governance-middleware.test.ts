@@ -2,13 +2,15 @@ import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messag
 import { tool } from "@langchain/core/tools";
 import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, expectTypeOf, test } from "vitest";
 import { z } from "zod";
+import { prepareFixedToolTable } from "../../src/adapters/fixed-tool-table.js";
 import {
   type GovernanceMiddlewareOptions,
   governanceMiddleware,
 } from "../../src/adapters/governance-middleware.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
+import type { PromotionState } from "../../src/visibility/promotion.js";
 import { createDemoGovernance, type DemoCounters } from "../nodes/governed-test-runtime.js";
 import { RecordingModel } from "./recording-model.js";
 
@@ -76,6 +78,10 @@ describe("governanceMiddleware with createAgent", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ sourceId: "demo", toolId: "search", threadId: "t1", toolCallId: "c2" });
     expect(result.promotion.promoted).toHaveProperty("mcp__demo__search");
+    // createAgent infers the middleware's state: typed promotions and messages, not `any`.
+    expectTypeOf(result.promotion).toEqualTypeOf<PromotionState>();
+    expectTypeOf(result.messages).not.toBeAny();
+    expectTypeOf(result.messages).items.toExtend<BaseMessage>();
   });
 
   test("a deferred tool called before tool_search is refused and nothing runs", async () => {
@@ -169,6 +175,46 @@ describe("governanceMiddleware with createAgent", () => {
       expect(model.bound[1]?.names).toContain("mcp__demo__search");
       await agent.invoke(user("and again"), config("t1"));
       expect(model.bound[2]?.names.includes("mcp__demo__search")).toBe(keptOnNextTurn);
+    },
+  );
+
+  // Some LangGraph clients send numeric thread ids; an empty one means "not given" (sessionIdOf).
+  test.each([
+    { given: 42, sessionId: "42", threadId: "42" },
+    { given: "42", sessionId: "42", threadId: "42" },
+    { given: "", sessionId: "default", threadId: undefined },
+    { given: undefined, sessionId: "default", threadId: undefined },
+  ])(
+    "thread_id $given: the middleware and the fixed tool table agree on thread $threadId",
+    async ({ given, sessionId, threadId }) => {
+      const { governance: g } = await setup();
+      const config = { configurable: given === undefined ? {} : { thread_id: given } };
+      const model = new RecordingModel()
+        .respondWithTools([{ id: "c1", name: "tool_search", args: { query: "select:mcp__demo__search" } }])
+        .respondWithTools([{ id: "c2", name: "mcp__demo__search", args: { query: "brca1" } }])
+        .respond(new AIMessage("done"));
+      // No checkpointer: LangGraph's savers refuse a run without a thread.
+      const agent = createAgent({ model, middleware: [governanceMiddleware(g)] });
+      await agent.invoke(user("find papers"), config);
+      const search = prepareFixedToolTable(g, "table-session")[1];
+      await search?.invoke(
+        { type: "tool_call", id: "c3", name: "mcp__demo__search", args: { query: "tp53" } },
+        config,
+      );
+
+      const byCall = async (toolCallId: string) =>
+        (await g.ledger.query()).find((r) => r.toolCallId === toolCallId);
+      const middleware = await byCall("c2");
+      const table = await byCall("c3");
+      expect({ sessionId: middleware?.sessionId, threadId: middleware?.threadId }).toEqual({
+        sessionId,
+        threadId,
+      });
+      // The table's session is the one it was built for; its thread comes from the config by the same rule.
+      expect({ sessionId: table?.sessionId, threadId: table?.threadId }).toEqual({
+        sessionId: "table-session",
+        threadId,
+      });
     },
   );
 });

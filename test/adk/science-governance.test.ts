@@ -74,6 +74,17 @@ command = '"${process.execPath}" -e "process.exit(3)"'
     expect(rows).toMatchObject([{ status: "error", error: { code: "TOOL_UNAVAILABLE" } }]);
   });
 
+  test("a blank session or thread is absent: the call is in the default session, without a thread", async () => {
+    await governance.callTool(
+      "local.takes_number",
+      { value: 3 },
+      { session: " ", threadId: "", runId: "r-blank" },
+    );
+    const [row] = await governance.ledger.query({ runId: "r-blank" });
+    expect(row).toMatchObject({ sessionId: "default", status: "ok" });
+    expect(row?.threadId).toBeUndefined();
+  });
+
   test("qualified names resolve to their provider; a unique bare name and a model-visible name resolve too", async () => {
     const ts = await governance.callTool("local.takes_number", { value: 2 });
     const py = await governance.callTool("pylocal.takes_number", { value: 5 });

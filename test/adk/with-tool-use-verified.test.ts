@@ -106,3 +106,29 @@ describe("withToolUseVerified judges each node by its own calls", () => {
     expect(ran).toBe(1);
   });
 });
+
+// Some LangGraph clients send numeric thread ids; an empty one means "not given" (idOf, threadIdOf).
+test.each([
+  { configurable: { thread_id: 42 }, runId: "42" },
+  { configurable: { thread_id: "42" }, runId: "42" },
+  { configurable: { run_id: "", thread_id: 43 }, runId: "43" },
+  { configurable: { run_id: 44 }, runId: "44" },
+  { configurable: { thread_id: "" }, runId: undefined },
+  { configurable: { run_id: " ", thread_id: "" }, runId: undefined },
+  { configurable: {}, runId: undefined },
+])("without a runId option, configurable $configurable is run $runId", async ({ configurable, runId }) => {
+  const unscoped = async (state: S) => {
+    await governance.callTool("scale", { value: state.rounds });
+    return { rounds: state.rounds + 1 };
+  };
+  const node = withToolUseVerified(unscoped, { declaration: declaration("analyze"), governance });
+  // No checkpointer: LangGraph's savers refuse a run without a thread.
+  const graph = new StateGraph(State).addNode("analyze", node).addEdge(START, "analyze").compile();
+  const run = graph.invoke({ rounds: 1 }, { configurable });
+  if (runId === undefined) {
+    await expect(run).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    return;
+  }
+  await expect(run).resolves.toEqual({ rounds: 2 });
+  expect(await governance.ledger.query({ runId: `${runId}#analyze`, status: "ok" })).not.toHaveLength(0);
+});

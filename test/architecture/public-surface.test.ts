@@ -25,6 +25,7 @@ const PINNED: Record<string, string[]> = {
     "GovernanceMiddlewareOptions",
     "GovernanceOptions",
     "GovernedAgentOptions",
+    "GovernedAgentRuntime",
     "GovernedState",
     "GovernedStateAnnotation",
     "GovernedStateUpdate",

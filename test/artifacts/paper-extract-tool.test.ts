@@ -3,6 +3,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
+import { createArtifactDownloadTool } from "../../src/artifacts/artifact-download-tool.js";
 import { createPaperExtractTool, PAPER_EXTRACT_TOOL_ID } from "../../src/artifacts/paper-extract-tool.js";
 import type { Broker } from "../../src/governance/broker/broker.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
@@ -106,6 +107,46 @@ describe("paper_extract_pdf tool", () => {
     const { call } = await downloaded();
     expect(body(await call("nope"))).toMatchObject({ code: "UNKNOWN_ID" });
   });
+});
+
+describe("the thread of the artifact tools", () => {
+  // Some LangGraph clients send numeric thread ids; an empty one means "not given" (sessionIdOf).
+  test.each([
+    { given: 42, sessionId: "42", threadId: "42" },
+    { given: "42", sessionId: "42", threadId: "42" },
+    { given: "", sessionId: "default", threadId: undefined },
+    { given: undefined, sessionId: "default", threadId: undefined },
+  ])(
+    "thread_id $given: artifact_download and paper_extract_pdf agree on session $sessionId and thread $threadId",
+    async ({ given, sessionId, threadId }) => {
+      const config = { configurable: given === undefined ? {} : { thread_id: given } };
+      const bench = await createBench();
+      // Not a PDF: the extraction is refused before any parsing, and still writes its row.
+      bench.serve(URL, new TextEncoder().encode("<html>paywall</html>"));
+      const download = createArtifactDownloadTool({ downloads: bench.manager });
+      const extract = createPaperExtractTool({ downloads: bench.manager, dataDir: bench.dataDir });
+      const downloaded = (await download.invoke(
+        {
+          type: "tool_call",
+          id: "dl-1",
+          name: "artifact_download",
+          args: { mcpInvocationId: "inv-1", candidateId: "c1" },
+        },
+        config,
+      )) as ToolMessage;
+      const { jobId } = body(downloaded);
+      const extracted = (await extract.invoke(
+        { type: "tool_call", id: "ex-1", name: PAPER_EXTRACT_TOOL_ID, args: { artifactJobId: jobId } },
+        config,
+      )) as ToolMessage;
+      expect(body(extracted)).toMatchObject({ code: "INVALID_INPUT", artifactJobId: jobId });
+
+      const job = await bench.manager.jobs.get(jobId);
+      const [row] = await bench.ledger.query({ toolId: PAPER_EXTRACT_TOOL_ID });
+      expect({ sessionId: job?.sessionId, threadId: job?.threadId }).toEqual({ sessionId, threadId });
+      expect({ sessionId: row?.sessionId, threadId: row?.threadId }).toEqual({ sessionId, threadId });
+    },
+  );
 });
 
 describe("paper_extract_pdf in createGovernedAgent", () => {

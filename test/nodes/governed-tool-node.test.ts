@@ -11,9 +11,11 @@ import {
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
+import { createArtifactDownloadTool } from "../../src/artifacts/artifact-download-tool.js";
 import type { ApprovalHook, ApprovalRequest } from "../../src/nodes/approval-hook.js";
 import { createGovernedToolNode } from "../../src/nodes/governed-tool-node.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
+import { createBench, PDF } from "../artifacts/download-harness.js";
 import { createGraphTestRuntime, type GraphTestRuntime } from "./graph-test-runtime.js";
 import { answer, callTools, RecordingChatModel } from "./recording-chat-model.js";
 
@@ -241,4 +243,44 @@ describe("governed tool node", () => {
     const node = createGovernedToolNode({ governance: rt.governance });
     await expect(node({ messages: [] } as never, {})).rejects.toMatchObject({ code: "INVALID_CONFIG" });
   });
+
+  // Some LangGraph clients send numeric thread ids; an empty one means "not given" (sessionIdOf).
+  test.each([
+    { given: 42, sessionId: "42", threadId: "42" },
+    { given: "42", sessionId: "42", threadId: "42" },
+    { given: "", sessionId: "default", threadId: undefined },
+    { given: undefined, sessionId: "default", threadId: undefined },
+  ])(
+    "thread_id $given: the tool node and artifact_download agree on session $sessionId and thread $threadId",
+    async ({ given, sessionId, threadId }) => {
+      const config = { configurable: given === undefined ? {} : { thread_id: given } };
+      const rt = await runtime();
+      const model = new RecordingChatModel([
+        select("mcp__demo__search"),
+        callTools({ name: "mcp__demo__search", args: { query: "brca1" } }),
+        answer("done"),
+      ]);
+      const agent = createGovernedAgent({ artifactTools: false, model, governance: rt.governance });
+      await agent.invoke({ messages: [new HumanMessage("go")] }, config);
+      const [row] = await rt.governance.ledger.query({ toolId: "search" });
+
+      const bench = await createBench();
+      bench.serve("https://arxiv.org/pdf/2401.00001v1", PDF);
+      const download = createArtifactDownloadTool({ downloads: bench.manager });
+      const message = (await download.invoke(
+        {
+          type: "tool_call",
+          id: "dl-1",
+          name: "artifact_download",
+          args: { mcpInvocationId: "inv-1", candidateId: "c1" },
+        },
+        config,
+      )) as ToolMessage;
+      expect(message.status).toBe("success");
+      const [job] = await bench.manager.list();
+
+      expect({ sessionId: row?.sessionId, threadId: row?.threadId }).toEqual({ sessionId, threadId });
+      expect({ sessionId: job?.sessionId, threadId: job?.threadId }).toEqual({ sessionId, threadId });
+    },
+  );
 });
