@@ -13,3 +13,4 @@ export { InflightCalls } from "./inflight-calls.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
 export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";
+export { PACKAGE_VERSION } from "./version.js";

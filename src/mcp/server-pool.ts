@@ -3,7 +3,13 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, Implementation, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/index.js";
-import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
+import {
+  type Clock,
+  GovernanceError,
+  isGovernanceError,
+  PACKAGE_VERSION,
+  systemClock,
+} from "../core/index.js";
 import { describeFailure, isConnectionFailure } from "./connection-failure.js";
 import { raceWithClock } from "./race-with-clock.js";
 import { type RestartBackoffOptions, resolveRestartBackoff } from "./restart-backoff.js";
@@ -63,7 +69,7 @@ export class ServerPool implements ToolServerPool {
   constructor(servers: ServerConfig[], options: ServerPoolOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#backoff = resolveRestartBackoff(options.restartBackoff);
-    this.#clientInfo = options.clientInfo ?? { name: "sciencegate", version: "0.1.0" };
+    this.#clientInfo = options.clientInfo ?? { name: "sciencegate", version: PACKAGE_VERSION };
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
     this.#killGraceMs = options.killGraceMs ?? 2_000;
     const env = options.env;

@@ -96,3 +96,31 @@ test("the folders of src/ import each other without a cycle", () => {
   expect(edges.size).toBeGreaterThan(10);
   expect(cycles).toEqual([]);
 });
+
+test("no file of src/ imports itself through a chain of imports (type imports included)", () => {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(src)) {
+    const targets = [...readFileSync(file, "utf8").matchAll(/(?:from\s+|import\()"(\.[^"]+)"/g)].map((m) =>
+      resolve(dirname(file), m[1] ?? "").replace(/\.js$/, ".ts"),
+    );
+    graph.set(file, targets);
+  }
+  // Depth-first search with colours: a grey node reached again closes a cycle.
+  const colour = new Map<string, "grey" | "black">();
+  const cycles: string[] = [];
+  const visit = (file: string, path: string[]): void => {
+    colour.set(file, "grey");
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (colour.get(next) === "grey") {
+        cycles.push(
+          [...path.slice(path.indexOf(next)), file, next].map((f) => relative(src, f)).join(" -> "),
+        );
+      } else if (!colour.has(next)) visit(next, [...path, file]);
+    }
+    colour.set(file, "black");
+  };
+  for (const file of graph.keys()) if (!colour.has(file)) visit(file, []);
+  expect(graph.size).toBeGreaterThan(100);
+  expect(cycles).toEqual([]);
+});

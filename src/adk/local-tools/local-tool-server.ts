@@ -7,7 +7,7 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { isGovernanceError } from "../../core/index.js";
+import { isGovernanceError, PACKAGE_VERSION } from "../../core/index.js";
 import type { LocalTool } from "./local-tool.js";
 
 /**
@@ -22,7 +22,7 @@ import type { LocalTool } from "./local-tool.js";
  */
 export async function createLocalToolTransport(providerId: string, tools: LocalTool[]): Promise<Transport> {
   const server = new Server(
-    { name: `sciencegate-local-${providerId}`, version: "0.1.0" },
+    { name: `sciencegate-local-${providerId}`, version: PACKAGE_VERSION },
     { capabilities: { tools: {} } },
   );
   const byName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -4,9 +4,8 @@
  */
 
 import { parseRetryAfterMs } from "../../contract/index.js";
-import { type Clock, systemClock } from "../../core/index.js";
+import { type Clock, PACKAGE_VERSION, systemClock } from "../../core/index.js";
 import { isProviderError, ProviderError } from "../sources/provider-error.js";
-import { PACKAGE_VERSION } from "../sources/provider-http.js";
 import { readCappedBody } from "../sources/read-capped-body.js";
 import { WIKI_API_PREFIX } from "./wiki-origin.js";
 

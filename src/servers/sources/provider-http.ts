@@ -3,21 +3,24 @@
  * (`User-Agent`, NCBI `tool`/`email`/`api_key`), no silent redirects, a request timeout, a streaming size cap,
  * and the mapping of HTTP failures to structured `ProviderError`s.
  */
-import { createRequire } from "node:module";
 import { parseRetryAfterMs } from "../../contract/index.js";
-import { type Clock, systemClock } from "../../core/index.js";
+import { type Clock, PACKAGE_VERSION, systemClock } from "../../core/index.js";
 import { resolveBaseUrls, type SourceEnv } from "./provider-env.js";
 import { isProviderError, ProviderError } from "./provider-error.js";
 import { readCappedBody } from "./read-capped-body.js";
-import type { SourceEndpoint, SourceModule } from "./source-module.js";
+import type {
+  ProviderAnswer,
+  ProviderRequest,
+  ProviderResponse,
+  SourceEndpoint,
+  SourceHttp,
+  SourceModule,
+} from "./source-module.js";
 
 /** Default cap of one provider response. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 /** Default time a provider has to answer one request, body included. */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 20_000;
-
-/** The sciencegate package version, sent in the `User-Agent`. */
-export const PACKAGE_VERSION: string = createRequire(import.meta.url)("../../../package.json").version;
 
 /** Options of a `ProviderHttp`. */
 export interface ProviderHttpOptions {
@@ -31,49 +34,6 @@ export interface ProviderHttpOptions {
   timeoutMs?: number;
   /** @default DEFAULT_MAX_RESPONSE_BYTES */
   maxResponseBytes?: number;
-}
-
-/** One request to a source endpoint. */
-export interface ProviderRequest {
-  /** Query parameters; `undefined` values are left out. */
-  query?: Readonly<Record<string, string | number | undefined>>;
-  /** @default "GET" */
-  method?: "GET" | "POST";
-  body?: string;
-  contentType?: string;
-  /** The `Accept` header. @default "*\/*" */
-  accept?: string;
-  /** Non-2xx statuses the source interprets itself: their body is returned instead of an error. */
-  acceptStatuses?: readonly number[];
-}
-
-/** A provider answer that passed the status, redirect and size checks. */
-export interface ProviderResponse {
-  status: number;
-  /** The provider host, for messages. */
-  host: string;
-  contentType: string | undefined;
-  text: string;
-  /** The response headers (paging links such as UniProt's `Link`, totals such as `X-Total-Results`). */
-  headers?: Headers;
-}
-
-/** The parts of a provider answer a parser needs (tests build one from a sample file). */
-export type ProviderAnswer = Pick<ProviderResponse, "text" | "host" | "status">;
-
-/** HTTP to one source's endpoints, bound to one call's cancellation signal. */
-export interface SourceHttp {
-  /**
-   * Sends one request to `<endpoint base URL><path>`.
-   * @param endpointKey a key of the source's `endpoints`
-   * @param path the path below the base URL, starting with `/`
-   * @param request query, method, body and accepted statuses
-   * @returns the answer
-   * @throws ProviderError `rate_limited` (429, with `retryAfterMs`), `not_found` (404), `unauthorized`
-   *   (401/403), `invalid_input` (400/422), `upstream_unavailable` (3xx naming the target, 5xx, other
-   *   statuses, timeout, unreachable host), `response_too_large`
-   */
-  request(endpointKey: string, path: string, request?: ProviderRequest): Promise<ProviderResponse>;
 }
 
 /** The provider HTTP client of the sources server. */

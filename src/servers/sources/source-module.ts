@@ -6,7 +6,6 @@
  */
 import type { z } from "zod";
 import type { ArtifactCandidate, McpRecord } from "../../contract/index.js";
-import type { SourceHttp } from "./provider-http.js";
 
 /** One provider API a source talks to. */
 export interface SourceEndpoint {
@@ -86,4 +85,47 @@ export interface SourceModule {
  */
 export function defineTool<Shape extends z.ZodRawShape>(tool: SourceTool<Shape>): AnySourceTool {
   return tool as unknown as AnySourceTool;
+}
+
+/** One request to a source endpoint. */
+export interface ProviderRequest {
+  /** Query parameters; `undefined` values are left out. */
+  query?: Readonly<Record<string, string | number | undefined>>;
+  /** @default "GET" */
+  method?: "GET" | "POST";
+  body?: string;
+  contentType?: string;
+  /** The `Accept` header. @default "*\/*" */
+  accept?: string;
+  /** Non-2xx statuses the source interprets itself: their body is returned instead of an error. */
+  acceptStatuses?: readonly number[];
+}
+
+/** A provider answer that passed the status, redirect and size checks. */
+export interface ProviderResponse {
+  status: number;
+  /** The provider host, for messages. */
+  host: string;
+  contentType: string | undefined;
+  text: string;
+  /** The response headers (paging links such as UniProt's `Link`, totals such as `X-Total-Results`). */
+  headers?: Headers;
+}
+
+/** The parts of a provider answer a parser needs (tests build one from a sample file). */
+export type ProviderAnswer = Pick<ProviderResponse, "text" | "host" | "status">;
+
+/** HTTP to one source's endpoints, bound to one call's cancellation signal. */
+export interface SourceHttp {
+  /**
+   * Sends one request to `<endpoint base URL><path>`.
+   * @param endpointKey a key of the source's `endpoints`
+   * @param path the path below the base URL, starting with `/`
+   * @param request query, method, body and accepted statuses
+   * @returns the answer
+   * @throws ProviderError `rate_limited` (429, with `retryAfterMs`), `not_found` (404), `unauthorized`
+   *   (401/403), `invalid_input` (400/422), `upstream_unavailable` (3xx naming the target, 5xx, other
+   *   statuses, timeout, unreachable host), `response_too_large`
+   */
+  request(endpointKey: string, path: string, request?: ProviderRequest): Promise<ProviderResponse>;
 }

@@ -7,10 +7,10 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { McpToolResult } from "../../contract/index.js";
-import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
+import { type Clock, GovernanceError, PACKAGE_VERSION, systemClock } from "../../core/index.js";
 import type { SourceEnv } from "./provider-env.js";
 import { isProviderError } from "./provider-error.js";
-import { PACKAGE_VERSION, ProviderHttp, type ProviderHttpOptions } from "./provider-http.js";
+import { ProviderHttp, type ProviderHttpOptions } from "./provider-http.js";
 import type { AnySourceTool, SourceModule } from "./source-module.js";
 import { SOURCE_MODULES } from "./source-modules.js";
 

@@ -1,7 +1,7 @@
 /** XML parsing of provider answers (fast-xml-parser), with the few helpers every XML source needs. */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { ProviderError } from "./provider-error.js";
-import type { ProviderAnswer } from "./provider-http.js";
+import type { ProviderAnswer } from "./source-module.js";
 
 /** A parsed XML element: attributes as `@_name`, text as `#text` (or the element is a plain string). */
 export type XmlNode = Record<string, unknown>;

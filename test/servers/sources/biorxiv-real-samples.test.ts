@@ -9,7 +9,7 @@ import { parsePreprintDetails } from "../../../src/servers/sources/biorxiv/prepr
 import { normalizePreprintDoi } from "../../../src/servers/sources/biorxiv/preprint-dois.js";
 import { preprintVersionRecord } from "../../../src/servers/sources/biorxiv/preprint-record.js";
 import { BIORXIV } from "../../../src/servers/sources/biorxiv/preprint-server.js";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 
 const SAMPLES = path.join(SHARED_PROVIDER_SAMPLES, "biorxiv");

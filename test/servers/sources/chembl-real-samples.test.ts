@@ -11,7 +11,7 @@ import { chemblMoleculeRecord } from "../../../src/servers/sources/chembl/chembl
 import { type ChemblItem, parseChemblPage } from "../../../src/servers/sources/chembl/chembl-page.js";
 import { chemblTargetRecord } from "../../../src/servers/sources/chembl/chembl-target-parser.js";
 import { isProviderError } from "../../../src/servers/sources/provider-error.js";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 
 const SAMPLES = path.join(SHARED_PROVIDER_SAMPLES, "chembl");

@@ -9,7 +9,7 @@ import { describe, expect, test } from "vitest";
 import { parseClinvarRcv } from "../../../src/servers/sources/clinvar/clinvar-rcv-parser.js";
 import { parseClinvarVcv } from "../../../src/servers/sources/clinvar/clinvar-vcv-parser.js";
 import { isProviderError } from "../../../src/servers/sources/provider-error.js";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 
 const SAMPLES = path.join(SHARED_PROVIDER_SAMPLES, "clinvar");

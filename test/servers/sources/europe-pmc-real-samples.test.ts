@@ -12,7 +12,7 @@ import {
   parseEuropePmcSearch,
 } from "../../../src/servers/sources/europe-pmc/europe-pmc-search-parser.js";
 import { isProviderError } from "../../../src/servers/sources/provider-error.js";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 
 const SAMPLES = path.join(SHARED_PROVIDER_SAMPLES, "europepmc");

@@ -13,7 +13,7 @@ import {
 } from "../../../src/servers/sources/geo/geo-accessions.js";
 import { geoSummaryRecord } from "../../../src/servers/sources/geo/geo-summary-parser.js";
 import { parseEsummaryJson } from "../../../src/servers/sources/ncbi/esummary.js";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 
 const SAMPLES = path.join(SHARED_PROVIDER_SAMPLES, "geo");

@@ -6,11 +6,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
 import {
   parseReactomeEvent,
   parseReactomeSearch,
 } from "../../../src/servers/sources/reactome/reactome-content-parser.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 
 const SAMPLES = path.join(SHARED_PROVIDER_SAMPLES, "reactome");

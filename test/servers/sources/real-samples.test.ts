@@ -8,9 +8,9 @@ import { describe, expect, test } from "vitest";
 import { parseArxivFeed } from "../../../src/servers/sources/arxiv/arxiv-feed-parser.js";
 import { eutilsJson, parseElinkJson, parseEsearchJson } from "../../../src/servers/sources/ncbi/eutils.js";
 import { isProviderError } from "../../../src/servers/sources/provider-error.js";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
 import { parsePmcOaAnswer } from "../../../src/servers/sources/pubmed/pmc-oa-parser.js";
 import { parsePubmedArticles } from "../../../src/servers/sources/pubmed/pubmed-article-parser.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 
 const hasSamples = existsSync(SHARED_PROVIDER_SAMPLES);

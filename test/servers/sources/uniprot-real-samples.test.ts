@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import type { ProviderAnswer } from "../../../src/servers/sources/provider-http.js";
+import type { ProviderAnswer } from "../../../src/servers/sources/source-module.js";
 import { parseUniprotResults } from "../../../src/servers/sources/uniprot/uniprot-entry-parser.js";
 import { readManifest, resultUrls, SHARED_PROVIDER_SAMPLES } from "./sources-harness.js";
 

@@ -1,7 +1,7 @@
 /** Parses arXiv API answers (Atom 1.0 with OpenSearch and arXiv extensions) into normalized records. */
 import type { McpRecord } from "../../../contract/index.js";
-import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, markupText, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
 import { arxivAbsUrl, arxivIdOfEntry } from "./arxiv-ids.js";
 

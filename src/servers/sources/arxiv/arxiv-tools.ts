@@ -5,7 +5,7 @@ import { invalidId } from "../identifiers.js";
 import { idListInput, maxResultsInput, queryInput, sortInput, startInput } from "../input-schemas.js";
 import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { defineTool } from "../source-module.js";
 import { type ArxivEntry, type ArxivFeed, parseArxivFeed } from "./arxiv-feed-parser.js";
 import { type ArxivId, arxivPdfUrl, normalizeArxivId } from "./arxiv-ids.js";

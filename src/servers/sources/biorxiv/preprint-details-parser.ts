@@ -4,7 +4,8 @@
  * Errors come with HTTP 200: `status` other than "ok", or an empty body.
  */
 import { ProviderError } from "../provider-error.js";
-import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
+import type { ProviderAnswer } from "../source-module.js";
 
 /** One version of a preprint, as the API describes it. */
 export interface PreprintVersion {

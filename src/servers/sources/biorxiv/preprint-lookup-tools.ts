@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { ArtifactCandidate } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { type AnySourceTool, defineTool } from "../source-module.js";
 import { type PreprintVersion, parsePreprintDetails } from "./preprint-details-parser.js";
 import { normalizePreprintDoi, type PreprintDoi } from "./preprint-dois.js";

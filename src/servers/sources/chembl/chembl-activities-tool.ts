@@ -3,7 +3,7 @@ import { z } from "zod";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, optionalInput, startInput } from "../input-schemas.js";
 import { isProviderError, ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { defineTool } from "../source-module.js";
 import { chemblActivityRecord } from "./chembl-activity-parser.js";
 import { normalizeChemblId } from "./chembl-ids.js";

@@ -6,12 +6,8 @@
 
 import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
-import {
-  type ProviderAnswer,
-  type ProviderRequest,
-  parseJsonBody,
-  type SourceHttp,
-} from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
+import type { ProviderAnswer, ProviderRequest, SourceHttp } from "../source-module.js";
 
 /** The key of ChEMBL's web-service endpoint in the source module. */
 export const CHEMBL_API = "api";

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { McpRecord } from "../../../contract/index.js";
 import { maxResultsInput, optionalInput, queryInput, startInput } from "../input-schemas.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { defineTool, type ToolOutput } from "../source-module.js";
 import { chemblMoleculeRecord } from "./chembl-molecule-parser.js";
 import { type ChemblItem, fetchChemblPage, pagingData } from "./chembl-page.js";

@@ -1,8 +1,8 @@
 /** Parses ClinVar RCV documents (EFetch `rettype=clinvarset`): one variation–condition record. */
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
-import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, xmlAttr } from "../xml-document.js";
 import { clinvarRcvUrl, clinvarVariationUrl, variationIdOf } from "./clinvar-ids.js";
 import {

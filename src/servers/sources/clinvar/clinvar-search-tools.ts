@@ -7,7 +7,7 @@ import { esummary } from "../ncbi/esummary.js";
 import { efetch, esearch } from "../ncbi/eutils.js";
 import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { defineTool } from "../source-module.js";
 import { CLINVAR_ID_FORMS, type ClinvarId, normalizeClinvarId } from "./clinvar-ids.js";
 import { parseClinvarRcv } from "./clinvar-rcv-parser.js";

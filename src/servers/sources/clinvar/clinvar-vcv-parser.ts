@@ -1,8 +1,8 @@
 /** Parses ClinVar VCV documents (EFetch `rettype=vcv`): a variation's classifications and submissions. */
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
-import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, type XmlNode, xmlAttr } from "../xml-document.js";
 import { clinvarRcvUrl, clinvarVariationUrl } from "./clinvar-ids.js";
 import {

@@ -2,7 +2,7 @@
  * Reading ClinVar's EFetch XML (VCV `VariationArchive` and RCV `ClinVarSet` documents): the result-set
  * wrapper, and the classification and submission elements both documents share.
  */
-import type { ProviderAnswer } from "../provider-http.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
 import { reviewStars } from "./clinvar-review-status.js";
 

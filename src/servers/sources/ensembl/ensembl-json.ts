@@ -3,7 +3,8 @@
  * `{"error": "..."}` body (not 404), so that body decides between `not_found` and `invalid_input`.
  */
 import { ProviderError } from "../provider-error.js";
-import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
+import type { ProviderAnswer } from "../source-module.js";
 
 /** The `lookup/id` and `lookup/symbol` object of a gene, transcript, translation or exon. */
 export interface EnsemblLookupObject {

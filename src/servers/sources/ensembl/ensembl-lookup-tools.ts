@@ -3,7 +3,7 @@ import { z } from "zod";
 import { invalidId } from "../identifiers.js";
 import { defaultedInput } from "../input-schemas.js";
 import { ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { defineTool } from "../source-module.js";
 import {
   type EnsemblStableId,

@@ -3,8 +3,8 @@
  * `analysis-result` record per variant with its most severe consequence and per-transcript predictions.
  */
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
-import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { ensemblLocationUrl, ensemblPageUrl, speciesPath } from "./ensembl-ids.js";
 import { isObject, num, parseEnsemblArray, str } from "./ensembl-json.js";
 import { locationOf } from "./ensembl-records.js";

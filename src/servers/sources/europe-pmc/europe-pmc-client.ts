@@ -2,7 +2,7 @@
  * Europe PMC `search` calls with cursor paging, shared by the europe-pmc source and the preprint sources
  * (which reach Europe PMC through their own endpoint, so that their base URL is configured with them).
  */
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { type EuropePmcPage, parseEuropePmcSearch } from "./europe-pmc-search-parser.js";
 
 /** Europe PMC's cursor of a first page. */

@@ -3,7 +3,8 @@
  * error bodies (JSON `{errCode, errMsg}` and XML `<errorBean>`, both sent with HTTP 200) into ProviderErrors.
  */
 import { ProviderError } from "../provider-error.js";
-import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { markupText, parseXml, xmlText } from "../xml-document.js";
 
 /** One search hit, with the fields the Europe PMC and preprint tools use. */

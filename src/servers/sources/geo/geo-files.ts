@@ -3,7 +3,7 @@ import type { McpRecord } from "../../../contract/index.js";
 import { esummary } from "../ncbi/esummary.js";
 import { esearch } from "../ncbi/eutils.js";
 import { ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { GEO_FTP_ROOT, type GeoAccession, type GeoType, geoFtpFolder, geoUid } from "./geo-accessions.js";
 import { type FtpListingEntry, fileFormat, parseFtpListing } from "./geo-ftp-listing.js";
 import { geoSummaryRecord, summaryAccession } from "./geo-summary-parser.js";

@@ -4,7 +4,7 @@
  * listing is one `<a href="name">name</a>  date  size` line per file, and only that line shape is read.
  */
 import { ProviderError } from "../provider-error.js";
-import type { ProviderAnswer } from "../provider-http.js";
+import type { ProviderAnswer } from "../source-module.js";
 
 /** One file of a listing. */
 export interface FtpListingEntry {

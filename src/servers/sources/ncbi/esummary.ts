@@ -4,7 +4,7 @@
  */
 
 import { ProviderError } from "../provider-error.js";
-import type { ProviderAnswer, SourceHttp } from "../provider-http.js";
+import type { ProviderAnswer, SourceHttp } from "../source-module.js";
 import { eutilsJson } from "./eutils.js";
 
 /** One ESummary document: NCBI's JSON object for one UID. */

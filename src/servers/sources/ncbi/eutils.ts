@@ -3,13 +3,8 @@
  * definition and helpers). Identification parameters are added by ProviderHttp (`ncbi: true`).
  */
 import { ProviderError } from "../provider-error.js";
-import {
-  type ProviderAnswer,
-  type ProviderResponse,
-  parseJsonBody,
-  type SourceHttp,
-} from "../provider-http.js";
-import type { SourceEndpoint } from "../source-module.js";
+import { parseJsonBody } from "../provider-http.js";
+import type { ProviderAnswer, ProviderResponse, SourceEndpoint, SourceHttp } from "../source-module.js";
 
 /** The E-utilities endpoint; a source that declares it first gets `SCIENCEGATE_<SOURCE>_BASE_URL`. */
 export const EUTILS_ENDPOINT: SourceEndpoint = {

@@ -7,8 +7,9 @@
 import { z } from "zod";
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
-import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { normalizePdbId, pdbEntryDoi, pdbEntryUrl } from "./pdb-ids.js";
 
 const text = z.string().nullish();

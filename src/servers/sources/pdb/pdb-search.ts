@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import { ProviderError } from "../provider-error.js";
-import { type ProviderAnswer, parseJsonBody, type SourceHttp } from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
+import type { ProviderAnswer, SourceHttp } from "../source-module.js";
 import { type PdbEntry, parsePdbGraphqlEntries } from "./pdb-entry-parser.js";
 
 /** One page of search hits. */

@@ -1,6 +1,6 @@
 /** Parses answers of the PMC Open Access web service (`oa.fcgi`). */
 import { ProviderError } from "../provider-error.js";
-import type { ProviderAnswer } from "../provider-http.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, parseXml, xmlAttr } from "../xml-document.js";
 
 /** Hosts a PMC OA link may point at (all in the pubmed manifest's `networkHosts`). */

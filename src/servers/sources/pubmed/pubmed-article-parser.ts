@@ -1,7 +1,7 @@
 /** Parses PubMed EFetch XML (`PubmedArticleSet`) into normalized records. */
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
-import type { ProviderAnswer } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import {
   asArray,
   asNode,

@@ -1,7 +1,7 @@
 /** Fetching PubMed articles by PMID, shared by the PubMed tools. */
 import type { McpRecord } from "../../../contract/index.js";
 import { efetch } from "../ncbi/eutils.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { parsePubmedArticles } from "./pubmed-article-parser.js";
 
 /** The records of requested PMIDs, split into found and missing. */

@@ -4,8 +4,9 @@
  */
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
-import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { isReactomeStableId, plainText, reactomeUrl } from "./reactome-ids.js";
 
 /** One page of a search. */

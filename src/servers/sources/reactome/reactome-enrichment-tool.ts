@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { defaultedInput, maxResultsInput, optionalInput } from "../input-schemas.js";
 import { ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { defineTool } from "../source-module.js";
 import { parseReactomeAnalysis, parseReactomeNotFound } from "./reactome-analysis-parser.js";
 

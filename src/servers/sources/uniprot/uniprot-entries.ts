@@ -1,5 +1,5 @@
 /** Fetching UniProtKB entries by accession, shared by the `lookup` and `prepare_sequence` tools. */
-import type { SourceHttp } from "../provider-http.js";
+import type { SourceHttp } from "../source-module.js";
 import { parseUniprotResults, type UniprotEntries } from "./uniprot-entry-parser.js";
 
 /**

@@ -6,8 +6,9 @@
 import { z } from "zod";
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
-import { type ProviderAnswer, parseJsonBody } from "../provider-http.js";
+import { parseJsonBody } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";
+import type { ProviderAnswer } from "../source-module.js";
 import { uniprotEntryUrl } from "./uniprot-ids.js";
 
 /** At most this many PDB cross-references per record, so that a well-studied protein stays readable. */

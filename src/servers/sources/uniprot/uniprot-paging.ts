@@ -4,7 +4,7 @@
  * headers yet, so they are read only when present; the total then falls back to the `reviewed` facet counts
  * of the body.
  */
-import type { ProviderResponse } from "../provider-http.js";
+import type { ProviderResponse } from "../source-module.js";
 
 /** What a search answer says about further pages. */
 export interface UniprotPaging {
