@@ -1,5 +1,5 @@
 /**
- * Tool tables for executors that freeze their tools when a run starts (DESIGN.md §6): a swarm agent,
+ * Tool tables for executors that freeze their tools when a run starts: a swarm agent,
  * `createReactAgent`, or anything that binds its tools once. Such an executor cannot bind a tool
  * that `tool_search` promotes mid-run, so every deferred tool of the session is promoted up front;
  * `tool_search` stays, because it is how the model reads a schema again after a definition changed.

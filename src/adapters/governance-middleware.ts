@@ -1,5 +1,5 @@
 /**
- * Sciencegate as a middleware of langchain's `createAgent` (DESIGN.md §6). The agent keeps its own
+ * Sciencegate as a middleware of langchain's `createAgent`. The agent keeps its own
  * tools; the middleware adds `tool_search` and the promoted deferred tools to each model request,
  * the `<available-deferred-tools>` section to the system prompt, and runs every governed call and
  * `tool_search` through `executeGovernedToolCall` (so through the broker), writing promotions to a

@@ -3,7 +3,7 @@
  * handed to a runner (in practice `executeGovernedToolCall`). It exists because LangChain validates
  * JSON-Schema tool input itself and throws an unstructured `ToolInputParsingException`; a governed
  * call must instead reach the broker, which validates, answers `INVALID_INPUT` with the failing
- * field and writes the ledger row (DESIGN.md §4).
+ * field and writes the ledger row.
  */
 import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
 import type { ToolMessage } from "@langchain/core/messages";

@@ -1,5 +1,5 @@
 /**
- * `createPaperAcquisitionGraph` (DESIGN.md §7, issue 8 item 4): a subgraph an app calls directly,
+ * `createPaperAcquisitionGraph`: a subgraph an app calls directly,
  * without a model, to turn artifact candidates into extracted papers. START sends one download task
  * per candidate (each shows its own approval card before any side effect, then downloads: every
  * download of the run in one step, concurrently); each completed PDF sends one extraction task into

@@ -1,10 +1,10 @@
-/** The Science ADK's error for a misconfigured tool provider, printed exactly as the seed shows it. */
+/** The Science ADK's error for a misconfigured tool provider, printed in one fixed form. */
 import { GovernanceError, isGovernanceError } from "../core/index.js";
 
 /**
  * A tool provider that cannot be set up (an unset `token_env` variable). A member of the
  * `GovernanceError` family (`isGovernanceError` is true) with code `INVALID_CONFIG`, since the fix is in
- * the environment or `science.toml`; `String(error)` reads `ToolError: <message>`, the seed's wording.
+ * the environment or `science.toml`; `String(error)` reads `ToolError: <message>`.
  */
 export class ToolError extends GovernanceError {
   override readonly name: string = "ToolError";

@@ -1,5 +1,5 @@
 /**
- * The built-in `artifact_download` tool (DESIGN.md §7): a LangChain tool over `DownloadManager`
+ * The built-in `artifact_download` tool: a LangChain tool over `DownloadManager`
  * that asks for approval (an approval card, before any side effect), streams progress through
  * LangGraph's custom stream (`config.writer`) and answers with the terminal job result. Failures are
  * results (`status: "error"` tool messages), never throws; LangGraph interrupts propagate.

@@ -1,5 +1,5 @@
 /**
- * What the audit ledger records of downloads and extractions (DESIGN.md §7, §9). A download or an
+ * What the audit ledger records of downloads and extractions. A download or an
  * extraction is one `InvocationRecord` like any MCP call: `toolId` is the built-in's name, `sourceId`
  * the candidate's source, `requestRef` the CAS copy of what was asked (the plan, or the job id) and
  * `normalizedRef` the CAS copy of one of the entries below. Evidence review reads them back.

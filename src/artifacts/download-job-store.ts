@@ -1,5 +1,5 @@
 /**
- * Download jobs (DESIGN.md §7): the persisted state of one governed download, and the store port
+ * Download jobs: the persisted state of one governed download, and the store port
  * with its in-memory default. The SQLite store lives in `download-sqlite-job-store.ts`.
  */
 import { GovernanceError } from "../core/index.js";

@@ -1,5 +1,5 @@
 /**
- * The governed download manager (DESIGN.md §7): checks a candidate, its source hosts, license and
+ * The governed download manager: checks a candidate, its source hosts, license and
  * destination, asks permission, then runs a persisted job (see `download-run.ts`) and appends one
  * ledger row at its terminal state. A graph tool call (`threadId:toolCallId`) downloads at most once:
  * a re-run returns the recorded outcome.

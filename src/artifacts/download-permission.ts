@@ -1,5 +1,5 @@
 /**
- * The permission request of a planned download (DESIGN.md §5, §7): `artifact_download` is a
+ * The permission request of a planned download: `artifact_download` is a
  * built-in, not a catalog tool, so it carries a synthetic tool manifest whose templates make the
  * card name the file, the source and the destination, and whose grants are keyed `artifact:<source>`.
  */

@@ -1,5 +1,5 @@
 /**
- * Download plans (DESIGN.md §7): what one download is about to do, built only after the candidate,
+ * Download plans: what one download is about to do, built only after the candidate,
  * its hosts and license, and the destination passed every check. A plan has no side effect; the
  * approval card and the ledger row's `requestRef` are made from it.
  */

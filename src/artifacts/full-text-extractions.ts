@@ -1,6 +1,6 @@
 /**
  * The successful `paper_extract_pdf` rows of the ledger, read back from the CAS: the only proof that a
- * record's full text was retrieved (DESIGN.md §7).
+ * record's full text was retrieved.
  */
 
 import type { McpRecord } from "../contract/index.js";

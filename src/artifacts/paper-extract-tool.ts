@@ -1,5 +1,5 @@
 /**
- * The built-in `paper_extract_pdf` tool (DESIGN.md §7): `extractDownloadedPaper` behind the
+ * The built-in `paper_extract_pdf` tool: `extractDownloadedPaper` behind the
  * same-turn rule (a download and its extraction cannot share a model turn). Failures are results
  * (`status: "error"` tool messages), never throws.
  */

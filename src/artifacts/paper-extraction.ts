@@ -1,5 +1,5 @@
 /**
- * Extraction of a downloaded paper (DESIGN.md §7): bounded pdf.js extraction of a completed PDF
+ * Extraction of a downloaded paper: bounded pdf.js extraction of a completed PDF
  * download into `<dataDir>/papers/<jobId>/`, recorded as one `paper_extract_pdf` ledger row per call.
  * Only a successful extraction marks a record as full text. It only reads download jobs, so a failed
  * extraction never changes the download's state.

@@ -1,4 +1,4 @@
-/** The hard bounds of PDF extraction (issue 8, item 2) and their defaults. */
+/** The hard bounds of PDF extraction and their defaults. */
 import { GovernanceError } from "../core/index.js";
 
 /** Bounds that stop an extraction; crossing one terminates the extraction worker. */

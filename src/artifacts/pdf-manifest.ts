@@ -11,7 +11,7 @@ export interface PdfManifestPage {
   needsVision: boolean;
 }
 
-/** `<outDir>/manifest.json` of one extraction (issue 8, item 2). */
+/** `<outDir>/manifest.json` of one extraction. */
 export interface PdfManifest {
   schemaVersion: number;
   /** Parser name and version, e.g. "pdfjs-dist 5.6.205". */

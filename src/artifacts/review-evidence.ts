@@ -1,7 +1,7 @@
 /**
  * `reviewEvidence(claims)`: accepts a claim only when every piece of its evidence is a successful,
  * governed invocation of the ledger whose intact CAS copy returned the cited record and URL, and a
- * full-text claim only when that record's PDF was really extracted (DESIGN.md §7, issue 8).
+ * full-text claim only when that record's PDF was really extracted.
  */
 
 import type { Citation, ContentScope, McpRecord } from "../contract/index.js";

@@ -30,7 +30,7 @@ export interface ResolvedConfigPath {
 
 /**
  * Picks the config file: `--config`, else `SCIENCEGATE_CONFIG`, else `SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH`
- * (the seeds' name), else `<cwd>/extensions_config.json`. Empty values count as absent.
+ * else `<cwd>/extensions_config.json`. Empty values count as absent.
  * @param options the flag value, environment and working directory
  * @returns the absolute path, whether it was named explicitly, and by what
  * @example

@@ -17,7 +17,7 @@ export interface EnvSubstitution {
 }
 
 /**
- * Values known to the seeds, offered in the "write a default" hint of a missing-variable error.
+ * Well-known values, offered in the "write a default" hint of a missing-variable error.
  * Only a hint: an unset variable is still an error, never silently defaulted.
  */
 const KNOWN_DEFAULTS: Readonly<Record<string, string>> = {

@@ -1,5 +1,5 @@
 /**
- * Reading `extensions_config.json` (the seeds' `mcpServers` file, or a `MultiServerMCPClient` config):
+ * Reading `extensions_config.json` (an `mcpServers` file, or a `MultiServerMCPClient` config):
  * path resolution, JSON, env substitution, validation with every issue reported at once, normalization.
  */
 import { type ConfigIssue, configError, describeValue, fromZodIssues } from "./config-issues.js";

@@ -146,7 +146,7 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
   if (cwd !== undefined) server.cwd = cwd;
   if (url !== undefined) server.url = url;
   if (description !== undefined) server.description = description;
-  // tool_call_timeout (seconds, seed name) wins over MultiServerMCPClient's per-server defaultToolTimeout (ms).
+  // tool_call_timeout (seconds) wins over MultiServerMCPClient's per-server defaultToolTimeout (ms).
   const timeoutMs = data.tool_call_timeout != null ? data.tool_call_timeout * 1000 : data.defaultToolTimeout;
   if (timeoutMs !== undefined && timeoutMs !== null) server.toolCallTimeoutMs = Math.round(timeoutMs);
   if (serverRouting !== undefined) server.routing = serverRouting;
@@ -275,7 +275,7 @@ function normalizeRouting(
   return {
     keywords: (raw.keywords ?? []).map(substitute),
     mode: raw.mode ?? "off",
-    // Out-of-range priorities are clamped, not rejected (the seeds' rule).
+    // Out-of-range priorities are clamped, not rejected.
     priority: Math.min(100, Math.max(0, priority)),
   };
 }

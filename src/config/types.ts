@@ -3,7 +3,7 @@
 /** How Sciencegate talks to an MCP server. `http` is streamable HTTP. */
 export type TransportKind = "stdio" | "sse" | "http";
 
-/** Keyword routing of a server or one of its tools (seeds §3.2). */
+/** Keyword routing of a server or one of its tools. */
 export interface RoutingConfig {
   /** Words that, found in a user message, auto-promote the tool. */
   keywords: string[];

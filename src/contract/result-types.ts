@@ -1,4 +1,4 @@
-/** The normalized result contract of DESIGN.md §4: what every governed tool call returns. */
+/** The normalized result contract: what every governed tool call returns. */
 
 /** How much of a work the record really carries. */
 export type ContentScope =

@@ -1,5 +1,5 @@
 /**
- * Parsing of the HTTP `Retry-After` value (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
+ * Parsing of the HTTP `Retry-After` value: delay-seconds or an HTTP-date.
  * Hand-written because `Date.parse` is too lenient (it reads "soon 2030" or "-1" as dates, and the
  * zone-less asctime form as local time), and a wrong cooldown would stall a whole rate-limit group.
  */

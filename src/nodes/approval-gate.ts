@@ -1,5 +1,5 @@
 /**
- * The approval gate (DESIGN.md §5): puts a dangerous call without cover in front of a human through
+ * The approval gate: puts a dangerous call without cover in front of a human through
  * LangGraph's `interrupt()`, one card per call in the call's own task, and records the answer with the
  * permission service BEFORE the call runs; the permission hook (the broker's, or the download
  * manager's) then consumes it. The core works on any `AuthorizationRequest`; the gate applies it to

@@ -1,5 +1,5 @@
 /**
- * The approval step of the governed tool node (DESIGN.md §5). It runs before an MCP call executes,
+ * The approval step of the governed tool node. It runs before an MCP call executes,
  * in the call's own task, so a hook that calls LangGraph's `interrupt()` pauses only that call and,
  * on resume, runs again before any side effect. The permissions layer fills it in.
  */

@@ -140,7 +140,7 @@ function withSystemPrompt(messages: readonly BaseMessage[], system: string): Bas
 }
 
 /**
- * Where a run begins (DESIGN.md §6): a run is one user turn with its interrupts and resumes. Its id
+ * Where a run begins: a run is one user turn with its interrupts and resumes. Its id
  * is the id of the user message that started it, which the messages reducer makes stable and unique,
  * so a resume (same last user message) keeps its promotions and a new user turn starts afresh.
  */

@@ -1,5 +1,5 @@
 /**
- * Promotion state (DESIGN.md §6): which deferred tools the model has loaded in this run, kept in
+ * Promotion state: which deferred tools the model has loaded in this run, kept in
  * LangGraph state through a reducer channel so it survives checkpoints, interrupts and resumes, and
  * so that parallel `tool_search` calls of one turn all land.
  */

@@ -1,5 +1,5 @@
 /**
- * System-prompt sections about deferred tools (DESIGN.md §6, seeds §3.2): the name-only catalog,
+ * System-prompt sections about deferred tools: the name-only catalog,
  * keyword routing hints and the notice of changed tools. Each lists only what the model has not
  * loaded, so a promoted tool stops costing prompt tokens twice.
  */

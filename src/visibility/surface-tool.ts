@@ -1,5 +1,5 @@
 /**
- * One tool as the model may see it (DESIGN.md §6): its model-visible name, the composed description,
+ * One tool as the model may see it: its model-visible name, the composed description,
  * a one-line summary for the deferred catalog, its schema, routing and definition hash.
  */
 import type { RoutingConfig, ServerConfig } from "../config/index.js";

@@ -1,4 +1,4 @@
-/** The query language of `tool_search` (DESIGN.md §6): `select:a,b`, `+term rest`, or free text. */
+/** The query language of `tool_search`: `select:a,b`, `+term rest`, or free text. */
 
 /** `tool_search`'s default number of results. */
 export const DEFAULT_MAX_RESULTS = 5;

@@ -1,5 +1,5 @@
 /**
- * The synthetic `tool_search` tool (DESIGN.md §6). It returns the matches' names, descriptions and
+ * The synthetic `tool_search` tool. It returns the matches' names, descriptions and
  * schemas as JSON text for the model, and the promotion to apply as the tool message's artifact, so
  * the graph node that ran it can write the promotion channel.
  */

@@ -1,5 +1,5 @@
 /**
- * Ranking for `tool_search` (DESIGN.md §6): `select:` by exact name, `+term` filters, otherwise
+ * Ranking for `tool_search`: `select:` by exact name, `+term` filters, otherwise
  * MiniSearch BM25 over name parts, routing keywords, description, source summary and parameter
  * names, with exact and suffix name matches first.
  */

@@ -1,5 +1,5 @@
 /**
- * The tool surface of a session: the three filters of DESIGN.md §6 (registry, catalog availability,
+ * The tool surface of a session: three filters (registry, catalog availability,
  * session enablement), model-visible names and composed descriptions. MCP tools come out deferred.
  */
 import type { ServerConfig } from "../config/index.js";

@@ -1,5 +1,5 @@
 /**
- * What the model may call this turn (DESIGN.md §6): tools that are not deferred, plus deferred tools
+ * What the model may call this turn: tools that are not deferred, plus deferred tools
  * promoted at their current definition. Anything else is refused with a "search first" error before
  * it reaches the broker, so nothing is executed.
  */

@@ -19,7 +19,7 @@ describe("splitCommand", () => {
 });
 
 describe("parseScienceToml", () => {
-  test("the complete config of the seed", () => {
+  test("a complete config", () => {
     const project = parseScienceToml(
       `
 [project]

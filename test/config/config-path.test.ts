@@ -12,13 +12,13 @@ describe("resolveConfigPath", () => {
       expected: { path: "/etc/flag.json", explicit: true, source: "configPath" },
     },
     {
-      name: "SCIENCEGATE_CONFIG wins over the seed variable",
+      name: "SCIENCEGATE_CONFIG wins over SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH",
       configPath: undefined,
       env: { SCIENCEGATE_CONFIG: "/etc/sg.json", SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH: "/etc/seed.json" },
       expected: { path: "/etc/sg.json", explicit: true, source: "SCIENCEGATE_CONFIG" },
     },
     {
-      name: "the seed variable is used alone",
+      name: "SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH is used alone",
       configPath: undefined,
       env: { SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH: "/etc/seed.json" },
       expected: { path: "/etc/seed.json", explicit: true, source: "SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH" },

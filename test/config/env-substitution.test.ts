@@ -64,7 +64,7 @@ describe("substituteEnv", () => {
 });
 
 describe("missingVariableFix", () => {
-  test("offers the seeds' default for the LLM Wiki URL", () => {
+  test("offers the default LLM Wiki URL", () => {
     expect(missingVariableFix("SCIENCE_AGENT_LLM_WIKI_URL")).toBe(
       "Set it, or write ${SCIENCE_AGENT_LLM_WIKI_URL:-http://127.0.0.1:8100} for a default.",
     );

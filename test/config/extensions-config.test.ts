@@ -158,7 +158,7 @@ describe("parseExtensionsConfig: env substitution in every string value", () => 
     API_KEY: "k-123",
   };
 
-  test("the seeds' LLM Wiki mapping passes the URL to the bridge", () => {
+  test("the LLM Wiki mapping passes the URL to the bridge", () => {
     const server = one(
       {
         command: "node",
@@ -197,7 +197,7 @@ describe("parseExtensionsConfig: env substitution in every string value", () => 
     expect(http.headers).toEqual({ "X-Api-Key": "k-123" });
   });
 
-  test("${VAR:-default} supplies the seeds' default origin when the variable is unset", () => {
+  test("${VAR:-default} supplies the default origin when the variable is unset", () => {
     expect(one({ url: "${SCIENCE_AGENT_LLM_WIKI_URL:-http://127.0.0.1:8100}" }, {}).url).toBe(
       "http://127.0.0.1:8100",
     );

@@ -81,7 +81,7 @@ describe("loadExtensionsConfig: which file", () => {
     ["--config", { configPath: "nope.json", env: {} }, "--config (configPath)"],
     ["SCIENCEGATE_CONFIG", { env: { SCIENCEGATE_CONFIG: "nope.json" } }, "SCIENCEGATE_CONFIG"],
     [
-      "the seed variable",
+      "SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH",
       { env: { SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH: "nope.json" } },
       "SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH",
     ],

@@ -206,7 +206,7 @@ describe("oversized and malformed responses", () => {
   );
 });
 
-/** Record URL forgeries: each must cost its record (DESIGN.md §4: HTTPS on a `networkHosts` host only). */
+/** Record URL forgeries: each must cost its record (HTTPS on a `networkHosts` host only). */
 const FORGED_RECORDS: [string, (rec: Record<string, unknown>) => void][] = [
   ["foreign-host", (rec) => (rec.url = "https://evil.example.net/r/1")],
   ["http", (rec) => (rec.url = "http://example.org/r/1")],

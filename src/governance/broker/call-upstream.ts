@@ -106,7 +106,7 @@ export async function callUpstream(
   }
 }
 
-/** The response size cap of DESIGN.md §4, applied before a result is parsed or normalized. */
+/** The response size cap, applied before a result is parsed or normalized. */
 
 /**
  * The UTF-8 size of what a tool result carries: every text, base64 payload and embedded resource of its

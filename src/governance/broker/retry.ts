@@ -26,7 +26,7 @@ export interface RetryPolicy {
   jitter: number;
 }
 
-/** The default policy of DESIGN.md §4: 3 attempts, 500 ms, ×2, at most 10 s, ±20 % jitter. */
+/** The default policy: 3 attempts, 500 ms, ×2, at most 10 s, ±20 % jitter. */
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   maxAttempts: 3,
   initialDelayMs: 500,

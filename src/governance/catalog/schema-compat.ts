@@ -5,7 +5,7 @@
  * types, required properties and closed objects can tell?
  *
  * Hand-written because no library answers JSON Schema subsumption with these (deliberately
- * partial, DESIGN.md §3) rules; keywords such as `anyOf`, `enum` or `pattern` are not compared.
+ * partial) rules; keywords such as `anyOf`, `enum` or `pattern` are not compared.
  */
 
 /** The result of a compatibility check. */

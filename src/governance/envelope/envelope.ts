@@ -1,5 +1,5 @@
 /**
- * Envelope checks of DESIGN.md §4: turns a raw MCP tool result into the normalized `McpToolResult`,
+ * Envelope checks: turns a raw MCP tool result into the normalized `McpToolResult`,
  * enforcing identity, the HTTPS host allowlist on every record, citation and candidate URL, manifest
  * licence and attribution, downgrading a server's own full-text claims (only `paper_extract_pdf` makes
  * full text), and neutralizing prompt-like tags in every string.
@@ -180,7 +180,7 @@ function checkCrossReferences(record: McpRecord, hosts: AllowedUrls): McpRecord 
 }
 
 /**
- * Downgrades a server's own full-text claim (DESIGN.md §7): only a governed, successful
+ * Downgrades a server's own full-text claim: only a governed, successful
  * `paper_extract_pdf` makes a record full text, never what an MCP server says about itself. Other
  * scopes (`curated-record`, ...) are not full-text claims and stay; only the flag is cleared.
  */

@@ -1,6 +1,6 @@
 /**
  * Makes server text that imitates Sciencegate's prompt sections inert. External text is data, never
- * instructions (DESIGN.md §4): a result must not be able to open a `<system-reminder>` or close an
+ * instructions: a result must not be able to open a `<system-reminder>` or close an
  * `<available-deferred-tools>` section in the model's context, nor carry a chat template's role token
  * such as `<|im_start|>` (a local model's runtime may read it as a turn boundary).
  */

@@ -1,4 +1,4 @@
-/** The URL allowlist of DESIGN.md §4: which URLs a result's records, citations and candidates may use. */
+/** The URL allowlist: which URLs a result's records, citations and candidates may use. */
 
 /** The allowed hosts (HTTPS), plus exact origins of a private source (any scheme the origin has). */
 export interface AllowedUrls extends ReadonlySet<string> {

@@ -24,7 +24,7 @@ export type ManifestValidation =
   | { ok: false; file?: string; issues: ManifestIssue[] };
 
 /**
- * Validates a parsed manifest against the schema of DESIGN.md §3.
+ * Validates a parsed manifest against the manifest schema.
  * @param json the parsed JSON value
  * @param file where it came from (echoed in a failed result)
  * @returns the typed manifest, or every issue with its path

@@ -1,5 +1,5 @@
 /**
- * The zod schemas of source and tool manifests (DESIGN.md §3). A manifest is the contract between a
+ * The zod schemas of source and tool manifests. A manifest is the contract between a
  * source's MCP server and the governance layer: what each tool accepts, who may call it, how it is
  * cached, rate-limited, cited and shown to the model.
  */
@@ -54,7 +54,7 @@ export const jsonSchemaObjectSchema = z.looseObject({
   required: z.array(z.string()).optional(),
 });
 
-/** Keyword routing of a tool (DESIGN.md §6). */
+/** Keyword routing of a tool. */
 export const routingSchema = z.strictObject({
   keywords: z.array(nonEmpty),
   mode: z.enum(["off", "prefer"]),

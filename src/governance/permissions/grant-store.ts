@@ -1,5 +1,5 @@
 /**
- * The grant store port: session grants (DESIGN.md §5) and each session's permission epoch.
+ * The grant store port: session grants and each session's permission epoch.
  * Implementations must pass `describeGrantStoreConformance` (in `sciencegate/testing`).
  */
 import { GovernanceError } from "../../core/index.js";

@@ -1,5 +1,5 @@
 /**
- * Which calls are dangerous (DESIGN.md §5) and what they put at stake. Pure functions over the
+ * Which calls are dangerous and what they put at stake. Pure functions over the
  * broker's `AuthorizationRequest`, so an app can reuse them in its own predicate.
  */
 import type { AuthorizationRequest } from "./authorization.js";

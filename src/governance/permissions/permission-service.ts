@@ -1,5 +1,5 @@
 /**
- * The permission service (DESIGN.md §5): policy, session approval modes, human decisions, session
+ * The permission service: policy, session approval modes, human decisions, session
  * grants and the single-use authorization rows of the ledger. Its `authorize` is the broker's hook.
  */
 import { randomUUID } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Public types of the permission service (DESIGN.md §5): approval modes, the approval card a
+ * Public types of the permission service: approval modes, the approval card a
  * dangerous call produces, the human's decision (with its zod schema) and the evaluation outcome.
  */
 import { z } from "zod";

@@ -1,5 +1,5 @@
 /**
- * The three read-only tools of the LLM Wiki bridge (seeds §5): `search` over the structured query
+ * The three read-only tools of the LLM Wiki bridge: `search` over the structured query
  * endpoint (hybrid mode, never the answer-generation endpoint), `get_page` and the budgeted `get_pages`.
  */
 import { z } from "zod";

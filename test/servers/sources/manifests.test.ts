@@ -89,7 +89,7 @@ describe.each(SOURCE_MODULES.map((source) => [source.id, source] as const))(
   (id, source) => {
     const manifest = JSON.parse(readFileSync(manifestPath(id), "utf8"));
 
-    test("has exactly the DESIGN.md §3 fields, served by the sources server", () => {
+    test("has exactly the manifest fields, served by the sources server", () => {
       expect(Object.keys(manifest).sort()).toEqual([...SOURCE_KEYS].sort());
       expect(manifest.id).toBe(source.id);
       expect(manifest.transport).toEqual({ mcpServerId: SOURCES_SERVER_ID });
