@@ -11,6 +11,7 @@ import {
 } from "../../src/adapters/governance-middleware.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
 import type { PromotionState } from "../../src/visibility/promotion.js";
+import { THREAD_ID_CASES } from "../core/thread-id-cases.js";
 import { createDemoGovernance, type DemoCounters } from "../nodes/governed-test-runtime.js";
 import { RecordingModel } from "./recording-model.js";
 
@@ -178,13 +179,7 @@ describe("governanceMiddleware with createAgent", () => {
     },
   );
 
-  // Some LangGraph clients send numeric thread ids; an empty one means "not given" (sessionIdOf).
-  test.each([
-    { given: 42, sessionId: "42", threadId: "42" },
-    { given: "42", sessionId: "42", threadId: "42" },
-    { given: "", sessionId: "default", threadId: undefined },
-    { given: undefined, sessionId: "default", threadId: undefined },
-  ])(
+  test.each(THREAD_ID_CASES)(
     "thread_id $given: the middleware and the fixed tool table agree on thread $threadId",
     async ({ given, sessionId, threadId }) => {
       const { governance: g } = await setup();

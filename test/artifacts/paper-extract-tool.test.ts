@@ -6,6 +6,7 @@ import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js
 import { createArtifactDownloadTool } from "../../src/artifacts/artifact-download-tool.js";
 import { createPaperExtractTool, PAPER_EXTRACT_TOOL_ID } from "../../src/artifacts/paper-extract-tool.js";
 import type { Broker } from "../../src/governance/broker/broker.js";
+import { THREAD_ID_CASES } from "../core/thread-id-cases.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
 import { answer, callTools, RecordingChatModel } from "../nodes/recording-chat-model.js";
 import { createBench, makeJob } from "./download-harness.js";
@@ -110,13 +111,7 @@ describe("paper_extract_pdf tool", () => {
 });
 
 describe("the thread of the artifact tools", () => {
-  // Some LangGraph clients send numeric thread ids; an empty one means "not given" (sessionIdOf).
-  test.each([
-    { given: 42, sessionId: "42", threadId: "42" },
-    { given: "42", sessionId: "42", threadId: "42" },
-    { given: "", sessionId: "default", threadId: undefined },
-    { given: undefined, sessionId: "default", threadId: undefined },
-  ])(
+  test.each(THREAD_ID_CASES)(
     "thread_id $given: artifact_download and paper_extract_pdf agree on session $sessionId and thread $threadId",
     async ({ given, sessionId, threadId }) => {
       const config = { configurable: given === undefined ? {} : { thread_id: given } };

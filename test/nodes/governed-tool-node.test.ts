@@ -16,6 +16,7 @@ import type { ApprovalHook, ApprovalRequest } from "../../src/nodes/approval-hoo
 import { createGovernedToolNode } from "../../src/nodes/governed-tool-node.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
 import { createBench, PDF } from "../artifacts/download-harness.js";
+import { THREAD_ID_CASES } from "../core/thread-id-cases.js";
 import { createGraphTestRuntime, type GraphTestRuntime } from "./graph-test-runtime.js";
 import { answer, callTools, RecordingChatModel } from "./recording-chat-model.js";
 
@@ -244,13 +245,7 @@ describe("governed tool node", () => {
     await expect(node({ messages: [] } as never, {})).rejects.toMatchObject({ code: "INVALID_CONFIG" });
   });
 
-  // Some LangGraph clients send numeric thread ids; an empty one means "not given" (sessionIdOf).
-  test.each([
-    { given: 42, sessionId: "42", threadId: "42" },
-    { given: "42", sessionId: "42", threadId: "42" },
-    { given: "", sessionId: "default", threadId: undefined },
-    { given: undefined, sessionId: "default", threadId: undefined },
-  ])(
+  test.each(THREAD_ID_CASES)(
     "thread_id $given: the tool node and artifact_download agree on session $sessionId and thread $threadId",
     async ({ given, sessionId, threadId }) => {
       const config = { configurable: given === undefined ? {} : { thread_id: given } };

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  CONSUMER_COMPILER_OPTIONS,
   childEnv,
   consumerSource,
   entrySpecifiers,
@@ -183,18 +184,9 @@ describe("the packed tarball, installed in a fresh app", () => {
       const installed = await readJson<PackageJson>(join(app, "node_modules", "sciencegate", "package.json"));
       const specifiers = entrySpecifiers(installed);
       expect(specifiers).toContain("sciencegate");
-      const compilerOptions = {
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        strict: true,
-        skipLibCheck: false,
-        noEmit: true,
-        types: ["node"],
-      };
       await writeFile(
         join(app, "tsconfig.json"),
-        JSON.stringify({ compilerOptions, files: ["consumer.ts"] }),
+        JSON.stringify({ compilerOptions: CONSUMER_COMPILER_OPTIONS, files: ["consumer.ts"] }),
       );
       await writeFile(join(app, "consumer.ts"), consumerSource(specifiers));
       await step("e. tsc on the consumer (skipLibCheck false)", async () => {

@@ -131,6 +131,17 @@ export async function repoSpec(name: string): Promise<string> {
   return `${name}@${range}`;
 }
 
+/** The compiler options of a strict consumer app that checks the published declarations too. */
+export const CONSUMER_COMPILER_OPTIONS = {
+  target: "ES2022",
+  module: "NodeNext",
+  moduleResolution: "NodeNext",
+  strict: true,
+  skipLibCheck: false,
+  noEmit: true,
+  types: ["node"],
+};
+
 /**
  * A strict consumer module: every entry point imported, and the root's main names used with their types.
  * @param specifiers the entry points, e.g. `sciencegate`, `sciencegate/servers`

@@ -18,7 +18,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, test } from "vitest";
-import { consumerSource, entrySpecifiers, type PackageJson, REPO, readJson } from "./packaging-harness.js";
+import {
+  CONSUMER_COMPILER_OPTIONS,
+  consumerSource,
+  entrySpecifiers,
+  type PackageJson,
+  REPO,
+  readJson,
+} from "./packaging-harness.js";
 
 const exec = promisify(execFile);
 const MODULES = join(REPO, "node_modules");
@@ -72,18 +79,7 @@ beforeAll(async () => {
   );
   await writeFile(
     join(app, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        strict: true,
-        skipLibCheck: false,
-        noEmit: true,
-        types: ["node"],
-      },
-      files: ["consumer.ts"],
-    }),
+    JSON.stringify({ compilerOptions: CONSUMER_COMPILER_OPTIONS, files: ["consumer.ts"] }),
   );
   await writeFile(join(app, "consumer.ts"), `${consumerSource(specifiers)}${TYPED}`);
   return () => rm(temp, { recursive: true, force: true });
