@@ -4,7 +4,7 @@
  */
 import type { RoutingConfig, ServerConfig } from "../config/index.js";
 import { hashCanonical } from "../core/index.js";
-import { neutralizePromptTags } from "../governance/envelope/index.js";
+import { neutralizeDeep, neutralizePromptTags } from "../governance/envelope/index.js";
 import type { SourceKind, SourceManifest, ToolKind, ToolManifest } from "../governance/manifests/index.js";
 import { modelVisibleName } from "./tool-names.js";
 
@@ -31,7 +31,10 @@ export interface SurfaceTool {
   description: string;
   /** One line of at most 120 characters, for the deferred catalog. */
   summary: string;
-  /** JSON Schema of the arguments (the manifest's, which the broker validates against). */
+  /**
+   * JSON Schema of the arguments as the model sees it: the manifest's, with its prose neutralised (the
+   * broker validates against the manifest's own schema).
+   */
   inputSchema: Record<string, unknown>;
   readOnly: boolean;
   /** Live definition hash (catalog) or manifest hash (offline); a change invalidates promotion. */
@@ -168,10 +171,62 @@ function manifestToolHash(tool: ToolManifest): string {
   });
 }
 
-/** `$schema` names a JSON Schema dialect: noise to a model, and some providers reject it. */
+/**
+ * The schema every consumer shows the model (`tool_search`, bound tools, the fixed tool table). Its
+ * descriptions, titles, defaults and examples are a third-party server's words, so they are neutralised
+ * here, once. `$schema` names a JSON Schema dialect: noise to a model, and some providers reject it.
+ */
 function modelSchema(schema: ToolManifest["inputSchema"]): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
-  return rest;
+  return neutralizeSchema(rest) as Record<string, unknown>;
+}
+
+/** Keywords whose value maps names to subschemas: the names (property names) are the call's contract. */
+const SUBSCHEMA_MAPS = new Set([
+  "properties",
+  "patternProperties",
+  "$defs",
+  "definitions",
+  "dependentSchemas",
+]);
+/** Keywords whose value is a subschema or a list of them. */
+const SUBSCHEMAS = new Set([
+  ...["items", "prefixItems", "additionalItems", "contains", "additionalProperties", "propertyNames"],
+  ...["unevaluatedItems", "unevaluatedProperties", "not", "if", "then", "else", "allOf", "anyOf", "oneOf"],
+]);
+/** Keywords that are structure, not prose: kept verbatim so that the model sends what validates. */
+const VERBATIM = new Set([
+  "type",
+  "required",
+  "pattern",
+  "format",
+  "$ref",
+  "$id",
+  "$anchor",
+  "dependentRequired",
+]);
+
+/**
+ * A copy of a JSON Schema with every other string neutralised (descriptions, titles, enum values and
+ * their descriptions, defaults, examples, unknown keywords), keys of non-schema objects included.
+ */
+function neutralizeSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(neutralizeSchema);
+  if (typeof node !== "object" || node === null) return neutralizeDeep(node);
+  // fromEntries defines own properties, so a "__proto__" property name stays a plain key.
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]): [string, unknown] => {
+      if (VERBATIM.has(key)) return [key, value];
+      if (SUBSCHEMAS.has(key)) return [key, neutralizeSchema(value)];
+      if (SUBSCHEMA_MAPS.has(key) && typeof value === "object" && value !== null && !Array.isArray(value)) {
+        return [
+          key,
+          Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, neutralizeSchema(sub)])),
+        ];
+      }
+      return [neutralizePromptTags(key), neutralizeDeep(value)];
+    }),
+  );
 }
 
 function joinLines(parts: readonly string[]): string {
