@@ -1,6 +1,7 @@
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { RE2JS } from "re2js";
 import { GovernanceError, hashCanonical } from "../../core/index.js";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
@@ -19,13 +20,26 @@ export type InputValidation =
 
 type JsonSchema = Record<string, unknown>;
 
+// `pattern` and `patternProperties` come from third-party schemas: a linear-time engine (RE2 semantics)
+// answers any pattern on any input without backtracking, so no schema can stall the event loop.
+const linearRegExp = Object.assign(
+  (pattern: string) => {
+    const compiled = RE2JS.compile(pattern);
+    // ajv shares compiled patterns by their string form: it must name the pattern.
+    return { test: (text: string) => compiled.test(text), toString: () => `/${pattern}/` };
+  },
+  { code: "re2js" },
+);
+
 /**
  * Validates tool arguments against a tool's JSON Schema with ajv (draft 2020-12, draft-07 keywords
  * accepted). Compiled validators are cached by schema hash. Empty strings for optional properties
  * count as absent, and schema defaults are filled in.
  */
 export class InputValidator {
-  readonly #ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, useDefaults: true }));
+  readonly #ajv = addFormats(
+    new Ajv2020({ allErrors: true, strict: false, useDefaults: true, code: { regExp: linearRegExp } }),
+  );
   readonly #compiled = new Map<string, ValidateFunction>();
 
   /**
@@ -61,7 +75,17 @@ export class InputValidator {
     let validate = this.#compiled.get(key);
     if (!validate) {
       const { $schema: _ignored, ...rest } = schema;
-      validate = this.#ajv.compile(rest);
+      try {
+        validate = this.#ajv.compile(rest);
+      } catch (error) {
+        // A schema ajv cannot compile (a malformed schema, or a pattern outside RE2's syntax such as a
+        // back-reference or look-around) cannot guard a call: the tool is unusable, not the arguments.
+        throw new GovernanceError(
+          "TOOL_UNAVAILABLE",
+          `The tool's input schema cannot be used: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
       this.#compiled.set(key, validate);
     }
     return validate;

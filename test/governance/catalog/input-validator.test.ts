@@ -70,3 +70,50 @@ describe("InputValidator", () => {
     expect(validator.validate(schema, null)).toMatchObject({ ok: false });
   });
 });
+
+describe("patterns of third-party schemas (regular-expression denial of service)", () => {
+  const validator = new InputValidator();
+  const hostile = {
+    type: "object",
+    properties: { name: { type: "string", pattern: "^(a+)+$" } },
+    required: ["name"],
+  };
+
+  test("a catastrophic pattern on a 32-character attack string is answered at once", () => {
+    // With a backtracking engine this input takes seconds, doubling per added character.
+    const started = performance.now();
+    const outcome = validator.validate(hostile, { name: `${"a".repeat(32)}!` });
+    const elapsedMs = performance.now() - started;
+    expect(outcome).toMatchObject({ ok: false, issues: [{ path: "name" }] });
+    expect(elapsedMs).toBeLessThan(1_000);
+    console.log(`hostile pattern ^(a+)+$ on 32 a's and '!': INVALID_INPUT in ${elapsedMs.toFixed(1)} ms`);
+  });
+
+  test("patterns still match as JSON Schema says: anywhere in the string unless anchored", () => {
+    const schema = {
+      type: "object",
+      properties: { id: { type: "string", pattern: "^PMC\\d+$" }, word: { type: "string", pattern: "brca" } },
+      patternProperties: { "^x-": { type: "integer" } },
+    };
+    expect(validator.validate(schema, { id: "PMC123", word: "about brca1" }).ok).toBe(true);
+    expect(validator.validate(schema, { id: "PMC12a" })).toMatchObject({
+      ok: false,
+      issues: [{ path: "id" }],
+    });
+    expect(validator.validate(schema, { "x-n": "one" })).toMatchObject({
+      ok: false,
+      issues: [{ path: "x-n" }],
+    });
+  });
+
+  test("a pattern outside RE2's syntax makes the tool unavailable, not the arguments invalid", () => {
+    const schema = { type: "object", properties: { pair: { type: "string", pattern: "(a)\\1" } } };
+    let caught: unknown;
+    try {
+      validator.parse(schema, { pair: "aa" }, "hostile/echo");
+    } catch (error) {
+      caught = error;
+    }
+    expect(isGovernanceError(caught) && caught.code).toBe("TOOL_UNAVAILABLE");
+  });
+});
