@@ -1,6 +1,6 @@
 /**
  * Answers every approval card of a paused thread: in a terminal the user chooses per card (a = allow
- * once, m = allow same type, d = deny; Enter means m); otherwise the script's answer is shown and given.
+ * once, m = allow same type, d = deny; Enter means a, the narrowest); otherwise the script's answer is shown and given.
  */
 
 import { createInterface } from "node:readline";
@@ -32,12 +32,13 @@ const KEYS = new Map<string, PermissionDecisionKind>([
 
 /**
  * Reads one typed answer.
- * @param text the line the user typed: a, m, d, a decision name, or nothing (`allow_matching`)
+ * @param text the line the user typed: a, m, d, a decision name, or nothing (`allow_once`)
  * @returns the decision, or `undefined` for anything else
  */
 export function parseCardAnswer(text: string): PermissionDecisionKind | undefined {
   const typed = text.trim().toLowerCase();
-  return typed === "" ? "allow_matching" : KEYS.get(typed);
+  // Enter alone allows this one call only: a session-wide allow needs a deliberate "m".
+  return typed === "" ? "allow_once" : KEYS.get(typed);
 }
 
 /**
@@ -81,7 +82,7 @@ export async function answerCards(
 
 /** Asks until the answer is valid; end of input counts as deny (nothing runs unless someone said so). */
 function ask(input: NodeJS.ReadableStream, write: (line: string) => void): Promise<PermissionDecisionKind> {
-  write("    [a] allow once  [m] allow same type (this session)  [d] deny   (Enter = m)");
+  write("    [a] allow once  [m] allow same type (this session)  [d] deny   (Enter = a)");
   const lines = createInterface({ input, terminal: false });
   return new Promise((resolve) => {
     let answered = false;

@@ -26,14 +26,18 @@ const MENU: ReadonlyArray<[ApproveChoice, string, string]> = [
   ["always", "4", "Always allow (this session)"],
 ];
 
+/** What Enter alone answers: the narrowest allow, covering this one call and nothing after it. */
+const DEFAULT_CHOICE: ApproveChoice = "once";
+
 /**
- * Parses an answer: the menu number, the choice name, or its first letter.
+ * Parses an answer: the menu number, the choice name, or its first letter; an empty line is the
+ * default, `once`.
  * @param text what the human typed
  * @returns the choice, or `undefined` for anything else
  */
 export function parseApproveChoice(text: string): ApproveChoice | undefined {
   const typed = text.trim().toLowerCase();
-  if (typed === "") return undefined;
+  if (typed === "") return DEFAULT_CHOICE;
   const found = MENU.find(([choice, key]) => typed === key || typed === choice || choice.startsWith(typed));
   return found?.[0];
 }
@@ -52,9 +56,9 @@ export function askInTerminal(card: PermissionCard, io: TerminalApprovalIo): Pro
       `  ${MENU.map(([, key, label]) => `[${key}] ${label}`).join("  ")}\n`,
   );
   const answer = askLine(io.input, parseApproveChoice, {
-    retry: () => io.write("Answer 1-4 (once, matching, deny, always): "),
+    retry: () => io.write("Answer 1-4 (once, matching, deny, always; Enter = once): "),
     onEnd: "deny" as ApproveChoice,
   });
-  io.write("Choice [1-4]: ");
+  io.write("Choice [1-4, Enter = 1 Allow once]: ");
   return answer;
 }

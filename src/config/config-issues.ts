@@ -1,6 +1,6 @@
 /** Configuration problems: one shape for every issue, and the `INVALID_CONFIG` error that reports them all. */
 import type { z } from "zod";
-import { GovernanceError } from "../core/index.js";
+import { GovernanceError, redactUrls } from "../core/index.js";
 
 /** One problem in a configuration file. */
 export interface ConfigIssue {
@@ -32,14 +32,15 @@ export function formatFieldPath(segments: readonly PathSegment[]): string {
 /**
  * Describes a JSON value's type for a message (`a number`, `the string "false"`, `null`).
  * @param value any parsed JSON value
- * @returns a short phrase
+ * @returns a short phrase; a URL in a string is redacted (`redactUrls`)
  */
 export function describeValue(value: unknown): string {
   if (value === undefined) return "nothing";
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
+  // A URL in a value keeps its secrets (query values, user information) out of the message.
   if (typeof value === "string")
-    return value.length <= 40 ? `the string ${JSON.stringify(value)}` : "a string";
+    return value.length <= 40 ? `the string ${JSON.stringify(redactUrls(value))}` : "a string";
   if (typeof value === "object") return "an object";
   if (typeof value === "number") return `the number ${value}`;
   return `${typeof value === "boolean" ? "the boolean" : "a"} ${String(value)}`;

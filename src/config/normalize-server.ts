@@ -1,4 +1,5 @@
 /** Turns one raw `mcpServers` entry into a validated, env-substituted `ServerConfig`. */
+import { redactUrl } from "../core/index.js";
 import { type ConfigIssue, describeValue, formatFieldPath, fromZodIssues } from "./config-issues.js";
 import { type EnvMap, lookup, missingVariableFix, substituteEnv } from "./env-substitution.js";
 import { type RawRouting, rawServerSchema } from "./extensions-schema.js";
@@ -107,7 +108,7 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
     } else if (!unresolved.has(at("url")) && !isHttpUrl(url)) {
       issues.push({
         path: at("url"),
-        message: `must be an http:// or https:// URL, not ${describeValue(url)}. Write the full endpoint, e.g. "https://example.org/mcp".`,
+        message: `must be an http:// or https:// URL, not ${describeValue(redactUrl(url))}. Write the full endpoint, e.g. "https://example.org/mcp".`,
       });
     }
   }

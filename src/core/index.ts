@@ -12,5 +12,6 @@ export {
 export { InflightCalls } from "./inflight-calls.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
+export { redactUrl, redactUrls } from "./redact-url.js";
 export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";
 export { PACKAGE_VERSION } from "./version.js";

@@ -2,6 +2,7 @@
 import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { redactUrls } from "../core/index.js";
 
 /**
  * Whether an error thrown by the SDK means the connection to the server is broken (child exited, socket
@@ -26,7 +27,8 @@ export function isConnectionFailure(error: unknown): boolean {
  * @returns the message, with the cause's message when it adds something (e.g. `ECONNREFUSED`)
  */
 export function describeFailure(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return redactUrls(String(error));
   const cause = error.cause instanceof Error ? error.cause.message : undefined;
-  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+  // Transport errors may quote the endpoint URL; its query and user information stay out.
+  return redactUrls(cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message);
 }

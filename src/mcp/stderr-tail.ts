@@ -1,6 +1,7 @@
 /** A rolling buffer of the last lines that a server process wrote to stderr. */
 import type { Stream } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import { redactUrls } from "../core/index.js";
 
 /** Longer lines are cut: one runaway line must not fill memory or an error message. */
 const MAX_LINE_CHARS = 1_000;
@@ -84,6 +85,8 @@ export class StderrTail {
   }
 }
 
+/** Clips a line and masks the secrets of any URL in it: the tail is quoted in errors, rows and the CLI. */
 function clip(line: string): string {
-  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
+  const redacted = redactUrls(line);
+  return redacted.length > MAX_LINE_CHARS ? `${redacted.slice(0, MAX_LINE_CHARS)}…` : redacted;
 }

@@ -5,7 +5,7 @@ import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextp
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerConfig } from "../config/index.js";
-import { GovernanceError } from "../core/index.js";
+import { GovernanceError, redactUrl } from "../core/index.js";
 
 /** Options of {@link createSdkTransport}. */
 export interface SdkTransportOptions {
@@ -97,6 +97,6 @@ function parseUrl(config: ServerConfig): URL {
   }
   throw new GovernanceError(
     "INVALID_CONFIG",
-    `MCP server '${config.id}' uses ${config.transport} but has no valid "url" (got ${JSON.stringify(config.url ?? null)}); set mcpServers.${config.id}.url.`,
+    `MCP server '${config.id}' uses ${config.transport} but has no valid "url" (got ${JSON.stringify(config.url === undefined ? null : redactUrl(config.url))}); set mcpServers.${config.id}.url.`,
   );
 }

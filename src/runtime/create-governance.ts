@@ -167,6 +167,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
         ...clock,
       }),
       allowedOrigins: (source) => localOrigins(source, config),
+      serverTimeoutMs: (serverId) => config.servers.find((s) => s.id === serverId)?.toolCallTimeoutMs,
       ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
       ...clock,
     });

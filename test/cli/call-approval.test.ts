@@ -129,6 +129,33 @@ describe("sciencegate call with approvals", () => {
     expect(grants.grants).toHaveLength(1);
   });
 
+  test("in a TTY, Enter alone allows this call once: the prompt says so and no grant is left", async () => {
+    const { dir, args } = setupProject();
+    const tty = async (text: string, input: string) => {
+      let stderr = "";
+      const code = await main([...args, "--args", JSON.stringify({ text })], {
+        stdout: () => {},
+        stderr: (t) => {
+          stderr += t;
+        },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, SCIENCEGATE_HOME: join(dir, ".sciencegate") },
+        cwd: dir,
+        isTty: true,
+        stdin: Readable.from([input]),
+      });
+      return { code, stderr };
+    };
+    const first = await tty("enter", "\n");
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain("Choice [1-4, Enter = 1 Allow once]");
+    const grants = JSON.parse((await runCli(["grants", "list", "--json"], {}, dir)).stdout);
+    expect(grants.grants).toEqual([]);
+    // The next call of the same type is asked again (and end of input denies it).
+    const second = await tty("again", "");
+    expect(second.stderr).toContain("Permission needed");
+    expect(second.code).toBe(1);
+  });
+
   test.each([
     ["session", "--enable-source echo-source"],
     ["config", '"enabled": true for mcpServers.local in'],
@@ -189,7 +216,8 @@ describe("sciencegate call with approvals", () => {
     ["Matching", "matching"],
     ["d", "deny"],
     ["4", "always"],
-    ["", undefined],
+    ["", "once"],
+    ["  ", "once"],
     ["7", undefined],
   ])("terminal answer %j reads as %s", (typed, choice) => {
     expect(parseApproveChoice(typed)).toBe(choice);

@@ -27,7 +27,7 @@ describe("parseCardAnswer", () => {
     ["a", "allow_once"],
     ["M", "allow_matching"],
     [" d ", "deny"],
-    ["", "allow_matching"],
+    ["", "allow_once"],
     ["allow_once", "allow_once"],
     ["deny", "deny"],
     ["x", undefined],
@@ -50,7 +50,7 @@ describe("answerCards", () => {
     expect(lines.filter((line) => line.includes("→ allow_matching"))).toHaveLength(2);
   });
 
-  test("in a terminal each card is asked in turn; a bad answer is asked again; Enter means allow same type", async () => {
+  test("in a terminal each card is asked in turn; a bad answer is asked again; Enter means allow once", async () => {
     const input = new PassThrough();
     const lines: string[] = [];
     const pending = answerCards([card("i1", "first"), card("i2", "second"), card("i3", "third")], {
@@ -66,9 +66,10 @@ describe("answerCards", () => {
     expect(await pending).toEqual({
       i1: { decision: "deny" },
       i2: { decision: "allow_once" },
-      i3: { decision: "allow_matching" },
+      i3: { decision: "allow_once" },
     });
     expect(lines.some((line) => line.includes("answer a, m or d"))).toBe(true);
+    expect(lines.some((line) => line.includes("(Enter = a)"))).toBe(true);
   });
 
   test("end of input in a terminal denies: nothing runs unless someone said so", async () => {

@@ -15,7 +15,7 @@ export interface InvokeRequest {
   toolCallId?: string;
   /** Groups invocations of one agent run (for provenance checks). */
   runId?: string;
-  /** This call's deadline, replacing the tool manifest's `timeoutMs` and the broker default. */
+  /** This call's deadline, replacing the server's `tool_call_timeout`, the tool manifest's `timeoutMs` and the broker default. */
   timeoutMs?: number | undefined;
   /** Aborting cancels the call (`CANCELLED`) and the in-flight MCP request. */
   signal?: AbortSignal;

@@ -41,8 +41,14 @@ export interface BrokerOptions {
    * origin. @default none
    */
   allowedOrigins?: (source: SourceManifest) => readonly string[];
-  /** Deadline of a call when the tool manifest sets none. @default 60000 */
+  /** Deadline of a call when neither the server's configuration nor the tool manifest sets one. @default 60000 */
   defaultTimeoutMs?: number;
+  /**
+   * The configured deadline of a server's calls in ms (`tool_call_timeout` in `extensions_config.json`).
+   * It wins over the tool manifest's `timeoutMs`; a request's own `timeoutMs` wins over both.
+   * @default none for every server
+   */
+  serverTimeoutMs?: (serverId: string) => number | undefined;
   /** @default systemClock */
   clock?: Clock;
   /** Jitter source for retries. @default Math.random */
@@ -73,6 +79,7 @@ export class Broker {
       authorize: () => ({ allowed: true }),
       allowedOrigins: () => [],
       defaultTimeoutMs: 60_000,
+      serverTimeoutMs: () => undefined,
       clock: systemClock,
       random: Math.random,
       newId: randomUUID,

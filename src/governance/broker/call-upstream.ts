@@ -19,8 +19,10 @@ export interface CallUpstreamOptions {
   pool: ToolServerPool;
   /** Limits per `rateLimitGroup`; undefined admits every call at once. */
   limiter: RateLimiter | undefined;
-  /** Deadline of a call when the tool manifest sets none. */
+  /** Deadline of a call when neither the server's configuration nor the tool manifest sets one. */
   defaultTimeoutMs: number;
+  /** The configured deadline of a server's calls (`tool_call_timeout`), if any. */
+  serverTimeoutMs: (serverId: string) => number | undefined;
   clock: Clock;
   /** Jitter source for retries. */
   random: () => number;
@@ -59,7 +61,12 @@ export async function callUpstream(
     ? await options.limiter.acquire(group, optional({ signal: request.signal }))
     : undefined;
   if (lease) tally.queueWaitMs = lease.queueWaitMs;
-  const timeoutMs = request.timeoutMs ?? tool.manifest.timeoutMs ?? options.defaultTimeoutMs;
+  // The operator's per-server setting wins over the manifest author's per-tool default (ARCHITECTURE.md).
+  const timeoutMs =
+    request.timeoutMs ??
+    options.serverTimeoutMs(tool.serverId) ??
+    tool.manifest.timeoutMs ??
+    options.defaultTimeoutMs;
   try {
     const { value, attempts } = await runWithRetry<CallToolResult>(
       async ({ attempt, signal }) => {

@@ -2,7 +2,7 @@
  * The two values a wiki citation is built from: the configured origin and a validated page path. Citation
  * URLs never come from a URL the wiki returned, so a hostile wiki cannot point a citation elsewhere.
  */
-import { GovernanceError } from "../../core/index.js";
+import { GovernanceError, redactUrl } from "../../core/index.js";
 import { ProviderError } from "../sources/provider-error.js";
 
 /** The environment variable holding the wiki origin (shared by citation building and the bridge). */
@@ -23,29 +23,31 @@ export const WIKI_API_PREFIX = "/api/v1";
  */
 export function parseWikiOrigin(raw: string | undefined): string {
   const value = raw?.trim() || DEFAULT_LLM_WIKI_URL;
+  // Messages quote the value redacted: a token in its query or user information must not reach logs.
+  const shown = redactUrl(value);
   const fix = `Set ${LLM_WIKI_URL_ENV} to the wiki origin only, e.g. ${DEFAULT_LLM_WIKI_URL}`;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new GovernanceError("INVALID_CONFIG", `${LLM_WIKI_URL_ENV}='${value}' is not a URL. ${fix}.`);
+    throw new GovernanceError("INVALID_CONFIG", `${LLM_WIKI_URL_ENV}='${shown}' is not a URL. ${fix}.`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      `${LLM_WIKI_URL_ENV}='${value}' must use http or https, not ${url.protocol}. ${fix}.`,
+      `${LLM_WIKI_URL_ENV}='${shown}' must use http or https, not ${url.protocol}. ${fix}.`,
     );
   }
   if (url.username !== "" || url.password !== "") {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      `${LLM_WIKI_URL_ENV} must not carry user information; put a token in ${LLM_WIKI_TOKEN_ENV}. ${fix}.`,
+      `${LLM_WIKI_URL_ENV}='${shown}' must not carry user information; put a token in ${LLM_WIKI_TOKEN_ENV}. ${fix}.`,
     );
   }
   if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || /[?#]/.test(value)) {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      `${LLM_WIKI_URL_ENV}='${value}' has a path, query or fragment ('${url.pathname}${url.search}${url.hash}'); it takes the origin only, without ${WIKI_API_PREFIX}. ${fix}.`,
+      `${LLM_WIKI_URL_ENV}='${shown}' has a path, query or fragment; it takes the origin only, without ${WIKI_API_PREFIX}. ${fix}.`,
     );
   }
   return url.origin;
