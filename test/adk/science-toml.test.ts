@@ -84,3 +84,20 @@ test.each([
 ])("the call deadline of %j is %s ms", (text, ms) => {
   expect(callTimeoutMs(parseScienceToml(text, "/p/science.toml"))).toBe(ms);
 });
+
+describe("parseScienceToml: reserved provider ids", () => {
+  test.each(["toString", "valueOf", "__proto__", "constructor"])(
+    "[tools.%s] is INVALID_CONFIG naming the file, the key and the fix, even beside a good provider",
+    (id) => {
+      const text = `[tools.good]\ncommand = "node good.js"\n\n[tools.${id}]\ncommand = "node server.js"\n`;
+      expect(() => parseScienceToml(text, "/p/science.toml")).toThrow(
+        expect.objectContaining({
+          code: "INVALID_CONFIG",
+          message: expect.stringMatching(
+            new RegExp(`^/p/science.toml \\[tools.${id}\\] is a reserved name .*Rename the server`),
+          ),
+        }),
+      );
+    },
+  );
+});
