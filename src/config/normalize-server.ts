@@ -195,7 +195,8 @@ function resolveTransport(
     .join(", ");
   const named = (field: "type" | "transport", value: string | undefined): TransportKind | undefined => {
     if (value === undefined) return undefined;
-    const kind = TRANSPORT_ALIASES[value.trim().toLowerCase()];
+    const alias = value.trim().toLowerCase();
+    const kind = Object.hasOwn(TRANSPORT_ALIASES, alias) ? TRANSPORT_ALIASES[alias] : undefined;
     if (kind === undefined) {
       issues.push({
         path: [field],

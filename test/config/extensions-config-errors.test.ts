@@ -54,6 +54,12 @@ describe("validateExtensionsConfig: one issue per mistake, with field path and f
       /unknown transport "grpc"/,
     ],
     [
+      "a transport named after an Object.prototype member",
+      { type: "constructor", command: "x" },
+      "mcpServers.s.type",
+      /unknown transport "constructor"/,
+    ],
+    [
       "type and transport disagree",
       { type: "stdio", transport: "sse", command: "x" },
       "mcpServers.s",
