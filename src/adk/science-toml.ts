@@ -172,7 +172,7 @@ export function assertProviderTokens(
 ): void {
   for (const provider of project.providers) {
     if (provider.kind !== "remote" || provider.tokenEnv === undefined) continue;
-    const value = env[provider.tokenEnv];
+    const value = providerToken(provider, env);
     if (value === undefined || value === "") {
       throw new ToolError(
         provider.id,
@@ -180,6 +180,21 @@ export function assertProviderTokens(
       );
     }
   }
+}
+
+/**
+ * The bearer token of a remote provider: the value of its `token_env` variable.
+ * @param provider a provider
+ * @param env the environment
+ * @returns the token, or `undefined` without `token_env` or when the variable is unset (own keys only,
+ *   so `token_env = "constructor"` never reads an `Object.prototype` member)
+ */
+export function providerToken(
+  provider: ScienceProvider,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  if (provider.kind !== "remote" || provider.tokenEnv === undefined) return undefined;
+  return Object.hasOwn(env, provider.tokenEnv) ? env[provider.tokenEnv] : undefined;
 }
 
 function invalid(path: string, reason: string): GovernanceError {

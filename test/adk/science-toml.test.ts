@@ -1,5 +1,10 @@
 import { describe, expect, test } from "vitest";
-import { callTimeoutMs, parseScienceToml } from "../../src/adk/science-toml.js";
+import {
+  assertProviderTokens,
+  callTimeoutMs,
+  parseScienceToml,
+  providerToken,
+} from "../../src/adk/science-toml.js";
 import { splitCommand } from "../../src/adk/split-command.js";
 
 describe("splitCommand", () => {
@@ -100,4 +105,19 @@ describe("parseScienceToml: reserved provider ids", () => {
       );
     },
   );
+});
+
+describe("token_env named after an Object.prototype member", () => {
+  test('token_env = "constructor" is unset in a plain env object, not Object.prototype.constructor', () => {
+    const project = parseScienceToml(
+      '[tools.lab]\nurl = "https://mcp.example.org/api"\ntoken_env = "constructor"\n',
+      "/p/science.toml",
+    );
+    const [provider] = project.providers;
+    expect(provider && providerToken(provider, {})).toBeUndefined();
+    expect(provider && providerToken(provider, { constructor: "t0ken" })).toBe("t0ken");
+    expect(() => assertProviderTokens(project, {})).toThrow(
+      "Tool provider 'lab' needs constructor environment variable, which is not set.",
+    );
+  });
 });
