@@ -23,6 +23,7 @@ import {
   assertProviderTokens,
   callTimeoutMs,
   loadScienceToml,
+  providerToken,
   SCIENCE_TOML_FILE,
   type ScienceProject,
 } from "./science-toml.js";
@@ -138,7 +139,7 @@ function providerTransports(
       return createLocalToolTransport(provider.id, await loadLocalTools(provider.path, { env }));
     }
     if (provider?.kind === "remote") {
-      const token = provider.tokenEnv === undefined ? undefined : env[provider.tokenEnv];
+      const token = providerToken(provider, env);
       const requestInit: RequestInit = {
         headers: { ...config.headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
       };

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parse } from "smol-toml";
 import { z } from "zod";
+import { isReservedId, reservedIdMessage } from "../config/index.js";
 import { GovernanceError } from "../core/index.js";
 import { splitCommand } from "./split-command.js";
 import { ToolError } from "./tool-error.js";
@@ -70,6 +71,11 @@ export function parseScienceToml(text: string, path: string): ScienceProject {
         "Remove the line, and bound your own loop in your graph (e.g. LangGraph's recursionLimit).",
     );
   }
+  // The TOML's own keys, before zod (which drops a `__proto__` key instead of reporting it).
+  const reserved = Object.keys(tableAt(raw, "tools")).filter(isReservedId);
+  if (reserved.length > 0) {
+    throw invalid(path, reserved.map((id) => `[tools.${id}] ${reservedIdMessage(id)}`).join(" "));
+  }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
@@ -124,8 +130,16 @@ export function callTimeoutMs(project: ScienceProject | undefined): number | und
 }
 
 function hasRunSetting(raw: unknown, key: string): boolean {
-  const run = typeof raw === "object" && raw !== null ? (raw as { run?: unknown }).run : undefined;
-  return typeof run === "object" && run !== null && key in run;
+  return Object.hasOwn(tableAt(raw, "run"), key);
+}
+
+/** The table `raw[key]` when it is one, else an empty object (own keys only: TOML tables are plain). */
+function tableAt(raw: unknown, key: string): object {
+  const value =
+    typeof raw === "object" && raw !== null && Object.hasOwn(raw, key)
+      ? (raw as Record<string, unknown>)[key]
+      : undefined;
+  return typeof value === "object" && value !== null ? value : {};
 }
 
 /**
@@ -158,7 +172,7 @@ export function assertProviderTokens(
 ): void {
   for (const provider of project.providers) {
     if (provider.kind !== "remote" || provider.tokenEnv === undefined) continue;
-    const value = env[provider.tokenEnv];
+    const value = providerToken(provider, env);
     if (value === undefined || value === "") {
       throw new ToolError(
         provider.id,
@@ -166,6 +180,21 @@ export function assertProviderTokens(
       );
     }
   }
+}
+
+/**
+ * The bearer token of a remote provider: the value of its `token_env` variable.
+ * @param provider a provider
+ * @param env the environment
+ * @returns the token, or `undefined` without `token_env` or when the variable is unset (own keys only,
+ *   so `token_env = "constructor"` never reads an `Object.prototype` member)
+ */
+export function providerToken(
+  provider: ScienceProvider,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  if (provider.kind !== "remote" || provider.tokenEnv === undefined) return undefined;
+  return Object.hasOwn(env, provider.tokenEnv) ? env[provider.tokenEnv] : undefined;
 }
 
 function invalid(path: string, reason: string): GovernanceError {

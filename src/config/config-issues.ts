@@ -60,6 +60,11 @@ const TYPE_FIXES: Readonly<Record<string, string>> = {
   defaultToolTimeout: "Write the number of milliseconds without quotes, e.g. 30000.",
 };
 
+/** The fix for a field; own keys only, so a field named `constructor` has none. */
+function typeFix(field: string): string | undefined {
+  return Object.hasOwn(TYPE_FIXES, field) ? TYPE_FIXES[field] : undefined;
+}
+
 /**
  * Turns zod issues into config issues with user-facing paths and fixes.
  * @param issues `error.issues` of a failed `safeParse`
@@ -90,13 +95,13 @@ function zodIssueMessage(issue: z.core.$ZodIssue, input: unknown, segments: Path
         issue.expected === "string" && (typeof actual === "number" || typeof actual === "boolean");
       const fix = quotable
         ? "Put the value in double quotes."
-        : (TYPE_FIXES[field] ?? "Correct the value or remove the field.");
+        : (typeFix(field) ?? "Correct the value or remove the field.");
       return `must be ${expectedPhrase(issue.expected)}, not ${describeValue(actual)}. ${fix}`;
     }
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, not ${describeValue(actual)}.`;
     case "too_small":
-      return `must be ${issue.inclusive ? "at least" : "greater than"} ${String(issue.minimum)}, not ${describeValue(actual)}. ${TYPE_FIXES[field] ?? ""}`.trim();
+      return `must be ${issue.inclusive ? "at least" : "greater than"} ${String(issue.minimum)}, not ${describeValue(actual)}. ${typeFix(field) ?? ""}`.trim();
     case "invalid_union":
       return `has an unsupported value (${describeValue(actual)}). ${issue.message}`;
     default:

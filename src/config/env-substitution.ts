@@ -77,7 +77,7 @@ export function substituteEnv(text: string, env: EnvMap): EnvSubstitution {
  * @returns for example `Set it, or write ${NAME:-value} for a default.`
  */
 export function missingVariableFix(name: string): string {
-  const example = KNOWN_DEFAULTS[name] ?? "<value>";
+  const example = (Object.hasOwn(KNOWN_DEFAULTS, name) ? KNOWN_DEFAULTS[name] : undefined) ?? "<value>";
   return `Set it, or write \${${name}:-${example}} for a default.`;
 }
 

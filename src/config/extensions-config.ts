@@ -47,7 +47,9 @@ export function validateExtensionsConfig(
   if (!parsed.success) return { ok: false, issues: fromZodIssues(parsed.error.issues, json, []) };
   const issues: ConfigIssue[] = [];
   const servers: ServerConfig[] = [];
-  for (const [id, raw] of Object.entries(parsed.data.mcpServers ?? {})) {
+  // The input's own keys, not zod's output: zod drops a `__proto__` key, which must be reported instead.
+  const rawServers = (json as { mcpServers?: Record<string, unknown> | null }).mcpServers ?? {};
+  for (const [id, raw] of Object.entries(rawServers)) {
     const result = normalizeServer(id, raw, env);
     issues.push(...result.issues);
     if (result.server !== undefined) servers.push(result.server);

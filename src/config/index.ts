@@ -5,4 +5,5 @@ export {
   parseExtensionsConfig,
   validateExtensionsConfig,
 } from "./extensions-config.js";
+export { isReservedId, reservedIdMessage } from "./server-id.js";
 export type { ExtensionsConfig, RoutingConfig, ServerConfig, TransportKind } from "./types.js";

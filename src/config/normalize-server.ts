@@ -3,6 +3,7 @@ import { redactUrl } from "../core/index.js";
 import { type ConfigIssue, describeValue, formatFieldPath, fromZodIssues } from "./config-issues.js";
 import { type EnvMap, lookup, missingVariableFix, substituteEnv } from "./env-substitution.js";
 import { type RawRouting, rawServerSchema } from "./extensions-schema.js";
+import { isReservedId, reservedIdMessage, SERVER_ID_PATTERN } from "./server-id.js";
 import type { RoutingConfig, ServerConfig, TransportKind } from "./types.js";
 
 /** Accepted transport spellings (`type` or `transport`), and what each one means. */
@@ -17,7 +18,6 @@ export const TRANSPORT_ALIASES: Readonly<Record<string, TransportKind>> = {
 /** Priority of a routing block that does not say. @default 50 */
 export const DEFAULT_ROUTING_PRIORITY = 50;
 
-const SERVER_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const FALSE_LOOKING = /^\s*(false|no|off|0)\s*$/i;
 
@@ -40,7 +40,9 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
   const base: Segment[] = ["mcpServers", id];
   const at = (...rest: Segment[]) => formatFieldPath([...base, ...rest]);
   const issues: ConfigIssue[] = [];
-  if (!SERVER_ID.test(id)) {
+  if (isReservedId(id)) {
+    issues.push({ path: at(), message: reservedIdMessage(id) });
+  } else if (!SERVER_ID_PATTERN.test(id)) {
     const suggestion =
       id
         .replace(/[^A-Za-z0-9_-]+/g, "-")
@@ -123,7 +125,8 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
       ? undefined
       : normalizeRouting(r, (k, i) => sub(k, ...path, "keywords", i) ?? "");
   const serverRouting = routing(data.routing, "routing");
-  const tools: ServerConfig["tools"] = {};
+  // Keyed by MCP tool names the server chooses: no prototype, so `constructor` is just a tool name.
+  const tools: ServerConfig["tools"] = Object.create(null);
   for (const [name, tool] of Object.entries(data.tools ?? {})) {
     const toolRouting = routing(tool.routing, "tools", name, "routing");
     tools[name] = toolRouting === undefined ? {} : { routing: toolRouting };
@@ -193,7 +196,8 @@ function resolveTransport(
     .join(", ");
   const named = (field: "type" | "transport", value: string | undefined): TransportKind | undefined => {
     if (value === undefined) return undefined;
-    const kind = TRANSPORT_ALIASES[value.trim().toLowerCase()];
+    const alias = value.trim().toLowerCase();
+    const kind = Object.hasOwn(TRANSPORT_ALIASES, alias) ? TRANSPORT_ALIASES[alias] : undefined;
     if (kind === undefined) {
       issues.push({
         path: [field],

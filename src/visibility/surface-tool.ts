@@ -141,7 +141,7 @@ export function builtinSurfaceTool(spec: BuiltinToolSpec): SurfaceTool {
  */
 export function effectiveRouting(tool: ToolManifest, serverConfig?: ServerConfig): SurfaceRouting {
   const chosen: RoutingConfig =
-    serverConfig?.tools[tool.mcpToolName]?.routing ?? serverConfig?.routing ?? tool.routing;
+    toolConfig(serverConfig, tool.mcpToolName)?.routing ?? serverConfig?.routing ?? tool.routing;
   const priority = Math.min(100, Math.max(0, Number.isFinite(chosen.priority) ? chosen.priority : 0));
   return { keywords: [...chosen.keywords], mode: chosen.mode, priority };
 }
@@ -234,4 +234,10 @@ function joinLines(parts: readonly string[]): string {
     .map((p) => p.trim())
     .filter((p) => p !== "")
     .join("\n");
+}
+
+/** A tool's own entry in the server config (MCP tool names such as `constructor` are not prototype members). */
+function toolConfig(serverConfig: ServerConfig | undefined, mcpToolName: string) {
+  const tools = serverConfig?.tools;
+  return tools !== undefined && Object.hasOwn(tools, mcpToolName) ? tools[mcpToolName] : undefined;
 }

@@ -72,7 +72,7 @@ export function toSearchDocument(tool: SurfaceTool, id: number): ToolSearchDocum
     description: tool.toolDescription ?? tool.description,
     source: tool.sourceSummary ?? tool.sourceId,
     parameters: parameters.join(" "),
-    kind: [TOOL_KIND_WORDS[tool.kind ?? ""], SOURCE_KIND_WORDS[tool.sourceKind ?? ""]]
+    kind: [ownValue(TOOL_KIND_WORDS, tool.kind), ownValue(SOURCE_KIND_WORDS, tool.sourceKind)]
       .filter(Boolean)
       .join(" "),
   };
@@ -87,4 +87,8 @@ export function matchedFields(match: Record<string, readonly string[]>): string[
   const fields = new Set<string>();
   for (const list of Object.values(match)) for (const field of list) fields.add(field);
   return SEARCH_FIELDS.filter((field) => fields.has(field));
+}
+
+function ownValue(table: Record<string, string>, key: string | undefined): string | undefined {
+  return key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
 }

@@ -1,5 +1,10 @@
 import { describe, expect, test } from "vitest";
-import { callTimeoutMs, parseScienceToml } from "../../src/adk/science-toml.js";
+import {
+  assertProviderTokens,
+  callTimeoutMs,
+  parseScienceToml,
+  providerToken,
+} from "../../src/adk/science-toml.js";
 import { splitCommand } from "../../src/adk/split-command.js";
 
 describe("splitCommand", () => {
@@ -83,4 +88,36 @@ test.each([
   ["[run]\nnode_timeout_s = 0.25", 250],
 ])("the call deadline of %j is %s ms", (text, ms) => {
   expect(callTimeoutMs(parseScienceToml(text, "/p/science.toml"))).toBe(ms);
+});
+
+describe("parseScienceToml: reserved provider ids", () => {
+  test.each(["toString", "valueOf", "__proto__", "constructor"])(
+    "[tools.%s] is INVALID_CONFIG naming the file, the key and the fix, even beside a good provider",
+    (id) => {
+      const text = `[tools.good]\ncommand = "node good.js"\n\n[tools.${id}]\ncommand = "node server.js"\n`;
+      expect(() => parseScienceToml(text, "/p/science.toml")).toThrow(
+        expect.objectContaining({
+          code: "INVALID_CONFIG",
+          message: expect.stringMatching(
+            new RegExp(`^/p/science.toml \\[tools.${id}\\] is a reserved name .*Rename the server`),
+          ),
+        }),
+      );
+    },
+  );
+});
+
+describe("token_env named after an Object.prototype member", () => {
+  test('token_env = "constructor" is unset in a plain env object, not Object.prototype.constructor', () => {
+    const project = parseScienceToml(
+      '[tools.lab]\nurl = "https://mcp.example.org/api"\ntoken_env = "constructor"\n',
+      "/p/science.toml",
+    );
+    const [provider] = project.providers;
+    expect(provider && providerToken(provider, {})).toBeUndefined();
+    expect(provider && providerToken(provider, { constructor: "t0ken" })).toBe("t0ken");
+    expect(() => assertProviderTokens(project, {})).toThrow(
+      "Tool provider 'lab' needs constructor environment variable, which is not set.",
+    );
+  });
 });

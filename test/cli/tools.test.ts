@@ -1,8 +1,12 @@
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import {
   EVERYTHING_SERVER,
+  REPO_ROOT,
   runCli,
+  TSX_LOADER,
   tempDir,
   testServerEntry,
   writeEchoManifests,
@@ -102,4 +106,50 @@ describe("sciencegate tools", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("Usage: sciencegate");
   });
+});
+
+/** Runs the real `sciencegate` process (source through tsx) with a deadline; `code` is null when it was killed. */
+function runCliProcess(argv: string[], cwd: string): Promise<{ code: number | null; stderr: string }> {
+  const main = join(REPO_ROOT, "src/cli/main.ts");
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", TSX_LOADER, main, ...argv],
+      {
+        cwd,
+        timeout: 30_000,
+        killSignal: "SIGKILL",
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, SCIENCEGATE_HOME: join(cwd, ".sciencegate") },
+      },
+      (error, _stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+        resolve({ code, stderr });
+      },
+    );
+  });
+}
+
+describe("sciencegate tools: server ids named after Object.prototype members", () => {
+  test.each([
+    ["toString alone", '"toString": @', ["toString"]],
+    ["valueOf beside a good server", '"good": @, "valueOf": @', ["valueOf"]],
+    ["__proto__ and constructor", '"__proto__": @, "constructor": @', ["__proto__", "constructor"]],
+  ])(
+    "%s: the process exits 2 with INVALID_CONFIG naming each id",
+    async (_name, servers, ids) => {
+      const dir = tempDir();
+      const config = join(dir, "extensions_config.json");
+      const server = JSON.stringify(testServerEntry());
+      // Written by hand: JSON.stringify of an object literal cannot hold an own "__proto__" key.
+      writeFileSync(config, `{"mcpServers": {${servers.replaceAll("@", server)}}}`);
+      const run = await runCliProcess(["tools", "--config", config], dir);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(config);
+      for (const id of ids) {
+        expect(run.stderr).toMatch(new RegExp(`mcpServers.${id} is a reserved name .*Rename the server`));
+      }
+      expect(run.stderr).not.toContain("TypeError");
+    },
+    40_000,
+  );
 });

@@ -54,6 +54,12 @@ describe("validateExtensionsConfig: one issue per mistake, with field path and f
       /unknown transport "grpc"/,
     ],
     [
+      "a transport named after an Object.prototype member",
+      { type: "constructor", command: "x" },
+      "mcpServers.s.type",
+      /unknown transport "constructor"/,
+    ],
+    [
       "type and transport disagree",
       { type: "stdio", transport: "sse", command: "x" },
       "mcpServers.s",
@@ -237,6 +243,41 @@ describe("validateExtensionsConfig: one issue per mistake, with field path and f
   ])("server id %j is rejected", (id, path, message) => {
     const result = validateExtensionsConfig({ mcpServers: { [id]: { command: "node" } } }, { env: {} });
     expect(result).toEqual({ ok: false, issues: [{ path, message: expect.stringMatching(message) }] });
+  });
+
+  test.each(["toString", "valueOf", "__proto__", "constructor", "hasOwnProperty"])(
+    "server id %j (a member of Object.prototype) is rejected, alone and beside a good server",
+    (id) => {
+      const alone = JSON.parse(`{"mcpServers": {${JSON.stringify(id)}: {"command": "node"}}}`);
+      const beside = JSON.parse(
+        `{"mcpServers": {"good": {"command": "node"}, ${JSON.stringify(id)}: {"command": "node"}}}`,
+      );
+      for (const json of [alone, beside]) {
+        const result = validateExtensionsConfig(json, { env: {} });
+        expect(result).toEqual({
+          ok: false,
+          issues: [
+            {
+              path: `mcpServers.${id}`,
+              message: expect.stringMatching(
+                /is a reserved name \(a member of Object.prototype.*Rename the server, e.g. "[A-Za-z]+-server"/,
+              ),
+            },
+          ],
+        });
+      }
+    },
+  );
+
+  test("every reserved server id is listed in one INVALID_CONFIG naming the file", () => {
+    const json = JSON.parse(
+      '{"mcpServers": {"toString": {"command": "node"}, "valueOf": {"command": "node"}, "__proto__": {"command": "node"}, "constructor": {"command": "node"}, "ok-server": {"command": "node"}}}',
+    );
+    const run = () => parseExtensionsConfig(json, { env: {}, path: FILE });
+    expect(run).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
+    expect(run).toThrow(
+      /^extensions_config.json has 4 problems:\n {2}- mcpServers.toString is a reserved name.*\n {2}- mcpServers.valueOf .*\n {2}- mcpServers.__proto__ .*"proto-server".*\n {2}- mcpServers.constructor /,
+    );
   });
 
   test.each([

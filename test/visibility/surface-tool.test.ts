@@ -114,12 +114,18 @@ describe("effectiveRouting", () => {
       tool.routing,
     ],
     [
+      "an MCP tool named like an Object.prototype member reads no prototype entry",
+      server({ routing: serverRouting }),
+      serverRouting,
+      "constructor",
+    ],
+    [
       "priorities are clamped to 0-100",
       server({ routing: { keywords: [], mode: "prefer", priority: 250 } }),
       { keywords: [], mode: "prefer", priority: 100 },
     ],
-  ])("%s", (_label, config, expected) => {
-    expect(effectiveRouting(tool, config)).toEqual(expected);
+  ])("%s", (_label, config, expected, mcpToolName?: string) => {
+    expect(effectiveRouting(mcpToolName ? { ...tool, mcpToolName } : tool, config)).toEqual(expected);
   });
 });
 

@@ -93,7 +93,10 @@ export async function loadTypeScriptTools(file: string): Promise<LocalTool[]> {
         inputSchema: fn.inputSchema,
         file,
         run: async (args: Record<string, unknown>) =>
-          await (impl as (...a: unknown[]) => unknown)(...fn.parameters.map((p) => args[p])),
+          await (impl as (...a: unknown[]) => unknown)(
+            // Own keys only: an absent argument named `toString` is undefined, not a prototype member.
+            ...fn.parameters.map((p) => (Object.hasOwn(args, p) ? args[p] : undefined)),
+          ),
       },
     ];
   });

@@ -19,7 +19,7 @@ export interface BuildCatalogSnapshotOptions {
   /** Whether a source id (manifest or derived) may be used; other sources are `disabled`. */
   isEnabled: (sourceId: string) => boolean;
   /** Server id -> description from the configuration, used in derived manifests. */
-  serverDescriptions: Record<string, string>;
+  serverDescriptions: ReadonlyMap<string, string>;
   /** How long one server's `tools/list` may take before it counts as unavailable. */
   listToolsTimeoutMs: number;
   clock: Clock;
@@ -64,7 +64,7 @@ export async function buildCatalogSnapshot(options: BuildCatalogSnapshotOptions)
     const listing = listings.get(serverId);
     const live = listing?.ok ? listing.tools : [];
     candidates.push({
-      manifest: deriveManifest(serverId, live, options.serverDescriptions[serverId]),
+      manifest: deriveManifest(serverId, live, options.serverDescriptions.get(serverId)),
       derived: true,
     });
   }

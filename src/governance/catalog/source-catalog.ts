@@ -37,7 +37,7 @@ export class SourceCatalog {
   readonly #registry: SourceRegistry;
   readonly #pool: ToolServerPool;
   readonly #enabled: ReadonlySet<string> | undefined;
-  readonly #descriptions: Record<string, string>;
+  readonly #descriptions: ReadonlyMap<string, string>;
   readonly #timeoutMs: number;
   readonly #clock: Clock;
   readonly #listeners = new Set<(snapshot: CatalogSnapshot) => void>();
@@ -51,7 +51,8 @@ export class SourceCatalog {
     this.#registry = options.registry;
     this.#pool = options.pool;
     this.#enabled = options.enabledSourceIds === undefined ? undefined : new Set(options.enabledSourceIds);
-    this.#descriptions = options.serverDescriptions ?? {};
+    // A Map, so a server id such as `toString` never reads an `Object.prototype` member.
+    this.#descriptions = new Map(Object.entries(options.serverDescriptions ?? {}));
     this.#timeoutMs = options.listToolsTimeoutMs ?? 30_000;
     this.#clock = options.clock ?? systemClock;
   }

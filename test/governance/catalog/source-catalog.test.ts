@@ -423,3 +423,44 @@ describe("SourceCatalog", () => {
     expect(unknownTool.message).toMatch(/no tool 'fetch' \(tools: search\)/);
   });
 });
+
+describe("SourceCatalog: ids named after Object.prototype members", () => {
+  test("derived servers 'toString' and 'valueOf' without descriptions get the default description", async () => {
+    const pool = createInMemoryPool({
+      toString: rawServer({ tools: [live("search")] }),
+      valueOf: rawServer({ tools: [live("search")] }),
+      lab: rawServer({ tools: [live("search")] }),
+    });
+    pools.push(pool);
+    const catalog = new SourceCatalog({
+      registry: new SourceRegistry(),
+      pool,
+      serverDescriptions: { lab: "Our lab" },
+    });
+    catalogs.push(catalog);
+    const snapshot = await catalog.refresh();
+    expect(snapshot.sources.map((s) => [s.id, s.status, s.manifest.description])).toEqual([
+      ["tostring", "ready", "MCP server 'toString' (no manifest; derived from its tools)."],
+      ["valueof", "ready", "MCP server 'valueOf' (no manifest; derived from its tools)."],
+      ["lab", "ready", "Our lab"],
+    ]);
+  });
+
+  test("tool ids 'constructor' and 'tostring' resolve to the tools; an absent 'valueof' is TOOL_UNAVAILABLE", async () => {
+    const tools = [live("constructor"), live("toString")];
+    const source = makeSource({
+      id: "lib",
+      tools: [
+        makeTool({ id: "constructor", mcpToolName: "constructor" }),
+        makeTool({ id: "tostring", mcpToolName: "toString" }),
+      ],
+    });
+    const { catalog } = setup({ lib: rawServer({ tools }) }, [source]);
+    await catalog.refresh();
+    expect(catalog.requireTool("lib", "constructor").manifest.mcpToolName).toBe("constructor");
+    expect(catalog.requireTool("lib", "tostring").manifest.mcpToolName).toBe("toString");
+    expect(catalog.getTool("lib", "valueof")).toBeUndefined();
+    expect(thrown(() => catalog.requireTool("lib", "valueof")).code).toBe("TOOL_UNAVAILABLE");
+    expect(thrown(() => catalog.requireTool("constructor", "tostring")).code).toBe("TOOL_UNAVAILABLE");
+  });
+});

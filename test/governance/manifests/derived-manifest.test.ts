@@ -66,3 +66,12 @@ describe("deriveManifest", () => {
     expect(manifest.tools.map((t) => t.description)).toEqual(["Annotated A", "b"]);
   });
 });
+
+describe("deriveManifest without a description", () => {
+  test.each(["lab", "toString", "constructor"])("server %j gets the default description", (serverId) => {
+    const manifest = deriveManifest(serverId, [tool("run")]);
+    expect(manifest.description).toBe(`MCP server '${serverId}' (no manifest; derived from its tools).`);
+    expect(manifest.prompt.summary).toBe(manifest.description);
+    expect(manifest.tools.map((t) => t.mcpToolName)).toEqual(["run"]);
+  });
+});

@@ -476,3 +476,21 @@ describe("RateLimiter at scale", () => {
     expect(limiter.stats("g")).toEqual({ active: 1, queued: 0 });
   });
 });
+
+describe("RateLimiter: group names named after Object.prototype members", () => {
+  test("a configured 'constructor' group is limited; an unconfigured 'toString' group is unlimited", async () => {
+    const clock = new ManualClock(0);
+    const groups = JSON.parse('{"constructor": {"maxConcurrentRequests": 1, "maxQueueDepth": 0}}') as Record<
+      string,
+      RateLimitGroupConfig
+    >;
+    const limiter = new RateLimiter({ groups, clock });
+    expect(limiter.stats("toString")).toEqual({ active: 0, queued: 0 });
+    const first = await limiter.acquire("constructor");
+    await expect(limiter.acquire("constructor")).rejects.toMatchObject({ code: "RATE_LIMIT_QUEUE_FULL" });
+    const open = await Promise.all([1, 2, 3].map(() => limiter.acquire("toString")));
+    expect(limiter.stats("toString")).toMatchObject({ active: 3, queued: 0 });
+    expect(limiter.stats("constructor")).toMatchObject({ active: 1, queued: 0 });
+    for (const lease of [first, ...open]) lease.release();
+  });
+});
