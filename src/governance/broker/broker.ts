@@ -68,8 +68,8 @@ type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
 export class Broker {
   readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimiter | undefined };
   readonly #validator = new InputValidator();
-  /** Running calls by `threadId:toolCallId`: a concurrent twin shares the call. */
-  readonly #byCall = new Map<string, Promise<InvokeOutcome>>();
+  /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
+  readonly #byCall = new Map<string, { call: string | undefined; promise: Promise<InvokeOutcome> }>();
   readonly #running: InflightCalls;
 
   constructor(options: BrokerOptions) {
@@ -105,10 +105,14 @@ export class Broker {
   invoke(request: InvokeRequest): Promise<InvokeOutcome> {
     if (request.threadId === undefined || request.toolCallId === undefined) return this.#admit(request);
     const key = `${request.threadId}:${request.toolCallId}`;
+    const call = callDigest(request);
     const running = this.#byCall.get(key);
-    if (running) return running;
+    if (running) {
+      if (running.call === call) return running.promise;
+      return this.#running.run(() => this.#refuseReusedCall(request), request.signal);
+    }
     const promise = this.#admit(request).finally(() => this.#byCall.delete(key));
-    this.#byCall.set(key, promise);
+    this.#byCall.set(key, { call, promise });
     return promise;
   }
 
@@ -132,6 +136,7 @@ export class Broker {
     const { ledger, store, clock } = this.#o;
     if (request.threadId !== undefined && request.toolCallId !== undefined) {
       const prior = await ledger.findByCall(request.threadId, request.toolCallId);
+      if (prior && recordedDigest(prior) !== callDigest(request)) return this.#refuseReusedCall(request);
       if (prior) return this.#replay(prior);
     }
     const startedMs = clock.now();
@@ -294,6 +299,44 @@ export class Broker {
     return this.#outcome(prior, result, true);
   }
 
+  /**
+   * Refuses a call whose `threadId:toolCallId` already names another call (another session, source,
+   * tool or arguments), so that one session cannot read or join another's call by its key. The
+   * refusal is audited on a row of its own without the tool call id (the key belongs to the first
+   * call); the message names the clashing key. The first call's invocation id is not disclosed.
+   */
+  async #refuseReusedCall(request: InvokeRequest): Promise<never> {
+    const startedMs = this.#o.clock.now();
+    const row: Row = {
+      invocationId: this.#o.newId(),
+      sessionId: request.session,
+      sourceId: request.sourceId,
+      toolId: request.toolId,
+      startedAt: new Date(startedMs).toISOString(),
+      attempts: 0,
+      cacheHit: false,
+      queueWaitMs: 0,
+      ...optional({ threadId: request.threadId, runId: request.runId }),
+    };
+    const error = new GovernanceError(
+      "PERMISSION_DENIED",
+      neutralizePromptTags(
+        `Tool call id '${request.toolCallId}' of thread '${request.threadId}' was already used for a different call (another session, source, tool or arguments); a replay must repeat the same call. Use a new tool call id.`,
+      ),
+      {
+        data: neutralizeDeep({
+          reason: "tool_call_id_reused",
+          threadId: request.threadId,
+          toolCallId: request.toolCallId,
+          invocationId: row.invocationId,
+        }),
+      },
+    );
+    row.error = { code: error.code, message: error.message, retryable: false, attempts: 0 };
+    await this.#append(row, "error", startedMs);
+    throw error;
+  }
+
   async #append(row: Row, status: "ok" | "error", startedMs: number): Promise<void> {
     const finishedMs = this.#o.clock.now();
     await this.#o.ledger.append({
@@ -323,6 +366,26 @@ function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempt
     cause: base.cause ?? caught,
     ...optional({ retryAfterMs: base.retryAfterMs }),
   });
+}
+
+/**
+ * What a `threadId:toolCallId` key is bound to: the session and the request's CAS ref (source, tool and
+ * arguments as given, the object the broker stores as `requestRef`). `undefined` parts stand for
+ * arguments that cannot be stored as JSON, as on their recorded row.
+ */
+function callDigest(request: InvokeRequest): string {
+  let requestRef: string | undefined;
+  try {
+    requestRef = `sha256:${hashCanonical({ sourceId: request.sourceId, toolId: request.toolId, input: request.input ?? null })}`;
+  } catch {
+    requestRef = undefined;
+  }
+  return JSON.stringify([request.session, request.sourceId, request.toolId, requestRef ?? null]);
+}
+
+/** `callDigest` of a recorded call, from its row. */
+function recordedDigest(row: InvocationRecord): string {
+  return JSON.stringify([row.sessionId, row.sourceId, row.toolId, row.requestRef ?? null]);
 }
 
 function errorMessage(error: unknown): string {

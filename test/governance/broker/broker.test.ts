@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { isGovernanceError } from "../../../src/core/errors.js";
+import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import type { InvokeRequest } from "../../../src/governance/broker/broker-types.js";
 import { RateLimiter } from "../../../src/governance/rate-limit/rate-limiter.js";
 import { ManualClock } from "../../../src/testing/manual-clock.js";
@@ -324,5 +328,79 @@ describe("Broker.invoke", () => {
     expect(new Set(results.map((r) => r.invocationId)).size).toBe(200);
     expect(await h.ledger.query({ limit: 1000 })).toHaveLength(200);
     expect(h.state.calls.search).toBe(200);
+  });
+
+  describe("a threadId:toolCallId is bound to its session, source, tool and arguments", () => {
+    const key = { threadId: "t1", toolCallId: "call-a" };
+
+    test("another session naming A's key with another tool is refused and audited, without A's result", async () => {
+      const h = await setup();
+      const a = await h.broker.invoke(call("write", { query: "secret" }, { ...key, session: "A" }));
+      let caught: unknown;
+      await h.broker.invoke(call("search", { query: "x" }, { ...key, session: "B" })).catch((e) => {
+        caught = e;
+      });
+      expect(isGovernanceError(caught) && caught.code).toBe("PERMISSION_DENIED");
+      expect(String((caught as Error).message)).toContain("already used for a different call");
+      expect(JSON.stringify(caught)).not.toContain(a.invocationId);
+      const rowsOfB = await h.ledger.query({ sessionId: "B" });
+      expect(rowsOfB).toHaveLength(1);
+      expect(rowsOfB[0]).toMatchObject({ status: "error", threadId: "t1", toolId: "search" });
+      expect(rowsOfB[0]?.toolCallId).toBeUndefined();
+      expect(rowsOfB[0]?.error?.message).toContain("call-a");
+      expect(h.state.calls.search).toBeUndefined();
+      expect((await h.ledger.findByCall("t1", "call-a"))?.invocationId).toBe(a.invocationId);
+    });
+
+    test("the same tool and arguments from another session are refused, A's replay is served", async () => {
+      const h = await setup();
+      const a = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
+      expect(await codeOf(h.broker.invoke(call("write", { query: "x" }, { ...key, session: "B" })))).toBe(
+        "PERMISSION_DENIED",
+      );
+      const again = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
+      expect(again).toMatchObject({ replayed: true, invocationId: a.invocationId, result: a.result });
+      expect(await codeOf(h.broker.invoke(call("write", { query: "y" }, { ...key, session: "A" })))).toBe(
+        "PERMISSION_DENIED",
+      );
+      expect(h.state.calls.write).toBe(1);
+      expect(await h.ledger.query({ sessionId: "B" })).toHaveLength(1);
+    });
+
+    test("another session cannot join A's running call by its key", async () => {
+      const h = await setup();
+      const controller = new AbortController();
+      const running = h.broker.invoke(
+        call("hang", { query: "x" }, { ...key, session: "A", signal: controller.signal }),
+      );
+      while (h.state.hanging === 0) await new Promise((resolve) => setImmediate(resolve));
+      expect(await codeOf(h.broker.invoke(call("hang", { query: "x" }, { ...key, session: "B" })))).toBe(
+        "PERMISSION_DENIED",
+      );
+      controller.abort();
+      expect(await codeOf(running)).toBe("CANCELLED");
+      expect(h.state.calls.hang).toBe(1);
+    });
+
+    test("on the SQLite ledger the refusal row does not clash with the key's row", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "sg-replay-"));
+      const ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"));
+      try {
+        const h = await setup({ ledger });
+        const a = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
+        for (const session of ["B", "B"]) {
+          expect(await codeOf(h.broker.invoke(call("search", { query: "x" }, { ...key, session })))).toBe(
+            "PERMISSION_DENIED",
+          );
+        }
+        expect(await ledger.query({ sessionId: "B", status: "error" })).toHaveLength(2);
+        const again = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
+        expect(again.invocationId).toBe(a.invocationId);
+        expect(again.replayed).toBe(true);
+      } finally {
+        await ledger.close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
   });
 });
