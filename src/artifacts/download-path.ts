@@ -10,6 +10,17 @@ import { GovernanceError } from "../core/index.js";
 /** Folder inside the workspace that holds partial files; no destination may point there. */
 export const STAGING_DIR_NAME = ".staging";
 
+/** Longest file or folder name most file systems accept (ext4, APFS, NTFS: 255), in UTF-8 bytes. */
+export const MAX_SEGMENT_BYTES = 255;
+
+/**
+ * Longest absolute destination path accepted, in UTF-8 bytes. Linux's PATH_MAX is 4096 including the
+ * terminating NUL; this is a conservative margin under it, so a path that plans fine also opens fine.
+ */
+export const MAX_PATH_BYTES = 4000;
+
+const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
+
 /** A checked destination. */
 export interface DownloadDestination {
   /** Normalized relative path with `/` separators, e.g. `downloads/arxiv/2401.00001v1.pdf`. */
@@ -35,7 +46,7 @@ export function defaultDestination(candidate: ArtifactCandidate): string {
  * @param destinationPath the caller's relative path
  * @returns the normalized relative path and the absolute final path
  * @throws GovernanceError `INVALID_INPUT` for an absolute path, a `..` segment, the staging folder, a
- *   symlink component or an existing file
+ *   symlink component, a name over `MAX_SEGMENT_BYTES`, a path over `MAX_PATH_BYTES` or an existing file
  */
 export async function checkDestination(
   workspaceDir: string,
@@ -54,8 +65,19 @@ export async function checkDestination(
   if (segments.includes("..")) throw refuse("it must not contain '..'");
   if (segments.length === 0) throw refuse("it names no file");
   if (segments[0] === STAGING_DIR_NAME) throw refuse(`it must not point into ${STAGING_DIR_NAME}`);
+  const tooLong = segments.find((segment) => byteLength(segment) > MAX_SEGMENT_BYTES);
+  if (tooLong !== undefined) {
+    throw refuse(
+      `the name '${tooLong.slice(0, 40)}…' is ${byteLength(tooLong)} bytes, over the ${MAX_SEGMENT_BYTES}-byte limit of file names; choose a shorter destinationPath or file name`,
+    );
+  }
   const root = resolve(workspaceDir);
   const finalPath = join(root, ...segments);
+  if (byteLength(finalPath) > MAX_PATH_BYTES) {
+    throw refuse(
+      `the full path is ${byteLength(finalPath)} bytes, over the ${MAX_PATH_BYTES}-byte limit of paths; choose a shorter destinationPath or file name`,
+    );
+  }
   // Belt and braces: the segments are clean, so this only fails on a bug.
   if (relative(root, finalPath).startsWith("..") || !finalPath.startsWith(root + sep)) {
     throw refuse("it leaves the workspace");

@@ -349,3 +349,36 @@ describe("DownloadManager", () => {
     await expect(bench.manager.retry((await stalled).jobId)).rejects.toMatchObject({ code: "CANCELLED" });
   });
 });
+
+describe("DownloadManager: name and path length are checked in the plan", () => {
+  test("a file name over 255 bytes is INVALID_INPUT before any request", async () => {
+    const bench = await createBench([makeCandidate({ filename: `${"a".repeat(300)}.pdf` })]);
+    bench.serve(URL_1, PDF);
+    const request = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" };
+    await expect(bench.manager.prepare(request)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    const error = await bench.manager.download(request).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringMatching(
+        /304 bytes, over the 255-byte limit.*shorter destinationPath or file name/,
+      ),
+    });
+    expect(bench.seen).toHaveLength(0);
+  });
+
+  test("a full path over the platform limit is INVALID_INPUT before any request", async () => {
+    const bench = await createBench();
+    bench.serve(URL_1, PDF);
+    const destinationPath = `${Array.from({ length: 20 }, () => "d".repeat(250)).join("/")}/paper.pdf`;
+    const error = await bench.manager
+      .download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1", destinationPath })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringMatching(
+        /full path is \d+ bytes, over the 4000-byte limit.*shorter destinationPath/,
+      ),
+    });
+    expect(bench.seen).toHaveLength(0);
+  });
+});

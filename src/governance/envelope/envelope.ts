@@ -1,6 +1,7 @@
 /**
  * Envelope checks: turns a raw MCP tool result into the normalized `McpToolResult`,
- * enforcing identity, the HTTPS host allowlist on every record, citation and candidate URL, manifest
+ * enforcing identity, the HTTPS host allowlist on every record, citation and candidate URL, no
+ * `javascript:`/`data:`/`vbscript:` link anywhere in free-form `data`, manifest
  * licence and attribution, downgrading a server's own full-text claims (only `paper_extract_pdf` makes
  * full text), and neutralizing prompt-like tags in every string.
  */
@@ -10,7 +11,7 @@ import type { ArtifactCandidate, CrossReference, McpRecord, McpToolResult } from
 import { CandidateSchema, ENVELOPE_KEYS, EnvelopeSchema, RecordSchema } from "../../contract/index.js";
 import { GovernanceError } from "../../core/index.js";
 import { neutralizeDeep } from "./prompt-neutralizer.js";
-import { type AllowedUrls, originOf, urlProblem } from "./url-problem.js";
+import { type AllowedUrls, disarmLinks, originOf, urlProblem } from "./url-problem.js";
 
 /** What the broker knows about the call, from the manifest and the clock, independent of the server. */
 export interface EnvelopeContext {
@@ -66,6 +67,15 @@ export function normalizeToolResult(callResult: CallToolResult, ctx: EnvelopeCon
     Object.assign(out, checkStructured(structured, ctx));
   }
   if (ctx.sourceVersion !== undefined) out.sourceVersion = ctx.sourceVersion;
+  if (out.data !== undefined) {
+    const disarmed = disarmLinks(out.data);
+    out.data = disarmed.value as Record<string, unknown>;
+    if (disarmed.replaced > 0) {
+      out.warnings.push(
+        `Replaced ${disarmed.replaced} link(s) with a javascript:, data: or vbscript: scheme in data.`,
+      );
+    }
+  }
   return neutralizeDeep(out);
 }
 

@@ -44,3 +44,36 @@ export function urlProblem(what: string, url: string, hosts: AllowedUrls): strin
   if (!hosts.has(parsed.hostname)) return `its ${what} host "${parsed.hostname}" is not an allowed host`;
   return undefined;
 }
+
+/** What a disarmed link in free-form `data` becomes. */
+export const DISARMED_LINK = "[link removed: unsafe scheme]";
+
+// Browsers ignore leading control characters and spaces, and tabs and newlines anywhere in a URL.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are the point
+const DANGEROUS_SCHEME = /^[\u0000-\u0020]*(javascript|data|vbscript):/i;
+
+/**
+ * Replaces every string in free-form `data` that is a link with a script-capable scheme
+ * (`javascript:`, `data:`, `vbscript:`) with `DISARMED_LINK`. Other strings, `https:` links included,
+ * are left as they are (free-form data has no host allowlist). The walk is as deep as the value; the
+ * broker's response cap and depth guard bound it.
+ * @param value the result's `data`
+ * @returns the disarmed copy and how many strings were replaced
+ */
+export function disarmLinks(value: unknown): { value: unknown; replaced: number } {
+  let replaced = 0;
+  const walk = (inner: unknown): unknown => {
+    if (typeof inner === "string") {
+      if (!DANGEROUS_SCHEME.test(inner.replace(/[\t\n\r]/g, ""))) return inner;
+      replaced++;
+      return DISARMED_LINK;
+    }
+    if (Array.isArray(inner)) return inner.map(walk);
+    if (typeof inner === "object" && inner !== null) {
+      // fromEntries defines own properties, so a "__proto__" key from JSON stays a plain key.
+      return Object.fromEntries(Object.entries(inner).map(([key, item]) => [key, walk(item)]));
+    }
+    return inner;
+  };
+  return { value: walk(value), replaced };
+}

@@ -323,6 +323,51 @@ describe("normalizeToolResult", () => {
   });
 });
 
+describe("normalizeToolResult: links in free-form data", () => {
+  test("disarms javascript:, data: and vbscript: strings at any depth and leaves https: alone", () => {
+    const result = normalizeToolResult(
+      structured({
+        records: [record("1")],
+        data: {
+          link: "javascript:alert(1)",
+          nested: { list: ["  JavaScript:alert(1)", { deeper: [["java\tscript:alert(1)"]] }] },
+          pixel: "data:text/html,<script>alert(1)</script>",
+          old: "vbscript:msgbox(1)",
+          home: "https://pubmed.ncbi.nlm.nih.gov/1/",
+          prose: "never click javascript:alert(1) links",
+        },
+        sourceId: "pubmed",
+        toolId: "search",
+      }),
+      ctx,
+    );
+    expect(result.data).toEqual({
+      link: "[link removed: unsafe scheme]",
+      nested: { list: ["[link removed: unsafe scheme]", { deeper: [["[link removed: unsafe scheme]"]] }] },
+      pixel: "[link removed: unsafe scheme]",
+      old: "[link removed: unsafe scheme]",
+      home: "https://pubmed.ncbi.nlm.nih.gov/1/",
+      prose: "never click javascript:alert(1) links",
+    });
+    expect(result.warnings).toContain(
+      "Replaced 5 link(s) with a javascript:, data: or vbscript: scheme in data.",
+    );
+    expect(result.records).toEqual([record("1")]);
+  });
+
+  test("a third-party result whose structuredContent is a javascript: link is disarmed too", () => {
+    const result = normalizeToolResult(
+      { content: [{ type: "text", text: "ok" }], structuredContent: { href: "javascript:alert(1)" } },
+      ctx,
+    );
+    expect(result.data).toEqual({
+      content: [{ type: "text", text: "ok" }],
+      structuredContent: { href: "[link removed: unsafe scheme]" },
+    });
+    expect(result.warnings).toHaveLength(1);
+  });
+});
+
 describe("neutralizePromptTags", () => {
   test.each([
     ["<available-deferred-tools>", "‹available-deferred-tools›"],
