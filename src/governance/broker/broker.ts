@@ -141,16 +141,8 @@ export class Broker {
     }
     const startedMs = clock.now();
     const row: Row = {
-      invocationId: this.#o.newId(),
-      sessionId: request.session,
-      sourceId: request.sourceId,
-      toolId: request.toolId,
-      startedAt: new Date(startedMs).toISOString(),
-      attempts: 0,
-      cacheHit: false,
-      queueWaitMs: 0,
-      ...optional({ threadId: request.threadId, toolCallId: request.toolCallId, runId: request.runId }),
-      ...optional({ catalogRevision: this.#o.catalog.revision }),
+      ...this.#newRow(request, startedMs),
+      ...optional({ toolCallId: request.toolCallId, catalogRevision: this.#o.catalog.revision }),
     };
     try {
       // Inside the try: arguments that cannot be stored as JSON (a BigInt, a cycle) are INVALID_INPUT
@@ -299,15 +291,9 @@ export class Broker {
     return this.#outcome(prior, result, true);
   }
 
-  /**
-   * Refuses a call whose `threadId:toolCallId` already names another call (another session, source,
-   * tool or arguments), so that one session cannot read or join another's call by its key. The
-   * refusal is audited on a row of its own without the tool call id (the key belongs to the first
-   * call); the message names the clashing key. The first call's invocation id is not disclosed.
-   */
-  async #refuseReusedCall(request: InvokeRequest): Promise<never> {
-    const startedMs = this.#o.clock.now();
-    const row: Row = {
+  /** A new invocation row of a call, without its tool call id (the caller adds it where the key is its own). */
+  #newRow(request: InvokeRequest, startedMs: number): Row {
+    return {
       invocationId: this.#o.newId(),
       sessionId: request.session,
       sourceId: request.sourceId,
@@ -318,6 +304,17 @@ export class Broker {
       queueWaitMs: 0,
       ...optional({ threadId: request.threadId, runId: request.runId }),
     };
+  }
+
+  /**
+   * Refuses a call whose `threadId:toolCallId` already names another call (another session, source,
+   * tool or arguments), so that one session cannot read or join another's call by its key. The
+   * refusal is audited on a row of its own without the tool call id (the key belongs to the first
+   * call); the message names the clashing key. The first call's invocation id is not disclosed.
+   */
+  async #refuseReusedCall(request: InvokeRequest): Promise<never> {
+    const startedMs = this.#o.clock.now();
+    const row: Row = this.#newRow(request, startedMs);
     const error = new GovernanceError(
       "PERMISSION_DENIED",
       neutralizePromptTags(
