@@ -7,7 +7,9 @@
 import { randomUUID } from "node:crypto";
 import { type Clock, GovernanceError, InflightCalls, systemClock } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import { SessionSettings } from "../governance/permissions/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
+import { SESSION_BINDING_REASONS } from "./download-candidate.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import {
   type DownloadJob,
@@ -18,12 +20,13 @@ import {
 } from "./download-job-store.js";
 import {
   type ArtifactLedgerDeps,
+  appendArtifactRow,
   appendDownloadRow,
   appendOrphanCancelRow,
   callJobId,
   recordedDownload,
 } from "./download-ledger.js";
-import { type PlanDeps, planDownload, replanJob } from "./download-plan.js";
+import { type PlanDeps, type PlannedDownload, planDownload, replanJob } from "./download-plan.js";
 import { cancelledError, jobResult, queuedJob, runDownloadJob } from "./download-run.js";
 import {
   DEFAULT_DOWNLOAD_MAX_BYTES,
@@ -50,6 +53,7 @@ export class DownloadManager {
   readonly #clock: Clock;
   readonly #newId: () => string;
   readonly #rows: ArtifactLedgerDeps;
+  readonly #sessions: SessionSettings;
   readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadResult> }>();
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
@@ -64,6 +68,7 @@ export class DownloadManager {
     this.#fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.#clock = options.clock ?? systemClock;
     this.#newId = options.newId ?? randomUUID;
+    this.#sessions = options.sessions ?? new SessionSettings();
     this.#rows = { ledger: options.ledger, store: options.store, newId: this.#newId };
     this.#admitted = new InflightCalls(this.#clock, "download manager");
   }
@@ -84,14 +89,15 @@ export class DownloadManager {
   }
 
   /**
-   * Checks a request and plans it, without any side effect (no job, no permission asked, no row):
-   * what the approval card is built from.
+   * Checks a request and plans it, without any side effect (no job, no permission asked, no row, except
+   * the audit row of a request refused for naming another session's invocation or a source switched
+   * off for the session): what the approval card is built from.
    * @param request invocation, candidate, destination and session
    * @returns the plan (a fresh `planId` each time; every other field is stable)
    * @throws GovernanceError as `download` does before any job exists
    */
   async prepare(request: DownloadRequest): Promise<DownloadPlan> {
-    return (await planDownload(this.#planDeps(), request)).plan;
+    return (await this.#plan(request)).plan;
   }
 
   /**
@@ -112,8 +118,10 @@ export class DownloadManager {
    * @param request invocation, candidate, destination, session, call ids and progress hook
    * @returns the terminal job result (failures are results, not throws)
    * @throws GovernanceError before any job exists: `NOT_FOUND` (unknown invocation or candidate),
-   *   `PERMISSION_DENIED` (source mismatch, URL off the allowlist, or denied: then recorded as an error
-   *   row), `LICENSE_BLOCKED`, `INVALID_INPUT` (bad destination or failed invocation), `SOURCE_DISABLED`;
+   *   `PERMISSION_DENIED` (source mismatch, URL off the allowlist, an invocation of another session, or
+   *   denied: the last two recorded as an error row), `LICENSE_BLOCKED`, `INVALID_INPUT` (bad
+   *   destination or failed invocation), `SOURCE_DISABLED` (recorded when the source is switched off
+   *   for the session);
    *   `CANCELLED` (no job, no row) once `close()` has begun
    */
   download(request: DownloadRequest): Promise<DownloadResult> {
@@ -207,7 +215,7 @@ export class DownloadManager {
   }
 
   async #fresh(request: DownloadRequest, closing: AbortSignal): Promise<DownloadResult> {
-    const { plan, verified, finalPath } = await planDownload(this.#planDeps(), request);
+    const { plan, verified, finalPath } = await this.#plan(request);
     const authorizationId = await this.#authorize(plan);
     const job = queuedJob(plan, {
       jobId:
@@ -220,6 +228,41 @@ export class DownloadManager {
     });
     await this.#jobs.create(job);
     return this.#start(job, plan, verified.hosts, request.onProgress, authorizationId, closing);
+  }
+
+  /**
+   * Plans a request; a refusal that binds the candidate to its session (another session's invocation,
+   * a source switched off for this session) is recorded as an error row before it is thrown. The row
+   * keeps the thread but not the tool call id, so a refused call never takes a call's replay key.
+   */
+  async #plan(request: DownloadRequest): Promise<PlannedDownload> {
+    const startedAt = this.#clock.now();
+    try {
+      return await planDownload(this.#planDeps(), request);
+    } catch (error) {
+      if (error instanceof GovernanceError && SESSION_BINDING_REASONS.has(error.data?.reason)) {
+        const invocation = await this.#opts.ledger.get(request.mcpInvocationId);
+        await appendArtifactRow(this.#rows, {
+          sessionId: request.sessionId,
+          threadId: request.threadId,
+          sourceId: invocation?.sourceId ?? "unknown",
+          toolId: DOWNLOAD_LEDGER_TOOL_ID,
+          startedAt,
+          finishedAt: this.#clock.now(),
+          attempts: 0,
+          request: {
+            mcpInvocationId: request.mcpInvocationId,
+            candidateId: request.candidateId,
+            destinationPath: request.destinationPath,
+            sessionId: request.sessionId,
+            threadId: request.threadId,
+            toolCallId: request.toolCallId,
+          },
+          error: { code: error.code, message: error.message, retryable: false },
+        });
+      }
+      throw error;
+    }
   }
 
   /** Asks the hook; a denial is recorded as an error row before it is thrown. */
@@ -274,7 +317,7 @@ export class DownloadManager {
   }
 
   #planDeps(): PlanDeps {
-    return { ...this.#opts, newId: this.#newId, reserved: this.#reserved };
+    return { ...this.#opts, sessions: this.#sessions, newId: this.#newId, reserved: this.#reserved };
   }
 
   #start(

@@ -5,17 +5,13 @@
  */
 
 import { GovernanceError } from "../core/index.js";
-import type { ContentStore, Ledger } from "../governance/audit/index.js";
-import { loadCandidate, type ManifestLookup, type VerifiedCandidate } from "./download-candidate.js";
+import { type CandidateDeps, loadCandidate, type VerifiedCandidate } from "./download-candidate.js";
 import type { DownloadJob } from "./download-job-store.js";
 import { checkDestination, defaultDestination } from "./download-path.js";
 import type { DownloadPlan, DownloadRequest } from "./download-types.js";
 
 /** What planning reads. */
-export interface PlanDeps {
-  ledger: Ledger;
-  store: ContentStore;
-  catalog: ManifestLookup;
+export interface PlanDeps extends CandidateDeps {
   workspaceDir: string;
   newId: () => string;
   /** Absolute paths that running downloads are writing. */
@@ -32,14 +28,14 @@ export interface PlannedDownload {
 
 /**
  * Checks a request and plans it.
- * @param deps ledger, CAS, catalog, workspace, id generator and reserved paths
+ * @param deps ledger, CAS, catalog, session switches, workspace, id generator and reserved paths
  * @param request the download request
  * @returns the plan, the verified candidate and the absolute destination
  * @throws GovernanceError from `loadCandidate` and `checkDestination`; `INVALID_INPUT` when another
  *   running download writes the same destination
  */
 export async function planDownload(deps: PlanDeps, request: DownloadRequest): Promise<PlannedDownload> {
-  const verified = await loadCandidate(deps, request.mcpInvocationId, request.candidateId);
+  const verified = await loadCandidate(deps, request.mcpInvocationId, request.candidateId, request.sessionId);
   const { candidate } = verified;
   const wanted = request.destinationPath?.trim() ? request.destinationPath : defaultDestination(candidate);
   const destination = await checkDestination(deps.workspaceDir, wanted);
@@ -65,7 +61,7 @@ export async function planDownload(deps: PlanDeps, request: DownloadRequest): Pr
 /**
  * Re-checks a stored job's candidate and destination and rebuilds its plan (for a retry, or a run a
  * crashed process left unfinished).
- * @param deps ledger, CAS, catalog and workspace
+ * @param deps ledger, CAS, catalog, session switches and workspace
  * @param job the stored job
  * @param sameCall keep the job's `toolCallId` (the run finishes that call) or drop it (a retry)
  * @returns the plan (with the job's `planId`), the verified candidate and the absolute destination
@@ -76,7 +72,7 @@ export async function replanJob(
   job: DownloadJob,
   sameCall: boolean,
 ): Promise<PlannedDownload> {
-  const verified = await loadCandidate(deps, job.mcpInvocationId, job.candidateId);
+  const verified = await loadCandidate(deps, job.mcpInvocationId, job.candidateId, job.sessionId);
   const destination = await checkDestination(deps.workspaceDir, job.destinationPath);
   const plan: DownloadPlan = {
     planId: job.planId,

@@ -3,7 +3,7 @@
 import type { ArtifactCandidate } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
-import type { AuthorizationDecision } from "../governance/permissions/index.js";
+import type { AuthorizationDecision, SessionSettings } from "../governance/permissions/index.js";
 import type { ManifestLookup } from "./download-candidate.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import type { DownloadJobStatus, DownloadJobStore } from "./download-job-store.js";
@@ -52,6 +52,11 @@ export interface DownloadManagerOptions {
   store: ContentStore;
   /** Source manifests (their `networkHosts`), usually the `SourceCatalog`. */
   catalog: ManifestLookup;
+  /**
+   * Per-session source switches: a download from a source switched off for the requesting session is
+   * `SOURCE_DISABLED`, as a direct call is. `createGovernance` passes the broker's. @default manifest `enabledByDefault`
+   */
+  sessions?: SessionSettings;
   /** `<dataDir>/workspace`: every download lands inside it. */
   workspaceDir: string;
   /** @default a `MemoryDownloadJobStore` */

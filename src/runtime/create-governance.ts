@@ -145,6 +145,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       store,
       catalog,
       jobStore,
+      sessions,
       workspaceDir: join(dataDir, "workspace"),
       ...(brokerAuthorize
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }

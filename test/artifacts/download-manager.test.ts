@@ -4,7 +4,15 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { DOWNLOAD_LEDGER_TOOL_ID } from "../../src/artifacts/artifact-ledger-types.js";
 import type { DownloadProgress } from "../../src/artifacts/download-types.js";
-import { createBench, droppingBody, makeCandidate, PDF, stalledBody } from "./download-harness.js";
+import { SessionSettings } from "../../src/governance/permissions/session-settings.js";
+import {
+  createBench,
+  droppingBody,
+  makeCandidate,
+  PDF,
+  recordCandidateInvocation,
+  stalledBody,
+} from "./download-harness.js";
 
 const URL_1 = "https://arxiv.org/pdf/2401.00001v1";
 const sha = (bytes: Uint8Array) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
@@ -347,6 +355,56 @@ describe("DownloadManager", () => {
     expect(rows.map((row) => row.error?.code ?? row.status).sort()).toEqual(["CANCELLED", "ok"]);
     expect((await bench.manager.list()).map((job) => job.status).sort()).toEqual(["cancelled", "completed"]);
     await expect(bench.manager.retry((await stalled).jobId)).rejects.toMatchObject({ code: "CANCELLED" });
+  });
+
+  describe("a candidate is bound to the session of its invocation", () => {
+    test("session B downloading through session A's invocation id is refused and audited", async () => {
+      const bench = await createBench();
+      bench.serve(URL_1, PDF);
+      const request = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "B", threadId: "tB" };
+      await expect(bench.manager.prepare(request)).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
+      await expect(bench.manager.download({ ...request, toolCallId: "call-b" })).rejects.toMatchObject({
+        code: "PERMISSION_DENIED",
+        message: expect.stringContaining("belongs to another session"),
+      });
+      expect(bench.seen).toHaveLength(0);
+      expect(await bench.manager.list()).toHaveLength(0);
+      const rows = await bench.ledger.query({ sessionId: "B" });
+      expect(rows).toHaveLength(2);
+      for (const row of rows) {
+        expect(row).toMatchObject({ status: "error", toolId: DOWNLOAD_LEDGER_TOOL_ID, threadId: "tB" });
+        expect(row.error?.code).toBe("PERMISSION_DENIED");
+        expect(row.toolCallId).toBeUndefined();
+      }
+      const own = await bench.manager.download({
+        mcpInvocationId: "inv-1",
+        candidateId: "c1",
+        sessionId: "s1",
+      });
+      expect(own.status).toBe("completed");
+    });
+
+    test("a source switched off for the requesting session is SOURCE_DISABLED, audited, for its own invocation", async () => {
+      const sessions = new SessionSettings();
+      const bench = await createBench(undefined, { sessions });
+      bench.serve(URL_1, PDF);
+      await recordCandidateInvocation(bench, {
+        invocationId: "inv-b",
+        sessionId: "B",
+        toolId: "prepare_download",
+        candidates: [makeCandidate()],
+      });
+      sessions.disableSource("B", "arxiv");
+      const request = { mcpInvocationId: "inv-b", candidateId: "c1", sessionId: "B" };
+      await expect(bench.manager.prepare(request)).rejects.toMatchObject({ code: "SOURCE_DISABLED" });
+      await expect(bench.manager.download(request)).rejects.toMatchObject({ code: "SOURCE_DISABLED" });
+      expect(bench.seen).toHaveLength(0);
+      const refused = await bench.ledger.query({ sessionId: "B", toolId: DOWNLOAD_LEDGER_TOOL_ID });
+      expect(refused.map((row) => row.error?.code)).toEqual(["SOURCE_DISABLED", "SOURCE_DISABLED"]);
+      expect(refused[0]?.sourceId).toBe("arxiv");
+      sessions.enableSource("B", "arxiv");
+      expect((await bench.manager.download(request)).status).toBe("completed");
+    });
   });
 });
 
