@@ -56,7 +56,8 @@ afterEach(async () => {
  * download fetch logs `fetch <url>` when a request starts and `done <url>` when its body ends; a body
  * waits (a bounded number of event-loop turns) until `inFlight` requests have started.
  */
-async function acquisitionRuntime() {
+/** @param session the session the prepare calls run in (the graph's thread, or `default` without one) */
+async function acquisitionRuntime(session = "t1") {
   const provider = await startFakeProviderServer({ routes: [...arxivFakeRoutes(), ...pdbFakeRoutes()] });
   const pool = createInMemoryPool({
     [SOURCES_SERVER_ID]: () =>
@@ -112,7 +113,7 @@ async function acquisitionRuntime() {
       sourceId,
       toolId,
       input: { id },
-      session: "t1",
+      session,
     });
     return { mcpInvocationId: invocationId, candidateId: result.artifacts?.[0]?.candidateId ?? "" };
   };
@@ -363,7 +364,7 @@ describe("createPaperAcquisitionGraph", () => {
   });
 
   test("without a checkpointer the graph cannot pause: downloads are denied with a clear message", async () => {
-    const { governance, papers, transfers } = await acquisitionRuntime();
+    const { governance, papers, transfers } = await acquisitionRuntime("default");
     const done = await createPaperAcquisitionGraph(governance).invoke({ candidates: papers });
     expect(cardsOf(done)).toEqual([]);
     for (const paper of papersOf(done)) {

@@ -234,7 +234,8 @@ describe("artifact_download approval card", () => {
   });
 
   test("without a checkpointer the graph cannot pause: the download is refused, nothing fetched", async () => {
-    const { governance, transfers } = await downloadRuntime();
+    // Without a thread the graph runs in session `default`, where the candidate's call was made.
+    const { governance, transfers } = await downloadRuntime({}, undefined, "default");
     const done = await downloadAgent(governance, false).invoke(go);
     expect(replies(done).get("dl-a")).toMatchObject({
       status: "error",

@@ -75,7 +75,7 @@ export function stalledBody(first: Uint8Array, release: Promise<Uint8Array>, sig
 /** The bench: manager, ledger, store, clock, temp workspace and the routes the fake `fetch` serves. */
 export async function createBench(
   candidates: ArtifactCandidate[] = [makeCandidate()],
-  options: Partial<DownloadManagerOptions> & { hosts?: string[] } = {},
+  options: Partial<DownloadManagerOptions> & { hosts?: string[]; invocationSessionId?: string } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), "sciencegate-download-"));
   const workspaceDir = join(dataDir, "workspace");
@@ -104,13 +104,13 @@ export async function createBench(
     { ledger, store },
     {
       invocationId: "inv-1",
-      sessionId: "s1",
+      sessionId: options.invocationSessionId ?? "s1",
       toolId: "prepare_download",
       candidates,
       license: "arXiv non-exclusive license",
     },
   );
-  const { hosts: _hosts, ...managerOptions } = options;
+  const { hosts: _hosts, invocationSessionId: _session, ...managerOptions } = options;
   const manager = new DownloadManager({
     ledger,
     store,

@@ -9,7 +9,7 @@ const downloadRows = (governance: Awaited<ReturnType<typeof downloadRuntime>>["g
   governance.ledger.query({ toolId: "artifact_download" });
 
 describe("downloads follow the broker's permission hook", () => {
-  const request = { mcpInvocationId: "inv-1", candidateId: "a", sessionId: "s1" };
+  const request = { mcpInvocationId: "inv-1", candidateId: "a", sessionId: "t1" };
 
   test("enforced: a download nobody approved is refused with 'approval required' and recorded", async () => {
     const { governance, transfers } = await downloadRuntime();
@@ -18,7 +18,7 @@ describe("downloads follow the broker's permission hook", () => {
       message: expect.stringContaining("approval required"),
     });
     expect(transfers).toEqual([]);
-    expect(await downloadRows(governance)).toMatchObject([{ status: "error", sessionId: "s1" }]);
+    expect(await downloadRows(governance)).toMatchObject([{ status: "error", sessionId: "t1" }]);
   });
 
   test("enforcePermissions: false downloads unasked, like the broker calls", async () => {

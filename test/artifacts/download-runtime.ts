@@ -41,9 +41,13 @@ export class SlowReadLedger extends MemoryLedger {
 
 /**
  * A real governance runtime (built-in arXiv manifest) whose ledger holds a call `inv-1` offering
- * candidates a and b, and a call `inv-2` offering b alone.
+ * candidates a and b, and a call `inv-2` offering b alone, both made in session `invocationSessionId`.
  */
-export async function downloadRuntime(options: Partial<GovernanceOptions> = {}, ledger = new MemoryLedger()) {
+export async function downloadRuntime(
+  options: Partial<GovernanceOptions> = {},
+  ledger = new MemoryLedger(),
+  invocationSessionId = "t1",
+) {
   const dataDir = await mkdtemp(join(tmpdir(), "sciencegate-dl-approval-"));
   const store = new MemoryContentStore();
   const transfers: string[] = [];
@@ -57,7 +61,12 @@ export async function downloadRuntime(options: Partial<GovernanceOptions> = {}, 
   ] as const) {
     await recordCandidateInvocation(
       { ledger, store },
-      { invocationId, sessionId: "t1", toolId: "prepare_paper_download", candidates: [...candidates] },
+      {
+        invocationId,
+        sessionId: invocationSessionId,
+        toolId: "prepare_paper_download",
+        candidates: [...candidates],
+      },
     );
   }
   const governance = await createGovernance({

@@ -10,7 +10,7 @@ const State = Annotation.Root({
 });
 
 async function runTool(args: Record<string, unknown>) {
-  const bench = await createBench();
+  const bench = await createBench(undefined, { invocationSessionId: "t1" });
   bench.serve("https://arxiv.org/pdf/2401.00001v1", PDF);
   const downloadTool = createArtifactDownloadTool({ downloads: bench.manager });
   const graph = new StateGraph(State)

@@ -115,7 +115,7 @@ describe("the thread of the artifact tools", () => {
     "thread_id $given: artifact_download and paper_extract_pdf agree on session $sessionId and thread $threadId",
     async ({ given, sessionId, threadId }) => {
       const config = { configurable: given === undefined ? {} : { thread_id: given } };
-      const bench = await createBench();
+      const bench = await createBench(undefined, { invocationSessionId: sessionId });
       // Not a PDF: the extraction is refused before any parsing, and still writes its row.
       bench.serve(URL, new TextEncoder().encode("<html>paywall</html>"));
       const download = createArtifactDownloadTool({ downloads: bench.manager });

@@ -259,7 +259,7 @@ describe("governed tool node", () => {
       await agent.invoke({ messages: [new HumanMessage("go")] }, config);
       const [row] = await rt.governance.ledger.query({ toolId: "search" });
 
-      const bench = await createBench();
+      const bench = await createBench(undefined, { invocationSessionId: sessionId });
       bench.serve("https://arxiv.org/pdf/2401.00001v1", PDF);
       const download = createArtifactDownloadTool({ downloads: bench.manager });
       const message = (await download.invoke(
