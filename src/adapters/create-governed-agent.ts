@@ -7,33 +7,23 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import type { ArtifactDownloadToolOptions, PaperExtractToolOptions } from "../artifacts/index.js";
-import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
-import type { ApprovalHook, GovernedRuntime, SessionIdResolver } from "../nodes/index.js";
+import type { ApprovalHook, SessionIdResolver } from "../nodes/index.js";
 import {
-  type ApprovalGateRuntime,
-  createApprovalGate,
   createGovernedToolNode,
   createModelNode,
   GOVERNED_TOOLS_NODE,
   GovernedStateAnnotation,
   governedToolsCondition,
 } from "../nodes/index.js";
-import { resolveDataDir } from "../runtime/index.js";
 import type { PromotionScope } from "../visibility/index.js";
-import { createDownloadApproval } from "./download-approval.js";
+import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "./artifact-builtins.js";
 
 /**
  * What `createGovernedAgent` uses of a governance runtime: the broker and the session's tools, and,
  * when present, the parts behind the approval cards and the artifact tools. A `createGovernance`
  * runtime has all of it.
  */
-export interface GovernedAgentRuntime extends GovernedRuntime, Partial<ApprovalGateRuntime> {
-  /** Backs `artifact_download` and `paper_extract_pdf`; without it the agent has neither. */
-  downloads?: (ArtifactDownloadToolOptions["downloads"] & PaperExtractToolOptions["downloads"]) | undefined;
-  /** Where `paper_extract_pdf` writes when the options give no `dataDir`. */
-  dataDir?: string | undefined;
-}
+export type GovernedAgentRuntime = ArtifactBuiltinsRuntime;
 
 /** Options of `createGovernedAgent`. */
 export interface GovernedAgentOptions {
@@ -48,11 +38,11 @@ export interface GovernedAgentOptions {
   /** Needed for interrupts (approvals) and multi-turn threads. @default none */
   checkpointer?: BaseCheckpointSaver;
   /**
-   * Asked before each MCP call that would execute; may `interrupt()`. @default `createApprovalGate
-   * (governance)` when `governance` is a `createGovernance` runtime that enforces permissions (a
-   * dangerous call then pauses the thread with an approval card), else none
+   * Asked before each MCP call that would execute; may `interrupt()`. `false` asks nothing.
+   * @default `createApprovalGate(governance)` when `governance` is a `createGovernance` runtime that
+   *   enforces permissions (a dangerous call then pauses the thread with an approval card), else none
    */
-  approvalHook?: ApprovalHook;
+  approvalHook?: ApprovalHook | false;
   /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
   /** The governance session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
@@ -80,7 +70,14 @@ export interface GovernedAgentOptions {
 export function createGovernedAgent(options: GovernedAgentOptions) {
   const shared = {
     governance: options.governance,
-    builtinTools: [...(options.tools ?? []), ...artifactTools(options)],
+    builtinTools: [
+      ...(options.tools ?? []),
+      ...createArtifactBuiltins(options.governance, {
+        artifactTools: options.artifactTools,
+        dataDir: options.dataDir,
+        sessionId: options.sessionId,
+      }),
+    ],
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
   };
   const agent = createModelNode({
@@ -89,8 +86,11 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
     ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
     ...(options.promotionScope === undefined ? {} : { promotionScope: options.promotionScope }),
   });
-  const approvalHook = options.approvalHook ?? defaultApprovalGate(options.governance);
-  const tools = createGovernedToolNode({ ...shared, ...(approvalHook ? { approvalHook } : {}) });
+  const approvalHook = options.approvalHook;
+  const tools = createGovernedToolNode({
+    ...shared,
+    ...(approvalHook === undefined ? {} : { approvalHook }),
+  });
   return new StateGraph(GovernedStateAnnotation)
     .addNode("agent", agent)
     .addNode(GOVERNED_TOOLS_NODE, tools)
@@ -98,31 +98,4 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
     .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
     .addEdge(GOVERNED_TOOLS_NODE, "agent")
     .compile(options.checkpointer ? { checkpointer: options.checkpointer } : {});
-}
-
-/** The artifact built-ins, for a runtime with governed downloads (unless the app opts out). */
-function artifactTools(options: GovernedAgentOptions): StructuredToolInterface[] {
-  const { governance } = options;
-  const downloads = governance.downloads;
-  if (options.artifactTools === false || downloads === undefined) return [];
-  const dataDir = options.dataDir ?? governance.dataDir ?? resolveDataDir();
-  const approval = createDownloadApproval(governance);
-  const session = options.sessionId ? { sessionId: options.sessionId } : {};
-  return [
-    createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),
-    createPaperExtractTool({ downloads, dataDir, ...session }),
-  ];
-}
-
-/** The full governance runtime whose broker enforces permissions, else `undefined`. */
-function enforcingRuntime(governance: GovernedAgentRuntime): ApprovalGateRuntime | undefined {
-  const { catalog, ledger, permissions } = governance;
-  if (!permissions || !catalog || !ledger || governance.permissionsEnforced !== true) return undefined;
-  return { catalog, ledger, permissions, permissionsEnforced: true };
-}
-
-/** The approval gate for a full governance runtime whose broker enforces permissions. */
-function defaultApprovalGate(governance: GovernedAgentRuntime): ApprovalHook | undefined {
-  const runtime = enforcingRuntime(governance);
-  return runtime && createApprovalGate(runtime);
 }

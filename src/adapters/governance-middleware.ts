@@ -14,7 +14,13 @@ import type { AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage } fro
 import type { ClientTool, ServerTool } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { sessionIdOf, threadIdOf } from "../core/index.js";
-import { executeGovernedToolCall, type GovernedRuntime } from "../nodes/index.js";
+import {
+  type ApprovalHook,
+  executeGovernedToolCall,
+  type GovernedRuntime,
+  resolveApprovalHook,
+  type ToolCallContext,
+} from "../nodes/index.js";
 import {
   autoPromote,
   deferredToolsPromptSection,
@@ -114,6 +120,14 @@ export interface GovernanceMiddlewareOptions {
   promotionScope?: PromotionScope | undefined;
   /** How many `prefer` tools the user's words promote before the first model call. @default 3 */
   autoPromoteLimit?: number | undefined;
+  /**
+   * Asked before each governed MCP call that would execute, in that call's own task; may
+   * `interrupt()`. `false` asks nothing (the broker then refuses a dangerous call that no grant or
+   * approval mode covers). Give `createAgent` a checkpointer so the run can pause.
+   * @default `createApprovalGate(governance)` when `governance` is a `createGovernance` runtime that
+   *   enforces permissions: a dangerous call pauses the run with one approval card per call
+   */
+  approvalHook?: ApprovalHook | false | undefined;
 }
 
 /**
@@ -134,6 +148,7 @@ export function governanceMiddleware(
 ): GovernanceMiddleware {
   const sessionOf = (runtime: AgentRuntimeLike): string => sessionIdOf(runtime, options.sessionId);
   const scope = options.promotionScope ?? "run";
+  const approvalHook = resolveApprovalHook(governance, options.approvalHook);
 
   const middleware: GovernanceMiddleware = {
     name: "SciencegateGovernance",
@@ -154,7 +169,7 @@ export function governanceMiddleware(
       const promotion = request.state.promotion;
       const governed = new Set(tools.map((tool) => tool.name));
       const appTools = request.tools.filter((tool) => !isGovernedName(toolName(tool), governed));
-      const execute = bindExecutor(governance, sessionId, request.runtime, promotion);
+      const execute = bindExecutor(governance, sessionId, request.runtime, promotion, approvalHook);
       const promoted = visibleTools(tools, promotion)
         .filter((tool) => tool.deferred)
         .map((tool) => toGovernedStructuredTool(tool, execute));
@@ -186,7 +201,7 @@ export function governanceMiddleware(
       const outcome = await executeGovernedToolCall(
         governance,
         { id: request.toolCall.id, name, args: request.toolCall.args },
-        runContext(sessionId, request.runtime, promotion),
+        runContext(sessionId, request.runtime, promotion, approvalHook),
       );
       if (!outcome.promotion || Object.keys(outcome.promotion.promote ?? {}).length === 0)
         return outcome.message;
@@ -202,18 +217,30 @@ function bindExecutor(
   sessionId: string,
   runtime: AgentRuntimeLike,
   promotion: PromotionState | undefined,
+  approvalHook: ApprovalHook | undefined,
 ) {
   return async (call: Parameters<typeof executeGovernedToolCall>[1]) =>
-    (await executeGovernedToolCall(governance, call, runContext(sessionId, runtime, promotion))).message;
+    (await executeGovernedToolCall(governance, call, runContext(sessionId, runtime, promotion, approvalHook)))
+      .message;
 }
 
-function runContext(sessionId: string, runtime: AgentRuntimeLike, promotion: PromotionState | undefined) {
+function runContext(
+  sessionId: string,
+  runtime: AgentRuntimeLike,
+  promotion: PromotionState | undefined,
+  approvalHook: ApprovalHook | undefined,
+): ToolCallContext {
+  const config = {
+    configurable: runtime.configurable ?? {},
+    ...(runtime.signal === undefined ? {} : { signal: runtime.signal }),
+  };
   return {
     sessionId,
     promotion,
     threadId: threadIdOf(runtime),
     runId: promotion?.runId,
     signal: runtime.signal,
+    ...(approvalHook ? { approval: { hook: approvalHook, config } } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   promotionFromToolSearchResult,
   TOOL_SEARCH_NAME,
 } from "../visibility/index.js";
+import { type ApprovalHook, runApprovalHook } from "./approval-hook.js";
 
 /** What graph code needs of a governance runtime (`createGovernance` returns one). */
 export interface GovernedRuntime {
@@ -44,6 +45,11 @@ export interface ToolCallContext {
   /** The app's own tools: not deferred, not governed by the broker. */
   builtinTools?: readonly StructuredToolInterface[];
   signal?: AbortSignal | undefined;
+  /**
+   * Asked before an MCP call that would execute (promoted, current), in the caller's graph task; may
+   * `interrupt()`. A denial becomes the call's `PERMISSION_DENIED` message and nothing runs.
+   */
+  approval?: { hook: ApprovalHook; config: LangGraphRunnableConfig } | undefined;
 }
 
 /** The outcome of one call: the message for the model, and a promotion update for `tool_search`. */
@@ -56,7 +62,8 @@ export interface ToolCallOutcome {
  * Runs one tool call the governed way: `tool_search` searches and promotes; the app's own tools run
  * as they are; an MCP tool runs only when promoted and not stale (else a retryable "search first"
  * error and nothing executes), through `Broker.invoke` keyed by `threadId:toolCallId`, so a resumed
- * task never runs a finished call twice. Failures become `ToolMessage`s with `status: "error"` and a
+ * task never runs a finished call twice. With `context.approval`, the hook is asked first (the
+ * approval gate raises one card per dangerous call, before any side effect). Failures become `ToolMessage`s with `status: "error"` and a
  * JSON body `{code, message, retryable, ...}`; LangGraph control flow (interrupts) is rethrown.
  * @param runtime the broker and the session's tools
  * @param call the tool call
@@ -83,6 +90,22 @@ export async function executeGovernedToolCall(
     const refused = checkToolCall(call.name, context.promotion, tools);
     if (refused) return { message: errorMessage(call.name, toolCallId, refused) };
     const tool = tools.find((t) => t.name === call.name) as SurfaceTool;
+    if (context.approval) {
+      const denied = await runApprovalHook(
+        context.approval.hook,
+        {
+          name: call.name,
+          toolCallId,
+          args: call.args,
+          tool,
+          sessionId: context.sessionId,
+          ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
+          ...(context.runId === undefined ? {} : { runId: context.runId }),
+        },
+        context.approval.config,
+      );
+      if (denied) return { message: errorMessage(call.name, toolCallId, denied) };
+    }
     const outcome = await runtime.broker.invoke({
       sourceId: tool.sourceId,
       toolId: tool.toolId,

@@ -3,13 +3,11 @@
  * the approval hook before an MCP call executes, and writes the tool message and any promotion from
  * `tool_search` back to the graph state.
  */
-import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { GovernanceError, sessionIdOf, threadIdOf } from "../core/index.js";
-import type { SurfaceTool } from "../visibility/index.js";
-import { checkToolCall, TOOL_SEARCH_NAME } from "../visibility/index.js";
-import { type ApprovalHook, runApprovalHook } from "./approval-hook.js";
+import type { ApprovalHook } from "./approval-hook.js";
+import { resolveApprovalHook } from "./default-approval.js";
 import {
   executeGovernedToolCall,
   type GovernedRuntime,
@@ -25,8 +23,13 @@ export interface GovernedToolNodeOptions {
   governance: GovernedRuntime;
   /** The app's own tools (the same list the model node binds). @default [] */
   builtinTools?: readonly StructuredToolInterface[];
-  /** Asked before each MCP call that would execute; may `interrupt()`. @default none: nothing is asked */
-  approvalHook?: ApprovalHook;
+  /**
+   * Asked before each MCP call that would execute; may `interrupt()`. `false` asks nothing (the broker
+   * then refuses a dangerous call that no grant or approval mode covers).
+   * @default `createApprovalGate(governance)` when `governance` is a `createGovernance` runtime that
+   *   enforces permissions: a dangerous call pauses the thread with an approval card
+   */
+  approvalHook?: ApprovalHook | false;
   /**
    * The governance session of a call; must match the model node's. @default `configurable.thread_id`,
    * else `"default"` (see `sessionIdOf`)
@@ -39,16 +42,19 @@ export interface GovernedToolNodeOptions {
  * tools run as they are; an MCP tool runs only when promoted at its current definition and approved,
  * through the broker keyed by `thread_id:toolCallId`. Failures become `ToolMessage`s with `status:
  * "error"` and a JSON body `{code, message, retryable, ...}`; interrupts propagate.
+ * Dangerous calls ask a human through the approval gate by default (compile the graph with a
+ * checkpointer); pass `approvalHook: false` to opt out.
  * @param options governance, the app's tools, approval hook, session resolver
  * @returns a node taking a `GovernedToolTask` (sent by `governedToolsCondition`)
  * @throws GovernanceError `INVALID_CONFIG` when the node is reached without a `Send` task
  * @example
- * graph.addNode("tools", createGovernedToolNode({ governance, approvalHook }))
+ * graph.addNode("tools", createGovernedToolNode({ governance })) // cards on by default
  */
 export function createGovernedToolNode(
   options: GovernedToolNodeOptions,
 ): (task: GovernedToolTask, config: LangGraphRunnableConfig) => Promise<GovernedStateUpdate> {
-  const { governance, approvalHook } = options;
+  const { governance } = options;
+  const approvalHook = resolveApprovalHook(governance, options.approvalHook);
   const builtinTools = options.builtinTools ?? [];
   return async (task, config) => {
     if (task?.toolCall === undefined) {
@@ -68,46 +74,12 @@ export function createGovernedToolNode(
       threadId,
       runId: task.runId,
       signal: config.signal,
+      ...(approvalHook ? { approval: { hook: approvalHook, config } } : {}),
     };
-    const tool = approvalHook ? approvableTool(call.name, context, governance, builtinTools) : undefined;
-    if (approvalHook && tool) {
-      const denied = await runApprovalHook(
-        approvalHook,
-        {
-          name: call.name,
-          toolCallId: call.id,
-          args: call.args,
-          tool,
-          sessionId,
-          ...(threadId === undefined ? {} : { threadId }),
-          ...(task.runId === undefined ? {} : { runId: task.runId }),
-        },
-        config,
-      );
-      if (denied) {
-        const content = JSON.stringify(denied);
-        return {
-          messages: [new ToolMessage({ tool_call_id: call.id, name: call.name, status: "error", content })],
-        };
-      }
-    }
     const outcome = await executeGovernedToolCall(governance, call, context);
     return {
       messages: [outcome.message],
       ...(outcome.promotion === undefined ? {} : { promotion: outcome.promotion }),
     };
   };
-}
-
-/** Only an MCP call that would really execute is worth asking about; refusals need no approval. */
-function approvableTool(
-  name: string,
-  context: ToolCallContext,
-  governance: GovernedRuntime,
-  builtinTools: readonly StructuredToolInterface[],
-): SurfaceTool | undefined {
-  if (name === TOOL_SEARCH_NAME || builtinTools.some((tool) => tool.name === name)) return undefined;
-  const tools = governance.tools(context.sessionId);
-  if (checkToolCall(name, context.promotion, tools) !== undefined) return undefined;
-  return tools.find((tool) => tool.name === name);
 }

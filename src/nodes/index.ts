@@ -8,10 +8,12 @@ export {
   permissionDecisionJsonSchema,
 } from "./approval-gate.js";
 export type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
+export { type ApprovalHookOption, enforcingRuntime, resolveApprovalHook } from "./default-approval.js";
 export {
   executeGovernedToolCall,
   type GovernedRuntime,
   type SessionIdResolver,
+  type ToolCallContext,
   type ToolCallLike,
 } from "./execute-tool-call.js";
 export { type GovernedState, GovernedStateAnnotation, type GovernedStateUpdate } from "./governed-state.js";

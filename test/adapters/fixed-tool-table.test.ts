@@ -33,7 +33,13 @@ describe("prepareFixedToolTable", () => {
   test("holds tool_search and every deferred tool of the session, with their schemas", async () => {
     const { governance: g } = await setup();
     const table = prepareFixedToolTable(g, "s1");
-    expect(table.map((t) => t.name)).toEqual(["tool_search", "mcp__demo__search", "mcp__demo__lookup"]);
+    expect(table.map((t) => t.name)).toEqual([
+      "tool_search",
+      "mcp__demo__search",
+      "mcp__demo__lookup",
+      "artifact_download",
+      "paper_extract_pdf",
+    ]);
     expect(table[1]?.schema).toMatchObject({ properties: { query: { type: "string" } } });
     expect(table[0]?.schema).toMatchObject({ properties: { query: {}, max_results: {} } });
   });
@@ -41,7 +47,11 @@ describe("prepareFixedToolTable", () => {
   test("a source disabled for the session leaves its tools out", async () => {
     const { governance: g } = await setup();
     g.sessions.disableSource("s1", "demo");
-    expect(prepareFixedToolTable(g, "s1").map((t) => t.name)).toEqual(["tool_search"]);
+    expect(prepareFixedToolTable(g, "s1").map((t) => t.name)).toEqual([
+      "tool_search",
+      "artifact_download",
+      "paper_extract_pdf",
+    ]);
   });
 
   test("bad input reaches the broker: a structured INVALID_INPUT and a ledger row, not a LangChain schema throw", async () => {

@@ -1,0 +1,50 @@
+/**
+ * The artifact built-ins an executor adds next to the governed MCP tools: `artifact_download` (with
+ * its own approval card when the runtime enforces permissions) and `paper_extract_pdf`, for a runtime
+ * with governed downloads. `createGovernedAgent` and the fixed tool table share this one rule.
+ */
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { ArtifactDownloadToolOptions, PaperExtractToolOptions } from "../artifacts/index.js";
+import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
+import type { ApprovalGateRuntime, GovernedRuntime, SessionIdResolver } from "../nodes/index.js";
+import { resolveDataDir } from "../runtime/index.js";
+import { createDownloadApproval } from "./download-approval.js";
+
+/** What the built-ins use of a governance runtime (a `createGovernance` runtime has all of it). */
+export interface ArtifactBuiltinsRuntime extends GovernedRuntime, Partial<ApprovalGateRuntime> {
+  /** Backs `artifact_download` and `paper_extract_pdf`; without it there are neither. */
+  downloads?: (ArtifactDownloadToolOptions["downloads"] & PaperExtractToolOptions["downloads"]) | undefined;
+  /** Where `paper_extract_pdf` writes when the options give no `dataDir`. */
+  dataDir?: string | undefined;
+}
+
+/** Options of {@link createArtifactBuiltins}. */
+export interface ArtifactBuiltinsOptions {
+  /** `false` leaves them out. @default true */
+  artifactTools?: boolean | undefined;
+  /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the runtime's data directory */
+  dataDir?: string | undefined;
+  /** The governance session of a call. @default `configurable.thread_id`, else `"default"` */
+  sessionId?: SessionIdResolver | undefined;
+}
+
+/**
+ * The artifact built-ins of a runtime, or none (no `downloads`, or `artifactTools: false`).
+ * @param governance the runtime
+ * @param options opt-out, data directory and session resolver
+ * @returns `[artifact_download, paper_extract_pdf]` or `[]`
+ */
+export function createArtifactBuiltins(
+  governance: ArtifactBuiltinsRuntime,
+  options: ArtifactBuiltinsOptions = {},
+): StructuredToolInterface[] {
+  const downloads = governance.downloads;
+  if (options.artifactTools === false || downloads === undefined) return [];
+  const dataDir = options.dataDir ?? governance.dataDir ?? resolveDataDir();
+  const approval = createDownloadApproval(governance);
+  const session = options.sessionId ? { sessionId: options.sessionId } : {};
+  return [
+    createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),
+    createPaperExtractTool({ downloads, dataDir, ...session }),
+  ];
+}

@@ -1,0 +1,90 @@
+import { access, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Command } from "@langchain/langgraph";
+import { afterEach, describe, expect, test } from "vitest";
+import type { Governance } from "../../src/runtime/create-governance.js";
+import {
+  buildExecutor,
+  cardForFile,
+  cardsOf,
+  EXECUTOR_NAMES,
+  filesystemGovernance,
+  toolMessagesById,
+  WRITE_FILE,
+  writerModel,
+} from "./filesystem-executors.js";
+
+const opened: Governance[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((g) => g.close()));
+});
+
+const FILES = ["a.txt", "b.txt", "c.txt"] as const;
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+async function setup(name: (typeof EXECUTOR_NAMES)[number]) {
+  const { governance, root } = await filesystemGovernance();
+  opened.push(governance);
+  const agent = buildExecutor(name, governance, writerModel(root, FILES));
+  const writes = async () =>
+    (await governance.ledger.query()).filter((row) => row.toolId === "write_file" && row.status === "ok");
+  return { governance, root, agent, writes };
+}
+
+describe.each(EXECUTOR_NAMES)("approval cards by default: %s", (name) => {
+  test("three parallel writes give three cards before any file exists; allow, deny and allow run each allowed write once", async () => {
+    const { root, agent, writes } = await setup(name);
+    const paused = await agent.invoke("start", "t1");
+    const cards = cardsOf(paused);
+    expect(cards).toHaveLength(3);
+    expect(new Set(cards.map((c) => c.id)).size).toBe(3);
+    expect(cards.map((c) => c.value?.toolId)).toEqual(["write_file", "write_file", "write_file"]);
+    for (const file of FILES) expect(await exists(join(root, file))).toBe(false);
+
+    const resume = new Command({
+      resume: {
+        [cardForFile(paused, "a.txt").id]: { decision: "allow_once" },
+        [cardForFile(paused, "b.txt").id]: { decision: "deny", message: "not b" },
+        [cardForFile(paused, "c.txt").id]: { decision: "allow_once" },
+      },
+    });
+    const done = await agent.invoke(resume, "t1");
+    expect(cardsOf(done)).toEqual([]);
+    expect(await readFile(join(root, "a.txt"), "utf8")).toBe("content of a.txt");
+    expect(await exists(join(root, "b.txt"))).toBe(false);
+    expect(await readFile(join(root, "c.txt"), "utf8")).toBe("content of c.txt");
+    const replies = toolMessagesById(done);
+    expect(replies.get("write-2")?.status).toBe("error");
+    expect(JSON.parse(String(replies.get("write-2")?.content))).toMatchObject({
+      code: "PERMISSION_DENIED",
+      message: expect.stringContaining("not b"),
+    });
+    expect(replies.get("write-1")?.status).not.toBe("error");
+    expect((await writes()).map((row) => row.toolCallId).sort()).toEqual(["write-1", "write-3"]);
+
+    // A stray resume after the end runs nothing again.
+    await agent.invoke(new Command({ resume: {} }), "t1");
+    expect(await writes()).toHaveLength(2);
+  });
+
+  test("allow_matching on one card releases its covered siblings on the same resume", async () => {
+    const { root, agent, writes } = await setup(name);
+    const paused = await agent.invoke("start", "t2");
+    expect(cardsOf(paused)).toHaveLength(3);
+    const done = await agent.invoke(
+      new Command({ resume: { [cardForFile(paused, "a.txt").id]: { decision: "allow_matching" } } }),
+      "t2",
+    );
+    expect(cardsOf(done)).toEqual([]);
+    for (const file of FILES) expect(await exists(join(root, file))).toBe(true);
+    expect(await writes()).toHaveLength(3);
+    expect(toolMessagesById(done).size).toBeGreaterThanOrEqual(4);
+    expect(
+      [...toolMessagesById(done).values()].filter((m) => m.name === WRITE_FILE && m.status === "error"),
+    ).toEqual([]);
+  });
+});

@@ -1,0 +1,227 @@
+/**
+ * The five executors a user runs governed tools in, each over a real `@modelcontextprotocol/server-
+ * filesystem` child process: a hand-wired `StateGraph` with the node set, `createGovernedAgent`,
+ * langchain's `createAgent` with `governanceMiddleware`, a swarm of `createReactAgent`s over the fixed
+ * tool table, and a prebuilt `ToolNode` over the same table. Every model is scripted: it selects
+ * `write_file` with `tool_search`, then writes three files in parallel, then answers.
+ */
+import { mkdtemp, realpath } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import {
+  type BaseCheckpointSaver,
+  type Command,
+  END,
+  INTERRUPT,
+  type Interrupt,
+  isInterrupted,
+  MemorySaver,
+  MessagesAnnotation,
+  Send,
+  START,
+  StateGraph,
+} from "@langchain/langgraph";
+import { createReactAgent, ToolNode } from "@langchain/langgraph/prebuilt";
+import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
+import { createAgent } from "langchain";
+import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
+import { prepareFixedToolTable } from "../../src/adapters/fixed-tool-table.js";
+import { governanceMiddleware } from "../../src/adapters/governance-middleware.js";
+import type { PermissionCard } from "../../src/governance/permissions/index.js";
+import {
+  createGovernedToolNode,
+  createModelNode,
+  GOVERNED_TOOLS_NODE,
+  GovernedStateAnnotation,
+  governedToolsCondition,
+} from "../../src/nodes/index.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import { serverConfig } from "../mcp/server-configs.js";
+import { RecordingModel } from "./recording-model.js";
+
+const filesystemServer = fileURLToPath(
+  new URL("../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", import.meta.url),
+);
+
+/** The model-visible name of the server's `write_file`. */
+export const WRITE_FILE = "mcp__filesystem__write_file";
+
+/** A governance runtime over a real filesystem server rooted at a fresh temporary directory. */
+export async function filesystemGovernance(): Promise<{ governance: Governance; root: string }> {
+  const root = await realpath(await mkdtemp(join(tmpdir(), "sciencegate-fs-")));
+  const governance = await createGovernance({
+    config: {
+      servers: [
+        serverConfig({
+          id: "filesystem",
+          transport: "stdio",
+          command: process.execPath,
+          args: [filesystemServer, root],
+        }),
+      ],
+    },
+    builtinManifests: false,
+    manifestDirs: [],
+    dataDir: await mkdtemp(join(tmpdir(), "sciencegate-fs-data-")),
+  });
+  return { governance, root };
+}
+
+/** One executor: its name and how a test drives it. */
+export interface Executor {
+  name: string;
+  /** Starts a run with the user's message, or resumes one with a `Command`. */
+  invoke(input: "start" | Command, threadId: string): Promise<ExecutorState>;
+}
+
+/** What an executor run returns that the tests read. */
+export interface ExecutorState {
+  messages: BaseMessage[];
+  [INTERRUPT]?: Interrupt<PermissionCard>[];
+}
+
+/** The scripted turns: select `write_file`, write the three files at once, then answer. */
+export function writerModel(root: string, files: readonly string[], idPrefix = "m"): RecordingModel {
+  return new RecordingModel()
+    .respond(
+      new AIMessage({
+        id: `${idPrefix}-1`,
+        content: "",
+        tool_calls: [{ id: "search-1", name: "tool_search", args: { query: `select:${WRITE_FILE}` } }],
+      }),
+    )
+    .respond(
+      new AIMessage({
+        id: `${idPrefix}-2`,
+        content: "",
+        tool_calls: files.map((file, i) => ({
+          id: `write-${i + 1}`,
+          name: WRITE_FILE,
+          args: { path: join(root, file), content: `content of ${file}` },
+        })),
+      }),
+    )
+    .respond(new AIMessage({ id: `${idPrefix}-3`, content: "done" }));
+}
+
+const userTurn = () => ({ messages: [new HumanMessage("Write the three notes.")] });
+const threadConfig = (threadId: string) => ({ configurable: { thread_id: threadId } });
+
+// biome-ignore lint/suspicious/noExplicitAny: each executor has its own input and state types
+type AnyGraph = { invoke(input: any, config: any): Promise<any> };
+
+function executor(name: string, graph: AnyGraph): Executor {
+  return {
+    name,
+    invoke: async (input, threadId) =>
+      (await graph.invoke(input === "start" ? userTurn() : input, threadConfig(threadId))) as ExecutorState,
+  };
+}
+
+/** The names of the five executors, in the order of {@link buildExecutor}. */
+export const EXECUTOR_NAMES = [
+  "StateGraph node set",
+  "createGovernedAgent",
+  "createAgent + governanceMiddleware",
+  "swarm (createReactAgent v2 over the fixed tool table)",
+  "prebuilt ToolNode over the fixed tool table",
+] as const;
+
+/**
+ * Builds one executor over the runtime, with the given checkpointer.
+ * @param name one of {@link EXECUTOR_NAMES}
+ * @param governance the runtime
+ * @param model the scripted model
+ * @param checkpointer where the threads live
+ */
+export function buildExecutor(
+  name: (typeof EXECUTOR_NAMES)[number],
+  governance: Governance,
+  model: RecordingModel,
+  checkpointer: BaseCheckpointSaver = new MemorySaver(),
+): Executor {
+  switch (name) {
+    case "StateGraph node set": {
+      const graph = new StateGraph(GovernedStateAnnotation)
+        .addNode("agent", createModelNode({ model, governance }))
+        .addNode(GOVERNED_TOOLS_NODE, createGovernedToolNode({ governance }))
+        .addEdge(START, "agent")
+        .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
+        .addEdge(GOVERNED_TOOLS_NODE, "agent")
+        .compile({ checkpointer });
+      return executor(name, graph);
+    }
+    case "createGovernedAgent":
+      return executor(name, createGovernedAgent({ model, governance, checkpointer }));
+    case "createAgent + governanceMiddleware":
+      return executor(
+        name,
+        createAgent({ model, tools: [], middleware: [governanceMiddleware(governance)], checkpointer }),
+      );
+    case "swarm (createReactAgent v2 over the fixed tool table)": {
+      const table = prepareFixedToolTable(governance, "swarm-session");
+      const writer = createReactAgent({
+        llm: model,
+        tools: [...table, createHandoffTool({ agentName: "reviewer" })],
+        name: "writer",
+        version: "v2",
+      });
+      const reviewer = createReactAgent({
+        llm: new RecordingModel().respond(new AIMessage({ id: "reviewer-1", content: "ok" })),
+        tools: [createHandoffTool({ agentName: "writer" })],
+        name: "reviewer",
+      });
+      return executor(
+        name,
+        createSwarm({ agents: [writer, reviewer], defaultActiveAgent: "writer" }).compile({ checkpointer }),
+      );
+    }
+    case "prebuilt ToolNode over the fixed tool table": {
+      const table = prepareFixedToolTable(governance, "toolnode-session");
+      const bound = model.bindTools(table);
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.messages)] }))
+        .addNode("tools", new ToolNode(table))
+        .addEdge(START, "agent")
+        // One task per tool call, so each dangerous call gets its own card.
+        .addConditionalEdges(
+          "agent",
+          (state) => {
+            const last = state.messages.at(-1) as AIMessage | undefined;
+            const calls = last?.tool_calls ?? [];
+            if (calls.length === 0) return END;
+            return calls.map(
+              (call) => new Send("tools", { ...state, messages: [last as AIMessage], lg_tool_call: call }),
+            );
+          },
+          ["tools", END],
+        )
+        .addEdge("tools", "agent")
+        .compile({ checkpointer });
+      return executor(name, graph);
+    }
+  }
+}
+
+/** The approval cards of a paused run. */
+export function cardsOf(state: unknown): Interrupt<PermissionCard>[] {
+  return isInterrupted(state) ? (state[INTERRUPT] as Interrupt<PermissionCard>[]) : [];
+}
+
+/** The card of the call writing `file`. */
+export function cardForFile(state: unknown, file: string): Interrupt<PermissionCard> {
+  const card = cardsOf(state).find((c) => String(c.value?.args?.path ?? "").endsWith(`/${file}`));
+  if (!card) throw new Error(`no card for ${file}`);
+  return card;
+}
+
+/** The tool messages of a run, by tool call id. */
+export function toolMessagesById(state: ExecutorState): Map<string, ToolMessage> {
+  const found = new Map<string, ToolMessage>();
+  for (const message of state.messages) {
+    if (ToolMessage.isInstance(message)) found.set(message.tool_call_id, message);
+  }
+  return found;
+}
