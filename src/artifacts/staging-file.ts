@@ -108,7 +108,7 @@ export class StagingFile {
       if (code === "EEXIST") throw this.#refuse("a file appeared at its path while it was created", error);
       throw error;
     }
-    const info = await file.stat();
+    const info = await file.stat().catch(closeAndThrow(file));
     const problem = await this.#problem(info);
     if (problem === undefined) {
       this.#identity = info;
