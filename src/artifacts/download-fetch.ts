@@ -3,9 +3,9 @@
  * re-checked, so a redirect cannot leave HTTPS or the allowlist), resumes with an HTTP Range request
  * from the bytes already staged, and enforces the size cap while streaming.
  */
-import { open, truncate } from "node:fs/promises";
 import { GovernanceError } from "../core/index.js";
 import { downloadUrlProblem } from "./download-candidate.js";
+import type { StagingFile } from "./staging-file.js";
 
 /** The fetch seam (the global `fetch` by default). */
 export type DownloadFetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -18,7 +18,7 @@ export interface TransferOptions {
   fetch: DownloadFetch;
   url: string;
   hosts: ReadonlySet<string>;
-  stagingPath: string;
+  staging: StagingFile;
   /** Bytes already in the staging file from an earlier attempt. */
   offset: number;
   maxBytes: number;
@@ -47,10 +47,7 @@ export async function transferOnce(options: TransferOptions): Promise<number> {
     await response.body?.cancel().catch(() => undefined);
     throw tooLarge(options.maxBytes);
   }
-  await truncate(options.stagingPath, total).catch(async () => {
-    await (await open(options.stagingPath, "w")).close();
-  });
-  const file = await open(options.stagingPath, "a");
+  const file = await options.staging.open({ truncateTo: total });
   try {
     if (response.body === null) return total;
     for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
