@@ -34,7 +34,7 @@ export function serverUnavailable(id: string, reason: string, cause?: unknown): 
  * @param options timeout, abort signal, progress listener and response cap
  * @returns the SDK's result (errors of the tool are `isError` results, not throws)
  * @throws GovernanceError `RESPONSE_TOO_LARGE` when an HTTP answer crossed `maxResponseBytes` while it was
- *   read (the request is cancelled at the server); the SDK's errors otherwise
+ *   read (the SDK then also sends `notifications/cancelled`); the SDK's errors otherwise
  */
 export async function callClientTool(
   client: Pick<Client, "callTool">,
