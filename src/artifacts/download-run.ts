@@ -9,6 +9,7 @@ import type { FileHandle } from "node:fs/promises";
 import { type ArtifactCandidate, toGovernanceError } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import { GovernanceError, isGovernanceError } from "../core/index.js";
+import { DeadlineTimer, type DownloadDeadlines, downloadTimeout, stoppedError } from "./download-deadline.js";
 import { type DownloadFetch, transferOnce } from "./download-fetch.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import type { DownloadPlan, DownloadProgress, DownloadResult } from "./download-types.js";
@@ -23,6 +24,10 @@ export interface DownloadRunContext {
   maxBytes: number;
   maxAttempts: number;
   initialBackoffMs: number;
+  /** Headers and idle timeouts per attempt, the job deadline over the whole run. */
+  deadlines: DownloadDeadlines;
+  /** Refuses a host that resolves to a non-public address (before every request). */
+  checkHost: (hostname: string) => Promise<void>;
   candidate: ArtifactCandidate;
   /** The source's allowed hosts (every redirect is re-checked against them). */
   hosts: ReadonlySet<string>;
@@ -57,11 +62,26 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
     await ctx.jobs.update(job);
     progress(job);
   };
+  // The job deadline covers every attempt and backoff of this run; it ends the job, never retried.
+  const { jobTimeoutMs, headersTimeoutMs, idleTimeoutMs } = ctx.deadlines;
+  const jobTimer = new DeadlineTimer(ctx.clock, signal);
+  const firstAttempt = job.attempts;
+  jobTimer.arm(jobTimeoutMs, () => {
+    const attempts = job.attempts - firstAttempt;
+    return downloadTimeout(
+      "jobTimeoutMs",
+      jobTimeoutMs,
+      `The download did not finish within its ${jobTimeoutMs} ms job deadline: ${attempts} attempt${attempts === 1 ? "" : "s"}, ${job.bytesDownloaded} bytes`,
+      { attempts, bytesDownloaded: job.bytesDownloaded },
+    );
+  });
+  const transferSignal = jobTimer.signal;
   try {
     staging = await StagingFile.prepare(ctx.workspaceDir, stagingName);
     let offset = await staging.size();
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw cancelledError(signal.reason);
+      if (transferSignal.aborted) throw stoppedError(transferSignal);
       await set({ status: "running", attempts: job.attempts + 1 });
       try {
         job.bytesDownloaded = await transferOnce({
@@ -71,7 +91,11 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
           staging,
           offset,
           maxBytes: ctx.maxBytes,
-          signal,
+          clock: ctx.clock,
+          headersTimeoutMs,
+          idleTimeoutMs,
+          checkHost: ctx.checkHost,
+          signal: transferSignal,
           onBytes: (bytes) => {
             job.bytesDownloaded = bytes;
             progress(job);
@@ -79,15 +103,21 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
         });
         break;
       } catch (error) {
-        if (!isGovernanceError(error) || !error.retryable || attempt >= ctx.maxAttempts || signal.aborted) {
+        if (
+          !isGovernanceError(error) ||
+          !error.retryable ||
+          attempt >= ctx.maxAttempts ||
+          transferSignal.aborted
+        ) {
           throw error;
         }
         offset = await staging.size();
         await set({ status: "retrying", bytesDownloaded: offset });
         const delay = ctx.initialBackoffMs * 2 ** (attempt - 1);
-        await ctx.clock.sleep(delay, signal).catch(() => undefined);
+        await ctx.clock.sleep(delay, transferSignal).catch(() => undefined);
       }
     }
+    jobTimer.disarm();
     await set({ status: "verifying" });
     const file = await staging.open({ create: false });
     try {
@@ -98,6 +128,7 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
       await file.close();
     }
   } catch (error) {
+    jobTimer.disarm();
     await staging?.remove();
     const body = signal.aborted ? cancelledError(signal.reason) : toGovernanceError(error);
     await set({
