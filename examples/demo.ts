@@ -14,7 +14,7 @@ import { runAgentStep } from "./demo/agent-step.js";
 import { showEvidence, showLedger } from "./demo/audit-steps.js";
 import { runBrokerTour, showCatalog } from "./demo/broker-tour.js";
 import { runLiveDemo } from "./demo/live-demo.js";
-import { createOfflinePaperFetch, demoPaperPdf } from "./demo/offline-paper-fetch.js";
+import { createOfflinePaperFetch, demoPaperPdf, offlineLookup } from "./demo/offline-paper-fetch.js";
 import { startOfflineProviders } from "./demo/offline-providers.js";
 import { DEMO_QUESTION, paperAgentScript } from "./demo/paper-agent-script.js";
 import { step } from "./demo/print.js";
@@ -44,6 +44,8 @@ async function runOfflineDemo(): Promise<number> {
     env: { ...process.env, ...providers.env, SCIENCE_AGENT_LLM_WIKI_URL: wiki.origin },
     dataDir,
     fetch: paperFetch,
+    // ...and resolves that host to a public documentation address, so the address check needs no DNS.
+    downloads: { lookup: offlineLookup },
     // The app's own rule for the agent step: Europe PMC searches need a human (a stand-in for any policy).
     permissionPolicy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) },
   });

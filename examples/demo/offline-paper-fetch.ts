@@ -4,7 +4,7 @@
  * shows more than one step, and refuses every other request.
  */
 
-import type { DownloadFetch } from "sciencegate/artifacts";
+import type { DownloadFetch, DownloadLookup } from "sciencegate/artifacts";
 import { makePdf } from "../../test/fixtures/pdf/make-pdf.js";
 
 /** Options of {@link createOfflinePaperFetch}. */
@@ -52,6 +52,9 @@ export function createOfflinePaperFetch(options: OfflinePaperFetchOptions): Offl
   };
   return Object.assign(fetch, { requests });
 }
+
+/** The demo's DNS seam: every host resolves to a public documentation address (no network). */
+export const offlineLookup: DownloadLookup = async () => [{ address: "203.0.113.10", family: 4 }];
 
 /**
  * The stand-in PDF of the demo's arXiv paper: three text pages and a figure page without text (which

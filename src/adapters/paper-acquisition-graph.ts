@@ -41,7 +41,7 @@ export interface PaperAcquisitionGraphOptions {
   checkpointer?: BaseCheckpointSaver;
   /** The governance session of a run. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
   sessionId?: SessionIdResolver;
-  /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 120 s */
+  /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
   limits?: Partial<PdfLimits>;
   /** Times the extraction bound and its ledger rows. @default systemClock */
   clock?: Clock;

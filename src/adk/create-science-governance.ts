@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createCappedFetch } from "../mcp/index.js";
 import {
   createGovernance as createRuntime,
   type ExtensionTransport,
@@ -122,7 +123,8 @@ function sciencePath(options: ScienceGovernanceOptions, cwd: string): string | u
 
 /**
  * The transports of a project's providers in the shared server pool: local folders as in-process MCP
- * servers, remote providers over streamable HTTP (falling back to SSE) with the `token_env` bearer token
+ * servers, remote providers over streamable HTTP (answers read under the response cap; falling back to
+ * SSE) with the `token_env` bearer token
  * read only when connecting, so the secret never sits in a config object, a log or the ledger.
  * @param providers the providers of `science.toml`
  * @param env environment holding `token_env` variables and the Python interpreter
@@ -145,7 +147,7 @@ function providerTransports(
       };
       const url = new URL(provider.url);
       return new FallbackHttpTransport(
-        () => new StreamableHTTPClientTransport(url, { requestInit }),
+        () => new StreamableHTTPClientTransport(url, { requestInit, fetch: createCappedFetch() }),
         () => new SSEClientTransport(url, { requestInit }),
       );
     }

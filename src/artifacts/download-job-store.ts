@@ -42,6 +42,11 @@ export interface DownloadJob {
   threadId?: string;
   toolCallId?: string;
   status: DownloadJobStatus;
+  /**
+   * Name of the partial file in `<workspace>/.staging`, random per run so no link can be planted at it
+   * in advance; kept while a crashed run may resume, cleared at a terminal state.
+   */
+  stagingName?: string | undefined;
   bytesDownloaded: number;
   /** Transfer attempts made so far (over every `retry`). */
   attempts: number;

@@ -10,7 +10,9 @@ import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import { SessionSettings } from "../governance/permissions/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
 import { SESSION_BINDING_REASONS } from "./download-candidate.js";
+import { type DownloadDeadlines, downloadDeadlines } from "./download-deadline.js";
 import type { DownloadFetch } from "./download-fetch.js";
+import { createHostAddressCheck, defaultDownloadLookup } from "./download-host-check.js";
 import {
   type DownloadJob,
   type DownloadJobStore,
@@ -54,6 +56,8 @@ export class DownloadManager {
   readonly #newId: () => string;
   readonly #rows: ArtifactLedgerDeps;
   readonly #sessions: SessionSettings;
+  readonly #deadlines: DownloadDeadlines;
+  readonly #checkHost: (hostname: string) => Promise<void>;
   readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadResult> }>();
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
@@ -61,9 +65,18 @@ export class DownloadManager {
   /** Every `download` and `retry` admitted before `close()`, with the signal that cuts them. */
   readonly #admitted: InflightCalls;
 
-  /** @param options stores, workspace and seams */
+  /**
+   * @param options stores, workspace, limits and seams
+   * @throws GovernanceError `INVALID_INPUT` for a deadline that is not a positive number of ms, or an
+   *   `allowPrivateAddresses` entry that is no host name, address or CIDR range
+   */
   constructor(options: DownloadManagerOptions) {
     this.#opts = options;
+    this.#deadlines = downloadDeadlines(options);
+    this.#checkHost = createHostAddressCheck(
+      options.lookup ?? defaultDownloadLookup,
+      options.allowPrivateAddresses,
+    );
     this.#jobs = options.jobStore ?? new MemoryDownloadJobStore();
     this.#fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.#clock = options.clock ?? systemClock;
@@ -340,6 +353,8 @@ export class DownloadManager {
       maxBytes: this.#opts.maxBytes ?? DEFAULT_DOWNLOAD_MAX_BYTES,
       maxAttempts: this.#opts.maxAttempts ?? 4,
       initialBackoffMs: this.#opts.initialBackoffMs ?? 500,
+      deadlines: this.#deadlines,
+      checkHost: this.#checkHost,
       candidate: plan.candidate,
       hosts,
       signal: AbortSignal.any([controller.signal, closing]),

@@ -1,8 +1,10 @@
 /**
  * Where a download may land: a relative path inside the workspace, with no `..`, no symlink on the
  * way and no existing file at the end (a finished download is immutable, so it is never replaced).
+ * The checks run twice: when the download is planned, and again component by component when a
+ * folder is created or used, since a folder may be swapped for a link in between.
  */
-import { lstat } from "node:fs/promises";
+import { lstat, mkdir, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ArtifactCandidate } from "../contract/index.js";
 import { GovernanceError } from "../core/index.js";
@@ -93,4 +95,46 @@ export async function checkDestination(
     if (!info.isDirectory()) throw refuse(`'${segments.slice(0, index + 1).join("/")}' is not a directory`);
   }
   return { relativePath: segments.join("/"), finalPath };
+}
+
+/**
+ * Creates or checks a folder inside the workspace without following any symbolic link: each component
+ * below the workspace root is `lstat`ed, and a missing one is made by a non-recursive `mkdir` (which
+ * never follows a link either). The root itself is the operator's and may be reached through links.
+ * @param workspaceDir the workspace directory
+ * @param segments the folder's path below the workspace, one name per entry (empty for the root)
+ * @param mode permissions of folders it creates @default 0o777 (less the umask)
+ * @returns the folder's absolute path under the workspace's real path
+ * @throws GovernanceError `INVALID_INPUT` when a component is a symbolic link, not a folder, or not a
+ *   plain name (`data.path` is the folder's relative path)
+ */
+export async function ensureWorkspaceDir(
+  workspaceDir: string,
+  segments: readonly string[],
+  mode?: number,
+): Promise<string> {
+  const wanted = segments.join("/");
+  const refuse = (why: string) =>
+    new GovernanceError(
+      "INVALID_INPUT",
+      `Refused to write into '${wanted}' in the workspace: ${why}; downloads never follow links (make it a real folder, or choose another destinationPath).`,
+      { data: { path: wanted } },
+    );
+  const root = resolve(workspaceDir);
+  await mkdir(root, { recursive: true });
+  let current = await realpath(root);
+  for (const [index, segment] of segments.entries()) {
+    const shown = segments.slice(0, index + 1).join("/");
+    if (segment === "" || segment === "." || segment === ".." || /[\\/\0]/.test(segment)) {
+      throw refuse(`'${shown}' is not a plain folder name`);
+    }
+    current = join(current, segment);
+    await mkdir(current, mode === undefined ? {} : { mode }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+    const info = await lstat(current);
+    if (info.isSymbolicLink()) throw refuse(`'${shown}' is a symbolic link`);
+    if (!info.isDirectory()) throw refuse(`'${shown}' is not a directory`);
+  }
+  return current;
 }

@@ -5,16 +5,15 @@
  */
 
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { chmod, link, mkdir, rm, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import type { FileHandle } from "node:fs/promises";
 import { type ArtifactCandidate, toGovernanceError } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import { GovernanceError, isGovernanceError } from "../core/index.js";
+import { DeadlineTimer, type DownloadDeadlines, downloadTimeout, stoppedError } from "./download-deadline.js";
 import { type DownloadFetch, transferOnce } from "./download-fetch.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
-import { STAGING_DIR_NAME } from "./download-path.js";
 import type { DownloadPlan, DownloadProgress, DownloadResult } from "./download-types.js";
+import { newStagingName, StagingFile } from "./staging-file.js";
 
 /** What a run needs. */
 export interface DownloadRunContext {
@@ -25,6 +24,10 @@ export interface DownloadRunContext {
   maxBytes: number;
   maxAttempts: number;
   initialBackoffMs: number;
+  /** Headers and idle timeouts per attempt, the job deadline over the whole run. */
+  deadlines: DownloadDeadlines;
+  /** Refuses a host that resolves to a non-public address (before every request). */
+  checkHost: (hostname: string) => Promise<void>;
   candidate: ArtifactCandidate;
   /** The source's allowed hosts (every redirect is re-checked against them). */
   hosts: ReadonlySet<string>;
@@ -41,9 +44,11 @@ export interface DownloadRunContext {
  * @throws only when the job store itself fails
  */
 export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunContext): Promise<DownloadJob> {
-  let job = initial;
+  // A job a crashed run left keeps its staging name, so the transfer resumes from the staged bytes.
+  const stagingName = initial.stagingName ?? newStagingName();
+  let job: DownloadJob = { ...initial, stagingName };
   const { candidate, signal } = ctx;
-  const staging = join(ctx.workspaceDir, STAGING_DIR_NAME, `${job.jobId}.part`);
+  let staging: StagingFile | undefined;
   const progress = (current: DownloadJob) =>
     ctx.onProgress?.({
       jobId: current.jobId,
@@ -57,21 +62,40 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
     await ctx.jobs.update(job);
     progress(job);
   };
+  // The job deadline covers every attempt and backoff of this run; it ends the job, never retried.
+  const { jobTimeoutMs, headersTimeoutMs, idleTimeoutMs } = ctx.deadlines;
+  const jobTimer = new DeadlineTimer(ctx.clock, signal);
+  const firstAttempt = job.attempts;
+  jobTimer.arm(jobTimeoutMs, () => {
+    const attempts = job.attempts - firstAttempt;
+    return downloadTimeout(
+      "jobTimeoutMs",
+      jobTimeoutMs,
+      `The download did not finish within its ${jobTimeoutMs} ms job deadline: ${attempts} attempt${attempts === 1 ? "" : "s"}, ${job.bytesDownloaded} bytes`,
+      { attempts, bytesDownloaded: job.bytesDownloaded },
+    );
+  });
+  const transferSignal = jobTimer.signal;
   try {
-    await mkdir(dirname(staging), { recursive: true });
-    let offset = await stagedBytes(staging);
+    staging = await StagingFile.prepare(ctx.workspaceDir, stagingName);
+    let offset = await staging.size();
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw cancelledError(signal.reason);
+      if (transferSignal.aborted) throw stoppedError(transferSignal);
       await set({ status: "running", attempts: job.attempts + 1 });
       try {
         job.bytesDownloaded = await transferOnce({
           fetch: ctx.fetch,
           url: candidate.url,
           hosts: ctx.hosts,
-          stagingPath: staging,
+          staging,
           offset,
           maxBytes: ctx.maxBytes,
-          signal,
+          clock: ctx.clock,
+          headersTimeoutMs,
+          idleTimeoutMs,
+          checkHost: ctx.checkHost,
+          signal: transferSignal,
           onBytes: (bytes) => {
             job.bytesDownloaded = bytes;
             progress(job);
@@ -79,31 +103,36 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
         });
         break;
       } catch (error) {
-        if (!isGovernanceError(error) || !error.retryable || attempt >= ctx.maxAttempts || signal.aborted) {
+        if (
+          !isGovernanceError(error) ||
+          !error.retryable ||
+          attempt >= ctx.maxAttempts ||
+          transferSignal.aborted
+        ) {
           throw error;
         }
-        offset = await stagedBytes(staging);
+        offset = await staging.size();
         await set({ status: "retrying", bytesDownloaded: offset });
         const delay = ctx.initialBackoffMs * 2 ** (attempt - 1);
-        await ctx.clock.sleep(delay, signal).catch(() => undefined);
+        await ctx.clock.sleep(delay, transferSignal).catch(() => undefined);
       }
     }
+    jobTimer.disarm();
     await set({ status: "verifying" });
-    const actualChecksum = await verifyDownload(staging, candidate, job.bytesDownloaded);
-    await mkdir(dirname(job.finalPath), { recursive: true });
-    // link() fails with EEXIST instead of replacing, so a file that appeared meanwhile is kept.
-    await link(staging, job.finalPath).catch((cause: unknown) => {
-      throw new GovernanceError("INVALID_INPUT", `A file appeared at '${job.destinationPath}' meanwhile.`, {
-        cause,
-      });
-    });
-    await unlink(staging);
-    await chmod(job.finalPath, 0o444);
-    await set({ status: "completed", actualChecksum });
+    const file = await staging.open({ create: false });
+    try {
+      const actualChecksum = await verifyDownload(file, candidate, job.bytesDownloaded);
+      await staging.publish(file, job.destinationPath);
+      await set({ status: "completed", actualChecksum, stagingName: undefined });
+    } finally {
+      await file.close();
+    }
   } catch (error) {
-    await rm(staging, { force: true });
+    jobTimer.disarm();
+    await staging?.remove();
     const body = signal.aborted ? cancelledError(signal.reason) : toGovernanceError(error);
     await set({
+      stagingName: undefined,
       status: signal.aborted ? "cancelled" : "failed",
       error: { code: body.code, message: body.message, retryable: body.retryable },
     });
@@ -175,25 +204,18 @@ export function cancelledError(reason?: unknown): GovernanceError {
   return new GovernanceError("CANCELLED", "The download was cancelled.");
 }
 
-function stagedBytes(staging: string): Promise<number> {
-  return stat(staging).then(
-    (info) => info.size,
-    () => 0,
-  );
-}
-
 /** The `verifying` step of a download: announced size and checksum against the staged bytes. */
 
 /**
  * Checks the staged file against the candidate's size and checksum (when it carries them).
- * @param path the staging file
+ * @param file the staging file's handle (read from its start)
  * @param candidate the candidate with optional `sizeBytes` and `checksum`
  * @param bytes the bytes the transfer counted
  * @returns `sha256:<hex>` of the file, recorded for every download
  * @throws GovernanceError `INVALID_INPUT` on a size or checksum mismatch (`data.reason`)
  */
 export async function verifyDownload(
-  path: string,
+  file: FileHandle,
   candidate: ArtifactCandidate,
   bytes: number,
 ): Promise<string> {
@@ -207,7 +229,7 @@ export async function verifyDownload(
   const sha256 = createHash("sha256");
   const expected = candidate.checksum;
   const other = expected && expected.algorithm !== "sha256" ? createHash(expected.algorithm) : undefined;
-  for await (const chunk of createReadStream(path)) {
+  for await (const chunk of file.createReadStream({ start: 0, autoClose: false })) {
     sha256.update(chunk as Buffer);
     other?.update(chunk as Buffer);
   }

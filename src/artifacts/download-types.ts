@@ -6,6 +6,7 @@ import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import type { AuthorizationDecision, SessionSettings } from "../governance/permissions/index.js";
 import type { ManifestLookup } from "./download-candidate.js";
 import type { DownloadFetch } from "./download-fetch.js";
+import type { DownloadLookup, PrivateAddressAllowance } from "./download-host-check.js";
 import type { DownloadJobStatus, DownloadJobStore } from "./download-job-store.js";
 
 /** The default size cap: 50 MiB. */
@@ -76,9 +77,43 @@ export interface DownloadManagerOptions {
   maxAttempts?: number;
   /** First backoff delay, doubled per attempt. @default 500 */
   initialBackoffMs?: number;
+  /**
+   * Per request (the first and each redirect), the longest wait until response headers, address check
+   * included; hitting it is a retryable `TIMEOUT` naming `headersTimeoutMs`. `Infinity` turns it off.
+   * @default 30_000
+   */
+  headersTimeoutMs?: number;
+  /**
+   * The longest wait for the next body bytes; hitting it is a retryable `TIMEOUT` naming
+   * `idleTimeoutMs` (the next attempt resumes with Range). `Infinity` turns it off.
+   * @default 30_000
+   */
+  idleTimeoutMs?: number;
+  /**
+   * The deadline of one run of a job: every attempt, retry and backoff. Hitting it fails the job with a
+   * `TIMEOUT` naming `jobTimeoutMs`, not retried. `Infinity` turns it off.
+   * @default 600_000 (10 min)
+   */
+  jobTimeoutMs?: number;
+  /** Resolves a host before each request (the address check). @default `node:dns/promises` lookup, all addresses */
+  lookup?: DownloadLookup;
+  /**
+   * Downloads refuse (`PERMISSION_DENIED`) a host that resolves to a loopback, private, link-local,
+   * unique-local, CGNAT, unspecified, multicast or reserved address (IPv4-mapped IPv6 included), on
+   * every redirect hop too. `true` allows them all; a list allows these host names, addresses and CIDR
+   * ranges (`["mirror.lab.internal", "10.20.0.0/16"]`).
+   * @default false
+   */
+  allowPrivateAddresses?: PrivateAddressAllowance;
   /** @default crypto.randomUUID */
   newId?: () => string;
 }
+
+/** The network limits of downloads that `createGovernance` takes as its `downloads` option. */
+export type DownloadNetworkOptions = Pick<
+  DownloadManagerOptions,
+  "headersTimeoutMs" | "idleTimeoutMs" | "jobTimeoutMs" | "lookup" | "allowPrivateAddresses"
+>;
 
 /** Progress of one job. */
 export interface DownloadProgress {

@@ -88,11 +88,12 @@ async function readExisting(
  * Idempotent: when `outDir` already holds an extraction of the same bytes under the same limits it is
  * returned as is, without running the parser.
  * @param input the PDF, the output folder and an optional id for messages
- * @param limits bounds; absent ones default to 50 MiB, 200 pages, 20 M characters, 120 s
+ * @param limits bounds; absent ones default to 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s
  * @param options the clock for the wall-time bound
  * @returns the output paths, page count, warnings and the input's SHA-256
  * @throws GovernanceError `INVALID_INPUT` for a non-PDF or a bad limit, `NOT_FOUND` for a missing file,
- *   `RESPONSE_TOO_LARGE` when `maxBytes`, `maxPages` or `maxCharacters` is crossed (data.limit names it),
+ *   `RESPONSE_TOO_LARGE` when `maxBytes`, `maxPages`, `maxCharacters` or `maxMemoryBytes` is crossed
+ *   (data.limit names it),
  *   `TIMEOUT` when `timeoutMs` passes, `NORMALIZATION_FAILED` when pdf.js cannot parse the file
  * @example
  * const { textPath, pageCount } = await extractPdf({ pdfPath: "paper.pdf", outDir: "papers/p1" });

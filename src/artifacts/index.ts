@@ -5,6 +5,11 @@ export {
 } from "./artifact-download-tool.js";
 export type { ManifestLookup } from "./download-candidate.js";
 export type { DownloadFetch } from "./download-fetch.js";
+export type {
+  DownloadLookup,
+  PrivateAddressAllowance,
+  ResolvedAddress,
+} from "./download-host-check.js";
 export {
   type DownloadJob,
   type DownloadJobError,
@@ -23,6 +28,7 @@ export {
   type DownloadApproval,
   type DownloadAuthorize,
   type DownloadManagerOptions,
+  type DownloadNetworkOptions,
   type DownloadPlan,
   type DownloadProgress,
   type DownloadRequest,

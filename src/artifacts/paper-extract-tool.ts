@@ -41,7 +41,7 @@ export interface PaperExtractToolOptions {
   store?: ContentStore;
   /** The data directory; extractions go to `<dataDir>/papers/<jobId>/`. */
   dataDir: string;
-  /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 120 s */
+  /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
   limits?: Partial<PdfLimits>;
   /** Times the wall-clock bound. @default systemClock */
   clock?: Clock;

@@ -7,17 +7,25 @@ export interface PdfLimits {
   maxBytes: number;
   /** Most pages a PDF may have. @default 200 */
   maxPages: number;
-  /** Most characters of extracted text over all pages. @default 20_000_000 */
+  /** Most characters of extracted text over all pages, counted as the text arrives. @default 20_000_000 */
   maxCharacters: number;
+  /**
+   * Memory the extraction may take once pdf.js is loaded: the growth of the process's resident memory
+   * (ArrayBuffers included, which a worker's heap cap does not cover), sampled every 25 ms; one
+   * compressed stream may inflate to at most half of it. Extractions running at the same time share
+   * their budgets. @default 536_870_912 (512 MiB)
+   */
+  maxMemoryBytes: number;
   /** Wall time of the whole extraction, measured in the parent thread. @default 120_000 */
   timeoutMs: number;
 }
 
-/** The default bounds: 50 MiB, 200 pages, 20 M characters, 120 s. */
+/** The default bounds: 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s. */
 export const DEFAULT_PDF_LIMITS: Readonly<PdfLimits> = Object.freeze({
   maxBytes: 50 * 1024 * 1024,
   maxPages: 200,
   maxCharacters: 20_000_000,
+  maxMemoryBytes: 512 * 1024 * 1024,
   timeoutMs: 120_000,
 });
 

@@ -1,4 +1,4 @@
-import type { DownloadFetch } from "../artifacts/index.js";
+import type { DownloadFetch, DownloadLookup } from "../artifacts/index.js";
 
 /** Where a CLI command reads its environment and writes its output; tests pass their own. */
 export interface CliIo {
@@ -10,6 +10,8 @@ export interface CliIo {
   isTty: boolean;
   /** The HTTP seam of downloads (`jobs retry`); tests serve bytes without network. @default globalThis.fetch */
   fetch?: DownloadFetch;
+  /** The DNS seam of downloads' address check; tests resolve without network. @default system lookup */
+  lookup?: DownloadLookup;
 }
 
 /** The real process's streams and environment. */

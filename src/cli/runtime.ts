@@ -25,6 +25,7 @@ export async function openRuntime(
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
     onWarning: (line) => io.stderr(`${line}\n`),
     ...(io.fetch ? { fetch: io.fetch } : {}),
+    ...(io.lookup ? { downloads: { lookup: io.lookup } } : {}),
   });
   const files = [governance.science?.path, governance.config.path].filter((p) => p !== undefined);
   return { ...governance, configSource: files.join(" + ") || "(built-in default)" };

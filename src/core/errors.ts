@@ -24,7 +24,10 @@ export const GOVERNANCE_ERROR_CODES = {
   TIMEOUT: "The call did not finish before its deadline.",
   /** The caller aborted the call, or `close()` cut it or refused it. */
   CANCELLED: "The call was cancelled.",
-  /** The response was larger than the source's `maxResponseBytes`. */
+  /**
+   * The response was larger than the source's `maxResponseBytes` or a stdio server's read buffer, or a
+   * PDF crossed an extraction bound (`data.limit`).
+   */
   RESPONSE_TOO_LARGE: "The response exceeded the source's size cap.",
   /** The provider has no such record. */
   NOT_FOUND: "The provider has no such record.",

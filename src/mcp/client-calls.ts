@@ -5,6 +5,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { GovernanceError } from "../core/index.js";
+import { withResponseCap } from "./response-cap.js";
 import type { PoolCallOptions } from "./types.js";
 
 /** Most `tools/list` pages read before a server counts as looping. */
@@ -30,8 +31,10 @@ export function serverUnavailable(id: string, reason: string, cause?: unknown): 
  * @param client a connected SDK client
  * @param name the MCP tool name
  * @param args its arguments
- * @param options timeout, abort signal and progress listener
+ * @param options timeout, abort signal, progress listener and response cap
  * @returns the SDK's result (errors of the tool are `isError` results, not throws)
+ * @throws GovernanceError `RESPONSE_TOO_LARGE` when an HTTP answer crossed `maxResponseBytes` while it was
+ *   read (the SDK then also sends `notifications/cancelled`); the SDK's errors otherwise
  */
 export async function callClientTool(
   client: Pick<Client, "callTool">,
@@ -39,23 +42,40 @@ export async function callClientTool(
   args: Record<string, unknown>,
   options: PoolCallOptions = {},
 ): Promise<CallToolResult> {
-  const { timeoutMs, signal, onProgress } = options;
-  const result = await client.callTool({ name, arguments: args }, undefined, {
-    ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
-    ...(signal === undefined ? {} : { signal }),
-    ...(onProgress === undefined
-      ? {}
-      : {
-          onprogress: ({ progress, total, message }) =>
-            onProgress({
-              progress,
-              ...(total === undefined ? {} : { total }),
-              ...(message === undefined ? {} : { message }),
-            }),
-        }),
-  });
-  // The default result schema yields CallToolResult; the SDK's types also admit the legacy `toolResult` form.
-  return result as CallToolResult;
+  const { timeoutMs, signal, onProgress, maxResponseBytes } = options;
+  const call = (callSignal: AbortSignal | undefined) =>
+    client.callTool({ name, arguments: args }, undefined, {
+      ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+      ...(callSignal === undefined ? {} : { signal: callSignal }),
+      ...(onProgress === undefined
+        ? {}
+        : {
+            onprogress: ({ progress, total, message }) =>
+              onProgress({
+                progress,
+                ...(total === undefined ? {} : { total }),
+                ...(message === undefined ? {} : { message }),
+              }),
+          }),
+    });
+  if (maxResponseBytes === undefined) {
+    // The default result schema yields CallToolResult; the SDK's types also admit the legacy `toolResult` form.
+    return (await call(signal)) as CallToolResult;
+  }
+  // Aborting cancels the request at the server; the SDK then rejects with a timeout McpError that wraps
+  // the reason, so the cap's own error is rethrown instead.
+  const crossed = new AbortController();
+  const callSignal = signal ? AbortSignal.any([signal, crossed.signal]) : crossed.signal;
+  try {
+    const result = await withResponseCap(
+      maxResponseBytes,
+      (error) => crossed.abort(error),
+      () => call(callSignal),
+    );
+    return result as CallToolResult;
+  } catch (error) {
+    throw crossed.signal.aborted ? crossed.signal.reason : error;
+  }
 }
 
 /**

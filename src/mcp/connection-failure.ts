@@ -22,6 +22,19 @@ export function isConnectionFailure(error: unknown): boolean {
 }
 
 /**
+ * The limit named by the stdio transport's read-buffer overflow: the SDK's `ReadBuffer` throws a plain
+ * `Error` when one message from the child grows past `maxBufferSize` (10 MiB by default), hands it to
+ * `onerror` and closes the transport. Its wording is the only signal, pinned by a test against the SDK.
+ * @param error an error the transport reported
+ * @returns the limit in bytes, or undefined for any other error
+ */
+export function readBufferLimitOf(error: unknown): number | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const match = /^ReadBuffer exceeded maximum size of (\d+) bytes$/.exec(error.message);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
  * A readable one-line description of a failure, for error messages.
  * @param error anything thrown
  * @returns the message, with the cause's message when it adds something (e.g. `ECONNREFUSED`)

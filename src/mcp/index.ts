@@ -1,5 +1,6 @@
 export { callClientTool, listAllTools, serverUnavailable } from "./client-calls.js";
 export { isProcessAlive } from "./process-tree.js";
+export { createCappedFetch } from "./response-cap.js";
 export { ServerPool, type ServerPoolOptions } from "./server-pool.js";
 export { createSdkTransport } from "./transports.js";
 export type { PoolCallOptions, ServerState, ServerStatus, ToolServerPool } from "./types.js";

@@ -10,6 +10,7 @@ import {
 import type { Clock } from "../core/index.js";
 import { GovernanceError } from "../core/index.js";
 import { callClientTool } from "./client-calls.js";
+import { readBufferLimitOf } from "./connection-failure.js";
 import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
 import type { StderrTail } from "./stderr-tail.js";
@@ -47,6 +48,7 @@ export class ServerConnection {
   readonly #stderrDone: Promise<void> | undefined;
   #isTransportClosed = false;
   #isOpen = false;
+  #overflowLimit: number | undefined;
   #pid: number | undefined;
   #tools: Promise<Tool[]> | undefined;
   #shutdown: Promise<void> | undefined;
@@ -80,6 +82,21 @@ export class ServerConnection {
         options.onLost();
       }
     };
+    // Kept like onclose: the SDK reports a message over its stdio read buffer here, then closes.
+    transport.onerror = (error) => {
+      const limit = readBufferLimitOf(error);
+      if (limit === undefined || this.#overflowLimit !== undefined) return;
+      this.#overflowLimit = limit;
+      // The SDK's close ends stdin and waits, but goes on reading the rest of the message until the
+      // child exits; a child blocked writing it would push all of it through the buffer first.
+      if (this.#pid !== undefined) {
+        try {
+          process.kill(this.#pid, "SIGTERM");
+        } catch {
+          // ESRCH: it exited meanwhile
+        }
+      }
+    };
     // The pid must be known before Client.connect() can fail: on failure the SDK forgets its child at once.
     const start = transport.start.bind(transport);
     transport.start = async () => {
@@ -91,6 +108,14 @@ export class ServerConnection {
   /** Whether the connection is initialized and its transport has not closed. */
   get isOpen(): boolean {
     return this.#isOpen;
+  }
+
+  /**
+   * The limit in bytes of the stdio read buffer when a message from the child crossed it, which made
+   * the SDK close the connection; undefined otherwise.
+   */
+  get overflowLimit(): number | undefined {
+    return this.#overflowLimit;
   }
 
   /** The pid of the stdio child while it runs. */

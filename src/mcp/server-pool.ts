@@ -18,6 +18,10 @@ import { ServerSlot } from "./server-slot.js";
 import { createSdkTransport } from "./transports.js";
 import type { PoolCallOptions, ServerState, ToolServerPool } from "./types.js";
 
+/** Why a stdio server is down after the SDK closed it over a message past its read buffer. */
+const overflowed = (limit: number): string =>
+  `the connection closed after a message larger than the stdio limit of ${limit} bytes`;
+
 /** Options of a {@link ServerPool}. Every seam has a real default. */
 export interface ServerPoolOptions {
   /** Builds the transport of one (re)start. @default SDK stdio / SSE / streamable HTTP transports */
@@ -135,7 +139,10 @@ export class ServerPool implements ToolServerPool {
    * @param args the tool arguments
    * @param options timeout, abort signal and progress callback, handed to the SDK
    * @returns the SDK's `CallToolResult`
-   * @throws GovernanceError `UNKNOWN_ID`, `SOURCE_DISABLED`, `UPSTREAM_UNAVAILABLE` (connection failed or lost)
+   * @throws GovernanceError `UNKNOWN_ID`, `SOURCE_DISABLED`, `UPSTREAM_UNAVAILABLE` (connection failed or
+   *   lost), `RESPONSE_TOO_LARGE` (an HTTP answer crossed `options.maxResponseBytes` while it was read, or a
+   *   stdio message crossed the SDK's read buffer, which closes the connection; the server restarts on the
+   *   next use)
    */
   async callTool(
     serverId: string,
@@ -246,7 +253,14 @@ export class ServerPool implements ToolServerPool {
         killGraceMs: this.#killGraceMs,
         ...(slot.tail ? { tail: slot.tail } : {}),
         onToolsChanged: () => this.#emitToolsChanged(id),
-        onLost: () => this.#drop(slot, connection, "the connection closed (the server exited or went away)"),
+        onLost: () => {
+          const limit = connection?.overflowLimit;
+          const reason =
+            limit === undefined
+              ? "the connection closed (the server exited or went away)"
+              : overflowed(limit);
+          this.#drop(slot, connection, reason);
+        },
       });
       this.#live.add(connection);
       await connection.connect(this.#connectTimeoutMs, this.#closer.signal);
@@ -290,6 +304,11 @@ export class ServerPool implements ToolServerPool {
     const slot = this.#slot(serverId);
     if (this.#closing) return slot.closedError(error);
     if (!isConnectionFailure(error)) return error;
+    const limit = connection.overflowLimit;
+    if (limit !== undefined) {
+      this.#drop(slot, connection, overflowed(limit));
+      return slot.tooLarge(limit, error);
+    }
     // HTTP transports stay "open" after a failed request; dropping the connection makes the next use reconnect.
     this.#drop(slot, connection, `the connection failed during ${what}: ${describeFailure(error)}`);
     await connection.settleStderr();

@@ -121,6 +121,23 @@ export class ServerSlot {
   }
 
   /**
+   * The error of calls cut off because one message from a stdio server was larger than the SDK's read
+   * buffer allows. The buffer holds one message, so every call in flight on that connection fails.
+   * @param limitBytes the read buffer's limit
+   * @param cause the SDK's error of the closed connection
+   * @returns a non-retryable `RESPONSE_TOO_LARGE` naming the limit and what to do
+   */
+  tooLarge(limitBytes: number, cause: unknown): GovernanceError {
+    const id = this.config.id;
+    const mib = Math.round((limitBytes / 1024 / 1024) * 10) / 10;
+    return new GovernanceError(
+      "RESPONSE_TOO_LARGE",
+      `MCP server '${id}' sent a message larger than the stdio limit of ${limitBytes} bytes (${mib} MiB), so the connection was closed; the server restarts on the next call. Ask the tool for less (a narrower query, fewer records or pages); answers this large need the server over streamable HTTP, where the source's maxResponseBytes is the limit.`,
+      { retryable: false, cause, data: { serverId: id, maxBytes: limitBytes } },
+    );
+  }
+
+  /**
    * The error of any use after `close()`.
    * @param cause the underlying error, when a call in flight was cut off
    * @returns a non-retryable `UPSTREAM_UNAVAILABLE` saying that the pool is closed

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerConfig } from "../config/index.js";
 import { GovernanceError, redactUrl } from "../core/index.js";
+import { createCappedFetch } from "./response-cap.js";
 
 /** Options of {@link createSdkTransport}. */
 export interface SdkTransportOptions {
@@ -40,7 +41,8 @@ export function inheritedEnvironment(env: Record<string, string | undefined>): R
 /**
  * Builds the SDK transport for one server: `StdioClientTransport` (stderr piped so the pool can keep its
  * tail), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
- * `requestInit`). Nothing is started or spawned here.
+ * `requestInit`; answers read under the call's response cap, see `createCappedFetch`). Nothing is
+ * started or spawned here.
  * @param config the server's configuration
  * @param options base environment for stdio children
  * @returns an unstarted transport
@@ -65,9 +67,11 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
   }
   const url = parseUrl(config);
   const requestInit: RequestInit = { headers: { ...config.headers } };
+  // SSE answers arrive on the one GET stream opened at connect time, outside any call, so no call's
+  // cap applies to them: only the streamable HTTP transport reads answers under the cap.
   return config.transport === "sse"
     ? new SSEClientTransport(url, { requestInit })
-    : new StreamableHTTPClientTransport(url, { requestInit });
+    : new StreamableHTTPClientTransport(url, { requestInit, fetch: createCappedFetch() });
 }
 
 /**

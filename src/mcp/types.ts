@@ -28,6 +28,14 @@ export interface PoolCallOptions {
   signal?: AbortSignal;
   /** Called with each `notifications/progress` of this request. */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * The source's response cap in bytes (`governance.maxResponseBytes`). Over streamable HTTP, an answer
+   * is read only while one message of it stays within about four times this (JSON escaping) plus 1 MiB;
+   * past that the call fails with `RESPONSE_TOO_LARGE` without reading the rest. Over stdio the SDK's
+   * 10 MiB read buffer is the limit. The exact check against the cap is the broker's.
+   * @default undefined: answers are read in full
+   */
+  maxResponseBytes?: number | undefined;
 }
 
 /** The part of the server pool that the governance layer depends on. */

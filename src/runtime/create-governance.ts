@@ -151,6 +151,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
         : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...options.downloads,
       ...clock,
     });
     const rateLimits = effectiveRateLimits(registry.rateLimitGroups(), {

@@ -1,4 +1,4 @@
-import type { DownloadFetch, DownloadJobStore } from "../artifacts/index.js";
+import type { DownloadFetch, DownloadJobStore, DownloadNetworkOptions } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Clock } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
@@ -72,6 +72,12 @@ export interface GovernanceOptions {
   rateLimits?: Record<string, RateLimitGroupConfig>;
   /** The HTTP seam of `artifact_download` (tests serve bytes without network). @default globalThis.fetch */
   fetch?: DownloadFetch;
+  /**
+   * Deadlines and the address check of `artifact_download`: `headersTimeoutMs` (30 s), `idleTimeoutMs`
+   * (30 s), `jobTimeoutMs` (10 min), `lookup` (the DNS seam) and `allowPrivateAddresses` (false), as
+   * documented on `DownloadManagerOptions`. @default those defaults
+   */
+  downloads?: DownloadNetworkOptions | undefined;
   /**
    * How long `close()` lets running tool calls and downloads finish before it cancels them (`CANCELLED`,
    * each still with its ledger row), in ms of `clock`. @default 5000

@@ -27,6 +27,7 @@ import { createSourcesServer, SOURCES_SERVER_ID } from "../../src/servers/source
 import { providerEnvFor, startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
+import { publicLookup } from "../artifacts/download-harness.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
 import { arxivFakeRoutes } from "../fixtures/providers/arxiv/routes.js";
 import { pdbFakeRoutes } from "../fixtures/providers/pdb/routes.js";
@@ -97,6 +98,7 @@ async function acquisitionRuntime(session = "t1") {
     grants: new MemoryGrantStore(),
     clock,
     fetch,
+    downloads: { lookup: publicLookup },
   });
   cleanups.push(async () => {
     await governance.close();

@@ -3,6 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
+import type { DownloadLookup } from "../../src/artifacts/download-host-check.js";
 import type { DownloadJob } from "../../src/artifacts/download-job-store.js";
 import { DownloadManager } from "../../src/artifacts/download-manager.js";
 import type { DownloadManagerOptions } from "../../src/artifacts/download-types.js";
@@ -16,6 +17,9 @@ import { makeSource } from "../governance/manifests/manifest-factory.js";
 
 /** The bytes an arXiv PDF candidate serves in tests. */
 export const PDF = new TextEncoder().encode(`%PDF-1.4\n${"x".repeat(4000)}\n%%EOF\n`);
+
+/** A resolver that answers a public documentation address (203.0.113.7) for every host, without DNS. */
+export const publicLookup: DownloadLookup = async () => [{ address: "203.0.113.7", family: 4 }];
 
 /** A candidate on arxiv.org. */
 export function makeCandidate(overrides: Partial<ArtifactCandidate> = {}): ArtifactCandidate {
@@ -118,6 +122,12 @@ export async function createBench(
     workspaceDir,
     fetch,
     clock,
+    lookup: publicLookup,
+    // `settle` jumps the manual clock a minute at a time to fire backoffs, which would fire these
+    // deadlines too; the deadline tests set their own.
+    headersTimeoutMs: Number.POSITIVE_INFINITY,
+    idleTimeoutMs: Number.POSITIVE_INFINITY,
+    jobTimeoutMs: Number.POSITIVE_INFINITY,
     ...managerOptions,
   });
   /** Serves `bytes` at `url` (honouring Range with a 206). */

@@ -175,6 +175,7 @@ describe("download replay by thread:toolCallId", () => {
   });
 
   test("a call whose job a crashed process left running resumes it with a Range request", async () => {
+    const STAGED = "5e1f0c9a2b3d4e6f5e1f0c9a2b3d4e6f.part";
     const bench = await createBench();
     bench.serve(URL_1, PDF);
     const jobId = callJobId("t1", "call-1");
@@ -184,11 +185,12 @@ describe("download replay by thread:toolCallId", () => {
       toolCallId: "call-1",
       destinationPath: DESTINATION,
       finalPath: join(bench.workspaceDir, DESTINATION),
+      stagingName: STAGED,
       bytesDownloaded: 1000,
       attempts: 1,
     });
     await mkdir(join(bench.workspaceDir, ".staging"), { recursive: true });
-    await writeFile(join(bench.workspaceDir, ".staging", `${jobId}.part`), PDF.slice(0, 1000));
+    await writeFile(join(bench.workspaceDir, ".staging", STAGED), PDF.slice(0, 1000));
     const result = await bench.manager.download(call);
     expect(result).toMatchObject({ jobId, status: "completed", actualChecksum: sha(PDF) });
     expect(bench.seen.map((r) => r.range)).toEqual(["bytes=1000-"]);

@@ -12,7 +12,7 @@ import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.j
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
-import { makeCandidate, PDF, recordCandidateInvocation } from "./download-harness.js";
+import { makeCandidate, PDF, publicLookup, recordCandidateInvocation } from "./download-harness.js";
 
 /** The candidates of the runtime's `inv-1` call. */
 export const IDS = ["a", "b"] as const;
@@ -77,6 +77,7 @@ export async function downloadRuntime(
     grants: new MemoryGrantStore(),
     clock: new ManualClock(Date.parse("2026-01-02T00:00:00Z")),
     fetch,
+    downloads: { lookup: publicLookup },
     ...options,
   });
   opened.push(governance);

@@ -7,6 +7,7 @@ import { extractPdf } from "../../src/artifacts/extract-pdf.js";
 import { DEFAULT_PDF_LIMITS } from "../../src/artifacts/pdf-limits.js";
 import type { PdfManifest } from "../../src/artifacts/pdf-manifest.js";
 import { isGovernanceError } from "../../src/core/errors.js";
+import { compressionBombPdf, hugeTextPagePdf } from "../fixtures/pdf/hostile-pdf.js";
 import { makePdf, textPages } from "../fixtures/pdf/make-pdf.js";
 
 function tempDir(): string {
@@ -159,6 +160,58 @@ describe("extractPdf", () => {
     writeFileSync(pdfPath, "%PDF-1.4\nthis is not a real document\n%%EOF\n");
     const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }));
     expect(error.code).toBe("NORMALIZATION_FAILED");
+  });
+
+  describe("memory and text bounds on hostile PDFs", () => {
+    const MiB = 1024 * 1024;
+    function writeBytes(bytes: Buffer): { dir: string; pdfPath: string } {
+      const dir = tempDir();
+      const pdfPath = join(dir, "hostile.pdf");
+      writeFileSync(pdfPath, bytes);
+      return { dir, pdfPath };
+    }
+
+    test("a FlateDecode stream inflating past half of maxMemoryBytes is refused; within budget it extracts", async () => {
+      // 66 KB on disk, 64 MiB inflated.
+      const { dir, pdfPath } = writeBytes(compressionBombPdf({ decodedBytes: 64 * MiB }));
+      const error = await rejection(
+        extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxMemoryBytes: 32 * MiB }),
+      );
+      expect(error.code).toBe("RESPONSE_TOO_LARGE");
+      expect(error.message).toContain("maxMemoryBytes");
+      expect(error.message).toContain("inflates to more than 16777216 bytes");
+      expect(error.data).toMatchObject({ limit: "maxMemoryBytes", max: 32 * MiB });
+      expect(await readdir(dir)).toEqual(["hostile.pdf"]);
+
+      const result = await extractPdf({ pdfPath, outDir: join(dir, "out") });
+      expect(readFileSync(result.textPath, "utf8")).toContain("Compression bomb");
+    });
+
+    test("a stream pdf.js decodes itself, synchronously, is stopped by the resident-memory watchdog", async () => {
+      // RunLengthDecode never reaches DecompressionStream: 2 MiB on disk, 128 MiB decoded in one loop.
+      const bomb = compressionBombPdf({ decodedBytes: 128 * MiB, filter: "RunLengthDecode" });
+      const { dir, pdfPath } = writeBytes(bomb);
+      const limits = { maxMemoryBytes: 64 * MiB };
+      const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, limits));
+      expect(error.code).toBe("RESPONSE_TOO_LARGE");
+      expect(error.message).toMatch(
+        /maxMemoryBytes limit \(64 MiB\): the process's resident memory grew by \d+ MiB/,
+      );
+      expect(error.data).toMatchObject({ limit: "maxMemoryBytes", max: 64 * MiB });
+      expect((error.data as { actual: number }).actual).toBeGreaterThan(64 * MiB);
+    });
+
+    test("the character limit stops a single huge page as its text arrives", async () => {
+      // 20,000 lines of 80 characters on one page; the limit is crossed within the first few hundred.
+      const { dir, pdfPath } = writeBytes(hugeTextPagePdf(20_000));
+      const error = await rejection(
+        extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxCharacters: 10_000 }),
+      );
+      expect(error.code).toBe("RESPONSE_TOO_LARGE");
+      expect(error.data).toMatchObject({ limit: "maxCharacters", max: 10_000 });
+      // Counted as the text streamed in, not after the page's 1.6 M characters were all collected.
+      expect((error.data as { actual: number }).actual).toBeLessThan(20_000);
+    });
   });
 
   test("rejects a non-positive limit", async () => {

@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { describe, expect, test } from "vitest";
 import type { ExtractionLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "../../src/artifacts/paper-extraction.js";
+import { compressionBombPdf } from "../fixtures/pdf/hostile-pdf.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
 import { createBench, makeJob } from "./download-harness.js";
 
@@ -115,6 +116,24 @@ describe("extractDownloadedPaper", () => {
       { status: "error", sourceId: "arxiv", toolCallId: "ex-1", error: { code: "INVALID_INPUT" } },
     ]);
     expect(recorded[0]?.normalizedRef).toBeUndefined();
+    expect(await bench.manager.jobs.get(jobId)).toEqual(before);
+  });
+
+  test("a downloaded compression bomb is refused under the runtime's memory budget, with an error row", async () => {
+    // 66 KB downloaded, 64 MiB inflated; a 32 MiB budget lets one stream inflate to 16 MiB.
+    const { bench, jobId, runtime, rows } = await downloaded(
+      compressionBombPdf({ decodedBytes: 64 * 1024 * 1024 }),
+    );
+    const before = await bench.manager.jobs.get(jobId);
+    const bounded = { ...runtime, limits: { maxMemoryBytes: 32 * 1024 * 1024 } };
+    await expect(extractDownloadedPaper(bounded, request(jobId, "ex-1"))).rejects.toMatchObject({
+      code: "RESPONSE_TOO_LARGE",
+      message: expect.stringContaining("maxMemoryBytes"),
+      data: { limit: "maxMemoryBytes", max: 32 * 1024 * 1024 },
+    });
+    expect(await rows()).toMatchObject([
+      { status: "error", toolCallId: "ex-1", error: { code: "RESPONSE_TOO_LARGE", retryable: false } },
+    ]);
     expect(await bench.manager.jobs.get(jobId)).toEqual(before);
   });
 

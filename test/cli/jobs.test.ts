@@ -7,7 +7,13 @@ import { SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-
 import { main } from "../../src/cli/main.js";
 import { FileContentStore } from "../../src/governance/audit/content-store.js";
 import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
-import { makeCandidate, makeJob, PDF, recordCandidateInvocation } from "../artifacts/download-harness.js";
+import {
+  makeCandidate,
+  makeJob,
+  PDF,
+  publicLookup,
+  recordCandidateInvocation,
+} from "../artifacts/download-harness.js";
 import { runCli, tempDir, writeJson } from "./cli-harness.js";
 
 async function seeded() {
@@ -112,6 +118,7 @@ async function failedDownload() {
       cwd,
       isTty: false,
       fetch,
+      lookup: publicLookup,
     });
     return { code, stdout, stderr };
   };

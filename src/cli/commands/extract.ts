@@ -13,7 +13,7 @@ export interface ExtractCommandOptions {
 
 /**
  * `sciencegate extract <pdf> [--out DIR] [--json]`: the bounded PDF extractor on its own, with the
- * default limits (50 MiB, 200 pages, 20 M characters, 120 s). Needs no config or MCP server.
+ * default limits (50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s). Needs no config or MCP server.
  * `--json` prints `{textPath, manifestPath, pageCount, warnings, inputSha256}`.
  * @param io streams and working directory
  * @param options the PDF, output folder and output format

@@ -75,6 +75,8 @@ export async function callUpstream(
           signal,
           // The SDK's own request timeout must not fire before our overall deadline does.
           timeoutMs: timeoutMs + 1_000,
+          // Lets the transport stop reading an oversized answer; the exact check follows.
+          maxResponseBytes: source.governance.maxResponseBytes,
           ...optional({ onProgress: request.onProgress }),
         });
         checkingDepth(() => assertWithinCap(raw, source.governance.maxResponseBytes));
