@@ -47,9 +47,9 @@ describe.each(EXECUTOR_NAMES)("approval cards by default: %s", (name) => {
 
     const resume = new Command({
       resume: {
-        [cardForFile(paused, "a.txt").id]: { decision: "allow_once" },
-        [cardForFile(paused, "b.txt").id]: { decision: "deny", message: "not b" },
-        [cardForFile(paused, "c.txt").id]: { decision: "allow_once" },
+        [cardForFile(paused, "a.txt")]: { decision: "allow_once" },
+        [cardForFile(paused, "b.txt")]: { decision: "deny", message: "not b" },
+        [cardForFile(paused, "c.txt")]: { decision: "allow_once" },
       },
     });
     const done = await agent.invoke(resume, "t1");
@@ -76,7 +76,7 @@ describe.each(EXECUTOR_NAMES)("approval cards by default: %s", (name) => {
     const paused = await agent.invoke("start", "t2");
     expect(cardsOf(paused)).toHaveLength(3);
     const done = await agent.invoke(
-      new Command({ resume: { [cardForFile(paused, "a.txt").id]: { decision: "allow_matching" } } }),
+      new Command({ resume: { [cardForFile(paused, "a.txt")]: { decision: "allow_matching" } } }),
       "t2",
     );
     expect(cardsOf(done)).toEqual([]);

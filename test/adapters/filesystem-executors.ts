@@ -210,11 +210,11 @@ export function cardsOf(state: unknown): Interrupt<PermissionCard>[] {
   return isInterrupted(state) ? (state[INTERRUPT] as Interrupt<PermissionCard>[]) : [];
 }
 
-/** The card of the call writing `file`. */
-export function cardForFile(state: unknown, file: string): Interrupt<PermissionCard> {
+/** The interrupt id of the card of the call writing `file`. */
+export function cardForFile(state: unknown, file: string): string {
   const card = cardsOf(state).find((c) => String(c.value?.args?.path ?? "").endsWith(`/${file}`));
-  if (!card) throw new Error(`no card for ${file}`);
-  return card;
+  if (card?.id === undefined) throw new Error(`no card for ${file}`);
+  return card.id;
 }
 
 /** The tool messages of a run, by tool call id. */
