@@ -63,8 +63,11 @@ export interface ToolCallOutcome {
  * as they are; an MCP tool runs only when promoted and not stale (else a retryable "search first"
  * error and nothing executes), through `Broker.invoke` keyed by `threadId:toolCallId`, so a resumed
  * task never runs a finished call twice. With `context.approval`, the hook is asked first (the
- * approval gate raises one card per dangerous call, before any side effect). Failures become `ToolMessage`s with `status: "error"` and a
- * JSON body `{code, message, retryable, ...}`; LangGraph control flow (interrupts) is rethrown.
+ * approval gate raises one card per dangerous call, before any side effect). Failures become
+ * `ToolMessage`s with `status: "error"` and a JSON body `{code, message, retryable, ...}`; a refusal
+ * before the broker (unknown or unpromoted tool, an approval step that said no) is audited with
+ * `Broker.recordRefusal`, so every error the model sees has a ledger row. LangGraph control flow
+ * (interrupts) is rethrown.
  * @param runtime the broker and the session's tools
  * @param call the tool call
  * @param context session, thread, run, promotion state and the app's tools
@@ -88,8 +91,23 @@ export async function executeGovernedToolCall(
       return { message };
     }
     const refused = checkToolCall(call.name, context.promotion, tools);
-    if (refused) return { message: errorMessage(call.name, toolCallId, refused) };
-    const tool = tools.find((t) => t.name === call.name) as SurfaceTool;
+    const known = tools.find((t) => t.name === call.name);
+    const refuse = async (body: GovernanceErrorBody): Promise<ToolCallOutcome> => {
+      await runtime.broker.recordRefusal(
+        {
+          ...(known ? { sourceId: known.sourceId, toolId: known.toolId } : unknownToolIds(call.name)),
+          input: call.args,
+          session: context.sessionId,
+          toolCallId,
+          ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
+          ...(context.runId === undefined ? {} : { runId: context.runId }),
+        },
+        body,
+      );
+      return { message: errorMessage(call.name, toolCallId, body) };
+    };
+    if (refused) return await refuse(refused);
+    const tool = known as SurfaceTool;
     if (context.approval) {
       const denied = await runApprovalHook(
         context.approval.hook,
@@ -104,7 +122,7 @@ export async function executeGovernedToolCall(
         },
         context.approval.config,
       );
-      if (denied) return { message: errorMessage(call.name, toolCallId, denied) };
+      if (denied) return await refuse(denied);
     }
     const outcome = await runtime.broker.invoke({
       sourceId: tool.sourceId,
@@ -135,4 +153,12 @@ export async function executeGovernedToolCall(
 
 function errorMessage(name: string, toolCallId: string, body: GovernanceErrorBody): ToolMessage {
   return new ToolMessage({ tool_call_id: toolCallId, name, status: "error", content: JSON.stringify(body) });
+}
+
+/** The source and tool an unknown `mcp__<source>__<tool>` name points at, for its refusal row. */
+function unknownToolIds(name: string): { sourceId: string; toolId: string } {
+  const match = /^mcp__(.+?)__(.+)$/.exec(name);
+  return match
+    ? { sourceId: match[1] as string, toolId: match[2] as string }
+    : { sourceId: "unknown", toolId: name };
 }

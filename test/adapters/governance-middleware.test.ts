@@ -99,7 +99,17 @@ describe("governanceMiddleware with createAgent", () => {
       data: { reason: "not_promoted" },
     });
     expect(counters.calls.lookup).toBeUndefined();
-    expect(await g.ledger.query()).toHaveLength(0);
+    // Nothing ran, and the refusal the model saw is audited.
+    expect(await g.ledger.query()).toMatchObject([
+      {
+        status: "error",
+        toolId: "lookup",
+        threadId: "t1",
+        toolCallId: "c1",
+        attempts: 0,
+        error: { code: "TOOL_UNAVAILABLE" },
+      },
+    ]);
   });
 
   test("the app's own tools pass through to the agent's handler and bypass the broker", async () => {

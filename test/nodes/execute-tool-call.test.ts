@@ -33,7 +33,15 @@ describe("executeGovernedToolCall", () => {
       data: { reason: "not_promoted" },
     });
     expect(counters.calls.search).toBeUndefined();
-    expect(await g.ledger.query()).toHaveLength(0);
+    expect(await g.ledger.query()).toMatchObject([
+      {
+        status: "error",
+        sourceId: "demo",
+        toolId: "search",
+        toolCallId: "c1",
+        error: { code: "TOOL_UNAVAILABLE" },
+      },
+    ]);
   });
 
   test("tool_search select: promotes, then the call runs through the broker once per threadId:toolCallId", async () => {

@@ -54,7 +54,15 @@ describe("createGovernedAgent: deferred tools and promotion", () => {
       data: { reason: "not_promoted" },
     });
     expect(counters.calls.lookup).toBeUndefined();
-    expect(await governance.ledger.query()).toHaveLength(0);
+    expect(await governance.ledger.query()).toMatchObject([
+      {
+        status: "error",
+        toolId: "lookup",
+        threadId: "t-hidden",
+        toolCallId: "hidden-1",
+        error: { code: "TOOL_UNAVAILABLE" },
+      },
+    ]);
   });
 
   test("tool_search select: promotes, the schema is bound on the next turn and the call then runs", async () => {

@@ -23,6 +23,12 @@ export interface InvokeRequest {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
+/** A call refused before it reached `Broker.invoke` (see `Broker.recordRefusal`). */
+export type RefusedCall = Pick<
+  InvokeRequest,
+  "sourceId" | "toolId" | "input" | "session" | "threadId" | "toolCallId" | "runId"
+>;
+
 /** What `Broker.invoke` returns. */
 export interface InvokeOutcome {
   invocationId: string;

@@ -3,6 +3,7 @@ import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
 import {
   type Clock,
   GovernanceError,
+  type GovernanceErrorBody,
   hashCanonical,
   InflightCalls,
   optional,
@@ -16,7 +17,7 @@ import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { RateLimiter } from "../rate-limit/index.js";
-import type { InvokeOutcome, InvokeRequest } from "./broker-types.js";
+import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
 import { callUpstream } from "./call-upstream.js";
 import { checkingDepth, refuseTooDeep } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
@@ -114,6 +115,44 @@ export class Broker {
     const promise = this.#admit(request).finally(() => this.#byCall.delete(key));
     this.#byCall.set(key, { call, promise });
     return promise;
+  }
+
+  /**
+   * Audits a call refused before it reached `invoke` (an unknown or not yet promoted tool, an approval
+   * step that said no), so that the ledger explains every tool message the model saw: one error row
+   * with the refusal's code and message. A call that already has a row under its `threadId:toolCallId`
+   * (a task running again after a resume) is not recorded twice. After `close()` nothing is recorded.
+   * @param call where the refused call came from, and its arguments
+   * @param refusal the error body the model was given
+   * @returns once the row is written
+   */
+  async recordRefusal(call: RefusedCall, refusal: GovernanceErrorBody): Promise<void> {
+    const record = async () => {
+      const { ledger, store, clock } = this.#o;
+      if (call.threadId !== undefined && call.toolCallId !== undefined) {
+        if (await ledger.findByCall(call.threadId, call.toolCallId)) return;
+      }
+      const startedMs = clock.now();
+      const row: Row = {
+        ...this.#newRow({ ...call, input: call.input }, startedMs),
+        ...optional({ toolCallId: call.toolCallId }),
+      };
+      // Arguments that cannot be stored as JSON are left out; the refusal is still recorded.
+      const stored = await store
+        .putJson({ sourceId: call.sourceId, toolId: call.toolId, input: call.input ?? null })
+        .catch(() => undefined);
+      if (stored) row.requestRef = stored.ref;
+      row.error = {
+        code: refusal.code,
+        message: neutralizePromptTags(refusal.message),
+        retryable: refusal.retryable,
+        attempts: 0,
+      };
+      await this.#append(row, "error", startedMs);
+    };
+    await this.#running.run(record).catch((error: unknown) => {
+      if (!(error instanceof GovernanceError && error.code === "CANCELLED")) throw error;
+    });
   }
 
   /**

@@ -1,3 +1,3 @@
 export { Broker, type BrokerOptions } from "./broker.js";
-export type { InvokeOutcome, InvokeRequest } from "./broker-types.js";
+export type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
 export { ResultCache } from "./result-cache.js";
