@@ -9,7 +9,11 @@ import { downloadUrlProblem } from "./download-candidate.js";
 import { DeadlineTimer, downloadTimeout, stoppedError, untilAborted } from "./download-deadline.js";
 import type { StagingFile } from "./staging-file.js";
 
-/** The fetch seam (the global `fetch` by default). */
+/**
+ * The fetch seam: called with `redirect: "manual"`, an optional `range` header and the attempt's signal;
+ * must return 3xx unfollowed. The default is `createPinnedHttpsFetch`; an injected one is responsible for
+ * connecting only to the addresses the address check passed.
+ */
 export type DownloadFetch = (url: string, init: RequestInit) => Promise<Response>;
 
 /** Redirects one attempt may follow. */

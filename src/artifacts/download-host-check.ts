@@ -64,6 +64,29 @@ export function nonPublicRange(address: string): string | undefined {
 }
 
 /**
+ * Resolves a host name and screens every address: what both the address check and the pinned default
+ * transport connect through. An IP literal is screened as is, without a lookup.
+ * @param lookup the DNS seam
+ * @param allowance `allowPrivateAddresses`
+ * @returns a screen that resolves to the host's addresses once every one is public or allowed
+ * @throws GovernanceError `INVALID_INPUT` for an allowance entry that is no host, address or CIDR;
+ *   the screen rejects with `PERMISSION_DENIED` naming host and address when any address is non-public
+ *   and not allowed (a host with one public and one private address is refused, not filtered), and
+ *   `UPSTREAM_UNAVAILABLE` (retryable) when the name does not resolve
+ */
+export function createAddressScreen(
+  lookup: DownloadLookup,
+  allowance: PrivateAddressAllowance = false,
+): (hostname: string) => Promise<readonly ResolvedAddress[]> {
+  const allows = parseAllowance(allowance);
+  return async (hostname) => {
+    const addresses = await resolveHost(lookup, hostname);
+    if (!allows.host(hostname)) for (const { address } of addresses) screenAddress(hostname, address, allows);
+    return addresses;
+  };
+}
+
+/**
  * Builds the check a transfer runs before each request (the first and every redirect hop).
  * @param lookup the DNS seam
  * @param allowance `allowPrivateAddresses`
@@ -74,38 +97,59 @@ export function createHostAddressCheck(
   lookup: DownloadLookup,
   allowance: PrivateAddressAllowance = false,
 ): (hostname: string) => Promise<void> {
-  if (allowance === true) return async () => {};
+  const allows = parseAllowance(allowance);
+  const screen = createAddressScreen(lookup, allowance);
+  return async (hostname) => {
+    if (!allows.host(hostname)) await screen(hostname);
+  };
+}
+
+interface Allowance {
+  host: (hostname: string) => boolean;
+  address: (address: string) => boolean;
+}
+
+function parseAllowance(allowance: PrivateAddressAllowance): Allowance {
+  if (allowance === true) return { host: () => true, address: () => true };
   const hosts = new Set<string>();
   const allowed = new BlockList();
   for (const entry of allowance === false ? [] : allowance) addAllowance(entry, hosts, allowed);
-  return async (hostname) => {
-    if (hosts.has(hostname)) return;
-    // A URL keeps an IPv6 literal in brackets; the resolver wants it bare.
-    const bare = hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
-    let addresses: readonly ResolvedAddress[];
-    try {
-      addresses = await lookup(bare);
-    } catch (cause) {
-      throw new GovernanceError("UPSTREAM_UNAVAILABLE", `Could not resolve host '${hostname}'.`, {
-        retryable: true,
-        cause,
-      });
-    }
-    if (addresses.length === 0) {
-      throw new GovernanceError("UPSTREAM_UNAVAILABLE", `Host '${hostname}' resolves to no address.`, {
-        retryable: true,
-      });
-    }
-    for (const { address } of addresses) {
-      const range = nonPublicRange(address);
-      if (range === undefined || allowed.check(address, isIP(address) === 6 ? "ipv6" : "ipv4")) continue;
-      throw new GovernanceError(
-        "PERMISSION_DENIED",
-        `Refused host '${hostname}': it resolves to ${address}, a ${range} address; downloads reach public addresses only. To download from it on purpose, add '${hostname}' or its network to allowPrivateAddresses in the download options.`,
-        { data: { host: hostname, address, range } },
-      );
-    }
+  return {
+    host: (hostname) => hosts.has(hostname),
+    address: (address) => allowed.check(address, isIP(address) === 6 ? "ipv6" : "ipv4"),
   };
+}
+
+async function resolveHost(lookup: DownloadLookup, hostname: string): Promise<readonly ResolvedAddress[]> {
+  // A URL keeps an IPv6 literal in brackets; the resolver wants it bare.
+  const bare = hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
+  const literal = isIP(bare);
+  if (literal !== 0) return [{ address: bare, family: literal }];
+  let addresses: readonly ResolvedAddress[];
+  try {
+    addresses = await lookup(bare);
+  } catch (cause) {
+    throw new GovernanceError("UPSTREAM_UNAVAILABLE", `Could not resolve host '${hostname}'.`, {
+      retryable: true,
+      cause,
+    });
+  }
+  if (addresses.length === 0) {
+    throw new GovernanceError("UPSTREAM_UNAVAILABLE", `Host '${hostname}' resolves to no address.`, {
+      retryable: true,
+    });
+  }
+  return addresses;
+}
+
+function screenAddress(hostname: string, address: string, allows: Allowance): void {
+  const range = nonPublicRange(address);
+  if (range === undefined || allows.address(address)) return;
+  throw new GovernanceError(
+    "PERMISSION_DENIED",
+    `Refused host '${hostname}': it resolves to ${address}, a ${range} address; downloads reach public addresses only. To download from it on purpose, add '${hostname}' or its network to allowPrivateAddresses in the download options.`,
+    { data: { host: hostname, address, range } },
+  );
 }
 
 function addAllowance(entry: string, hosts: Set<string>, allowed: BlockList): void {

@@ -38,6 +38,7 @@ import {
   type DownloadRequest,
   type DownloadResult,
 } from "./download-types.js";
+import { createPinnedHttpsFetch } from "./pinned-https-fetch.js";
 
 type Progress = ((progress: DownloadProgress) => void) | undefined;
 
@@ -73,12 +74,12 @@ export class DownloadManager {
   constructor(options: DownloadManagerOptions) {
     this.#opts = options;
     this.#deadlines = downloadDeadlines(options);
-    this.#checkHost = createHostAddressCheck(
-      options.lookup ?? defaultDownloadLookup,
-      options.allowPrivateAddresses,
-    );
+    const lookup = options.lookup ?? defaultDownloadLookup;
+    this.#checkHost = createHostAddressCheck(lookup, options.allowPrivateAddresses);
     this.#jobs = options.jobStore ?? new MemoryDownloadJobStore();
-    this.#fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+    // The default connects only to the addresses its own screen passed (see pinned-https-fetch.ts).
+    this.#fetch =
+      options.fetch ?? createPinnedHttpsFetch({ lookup, allowance: options.allowPrivateAddresses ?? false });
     this.#clock = options.clock ?? systemClock;
     this.#newId = options.newId ?? randomUUID;
     this.#sessions = options.sessions ?? new SessionSettings();

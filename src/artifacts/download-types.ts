@@ -67,7 +67,13 @@ export interface DownloadManagerOptions {
    * `createGovernance` passes `permissions.authorize` over `downloadAuthorizationRequest`.
    */
   authorize?: DownloadAuthorize;
-  /** @default globalThis.fetch */
+  /**
+   * The HTTP transport. The default (`createPinnedHttpsFetch`) resolves each connection through `lookup`
+   * and connects only to addresses that pass `allowPrivateAddresses`, so a DNS answer that changes after
+   * the address check (rebinding) reaches nothing. An injected fetch gets the same per-request address
+   * check, but resolves the host again itself: pinning its connections is its own job.
+   * @default createPinnedHttpsFetch({ lookup, allowance: allowPrivateAddresses })
+   */
   fetch?: DownloadFetch;
   /** @default systemClock */
   clock?: Clock;
@@ -95,7 +101,10 @@ export interface DownloadManagerOptions {
    * @default 600_000 (10 min)
    */
   jobTimeoutMs?: number;
-  /** Resolves a host before each request (the address check). @default `node:dns/promises` lookup, all addresses */
+  /**
+   * Resolves a host before each request (the address check), and each connection of the default fetch.
+   * @default `node:dns/promises` lookup, all addresses
+   */
   lookup?: DownloadLookup;
   /**
    * Downloads refuse (`PERMISSION_DENIED`) a host that resolves to a loopback, private, link-local,

@@ -70,7 +70,11 @@ export interface GovernanceOptions {
    * @default none; `NCBI_API_KEY` in `env` raises `ncbi-eutils` to 10 requests/s on its own
    */
   rateLimits?: Record<string, RateLimitGroupConfig>;
-  /** The HTTP seam of `artifact_download` (tests serve bytes without network). @default globalThis.fetch */
+  /**
+   * The HTTP seam of `artifact_download` (tests serve bytes without network). The default connects only
+   * to addresses that passed the download address check; an injected fetch must pin its own connections.
+   * @default createPinnedHttpsFetch (`node:https`, see `DownloadManagerOptions.fetch`)
+   */
   fetch?: DownloadFetch;
   /**
    * Deadlines and the address check of `artifact_download`: `headersTimeoutMs` (30 s), `idleTimeoutMs`

@@ -303,7 +303,8 @@ test("each entry point exports exactly the pinned names", () => {
       .sort();
   }
   expect(actual).toEqual(PINNED);
-});
+  // The TypeScript program over every entry point takes 15–35 s on 2 busy cores.
+}, 120_000);
 
 test("the root entry stays a short list of entry points", () => {
   expect(PINNED["."]?.length).toBeLessThanOrEqual(40);

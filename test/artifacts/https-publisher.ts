@@ -36,6 +36,10 @@ export interface HttpsPublisher {
   requests: { path: string; range: string | undefined }[];
   /** TLS connections the server accepted. */
   connections: () => number;
+  /** The loopback port it listens on. */
+  port: number;
+  /** Its self-signed certificate (what a client must trust). */
+  ca: Buffer;
   /** The `fetch` seam: a real HTTPS client trusting the test certificate, connecting to the loopback port. */
   fetch: DownloadFetch;
   close: () => Promise<void>;
@@ -97,6 +101,8 @@ export async function startHttpsPublisher(routes: Record<string, PublisherRoute>
   return {
     requests,
     connections: () => connections,
+    port,
+    ca,
     fetch,
     close: () =>
       new Promise<void>((resolve) => {
