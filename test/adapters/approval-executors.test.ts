@@ -26,10 +26,10 @@ const exists = (path: string) =>
     () => false,
   );
 
-async function setup(name: (typeof EXECUTOR_NAMES)[number]) {
+async function setup(name: (typeof EXECUTOR_NAMES)[number], checkpointer?: false) {
   const { governance, root } = await filesystemGovernance();
   opened.push(governance);
-  const agent = buildExecutor(name, governance, writerModel(root, FILES));
+  const agent = buildExecutor(name, governance, writerModel(root, FILES), checkpointer);
   const writes = async () =>
     (await governance.ledger.query()).filter((row) => row.toolId === "write_file" && row.status === "ok");
   return { governance, root, agent, writes };
@@ -86,5 +86,28 @@ describe.each(EXECUTOR_NAMES)("approval cards by default: %s", (name) => {
     expect(
       [...toolMessagesById(done).values()].filter((m) => m.name === WRITE_FILE && m.status === "error"),
     ).toEqual([]);
+  });
+
+  test("without a checkpointer nothing is written and each refusal names the fix and is audited", async () => {
+    const { root, agent, governance } = await setup(name, false);
+    const done = await agent.invoke("start", "t3");
+    expect(cardsOf(done)).toEqual([]);
+    for (const file of FILES) expect(await exists(join(root, file))).toBe(false);
+    const writes = [...toolMessagesById(done).values()].filter((m) => m.name === WRITE_FILE);
+    expect(writes).toHaveLength(3);
+    for (const message of writes) {
+      expect(message.status).toBe("error");
+      const body = JSON.parse(String(message.content));
+      expect(body.code).toBe("PERMISSION_DENIED");
+      expect(body.message).toContain("checkpointer");
+      expect(body.message).toContain("always_allow");
+      expect(body.message).not.toContain("PermissionService");
+    }
+    const rows = (await governance.ledger.query()).filter((row) => row.toolId === "write_file");
+    expect(rows.map((row) => [row.status, row.error?.code, row.toolCallId]).sort()).toEqual([
+      ["error", "PERMISSION_DENIED", "write-1"],
+      ["error", "PERMISSION_DENIED", "write-2"],
+      ["error", "PERMISSION_DENIED", "write-3"],
+    ]);
   });
 });

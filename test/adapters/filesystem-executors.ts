@@ -140,8 +140,9 @@ export function buildExecutor(
   name: (typeof EXECUTOR_NAMES)[number],
   governance: Governance,
   model: RecordingModel,
-  checkpointer: BaseCheckpointSaver = new MemorySaver(),
+  checkpointer: BaseCheckpointSaver | false = new MemorySaver(),
 ): Executor {
+  const saver = checkpointer === false ? {} : { checkpointer };
   switch (name) {
     case "StateGraph node set": {
       const graph = new StateGraph(GovernedStateAnnotation)
@@ -150,15 +151,15 @@ export function buildExecutor(
         .addEdge(START, "agent")
         .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
         .addEdge(GOVERNED_TOOLS_NODE, "agent")
-        .compile({ checkpointer });
+        .compile(saver);
       return executor(name, graph);
     }
     case "createGovernedAgent":
-      return executor(name, createGovernedAgent({ model, governance, checkpointer }));
+      return executor(name, createGovernedAgent({ model, governance, ...saver }));
     case "createAgent + governanceMiddleware":
       return executor(
         name,
-        createAgent({ model, tools: [], middleware: [governanceMiddleware(governance)], checkpointer }),
+        createAgent({ model, tools: [], middleware: [governanceMiddleware(governance)], ...saver }),
       );
     case "swarm (createReactAgent v2 over the fixed tool table)": {
       const table = prepareFixedToolTable(governance, "swarm-session");
@@ -175,7 +176,7 @@ export function buildExecutor(
       });
       return executor(
         name,
-        createSwarm({ agents: [writer, reviewer], defaultActiveAgent: "writer" }).compile({ checkpointer }),
+        createSwarm({ agents: [writer, reviewer], defaultActiveAgent: "writer" }).compile(saver),
       );
     }
     case "prebuilt ToolNode over the fixed tool table": {
@@ -199,7 +200,7 @@ export function buildExecutor(
           ["tools", END],
         )
         .addEdge("tools", "agent")
-        .compile({ checkpointer });
+        .compile(saver);
       return executor(name, graph);
     }
   }
