@@ -110,9 +110,16 @@ export {
   type ToolServerPool,
 } from "../mcp/index.js";
 export {
+  type ApprovalAction,
+  type ApprovalCall,
   type ApprovalGateRuntime,
   type AuthorizationApproval,
+  approvalResponseJsonSchema,
   createAuthorizationApproval,
+  type HitlActionRequest,
+  type HitlDecision,
+  type HitlDecisionType,
+  type HitlReviewConfig,
   permissionDecisionJsonSchema,
 } from "../nodes/index.js";
 export { resolveDataDir } from "../runtime/index.js";
