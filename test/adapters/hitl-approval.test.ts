@@ -6,17 +6,20 @@
  */
 import { access, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
 import { Command, type Interrupt, interrupt, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { createAgent, type HITLRequest, type HITLResponse } from "langchain";
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
+import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { governanceMiddleware } from "../../src/adapters/governance-middleware.js";
-import { PERMISSION_DECISIONS } from "../../src/governance/permissions/index.js";
+import { createAuthorizationRequest, PERMISSION_DECISIONS } from "../../src/governance/permissions/index.js";
 import {
   type ApprovalHitlRequest,
   type ApprovalHitlResponse,
   type ApprovalInterruptValue,
   createApprovalGate,
+  createAuthorizationApproval,
   executeGovernedToolCall,
 } from "../../src/nodes/index.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
@@ -305,5 +308,99 @@ describe("an edited call whose task runs again", () => {
     ).toBe(false);
     const rows = (await governance.ledger.query()).filter((row) => row.toolId === "write_file");
     expect(rows.map((row) => row.status)).toEqual(["ok"]);
+  });
+});
+
+describe("the other executors", () => {
+  test('native cards by default; createGovernedAgent with cardFormat: "hitl" raises HITL requests and runs an edit', async () => {
+    const { governance, root } = await filesystemGovernance();
+    opened.push(governance);
+    const byDefault = createGovernedAgent({
+      model: writerModel(root, FILES, "d"),
+      governance,
+      checkpointer: new MemorySaver(),
+    });
+    const start = { messages: [new HumanMessage("Write the three notes.")] };
+    const native = await byDefault.invoke(start, { configurable: { thread_id: "native" } });
+    expect(interruptsOf(native).map((i) => (i.value as ApprovalInterruptValue).type)).toEqual([
+      "permission",
+      "permission",
+      "permission",
+    ]);
+
+    const agent = createGovernedAgent({
+      model: writerModel(root, FILES, "h"),
+      governance,
+      checkpointer: new MemorySaver(),
+      cardFormat: "hitl",
+    });
+    const config = { configurable: { thread_id: "hitl" } };
+    const paused = (await agent.invoke(start, config)) as ExecutorState;
+    expect(interruptsOf(paused).map((i) => (i.value as ApprovalHitlRequest).actionRequests[0].name)).toEqual([
+      WRITE_FILE,
+      WRITE_FILE,
+      WRITE_FILE,
+    ]);
+    const edit: HITLResponse = {
+      decisions: [
+        {
+          type: "edit",
+          editedAction: { name: WRITE_FILE, args: { path: join(root, "a.txt"), content: "edited" } },
+        },
+      ],
+    };
+    await agent.invoke(
+      new Command({
+        resume: {
+          [idOf(paused, "a.txt")]: edit,
+          [idOf(paused, "b.txt")]: { decisions: [{ type: "reject" }] },
+          [idOf(paused, "c.txt")]: { decision: "deny" },
+        },
+      }),
+      config,
+    );
+    expect(await readFile(join(root, "a.txt"), "utf8")).toBe("edited");
+    expect(await exists(join(root, "b.txt"))).toBe(false);
+  });
+
+  test("a card whose call cannot be edited (as artifact_download's) offers approve and reject only and asks again on edit", async () => {
+    const { governance, root } = await filesystemGovernance();
+    opened.push(governance);
+    const approve = createAuthorizationApproval(governance, { cardFormat: "hitl" });
+    const request = createAuthorizationRequest(governance.catalog, {
+      sourceId: "filesystem",
+      toolId: "write_file",
+      input: { path: join(root, "d.txt"), content: "x" },
+      session: "s1",
+      toolCallId: "d-1",
+      threadId: "t1",
+    });
+    const graph = new StateGraph(z.object({ outcome: z.string().optional() }))
+      .addNode("ask", async () => {
+        const decision = await approve("s1", request, { name: "artifact_download", editable: false });
+        return { outcome: JSON.stringify(decision ?? "pass") };
+      })
+      .addEdge(START, "ask")
+      .compile({ checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "t1" } };
+    const paused = await graph.invoke({}, config);
+    const [card] = interruptsOf(paused) as Interrupt<ApprovalHitlRequest>[];
+    expect(card?.value?.reviewConfigs).toEqual([
+      { actionName: "artifact_download", allowedDecisions: ["approve", "reject"] },
+    ]);
+    expect(card?.value?.actionRequests[0].description).not.toContain("Edit");
+    const edited = await graph.invoke(
+      new Command({
+        resume: { decisions: [{ type: "edit", editedAction: { name: "artifact_download", args: {} } }] },
+      }),
+      config,
+    );
+    const [again] = interruptsOf(edited) as Interrupt<ApprovalHitlRequest>[];
+    expect(again?.value?.sciencegate.invalidResponse).toMatch(/does not accept edits/);
+    const done = await graph.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config);
+    expect(done.outcome).toBe('"pass"');
+    expect(governance.permissions.listPending({ threadId: "t1" }).filter((p) => p.state === "open")).toEqual(
+      [],
+    );
   });
 });
