@@ -64,9 +64,11 @@ export const permissionDecisionJsonSchema = z.toJSONSchema(permissionDecisionSch
  * Asks about one call described by its `AuthorizationRequest`, inside the call's own graph task: the
  * core of the approval gate, shared with the `artifact_download` built-in. `request` may be a
  * function: the task is then registered before it runs (synchronously), so a sibling task waits for
- * this one's answer even when building the request takes I/O (a download plan).
+ * this one's answer even when building the request takes I/O (a download plan). `action` names the
+ * call on an `hitl` card and, with its `edit`, accepts edited arguments.
  * @returns `undefined` to let the call go on to the permission hook (which consumes the recorded
- *   decision, a grant or the session mode), or a denial when the graph cannot pause for the card
+ *   decision, a grant or the session mode), `{allowed: true, args}` to run it with a human's edited
+ *   arguments, or a denial when the graph cannot pause for the card
  * @throws the LangGraph interrupt carrying the card when a human must answer
  */
 export type AuthorizationApproval = (
@@ -90,11 +92,13 @@ export interface ApprovalCall extends ApprovalAction {
 /**
  * Creates the approval core. A call the policy finds safe, or one covered by a grant or by the
  * session's `always_allow` mode, passes without a card. A dangerous call raises exactly one
- * `interrupt()` with a {@link PermissionCard}; the resume value is validated, and a malformed one asks
- * again with `invalidResponse` set. The decision is recorded with `permissions.decide` before the call
- * runs; an `allow_matching` grant releases every covered sibling waiting on the same resume.
+ * `interrupt()` with a {@link PermissionCard} (or, with `cardFormat: "hitl"`, langchain's `HITLRequest`
+ * carrying it); the resume value (`{decision, message?}` or an `HITLResponse` of one decision) is
+ * validated, and a malformed one asks again with `invalidResponse` set. The decision is recorded with
+ * `permissions.decide` before the call runs; an `allow_matching` grant releases every covered sibling
+ * waiting on the same resume.
  * @param governance catalog, ledger and permission service (`createGovernance`)
- * @param options the optional wait timeout
+ * @param options the optional wait timeout and the card format
  * @returns the approval function
  * @example
  * const approve = createAuthorizationApproval(governance);
@@ -130,9 +134,10 @@ export function createAuthorizationApproval(
 /**
  * Creates the approval gate for MCP calls: {@link createAuthorizationApproval} over the broker's own
  * `AuthorizationRequest` of each call. `deny` makes the broker refuse the call with a structured
- * `PERMISSION_DENIED` (with the human's message), audited in the ledger.
+ * `PERMISSION_DENIED` (with the human's message), audited in the ledger; an `edit` runs the call with
+ * the edited arguments (same tool), recording the decision for that edited call.
  * @param governance catalog, ledger and permission service (`createGovernance`)
- * @param options the optional wait timeout
+ * @param options the optional wait timeout and the card format (`native` by default)
  * @returns the hook for `createGovernedToolNode({approvalHook})` / `createGovernedAgent`
  * @throws GovernanceError `INVALID_CONFIG` when the broker does not enforce permissions
  * @example

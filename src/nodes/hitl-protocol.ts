@@ -192,13 +192,10 @@ export function parseApprovalAnswer(
       : { decision: `allow_${choice.scope ?? "once"}` };
   const decision = permissionDecisionSchema.safeParse(native);
   if (decision.success) return { success: true, answer: { decision: decision.data } };
-  return invalidText(
-    `decisions.0.scope: '${choice.type === "approve" ? choice.scope : ""}' is not offered (${PERMISSION_DECISIONS.filter(
-      (d) => d.startsWith("allow_"),
-    )
-      .map((d) => d.slice("allow_".length))
-      .join(" | ")})`,
-  );
+  if (choice.type === "reject") return invalid(decision.error);
+  const offered = PERMISSION_DECISIONS.filter((d) => d.startsWith("allow_")).map((d) => d.slice(6));
+  const scope = choice.type === "approve" ? choice.scope : undefined;
+  return invalidText(`decisions.0.scope: '${scope}' is not offered (${offered.join(" | ")})`);
 }
 
 function invalid(error: z.ZodError): { success: false; error: string } {
