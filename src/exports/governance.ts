@@ -116,10 +116,7 @@ export {
   type AuthorizationApproval,
   approvalResponseJsonSchema,
   createAuthorizationApproval,
-  type HitlActionRequest,
   type HitlDecision,
-  type HitlDecisionType,
-  type HitlReviewConfig,
   permissionDecisionJsonSchema,
 } from "../nodes/index.js";
 export { resolveDataDir } from "../runtime/index.js";
