@@ -33,8 +33,11 @@ export {
 } from "./core/index.js";
 export type { PermissionCard, PermissionDecision } from "./governance/permissions/index.js";
 export {
+  type ApprovalCardFormat,
   type ApprovalDecision,
   type ApprovalGateOptions,
+  type ApprovalHitlRequest,
+  type ApprovalHitlResponse,
   type ApprovalHook,
   type ApprovalInterruptValue,
   type ApprovalRequest,

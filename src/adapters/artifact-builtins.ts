@@ -6,7 +6,12 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { ArtifactDownloadToolOptions, PaperExtractToolOptions } from "../artifacts/index.js";
 import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
-import type { ApprovalGateRuntime, GovernedRuntime, SessionIdResolver } from "../nodes/index.js";
+import type {
+  ApprovalCardFormat,
+  ApprovalGateRuntime,
+  GovernedRuntime,
+  SessionIdResolver,
+} from "../nodes/index.js";
 import { resolveDataDir } from "../runtime/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 
@@ -26,6 +31,8 @@ export interface ArtifactBuiltinsOptions {
   dataDir?: string | undefined;
   /** The governance session of a call. @default `configurable.thread_id`, else `"default"` */
   sessionId?: SessionIdResolver | undefined;
+  /** The shape of `artifact_download`'s approval cards. @default "native" */
+  cardFormat?: ApprovalCardFormat | undefined;
 }
 
 /**
@@ -41,7 +48,7 @@ export function createArtifactBuiltins(
   const downloads = governance.downloads;
   if (options.artifactTools === false || downloads === undefined) return [];
   const dataDir = options.dataDir ?? governance.dataDir ?? resolveDataDir();
-  const approval = createDownloadApproval(governance);
+  const approval = createDownloadApproval(governance, { cardFormat: options.cardFormat });
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
     createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),

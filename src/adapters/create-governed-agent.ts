@@ -7,7 +7,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import type { ApprovalHook, SessionIdResolver } from "../nodes/index.js";
+import type { ApprovalCardFormat, ApprovalHook, SessionIdResolver } from "../nodes/index.js";
 import {
   createGovernedToolNode,
   createModelNode,
@@ -43,6 +43,11 @@ export interface GovernedAgentOptions {
    *   enforces permissions (a dangerous call then pauses the thread with an approval card), else none
    */
   approvalHook?: ApprovalHook | false;
+  /**
+   * The shape of the default approval cards (MCP calls and downloads): `native` (`PermissionCard`) or `hitl` (langchain's
+   * `HITLRequest`, card under `sciencegate`); both accept either answer shape. @default "native"
+   */
+  cardFormat?: ApprovalCardFormat;
   /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
   /** The governance session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
@@ -76,6 +81,7 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
         artifactTools: options.artifactTools,
         dataDir: options.dataDir,
         sessionId: options.sessionId,
+        cardFormat: options.cardFormat,
       }),
     ],
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
@@ -90,6 +96,7 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
   const tools = createGovernedToolNode({
     ...shared,
     ...(approvalHook === undefined ? {} : { approvalHook }),
+    ...(options.cardFormat === undefined ? {} : { cardFormat: options.cardFormat }),
   });
   return new StateGraph(GovernedStateAnnotation)
     .addNode("agent", agent)

@@ -6,24 +6,41 @@
 
 import type { DownloadApproval } from "../artifacts/index.js";
 import { downloadAuthorizationRequest } from "../artifacts/index.js";
-import { type ApprovalGateRuntime, createAuthorizationApproval } from "../nodes/index.js";
+import {
+  type ApprovalCardFormat,
+  type ApprovalGateRuntime,
+  createAuthorizationApproval,
+} from "../nodes/index.js";
 
 /**
  * The download approval of a runtime whose broker enforces permissions, else `undefined` (downloads
  * then follow the broker's hook unasked, like MCP calls).
+ * The card names the call `artifact_download` and accepts `approve` and `reject` only (an `edit` asks
+ * again: a download's plan is not the model's arguments).
  * @param runtime a governance runtime (`createGovernance`), or any object with its permission parts
+ * @param options `cardFormat`: the shape of the cards (`native` or langchain's `hitl`), default `native`
  * @returns the hook for `createArtifactDownloadTool({approval})`, one approval core per call of this
  *   function (sibling tasks must share one so that `allow_matching` releases them)
  * @example
  * const tool = createArtifactDownloadTool({ downloads: governance.downloads, approval: createDownloadApproval(governance) });
  */
-export function createDownloadApproval(runtime: Partial<ApprovalGateRuntime>): DownloadApproval | undefined {
+export function createDownloadApproval(
+  runtime: Partial<ApprovalGateRuntime>,
+  options: { cardFormat?: ApprovalCardFormat | undefined } = {},
+): DownloadApproval | undefined {
   const { catalog, ledger, permissions } = runtime;
   if (!catalog || !ledger || !permissions || runtime.permissionsEnforced !== true) return undefined;
-  const approve = createAuthorizationApproval({ catalog, ledger, permissions, permissionsEnforced: true });
+  const approve = createAuthorizationApproval(
+    { catalog, ledger, permissions, permissionsEnforced: true },
+    { cardFormat: options.cardFormat ?? "native" },
+  );
   return (sessionId, plan) =>
-    approve(sessionId, async () => {
-      const planned = await plan();
-      return planned && downloadAuthorizationRequest(catalog, planned);
-    });
+    approve(
+      sessionId,
+      async () => {
+        const planned = await plan();
+        return planned && downloadAuthorizationRequest(catalog, planned);
+      },
+      { name: "artifact_download", editable: false },
+    );
 }

@@ -6,7 +6,12 @@
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { threadIdOf } from "../core/index.js";
-import { type ApprovalHookOption, executeGovernedToolCall, resolveApprovalHook } from "../nodes/index.js";
+import {
+  type ApprovalCardFormat,
+  type ApprovalHookOption,
+  executeGovernedToolCall,
+  resolveApprovalHook,
+} from "../nodes/index.js";
 import { type PromotionState, promote, promotionReducer } from "../visibility/index.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "./artifact-builtins.js";
 import { type GovernedToolRunner, toGovernedStructuredTool } from "./governed-structured-tool.js";
@@ -21,6 +26,11 @@ export interface FixedToolTableOptions {
    * runtime that enforces permissions: a dangerous call pauses the run with an approval card
    */
   approvalHook?: ApprovalHookOption;
+  /**
+   * The shape of the default approval cards (MCP calls and downloads): `native` (`PermissionCard`) or `hitl` (langchain's
+   * `HITLRequest`, card under `sciencegate`); both accept either answer shape. @default "native"
+   */
+  cardFormat?: ApprovalCardFormat | undefined;
   /**
    * Adds `artifact_download` (with its own approval card) and `paper_extract_pdf` when the runtime
    * has `downloads`. @default true
@@ -56,7 +66,7 @@ export function prepareFixedToolTable(
   sessionId: string,
   options: FixedToolTableOptions = {},
 ): StructuredToolInterface[] {
-  const approvalHook = resolveApprovalHook(governance, options.approvalHook);
+  const approvalHook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat);
   const tools = governance.tools(sessionId);
   const deferred = tools.filter((tool) => tool.deferred);
   // One table, one promotion state: tool_search calls of the table's runs re-promote changed tools.
@@ -85,6 +95,7 @@ export function prepareFixedToolTable(
       artifactTools: options.artifactTools,
       dataDir: options.dataDir,
       sessionId: () => sessionId,
+      cardFormat: options.cardFormat,
     }),
   ];
 }

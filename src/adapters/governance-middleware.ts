@@ -15,6 +15,7 @@ import type { ClientTool, ServerTool } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { sessionIdOf, threadIdOf } from "../core/index.js";
 import {
+  type ApprovalCardFormat,
   type ApprovalHook,
   executeGovernedToolCall,
   type GovernedRuntime,
@@ -124,10 +125,18 @@ export interface GovernanceMiddlewareOptions {
    * Asked before each governed MCP call that would execute, in that call's own task; may
    * `interrupt()`. `false` asks nothing (the broker then refuses a dangerous call that no grant or
    * approval mode covers). Give `createAgent` a checkpointer so the run can pause.
-   * @default `createApprovalGate(governance)` when `governance` is a `createGovernance` runtime that
-   *   enforces permissions: a dangerous call pauses the run with one approval card per call
+   * @default `createApprovalGate(governance, {cardFormat})` when `governance` is a `createGovernance`
+   *   runtime that enforces permissions: a dangerous call pauses the run with one approval card per call
    */
   approvalHook?: ApprovalHook | false | undefined;
+  /**
+   * The shape of the default gate's cards. `hitl`: each card is langchain's `HITLRequest` of one call
+   * (what Agent Chat UI and LangGraph Studio render), with Sciencegate's `PermissionCard` under
+   * `sciencegate`, answered with an `HITLResponse` (`approve`, optionally with `scope: "matching"`;
+   * `edit`; `reject` with a message). `native`: the `PermissionCard` itself. Both shapes accept both
+   * answers. @default "hitl"
+   */
+  cardFormat?: ApprovalCardFormat | undefined;
 }
 
 /**
@@ -148,7 +157,7 @@ export function governanceMiddleware(
 ): GovernanceMiddleware {
   const sessionOf = (runtime: AgentRuntimeLike): string => sessionIdOf(runtime, options.sessionId);
   const scope = options.promotionScope ?? "run";
-  const approvalHook = resolveApprovalHook(governance, options.approvalHook);
+  const approvalHook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat ?? "hitl");
 
   const middleware: GovernanceMiddleware = {
     name: "SciencegateGovernance",

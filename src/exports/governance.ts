@@ -110,9 +110,13 @@ export {
   type ToolServerPool,
 } from "../mcp/index.js";
 export {
+  type ApprovalAction,
+  type ApprovalCall,
   type ApprovalGateRuntime,
   type AuthorizationApproval,
+  approvalResponseJsonSchema,
   createAuthorizationApproval,
+  type HitlDecision,
   permissionDecisionJsonSchema,
 } from "../nodes/index.js";
 export { resolveDataDir } from "../runtime/index.js";

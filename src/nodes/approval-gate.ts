@@ -13,12 +13,20 @@ import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { AuthorizationRequest, PermissionService } from "../governance/permissions/index.js";
 import {
   createAuthorizationRequest,
-  PERMISSION_DECISIONS,
   type PermissionCard,
-  type PermissionDecision,
   permissionDecisionSchema,
 } from "../governance/permissions/index.js";
 import type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
+import {
+  type ApprovalAction,
+  type ApprovalAnswer,
+  type ApprovalCardFormat,
+  type ApprovalInterruptValue,
+  approvalInterruptValue,
+  approvalResponseJsonSchema,
+  parseApprovalAnswer,
+} from "./hitl-protocol.js";
+import { SessionAnswers } from "./session-answers.js";
 
 /** What the gate needs of a governance runtime (`createGovernance` returns one). */
 export interface ApprovalGateRuntime {
@@ -36,15 +44,17 @@ export interface ApprovalGateOptions {
    * when its task next runs. @default none: a card waits forever
    */
   waitTimeoutMs?: number;
+  /**
+   * The shape of the interrupt value: `native` raises the `PermissionCard`; `hitl` raises langchain's
+   * `HITLRequest` of the one call (rendered by Agent Chat UI and LangGraph Studio) with the card under
+   * `sciencegate`. Either shape accepts both answers: `{decision, message?}` and
+   * `{decisions: [approve | edit | reject]}` (see the README's approval section).
+   * @default "native"
+   */
+  cardFormat?: ApprovalCardFormat;
 }
 
-/** The interrupt value of one card: the permission card, plus why the last answer was refused. */
-export type ApprovalInterruptValue = PermissionCard & {
-  /** Set when the card is asked again because the previous resume value was malformed. */
-  invalidResponse?: string;
-};
-
-/** The JSON Schema of a resume value, surfaced to clients as the interrupt's `response_schema`. */
+/** The JSON Schema of a native decision (`{decision, message?}`). */
 export const permissionDecisionJsonSchema = z.toJSONSchema(permissionDecisionSchema) as Record<
   string,
   unknown
@@ -54,24 +64,41 @@ export const permissionDecisionJsonSchema = z.toJSONSchema(permissionDecisionSch
  * Asks about one call described by its `AuthorizationRequest`, inside the call's own graph task: the
  * core of the approval gate, shared with the `artifact_download` built-in. `request` may be a
  * function: the task is then registered before it runs (synchronously), so a sibling task waits for
- * this one's answer even when building the request takes I/O (a download plan).
+ * this one's answer even when building the request takes I/O (a download plan). `action` names the
+ * call on an `hitl` card and, with its `edit`, accepts edited arguments.
  * @returns `undefined` to let the call go on to the permission hook (which consumes the recorded
- *   decision, a grant or the session mode), or a denial when the graph cannot pause for the card
+ *   decision, a grant or the session mode), `{allowed: true, args}` to run it with a human's edited
+ *   arguments, or a denial when the graph cannot pause for the card
  * @throws the LangGraph interrupt carrying the card when a human must answer
  */
 export type AuthorizationApproval = (
   sessionId: string,
   request: AuthorizationRequest | undefined | (() => Promise<AuthorizationRequest | undefined>),
+  action?: ApprovalCall,
 ) => Promise<ApprovalDecision | undefined>;
+
+/**
+ * The call behind a card as the model made it: its name and arguments for an `hitl` card and, when
+ * `edit` builds the request of edited arguments, what makes an `edit` answer acceptable.
+ */
+export interface ApprovalCall extends ApprovalAction {
+  /**
+   * The `AuthorizationRequest` of the same call with edited arguments (`undefined` when they do not
+   * make a valid request; the call then runs and its executor reports the invalid input).
+   */
+  edit?: (args: Record<string, unknown>) => AuthorizationRequest | undefined;
+}
 
 /**
  * Creates the approval core. A call the policy finds safe, or one covered by a grant or by the
  * session's `always_allow` mode, passes without a card. A dangerous call raises exactly one
- * `interrupt()` with a {@link PermissionCard}; the resume value is validated, and a malformed one asks
- * again with `invalidResponse` set. The decision is recorded with `permissions.decide` before the call
- * runs; an `allow_matching` grant releases every covered sibling waiting on the same resume.
+ * `interrupt()` with a {@link PermissionCard} (or, with `cardFormat: "hitl"`, langchain's `HITLRequest`
+ * carrying it); the resume value (`{decision, message?}` or an `HITLResponse` of one decision) is
+ * validated, and a malformed one asks again with `invalidResponse` set. The decision is recorded with
+ * `permissions.decide` before the call runs; an `allow_matching` grant releases every covered sibling
+ * waiting on the same resume.
  * @param governance catalog, ledger and permission service (`createGovernance`)
- * @param options the optional wait timeout
+ * @param options the optional wait timeout and the card format
  * @returns the approval function
  * @example
  * const approve = createAuthorizationApproval(governance);
@@ -83,7 +110,7 @@ export function createAuthorizationApproval(
 ): AuthorizationApproval {
   const { permissions } = governance;
   const answers = new SessionAnswers();
-  return async (sessionId, build) => {
+  return async (sessionId, build, action) => {
     // Registered before any await: siblings of the same resume wait until this task has peeked.
     const release = answers.begin(sessionId);
     try {
@@ -94,8 +121,8 @@ export function createAuthorizationApproval(
       const ended = permissions.pendingFor(request)?.state;
       if (ended === "timed_out" || ended === "cancelled") return undefined;
       // Peek before any await, so that an answered task records while its siblings still wait.
-      const peeked = peekAnswer(permissions.cardFor(request));
-      if (peeked.answered) return await recordAnswer(governance, request, peeked.decision, options);
+      const peeked = peekAnswer(permissions.cardFor(request), options.cardFormat ?? "native", action);
+      if (peeked.answered) return await recordAnswer(governance, request, peeked.answer, action, options);
       release();
       return await waitOrPass(governance, request, peeked.pause, answers, options);
     } finally {
@@ -107,9 +134,10 @@ export function createAuthorizationApproval(
 /**
  * Creates the approval gate for MCP calls: {@link createAuthorizationApproval} over the broker's own
  * `AuthorizationRequest` of each call. `deny` makes the broker refuse the call with a structured
- * `PERMISSION_DENIED` (with the human's message), audited in the ledger.
+ * `PERMISSION_DENIED` (with the human's message), audited in the ledger; an `edit` runs the call with
+ * the edited arguments (same tool), recording the decision for that edited call.
  * @param governance catalog, ledger and permission service (`createGovernance`)
- * @param options the optional wait timeout
+ * @param options the optional wait timeout and the card format (`native` by default)
  * @returns the hook for `createGovernedToolNode({approvalHook})` / `createGovernedAgent`
  * @throws GovernanceError `INVALID_CONFIG` when the broker does not enforce permissions
  * @example
@@ -129,21 +157,36 @@ export function createApprovalGate(
     );
   }
   const approve = createAuthorizationApproval(governance, options);
-  return (approval) => approve(approval.sessionId, authorizationRequestOf(governance.catalog, approval));
+  const { catalog } = governance;
+  return (approval) =>
+    approve(approval.sessionId, authorizationRequestOf(catalog, approval, approval.args), {
+      name: approval.name,
+      args: approval.args,
+      argsSchema: approval.tool.inputSchema,
+      editable: true,
+      edit: (args) => authorizationRequestOf(catalog, approval, args),
+    });
 }
 
-type Peek = { answered: true; decision: PermissionDecision } | { answered: false; pause: unknown };
+type Peek = { answered: true; answer: ApprovalAnswer } | { answered: false; pause: unknown };
 
 /** Interrupts with the card; returns the (validated) answer, or the pause to rethrow later. */
-function peekAnswer(card: PermissionCard): Peek {
+function peekAnswer(
+  card: PermissionCard,
+  format: ApprovalCardFormat,
+  action: ApprovalCall | undefined,
+): Peek {
+  const call = action && { ...action, editable: action.editable === true && action.edit !== undefined };
   let value: ApprovalInterruptValue = card;
   try {
     for (;;) {
-      const answer: unknown = interrupt(value, { responseSchema: permissionDecisionJsonSchema });
-      const parsed = permissionDecisionSchema.safeParse(answer);
-      if (parsed.success) return { answered: true, decision: parsed.data };
+      const answer: unknown = interrupt(approvalInterruptValue(value, format, call), {
+        responseSchema: approvalResponseJsonSchema,
+      });
+      const parsed = parseApprovalAnswer(answer, call);
+      if (parsed.success) return { answered: true, answer: parsed.answer };
       // Ask again (a new interrupt id): a bad answer must not wedge the thread nor count as a denial.
-      value = { ...card, invalidResponse: describeInvalid(parsed.error) };
+      value = { ...card, invalidResponse: parsed.error };
     }
   } catch (error) {
     // Deliberately held: a covered call must pass without a card, so the pause is rethrown only
@@ -155,15 +198,23 @@ function peekAnswer(card: PermissionCard): Peek {
 async function recordAnswer(
   governance: ApprovalGateRuntime,
   request: AuthorizationRequest,
-  decision: PermissionDecision,
+  answer: ApprovalAnswer,
+  action: ApprovalCall | undefined,
   options: ApprovalGateOptions,
 ): Promise<ApprovalDecision | undefined> {
-  if (await hasRun(governance.ledger, request)) return undefined;
+  const { editedArgs } = answer;
+  // An edited call runs (or replays) with the edited arguments, also when it already ran.
+  const outcome: ApprovalDecision | undefined =
+    editedArgs === undefined ? undefined : { allowed: true, args: editedArgs };
+  if (await hasRun(governance.ledger, request)) return outcome;
   if (options.waitTimeoutMs !== undefined) {
+    // Timed out: the recorded denial is consumed by the call as the model made it.
     if (await governance.permissions.expirePending(request, options.waitTimeoutMs)) return undefined;
   }
-  await governance.permissions.decide(request, decision);
-  return undefined;
+  // The decision is about the call that runs: the edited one, fingerprinted with its own arguments.
+  const decided = editedArgs === undefined ? request : action?.edit?.(editedArgs);
+  if (decided !== undefined) await governance.permissions.decide(decided, answer.decision);
+  return outcome;
 }
 
 async function waitOrPass(
@@ -195,12 +246,13 @@ async function waitOrPass(
 function authorizationRequestOf(
   catalog: SourceCatalog,
   approval: ApprovalRequest,
+  args: Record<string, unknown>,
 ): AuthorizationRequest | undefined {
   try {
     return createAuthorizationRequest(catalog, {
       sourceId: approval.tool.sourceId,
       toolId: approval.tool.toolId,
-      input: approval.args,
+      input: args,
       session: approval.sessionId,
       toolCallId: approval.toolCallId,
       ...(approval.threadId === undefined ? {} : { threadId: approval.threadId }),
@@ -214,40 +266,4 @@ function authorizationRequestOf(
 async function hasRun(ledger: Ledger, request: AuthorizationRequest): Promise<boolean> {
   if (request.threadId === undefined || request.toolCallId === undefined) return false;
   return (await ledger.findByCall(request.threadId, request.toolCallId)) !== undefined;
-}
-
-function describeInvalid(error: z.ZodError): string {
-  const issues = error.issues.map((i) => `${i.path.join(".") || "(value)"}: ${i.message}`).join("; ");
-  return `Invalid answer (${issues}). Resume with {decision: ${PERMISSION_DECISIONS.join(" | ")}, message?: string}.`;
-}
-
-/**
- * Tasks per session that have not yet peeked or are recording an answer. A task without an answer
- * waits for them before checking grants, so `allow_matching` on one card releases the others on the
- * same resume. `begin` returns an idempotent release.
- */
-class SessionAnswers {
-  readonly #inFlight = new Map<string, { count: number; waiters: Array<() => void> }>();
-
-  begin(sessionId: string): () => void {
-    const entry = this.#inFlight.get(sessionId) ?? { count: 0, waiters: [] };
-    entry.count += 1;
-    this.#inFlight.set(sessionId, entry);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      entry.count -= 1;
-      if (entry.count > 0) return;
-      this.#inFlight.delete(sessionId);
-      for (const wake of entry.waiters) wake();
-    };
-  }
-
-  async settled(sessionId: string): Promise<void> {
-    // One macrotask turn: every task of the step starts (and registers its answer) in microtasks.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    const entry = this.#inFlight.get(sessionId);
-    if (entry) await new Promise<void>((resolve) => entry.waiters.push(resolve));
-  }
 }

@@ -22,8 +22,18 @@ export interface ApprovalRequest {
   runId?: string;
 }
 
-/** The hook's answer; `undefined` (no answer) allows the call. */
-export type ApprovalDecision = { allowed: true } | { allowed: false; reason: string };
+/**
+ * The hook's answer; `undefined` (no answer) allows the call. `args` runs the call with other
+ * arguments (a human edited them); the executor passes them to the broker, which validates them.
+ */
+export type ApprovalDecision =
+  | { allowed: true; args?: Record<string, unknown> }
+  | { allowed: false; reason: string };
+
+/** What `runApprovalHook` concluded: the call runs (with these arguments) or is refused. */
+export type ApprovalOutcome =
+  | { allowed: true; args: Record<string, unknown> }
+  | { allowed: false; body: GovernanceErrorBody };
 
 /** Approves or denies an MCP call; may call `interrupt()` to ask a person. */
 export type ApprovalHook = (
@@ -37,13 +47,14 @@ export type ApprovalHook = (
  * @param hook the app's hook
  * @param request the call
  * @param config the node's config
- * @returns `undefined` when the call may run, else the `PERMISSION_DENIED` body for the model
+ * @returns the arguments the call runs with (the model's, or the human's edit), else the
+ *   `PERMISSION_DENIED` body for the model
  */
 export async function runApprovalHook(
   hook: ApprovalHook,
   request: ApprovalRequest,
   config: LangGraphRunnableConfig,
-): Promise<GovernanceErrorBody | undefined> {
+): Promise<ApprovalOutcome> {
   let decision: ApprovalDecision | undefined;
   try {
     decision = await hook(request, config);
@@ -54,11 +65,13 @@ export async function runApprovalHook(
       reason: `the approval step failed: ${String((error as Error)?.message ?? error)}`,
     };
   }
-  if (decision === undefined || decision.allowed) return undefined;
+  if (decision === undefined) return { allowed: true, args: request.args };
+  if (decision.allowed) return { allowed: true, args: decision.args ?? request.args };
   const message = `Call to ${request.name} was not approved: ${decision.reason}. Nothing was executed.`;
-  return toErrorBody(
+  const body = toErrorBody(
     new GovernanceError("PERMISSION_DENIED", message, {
       data: { name: request.name, toolCallId: request.toolCallId },
     }),
   );
+  return { allowed: false, body };
 }

@@ -5,6 +5,7 @@
  */
 import { type ApprovalGateRuntime, createApprovalGate } from "./approval-gate.js";
 import type { ApprovalHook } from "./approval-hook.js";
+import type { ApprovalCardFormat } from "./hitl-protocol.js";
 
 /** An executor's `approvalHook` option: a hook, `false` to opt out, or absent for the default gate. */
 export type ApprovalHookOption = ApprovalHook | false | undefined;
@@ -14,16 +15,18 @@ export type ApprovalHookOption = ApprovalHook | false | undefined;
  * @param governance the runtime (its catalog, ledger and permission service back the gate)
  * @param option the app's hook, `false` (no cards: dangerous calls are refused by the broker), or
  *   `undefined` for the default
+ * @param cardFormat the shape of the default gate's cards (`native` or langchain's `hitl`)
  * @returns the hook to run before each MCP call, or `undefined` for none
  */
 export function resolveApprovalHook(
   governance: object,
   option: ApprovalHookOption,
+  cardFormat: ApprovalCardFormat = "native",
 ): ApprovalHook | undefined {
   if (option === false) return undefined;
   if (option !== undefined) return option;
   const runtime = enforcingRuntime(governance as Partial<ApprovalGateRuntime>);
-  return runtime && createApprovalGate(runtime);
+  return runtime && createApprovalGate(runtime, { cardFormat });
 }
 
 /** The parts of a full runtime whose broker enforces permissions, else `undefined`. */

@@ -63,11 +63,11 @@ export interface ToolCallOutcome {
  * as they are; an MCP tool runs only when promoted and not stale (else a retryable "search first"
  * error and nothing executes), through `Broker.invoke` keyed by `threadId:toolCallId`, so a resumed
  * task never runs a finished call twice. With `context.approval`, the hook is asked first (the
- * approval gate raises one card per dangerous call, before any side effect). Failures become
- * `ToolMessage`s with `status: "error"` and a JSON body `{code, message, retryable, ...}`; a refusal
- * before the broker (unknown or unpromoted tool, an approval step that said no) is audited with
- * `Broker.recordRefusal`, so every error the model sees has a ledger row. LangGraph control flow
- * (interrupts) is rethrown.
+ * approval gate raises one card per dangerous call, before any side effect), and an approval
+ * that edited the arguments runs the edited call. Failures become `ToolMessage`s with `status:
+ * "error"` and a JSON body `{code, message, retryable, ...}`; a refusal before the broker (unknown or
+ * unpromoted tool, an approval step that said no) is audited with `Broker.recordRefusal`, so every
+ * error the model sees has a ledger row. LangGraph control flow (interrupts) is rethrown.
  * @param runtime the broker and the session's tools
  * @param call the tool call
  * @param context session, thread, run, promotion state and the app's tools
@@ -108,8 +108,9 @@ export async function executeGovernedToolCall(
     };
     if (refused) return await refuse(refused);
     const tool = known as SurfaceTool;
+    let args = call.args;
     if (context.approval) {
-      const denied = await runApprovalHook(
+      const approved = await runApprovalHook(
         context.approval.hook,
         {
           name: call.name,
@@ -122,12 +123,14 @@ export async function executeGovernedToolCall(
         },
         context.approval.config,
       );
-      if (denied) return await refuse(denied);
+      if (!approved.allowed) return await refuse(approved.body);
+      // A human's edit: the broker validates these arguments and runs them, keyed like the original.
+      args = approved.args;
     }
     const outcome = await runtime.broker.invoke({
       sourceId: tool.sourceId,
       toolId: tool.toolId,
-      input: call.args,
+      input: args,
       session: context.sessionId,
       toolCallId,
       ...(context.threadId !== undefined ? { threadId: context.threadId } : {}),

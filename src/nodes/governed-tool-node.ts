@@ -16,6 +16,7 @@ import {
 } from "./execute-tool-call.js";
 import type { GovernedStateUpdate } from "./governed-state.js";
 import type { GovernedToolTask } from "./governed-tools-condition.js";
+import type { ApprovalCardFormat } from "./hitl-protocol.js";
 
 /** Options of `createGovernedToolNode`. */
 export interface GovernedToolNodeOptions {
@@ -30,6 +31,11 @@ export interface GovernedToolNodeOptions {
    *   enforces permissions: a dangerous call pauses the thread with an approval card
    */
   approvalHook?: ApprovalHook | false;
+  /**
+   * The shape of the default gate's cards: `native` (`PermissionCard`) or `hitl` (langchain's
+   * `HITLRequest`, card under `sciencegate`); both accept either answer shape. @default "native"
+   */
+  cardFormat?: ApprovalCardFormat;
   /**
    * The governance session of a call; must match the model node's. @default `configurable.thread_id`,
    * else `"default"` (see `sessionIdOf`)
@@ -54,7 +60,7 @@ export function createGovernedToolNode(
   options: GovernedToolNodeOptions,
 ): (task: GovernedToolTask, config: LangGraphRunnableConfig) => Promise<GovernedStateUpdate> {
   const { governance } = options;
-  const approvalHook = resolveApprovalHook(governance, options.approvalHook);
+  const approvalHook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat);
   const builtinTools = options.builtinTools ?? [];
   return async (task, config) => {
     if (task?.toolCall === undefined) {

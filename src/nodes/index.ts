@@ -1,7 +1,7 @@
 export {
+  type ApprovalCall,
   type ApprovalGateOptions,
   type ApprovalGateRuntime,
-  type ApprovalInterruptValue,
   type AuthorizationApproval,
   createApprovalGate,
   createAuthorizationApproval,
@@ -24,4 +24,16 @@ export {
   type GovernedToolTask,
   governedToolsCondition,
 } from "./governed-tools-condition.js";
+export {
+  type ApprovalAction,
+  type ApprovalCardFormat,
+  type ApprovalHitlRequest,
+  type ApprovalHitlResponse,
+  type ApprovalInterruptValue,
+  approvalResponseJsonSchema,
+  type HitlActionRequest,
+  type HitlDecision,
+  type HitlDecisionType,
+  type HitlReviewConfig,
+} from "./hitl-protocol.js";
 export { createModelNode, type ModelNodeOptions } from "./model-node.js";

@@ -30,6 +30,7 @@ import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js
 import { prepareFixedToolTable } from "../../src/adapters/fixed-tool-table.js";
 import { governanceMiddleware } from "../../src/adapters/governance-middleware.js";
 import type { PermissionCard } from "../../src/governance/permissions/index.js";
+import type { ApprovalHitlRequest, ApprovalInterruptValue } from "../../src/nodes/index.js";
 import {
   createGovernedToolNode,
   createModelNode,
@@ -206,9 +207,19 @@ export function buildExecutor(
   }
 }
 
-/** The approval cards of a paused run. */
+/** The interrupts of a paused run, as raised (a native card or an `hitl` request). */
+export function interruptsOf(state: unknown): Interrupt<ApprovalInterruptValue | ApprovalHitlRequest>[] {
+  return isInterrupted(state)
+    ? (state[INTERRUPT] as Interrupt<ApprovalInterruptValue | ApprovalHitlRequest>[])
+    : [];
+}
+
+/** The approval cards of a paused run, in the native shape whatever the format they were raised in. */
 export function cardsOf(state: unknown): Interrupt<PermissionCard>[] {
-  return isInterrupted(state) ? (state[INTERRUPT] as Interrupt<PermissionCard>[]) : [];
+  return interruptsOf(state).map(({ id, value }) => ({
+    ...(id === undefined ? {} : { id }),
+    ...(value === undefined ? {} : { value: "sciencegate" in value ? value.sciencegate : value }),
+  }));
 }
 
 /** The interrupt id of the card of the call writing `file`. */

@@ -11,8 +11,11 @@ const root = resolve(import.meta.dirname, "../..");
 
 const PINNED: Record<string, string[]> = {
   ".": [
+    "ApprovalCardFormat",
     "ApprovalDecision",
     "ApprovalGateOptions",
+    "ApprovalHitlRequest",
+    "ApprovalHitlResponse",
     "ApprovalHook",
     "ApprovalInterruptValue",
     "ApprovalRequest",
@@ -133,6 +136,8 @@ const PINNED: Record<string, string[]> = {
     "reviewEvidence",
   ],
   "./governance": [
+    "ApprovalAction",
+    "ApprovalCall",
     "ApprovalGateRuntime",
     "ApprovalMode",
     "ArtifactCandidate",
@@ -161,6 +166,7 @@ const PINNED: Record<string, string[]> = {
     "GovernedToolRunner",
     "Grant",
     "GrantStore",
+    "HitlDecision",
     "InvocationRecord",
     "InvokeOutcome",
     "InvokeRequest",
@@ -207,6 +213,7 @@ const PINNED: Record<string, string[]> = {
     "TransportKind",
     "UpstreamError",
     "UpstreamErrorCode",
+    "approvalResponseJsonSchema",
     "autoPromote",
     "builtinManifestDir",
     "checkStoreIntegrity",

@@ -82,7 +82,9 @@ describe("artifact_download approval card", () => {
     expect(card.value?.summary).toBe(
       'Download "2401.0000a.pdf" from arXiv (arxiv record 2401.0000a, host arxiv.org) to downloads/arxiv/2401.0000a.pdf in the workspace',
     );
-    expect(card.response_schema).toMatchObject({ required: ["decision"] });
+    expect(card.response_schema).toMatchObject({
+      anyOf: [{ required: ["decision"] }, { required: ["decisions"] }],
+    });
     // Nothing happened before the answers: no request, no job, no row.
     expect(transfers).toEqual([]);
     expect(await governance.downloads.list()).toEqual([]);

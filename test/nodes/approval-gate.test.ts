@@ -43,7 +43,9 @@ describe("approval gate: cards through LangGraph", () => {
     expect(cardFor(paused, "c").value?.requestId).toMatch(/^perm-/);
     expect(cardFor(paused, "c").value?.toolCallId).toEqual(expect.any(String));
     // The resume value's schema travels with the card, for clients that render a form.
-    expect(cards[0]?.response_schema).toMatchObject({ required: ["decision"] });
+    expect(cards[0]?.response_schema).toMatchObject({
+      anyOf: [{ required: ["decision"] }, { required: ["decisions"] }],
+    });
     expect(rt.calls).toEqual({});
     expect(rt.governance.permissions.listPending({ threadId: "t1" })).toHaveLength(3);
   });
