@@ -194,7 +194,8 @@ export class PermissionService {
 
   /**
    * Records a human's decision on one call: `allow_once` (this call only), `allow_matching` (this call,
-   * plus one session grant on the normalized resource bound to the tool definition) or `deny`.
+   * plus one session grant on the card's `matchingScope` bound to the tool definition),
+   * `allow_always` (this call, then the session's approval mode becomes `always_allow`) or `deny`.
    * Appends one authorization row; the broker call of the same `threadId:toolCallId` consumes it.
    * Recording the same decision again for a call still waiting returns the first record.
    * @param request the call the card was about (with its `toolCallId`)
@@ -222,6 +223,7 @@ export class PermissionService {
     const rendered = renderPermission(request);
     const result = await this.#recorder.recordDecision(request, rendered, parsed.data);
     this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
+    if (parsed.data.decision === "allow_always") this.setApprovalMode(request.sessionId, "always_allow");
     return result;
   }
 
@@ -270,7 +272,7 @@ export class PermissionService {
       allowed: false,
       reason:
         `approval required: ${card.summary} (${card.action} on ${card.resource}, risk ${card.risk}). ` +
-        `Record a decision for ${call} with PermissionService.decide (allow_once, allow_matching or deny), ` +
+        `Record a decision for ${call} with PermissionService.decide (${PERMISSION_DECISIONS.join(", ")}), ` +
         `or set the session's approval mode to always_allow.`,
     };
   }
@@ -279,7 +281,7 @@ export class PermissionService {
     return this.#grants.find({
       sessionId: request.sessionId,
       action: rendered.action,
-      resource: rendered.normalizedResource,
+      resource: rendered.scope,
       toolDefinitionHash: request.definitionHash,
     });
   }
