@@ -80,7 +80,8 @@ function describeScope(template: string, values: Readonly<Record<string, unknown
 }
 
 function describeDefaultScope(action: string, resource: string, normalized: string): string {
-  if (normalized === resource)
+  // A resource that starts with the action varies only in the arguments: the grant covers them all.
+  if (normalized === resource || normalized === action)
     return `every ${action} call, whatever its arguments, for the rest of this session`;
   return `every ${action} call on a resource starting with ${normalized}:, for the rest of this session`;
 }

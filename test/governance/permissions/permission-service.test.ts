@@ -152,8 +152,7 @@ describe("cards", () => {
         summary: 'Write "drop table"',
         matchingScope: {
           resource: "demo:write",
-          description:
-            "every demo:write call on a resource starting with demo:write:, for the rest of this session",
+          description: "every demo:write call, whatever its arguments, for the rest of this session",
         },
         sourceId: "demo",
         toolId: "write",
