@@ -277,12 +277,18 @@ export class PermissionService {
     };
   }
 
-  #coveringGrant(request: AuthorizationRequest, rendered: RenderedPermission): Promise<Grant | undefined> {
-    return this.#grants.find({
+  async #coveringGrant(
+    request: AuthorizationRequest,
+    rendered: RenderedPermission,
+  ): Promise<Grant | undefined> {
+    const key = {
       sessionId: request.sessionId,
       action: rendered.action,
-      resource: rendered.scope,
       toolDefinitionHash: request.definitionHash,
-    });
+    };
+    const scoped = await this.#grants.find({ ...key, resource: rendered.scope });
+    if (scoped || rendered.scope === rendered.normalizedResource) return scoped;
+    // A grant on the tool-wide default was shown as covering every call of the tool, so it does.
+    return this.#grants.find({ ...key, resource: rendered.normalizedResource });
   }
 }

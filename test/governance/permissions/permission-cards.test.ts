@@ -205,6 +205,13 @@ describe("what allow_matching covers", () => {
     });
   });
 
+  test("a grant on the whole tool (from a call without a usable path) covers every directory, as its card said", async () => {
+    const { service } = setup();
+    const { grant } = await service.decide(write("notes/a.txt"), { decision: "allow_matching" });
+    expect(grant?.resource).toBe("filesystem:write_file");
+    expect((await service.authorize(write("/tmp/y/c.txt"))).allowed).toBe(true);
+  });
+
   test("a URL tool is scoped to the origin", () => {
     const card = setup().service.cardFor(
       call(derivedTool("post"), { endpoint: "https://lab.example.org/api/v1?x=1", body: "{}" }),
