@@ -53,15 +53,13 @@ async function answer(card: PermissionCard): Promise<PermissionDecision> {
   try {
     for (;;) {
       const typed = await terminal.question(
-        `${card.summary}\n  [1] allow once  [2] allow same type  [3] deny  [4] always allow (this session): `,
+        `${card.summary}\n  allow matching covers ${card.matchingScope.description}\n` +
+          "  [1] allow once  [2] allow matching  [3] deny  [4] always allow (this session): ",
       );
       if (typed.trim() === "1") return { decision: "allow_once" };
       if (typed.trim() === "2") return { decision: "allow_matching" };
       if (typed.trim() === "3") return { decision: "deny", message: "denied in the terminal" };
-      if (typed.trim() === "4") {
-        governance.permissions.setApprovalMode("approval-demo", "always_allow");
-        return { decision: "allow_once" };
-      }
+      if (typed.trim() === "4") return { decision: "allow_always" };
     }
   } finally {
     terminal.close();

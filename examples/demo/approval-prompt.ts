@@ -1,15 +1,21 @@
 /**
  * Answers every approval card of a paused thread: in a terminal the user chooses per card (a = allow
- * once, m = allow same type, d = deny; Enter means a, the narrowest); otherwise the script's answer is shown and given.
+ * once, m = allow matching, always = always allow, d = deny; Enter means a, the narrowest); otherwise the
+ * script's answer is shown and given.
  */
 
 import { createInterface } from "node:readline";
 import type { Interrupt } from "@langchain/langgraph";
 import type { PermissionCard, PermissionDecision } from "sciencegate";
 
-/** The three answers a card takes. */
+/** The four answers a card takes. */
 type PermissionDecisionKind = PermissionDecision["decision"];
-const PERMISSION_DECISIONS: readonly PermissionDecisionKind[] = ["allow_once", "allow_matching", "deny"];
+const PERMISSION_DECISIONS: readonly PermissionDecisionKind[] = [
+  "allow_once",
+  "allow_matching",
+  "allow_always",
+  "deny",
+];
 
 /** Options of {@link answerCards}. */
 export interface AnswerCardsOptions {
@@ -26,13 +32,14 @@ export interface AnswerCardsOptions {
 const KEYS = new Map<string, PermissionDecisionKind>([
   ["a", "allow_once"],
   ["m", "allow_matching"],
+  ["always", "allow_always"],
   ["d", "deny"],
   ...PERMISSION_DECISIONS.map((decision) => [decision, decision] as const),
 ]);
 
 /**
  * Reads one typed answer.
- * @param text the line the user typed: a, m, d, a decision name, or nothing (`allow_once`)
+ * @param text the line the user typed: a, m, always, d, a decision name, or nothing (`allow_once`)
  * @returns the decision, or `undefined` for anything else
  */
 export function parseCardAnswer(text: string): PermissionDecisionKind | undefined {
@@ -67,6 +74,7 @@ export async function answerCards(
     options.write(
       `  approval card: ${value.summary} (${value.resource}, source ${value.sourceId}, risk ${value.risk})`,
     );
+    if (value.matchingScope) options.write(`    allow matching covers ${value.matchingScope.description}`);
     let decision: PermissionDecisionKind;
     if (options.interactive) {
       decision = await ask(options.input ?? process.stdin, options.write);
@@ -82,7 +90,9 @@ export async function answerCards(
 
 /** Asks until the answer is valid; end of input counts as deny (nothing runs unless someone said so). */
 function ask(input: NodeJS.ReadableStream, write: (line: string) => void): Promise<PermissionDecisionKind> {
-  write("    [a] allow once  [m] allow same type (this session)  [d] deny   (Enter = a)");
+  write(
+    "    [a] allow once  [m] allow matching  [always] always allow (this session)  [d] deny   (Enter = a)",
+  );
   const lines = createInterface({ input, terminal: false });
   return new Promise((resolve) => {
     let answered = false;
@@ -95,7 +105,7 @@ function ask(input: NodeJS.ReadableStream, write: (line: string) => void): Promi
     lines.on("line", (line) => {
       const decision = parseCardAnswer(line);
       if (decision) finish(decision);
-      else write("    answer a, m or d:");
+      else write("    answer a, m, always or d:");
     });
     lines.on("close", () => finish("deny"));
   });

@@ -1,12 +1,12 @@
 /**
  * The approval card in a terminal: prints what a dangerous call would do and reads the answer
- * (Allow once / Allow same type / Deny / Always allow) with `node:readline`.
+ * (Allow once / Allow matching / Deny / Always allow) with `node:readline`.
  */
 
 import type { PermissionCard } from "../governance/permissions/index.js";
 import { askLine } from "./ask-line.js";
 
-/** What a human (or `--approve`) can answer: the three card decisions, or the session mode switch. */
+/** What a human (or `--approve`) can answer: the four card decisions (`always` is `allow_always`). */
 export const APPROVE_CHOICES = ["once", "matching", "deny", "always"] as const;
 
 /** One of {@link APPROVE_CHOICES}. */
@@ -21,7 +21,7 @@ export interface TerminalApprovalIo {
 
 const MENU: ReadonlyArray<[ApproveChoice, string, string]> = [
   ["once", "1", "Allow once"],
-  ["matching", "2", "Allow same type (this session)"],
+  ["matching", "2", "Allow matching (this session)"],
   ["deny", "3", "Deny"],
   ["always", "4", "Always allow (this session)"],
 ];
@@ -53,6 +53,7 @@ export function askInTerminal(card: PermissionCard, io: TerminalApprovalIo): Pro
   io.write(
     `Permission needed: ${card.summary}\n` +
       `  ${card.action} on ${card.resource} (risk ${card.risk}, source ${card.sourceId}, tool ${card.toolId})\n` +
+      `  Allow matching covers ${card.matchingScope.description}.\n` +
       `  ${MENU.map(([, key, label]) => `[${key}] ${label}`).join("  ")}\n`,
   );
   const answer = askLine(io.input, parseApproveChoice, {

@@ -129,13 +129,19 @@ export function approvalInterruptValue(
   if (format === "native") return card;
   const name = action?.name ?? card.toolId;
   const editable = action?.editable === true;
-  const scopes = card.allowedDecisions.includes("allow_matching")
-    ? ' (add scope: "matching" to also allow every matching call for the rest of the session)'
-    : "";
+  const scopes = [
+    card.allowedDecisions.includes("allow_matching")
+      ? `scope: "matching" also allows ${card.matchingScope.description}`
+      : undefined,
+    card.allowedDecisions.includes("allow_always")
+      ? 'scope: "always" allows every call of this session without asking'
+      : undefined,
+  ].filter((scope) => scope !== undefined);
+  const scopeText = scopes.length === 0 ? "" : ` (${scopes.join("; ")})`;
   const description = [
     card.invalidResponse,
     `${card.summary} [risk: ${card.risk}; resource: ${card.resource}]`,
-    `Approve runs this call once${scopes}.${editable ? " Edit runs it with your arguments instead." : ""} ` +
+    `Approve runs this call once${scopeText}.${editable ? " Edit runs it with your arguments instead." : ""} ` +
       "Reject refuses it; your message is shown to the model.",
   ]
     .filter((line) => line !== undefined)

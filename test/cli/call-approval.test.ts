@@ -70,7 +70,7 @@ describe("sciencegate call with approvals", () => {
 
   test.each([
     ["once", 0, "user_once"],
-    ["always", 0, "always_allow"],
+    ["always", 0, "user_always"],
     ["deny", 1, "user_deny"],
   ])("--approve %s answers the card (exit %i, authorization %s)", async (approve, code, source) => {
     const { dir, args } = setupProject();
@@ -121,8 +121,9 @@ describe("sciencegate call with approvals", () => {
     expect(code).toBe(0);
     expect(stderr).toContain('Permission needed: Echo "tty" on the lab server');
     expect(stderr).toContain(
-      "[1] Allow once  [2] Allow same type (this session)  [3] Deny  [4] Always allow",
+      "Allow matching covers every echo:write call, whatever its arguments, for the rest of this session.",
     );
+    expect(stderr).toContain("[1] Allow once  [2] Allow matching (this session)  [3] Deny  [4] Always allow");
     expect(stderr).toContain("Answer 1-4");
     expect(stdout).toMatch(/invocation [0-9a-f-]{36}/);
     const grants = JSON.parse((await runCli(["grants", "list", "--json"], {}, dir)).stdout);

@@ -17,7 +17,12 @@ function card(id: string, summary: string): Interrupt<PermissionCard> & { id: st
       toolId: "artifact_download",
       args: {},
       risk: "download",
-      allowedDecisions: ["allow_once", "allow_matching", "deny"],
+      allowedDecisions: ["allow_once", "allow_matching", "allow_always", "deny"],
+      matchingScope: {
+        resource: "artifact:arxiv",
+        description:
+          "every artifact:download call on a resource starting with artifact:arxiv:, for the rest of this session",
+      },
     } as PermissionCard,
   };
 }
@@ -26,6 +31,7 @@ describe("parseCardAnswer", () => {
   test.each([
     ["a", "allow_once"],
     ["M", "allow_matching"],
+    ["always", "allow_always"],
     [" d ", "deny"],
     ["", "allow_once"],
     ["allow_once", "allow_once"],
@@ -68,7 +74,7 @@ describe("answerCards", () => {
       i2: { decision: "allow_once" },
       i3: { decision: "allow_once" },
     });
-    expect(lines.some((line) => line.includes("answer a, m or d"))).toBe(true);
+    expect(lines.some((line) => line.includes("answer a, m, always or d"))).toBe(true);
     expect(lines.some((line) => line.includes("(Enter = a)"))).toBe(true);
   });
 

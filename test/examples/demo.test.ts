@@ -63,7 +63,7 @@ describe("npm run demo", () => {
       const downloadCard = stdout.indexOf('approval card: Download "2403.01234v2.pdf" from arXiv');
       expect(downloadCard).toBeGreaterThan(0);
       expect(stdout.slice(downloadCard)).toMatch(
-        /^.*to downloads\/arxiv\/2403\.01234v2\.pdf.*\n.*→ allow_matching/,
+        /^.*to downloads\/arxiv\/2403\.01234v2\.pdf.*\n.*allow matching covers every download call on a resource starting with artifact:arxiv:, for the rest of this session\n.*→ allow_matching/,
       );
       expect(downloadCard).toBeLessThan(stdout.indexOf("⇣ progress"));
       const progress = stdout.split("\n").filter((line) => line.includes("⇣ progress"));

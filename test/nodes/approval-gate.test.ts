@@ -38,7 +38,8 @@ describe("approval gate: cards through LangGraph", () => {
       toolId: "delete",
       args: { query: "c" },
       risk: "write",
-      allowedDecisions: ["allow_once", "allow_matching", "deny"],
+      allowedDecisions: ["allow_once", "allow_matching", "allow_always", "deny"],
+      matchingScope: { resource: "lab:delete" },
     });
     expect(cardFor(paused, "c").value?.requestId).toMatch(/^perm-/);
     expect(cardFor(paused, "c").value?.toolCallId).toEqual(expect.any(String));

@@ -18,15 +18,16 @@ export interface CliApprovalOptions {
   ask?: (card: PermissionCard) => Promise<ApproveChoice>;
 }
 
-const DECISIONS: Record<Exclude<ApproveChoice, "always">, PermissionDecisionKind> = {
+const DECISIONS: Record<ApproveChoice, PermissionDecisionKind> = {
   once: "allow_once",
   matching: "allow_matching",
   deny: "deny",
+  always: "allow_always",
 };
 
 /**
- * Settles the permission of one call before the broker runs it: records the decision (or switches
- * the session to `always_allow`) so that the broker's permission hook consumes it. A call that needs
+ * Settles the permission of one call before the broker runs it: records the decision (`always`
+ * also switches the session to `always_allow`) so that the broker's permission hook consumes it. A call that needs
  * approval nobody can give is refused by the broker (and audited), then reported with how to approve.
  * @param runtime the CLI runtime
  * @param call the broker call, with its `toolCallId`
@@ -54,10 +55,6 @@ export async function approveCliCall(
   const verdict = await runtime.permissions.evaluate(request);
   if (verdict.outcome === "allow") return;
   const choice = options.approve ?? (await options.ask?.(verdict.card));
-  if (choice === "always") {
-    runtime.permissions.setApprovalMode(request.sessionId, "always_allow");
-    return;
-  }
   if (choice !== undefined) {
     await runtime.permissions.decide(request, { decision: DECISIONS[choice] });
     return;

@@ -60,9 +60,9 @@ export interface AuthorizationRecord {
   toolId: string;
   /** The permission action, e.g. `search` or `download`. */
   action: string;
-  /** The normalized resource, e.g. `pubmed:search` or `artifact:arxiv`. */
+  /** The grant scope of the call, e.g. `pubmed:search`, `artifact:arxiv` or `filesystem:write_file:dir:/tmp/x`. */
   resource: string;
-  /** What authorized the call, e.g. `allow_once`, `allow_matching`, `grant`, `always_allow`, `policy`. */
+  /** What authorized (or refused) the call, e.g. `user_once`, `user_grant`, `user_always`, `existing_grant`, `always_allow`, `user_deny`. */
   decisionSource: string;
   /** ISO-8601 timestamp; listings are ordered by it. */
   createdAt: string;

@@ -7,3 +7,10 @@ export {
 } from "./manifest-loader.js";
 export type { SourceKind, SourceManifest, ToolKind, ToolManifest } from "./manifest-schema.js";
 export { SourceRegistry } from "./source-registry.js";
+export {
+  isTemplateFilter,
+  PLACEHOLDER_PATTERN,
+  TEMPLATE_FILTERS,
+  type TemplateFilter,
+  templatePlaceholders,
+} from "./template-placeholders.js";

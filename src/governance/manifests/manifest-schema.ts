@@ -4,6 +4,7 @@
  * cached, rate-limited, cited and shown to the model.
  */
 import { z } from "zod";
+import { isTemplateFilter, TEMPLATE_FILTERS, templatePlaceholders } from "./template-placeholders.js";
 
 /** Source ids become part of model-visible names, so they are kept to a small, stable alphabet. */
 const SOURCE_ID = /^[a-z0-9][a-z0-9-]*$/;
@@ -61,12 +62,70 @@ export const routingSchema = z.strictObject({
   priority: z.int().min(0).max(100),
 });
 
-/** The permission request a call produces: templates are filled with the call's arguments. */
+/**
+ * The permission request a call produces: templates are filled with the call's arguments
+ * (`{name}`, or `{name|filter}` with a filter of `TEMPLATE_FILTERS`).
+ */
 export const permissionSchema = z.strictObject({
   action: nonEmpty,
   resourceTemplate: nonEmpty,
   summaryTemplate: nonEmpty,
+  /**
+   * What an `allow_matching` grant covers, e.g. `fs:write:dir:{path|dir}` (every write in that one
+   * directory). Each placeholder must name an argument; a call whose scope cannot be filled (an
+   * absent argument, a relative path) falls back to the default.
+   * @default the first two `:` segments of the rendered resource
+   */
+  scopeTemplate: nonEmpty.optional(),
 });
+
+const TEMPLATE_FIELDS = ["resourceTemplate", "summaryTemplate", "scopeTemplate"] as const;
+/** Values every template may use besides the arguments. */
+const CONTEXT_VALUES = ["sourceId", "toolId"];
+
+/**
+ * Checks the templates of a tool's permission block: every filter is known, and a scope is built
+ * from the tool's own arguments (a constant scope would be the tool-wide default under another name).
+ */
+function checkPermissionTemplates(tool: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const permission = tool.permission as Record<string, unknown> | undefined;
+  if (typeof permission !== "object" || permission === null) return;
+  for (const field of TEMPLATE_FIELDS) {
+    const template = permission[field];
+    if (typeof template !== "string") continue;
+    const path = ["permission", field];
+    for (const { name, filter } of templatePlaceholders(template)) {
+      if (filter !== undefined && !isTemplateFilter(filter)) {
+        ctx.addIssue({
+          code: "custom",
+          path,
+          message: `unknown filter "|${filter}" in {${name}|${filter}}; use one of ${TEMPLATE_FILTERS.join(", ")}, or {${name}} for the value as is`,
+        });
+      }
+    }
+  }
+  const scope = permission.scopeTemplate;
+  if (typeof scope !== "string") return;
+  const placeholders = templatePlaceholders(scope);
+  if (placeholders.length === 0) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["permission", "scopeTemplate"],
+      message:
+        "has no {placeholder}, so it is the same for every call; name an argument (e.g. {path|dir}) or omit scopeTemplate for the tool-wide default",
+    });
+  }
+  const schema = tool.inputSchema as { properties?: Record<string, unknown> } | undefined;
+  const known = Object.keys(schema?.properties ?? {});
+  for (const { name } of placeholders) {
+    if (known.includes(name) || CONTEXT_VALUES.includes(name)) continue;
+    ctx.addIssue({
+      code: "custom",
+      path: ["permission", "scopeTemplate"],
+      message: `{${name}} is not an argument of the tool; use one of ${[...known, ...CONTEXT_VALUES].join(", ")} (inputSchema.properties)`,
+    });
+  }
+}
 
 /** Per-tool overrides of the source's cache settings. */
 export const cachePolicySchema = z.strictObject({
@@ -84,21 +143,26 @@ export const retryPolicySchema = z.strictObject({
 });
 
 /** One tool of a source and the MCP tool it maps to. */
-export const toolManifestSchema = z.strictObject({
-  id: z.string().regex(TOOL_ID, "must match [a-z0-9][a-z0-9_-]* (lowercase letters, digits, _ and -)"),
-  description: nonEmpty,
-  kind: toolKindSchema,
-  mcpToolName: nonEmpty,
-  inputSchema: jsonSchemaObjectSchema,
-  readOnly: z.boolean(),
-  permission: permissionSchema,
-  cachePolicy: cachePolicySchema.optional(),
-  /** Omitted means `{}`: every retry setting takes the broker default. */
-  retryPolicy: retryPolicySchema.default({}),
-  timeoutMs: positiveInt,
-  routing: routingSchema,
-  promptFragment: z.string(),
-});
+export const toolManifestSchema = z
+  .strictObject({
+    id: z.string().regex(TOOL_ID, "must match [a-z0-9][a-z0-9_-]* (lowercase letters, digits, _ and -)"),
+    description: nonEmpty,
+    kind: toolKindSchema,
+    mcpToolName: nonEmpty,
+    inputSchema: jsonSchemaObjectSchema,
+    readOnly: z.boolean(),
+    permission: permissionSchema,
+    cachePolicy: cachePolicySchema.optional(),
+    /** Omitted means `{}`: every retry setting takes the broker default. */
+    retryPolicy: retryPolicySchema.default({}),
+    timeoutMs: positiveInt,
+    routing: routingSchema,
+    promptFragment: z.string(),
+  })
+  .superRefine((tool, ctx) => checkPermissionTemplates(tool, ctx), {
+    // Runs on partially invalid input too, so every issue of a file is reported at once.
+    when: (payload) => typeof payload.value === "object" && payload.value !== null,
+  });
 
 /** Legal terms, network allowlist and rate limits of a source. */
 export const governanceSchema = z.strictObject({

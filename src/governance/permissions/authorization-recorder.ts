@@ -1,6 +1,7 @@
 /**
  * Writes the permission service's authorization rows: one ledger row per decision, numbered by the
- * session's permission epoch, and the session grant an `allow_matching` decision creates.
+ * session's permission epoch (its `resource` is the grant scope), and the session grant an
+ * `allow_matching` decision creates.
  */
 
 import type { Clock } from "../../core/index.js";
@@ -10,6 +11,12 @@ import type { GrantStore } from "./grant-store.js";
 import type { RenderedPermission } from "./permission-render.js";
 import type { PermissionDecision, PermissionDecisionSource } from "./permission-types.js";
 import type { DecideResult, PendingEndSource } from "./recorded-decisions.js";
+
+const USER_SOURCES = {
+  allow_once: "user_once",
+  allow_always: "user_always",
+  deny: "user_deny",
+} as const;
 
 /** Options of `AuthorizationRecorder` (the permission service passes its resolved defaults). */
 export interface AuthorizationRecorderOptions {
@@ -39,8 +46,9 @@ export class AuthorizationRecorder {
   }
 
   /**
-   * Records a human's decision: `allow_matching` also ensures one session grant on the normalized
-   * resource bound to the tool definition.
+   * Records a human's decision: `allow_matching` also ensures one session grant on the rendered
+   * scope bound to the tool definition. (`allow_always` is recorded as `user_always`; the service
+   * switches the session's mode.)
    * @param request the call decided on
    * @param rendered `renderPermission(request)`
    * @param decision the validated decision
@@ -57,14 +65,14 @@ export class AuthorizationRecorder {
         id: this.#newId(),
         sessionId: request.sessionId,
         action: rendered.action,
-        resource: rendered.normalizedResource,
+        resource: rendered.scope,
         toolDefinitionHash: request.definitionHash,
         createdAt: this.#isoNow(),
       });
       const authorizationId = await this.append(request, rendered, "user_grant");
       return { authorizationId, decisionSource: "user_grant", grant };
     }
-    const decisionSource = decision.decision === "allow_once" ? "user_once" : "user_deny";
+    const decisionSource = USER_SOURCES[decision.decision];
     return { authorizationId: await this.append(request, rendered, decisionSource), decisionSource };
   }
 
@@ -89,7 +97,7 @@ export class AuthorizationRecorder {
       sourceId: request.sourceId,
       toolId: request.toolId,
       action: rendered.action,
-      resource: rendered.normalizedResource,
+      resource: rendered.scope,
       decisionSource,
       createdAt: this.#isoNow(),
       epoch,

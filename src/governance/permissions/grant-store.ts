@@ -4,13 +4,13 @@
  */
 import { GovernanceError } from "../../core/index.js";
 
-/** A session grant: later calls of the same action on the same normalized resource need no card. */
+/** A session grant: later calls of the same action in the same scope (the card's `matchingScope`) need no card. */
 export interface Grant {
   id: string;
   sessionId: string;
   /** The permission action the grant covers, e.g. `pubmed:search`. */
   action: string;
-  /** The normalized resource, e.g. `pubmed:search` or `artifact:arxiv`. */
+  /** The grant scope (exact key), e.g. `pubmed:search`, `artifact:arxiv` or `filesystem:write_file:dir:/tmp/x`. */
   resource: string;
   /** ISO-8601 timestamp. */
   createdAt: string;
@@ -18,7 +18,7 @@ export interface Grant {
   toolDefinitionHash: string;
 }
 
-/** What identifies a grant: a session, an action, a normalized resource and a tool definition. */
+/** What identifies a grant: a session, an action, a scope and a tool definition. */
 export type GrantKey = Pick<Grant, "sessionId" | "action" | "resource" | "toolDefinitionHash">;
 
 /** The grant store port. Methods reject with `UPSTREAM_UNAVAILABLE` after `close()`. */

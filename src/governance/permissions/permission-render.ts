@@ -1,12 +1,15 @@
 /**
- * Fills a tool manifest's permission templates (`resourceTemplate`, `summaryTemplate`) with a call's
- * arguments, so that a card says what will actually happen and a grant names what it covers.
+ * Renders the permission of one call from its tool manifest (what a card says, and what an
+ * `allow_matching` grant covers), and builds the approval card a human is shown.
  */
-import type { ToolManifest } from "../manifests/index.js";
+import { type TemplateFilter, type ToolManifest, templatePlaceholders } from "../manifests/index.js";
 import type { AuthorizationRequest } from "./authorization.js";
 import { permissionRisk } from "./permission-policy.js";
 import { permissionFingerprint } from "./permission-request.js";
+import { renderScope, renderTemplate, scopeDisplayValue } from "./permission-template.js";
 import { PERMISSION_DECISIONS, type PermissionCard } from "./permission-types.js";
+
+export { MAX_PLACEHOLDER_CHARS, MAX_RENDERED_CHARS, renderTemplate } from "./permission-template.js";
 
 /** The rendered permission of one call. */
 export interface RenderedPermission {
@@ -14,45 +17,17 @@ export interface RenderedPermission {
   action: string;
   /** The full resource, e.g. `artifact:arxiv:2401.00001v1:papers/a.pdf`. */
   resource: string;
-  /** What grants are keyed on: the first two `:` segments, e.g. `artifact:arxiv`. */
+  /** The first two `:` segments of the resource, e.g. `artifact:arxiv`. */
   normalizedResource: string;
+  /**
+   * What grants are keyed on: the rendered `scopeTemplate`, else (no template, or one this call
+   * cannot fill) `normalizedResource`.
+   */
+  scope: string;
+  /** What an `allow_matching` grant on {@link scope} covers, in words. */
+  scopeDescription: string;
   /** e.g. `Search PubMed for "brca1"`. */
   summary: string;
-}
-
-/** Longest text one placeholder may contribute (a card must stay readable). */
-export const MAX_PLACEHOLDER_CHARS = 200;
-/** Longest rendered resource or summary. */
-export const MAX_RENDERED_CHARS = 500;
-
-const PLACEHOLDER = /\{([A-Za-z0-9_.-]+)\}/g;
-// Control and bidi-override characters could hide or reorder what a human reads on a card.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-/**
- * Fills `{name}` placeholders from `values`: strings as they are, numbers and booleans as text,
- * arrays joined with `separator`, objects as JSON; a missing, null or empty value renders as `""`
- * (runs of spaces are then collapsed).
- * Each value is sanitized (control characters removed, whitespace collapsed) and cut at
- * {@link MAX_PLACEHOLDER_CHARS}; the whole text at {@link MAX_RENDERED_CHARS}.
- * @param template text with `{name}` placeholders
- * @param values the call's arguments (and any context values)
- * @param separator between array items @default ", "
- * @returns the rendered text
- * @example
- * renderTemplate('Search PubMed for "{query}"', { query: "brca1" }); // 'Search PubMed for "brca1"'
- */
-export function renderTemplate(
-  template: string,
-  values: Readonly<Record<string, unknown>>,
-  separator = ", ",
-): string {
-  const text = template.replace(PLACEHOLDER, (_match, name: string) =>
-    truncate(sanitize(stringify(lookup(values, name), separator)), MAX_PLACEHOLDER_CHARS),
-  );
-  // An empty value must not leave a double space in the middle of a sentence.
-  return truncate(text.replace(/ {2,}/g, " ").trim(), MAX_RENDERED_CHARS);
 }
 
 /**
@@ -68,7 +43,7 @@ export function normalizeResource(resource: string): string {
  * Renders the permission of one call from its tool manifest. Besides the arguments, the templates
  * may use `{sourceId}` and `{toolId}` (arguments of the same name win).
  * @param call the source, the tool manifest and the validated arguments
- * @returns action, full and normalized resource, and summary
+ * @returns action, full and normalized resource, grant scope (with its description), and summary
  */
 export function renderPermission(call: {
   sourceId: string;
@@ -77,53 +52,39 @@ export function renderPermission(call: {
   input: Readonly<Record<string, unknown>>;
 }): RenderedPermission {
   const values = { sourceId: call.sourceId, toolId: call.toolId, ...call.input };
-  const { action, resourceTemplate, summaryTemplate } = call.tool.permission;
+  const { action, resourceTemplate, summaryTemplate, scopeTemplate } = call.tool.permission;
   const resource = renderTemplate(resourceTemplate, values, ",");
+  const normalizedResource = normalizeResource(resource);
+  const scoped = scopeTemplate === undefined ? undefined : renderScope(scopeTemplate, values);
   return {
     action,
     resource,
-    normalizedResource: normalizeResource(resource),
+    normalizedResource,
+    scope: scoped ?? normalizedResource,
+    scopeDescription:
+      scoped !== undefined && scopeTemplate !== undefined
+        ? `every ${action} call with ${describeScope(scopeTemplate, values)}, for the rest of this session`
+        : describeDefaultScope(action, resource, normalizedResource),
     summary: renderTemplate(summaryTemplate, values),
   };
 }
 
-function lookup(values: Readonly<Record<string, unknown>>, name: string): unknown {
-  return Object.hasOwn(values, name) ? values[name] : undefined;
+function describeScope(template: string, values: Readonly<Record<string, unknown>>): string {
+  const parts = templatePlaceholders(template).map(({ name, filter }) => {
+    const shown = scopeDisplayValue(values[name], filter as TemplateFilter | undefined);
+    if (filter === "dir") return `${name} in ${shown} (not in its subfolders)`;
+    if (filter === "origin") return `${name} on ${shown}`;
+    return `${name} "${shown}"`;
+  });
+  return [...new Set(parts)].join(" and ");
 }
 
-function stringify(value: unknown, separator: string): string {
-  if (value === undefined || value === null) return "";
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") {
-    return String(value);
-  }
-  if (Array.isArray(value)) {
-    return value
-      .map((item) => stringify(item, separator))
-      .filter((item) => item !== "")
-      .join(separator);
-  }
-  try {
-    return JSON.stringify(value) ?? "";
-  } catch {
-    return "";
-  }
+function describeDefaultScope(action: string, resource: string, normalized: string): string {
+  // A resource that starts with the action varies only in the arguments: the grant covers them all.
+  if (normalized === resource || normalized === action)
+    return `every ${action} call, whatever its arguments, for the rest of this session`;
+  return `every ${action} call on a resource starting with ${normalized}:, for the rest of this session`;
 }
-
-function sanitize(text: string): string {
-  return text.replace(UNSAFE, " ").replace(/\s+/g, " ").trim();
-}
-
-function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  // Count code points, so a surrogate pair is never split.
-  const points = Array.from(text);
-  return points.length <= max ? text : `${points.slice(0, max - 1).join("")}…`;
-}
-
-/**
- * The approval card of one call: what a human is shown before a dangerous call runs.
- */
 
 /**
  * Builds the approval card of a call from its rendered permission.
@@ -138,6 +99,7 @@ export function permissionCard(request: AuthorizationRequest, rendered: Rendered
     action: rendered.action,
     resource: rendered.resource,
     summary: rendered.summary,
+    matchingScope: { resource: rendered.scope, description: rendered.scopeDescription },
     sourceId: request.sourceId,
     toolId: request.toolId,
     ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),

@@ -194,7 +194,8 @@ export class PermissionService {
 
   /**
    * Records a human's decision on one call: `allow_once` (this call only), `allow_matching` (this call,
-   * plus one session grant on the normalized resource bound to the tool definition) or `deny`.
+   * plus one session grant on the card's `matchingScope` bound to the tool definition),
+   * `allow_always` (this call, then the session's approval mode becomes `always_allow`) or `deny`.
    * Appends one authorization row; the broker call of the same `threadId:toolCallId` consumes it.
    * Recording the same decision again for a call still waiting returns the first record.
    * @param request the call the card was about (with its `toolCallId`)
@@ -222,6 +223,7 @@ export class PermissionService {
     const rendered = renderPermission(request);
     const result = await this.#recorder.recordDecision(request, rendered, parsed.data);
     this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
+    if (parsed.data.decision === "allow_always") this.setApprovalMode(request.sessionId, "always_allow");
     return result;
   }
 
@@ -270,17 +272,23 @@ export class PermissionService {
       allowed: false,
       reason:
         `approval required: ${card.summary} (${card.action} on ${card.resource}, risk ${card.risk}). ` +
-        `Record a decision for ${call} with PermissionService.decide (allow_once, allow_matching or deny), ` +
+        `Record a decision for ${call} with PermissionService.decide (${PERMISSION_DECISIONS.join(", ")}), ` +
         `or set the session's approval mode to always_allow.`,
     };
   }
 
-  #coveringGrant(request: AuthorizationRequest, rendered: RenderedPermission): Promise<Grant | undefined> {
-    return this.#grants.find({
+  async #coveringGrant(
+    request: AuthorizationRequest,
+    rendered: RenderedPermission,
+  ): Promise<Grant | undefined> {
+    const key = {
       sessionId: request.sessionId,
       action: rendered.action,
-      resource: rendered.normalizedResource,
       toolDefinitionHash: request.definitionHash,
-    });
+    };
+    const scoped = await this.#grants.find({ ...key, resource: rendered.scope });
+    if (scoped || rendered.scope === rendered.normalizedResource) return scoped;
+    // A grant on the tool-wide default was shown as covering every call of the tool, so it does.
+    return this.#grants.find({ ...key, resource: rendered.normalizedResource });
   }
 }

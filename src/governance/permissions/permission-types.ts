@@ -14,8 +14,12 @@ export type ApprovalMode = "ask_for_dangerous" | "always_allow";
 /** What a call puts at stake, shown on the card so that a human can judge it quickly. */
 export type PermissionRisk = "read" | "write" | "download" | "private-data";
 
-/** The answers a human can give on a card. */
-export const PERMISSION_DECISIONS = ["allow_once", "allow_matching", "deny"] as const;
+/**
+ * The answers a human can give on a card: `allow_once` (this call), `allow_matching` (this call and
+ * every later one the card's `matchingScope` covers), `allow_always` (this call, and the session
+ * switches to `always_allow`) and `deny`.
+ */
+export const PERMISSION_DECISIONS = ["allow_once", "allow_matching", "allow_always", "deny"] as const;
 
 /** One of {@link PERMISSION_DECISIONS}. */
 export type PermissionDecisionKind = (typeof PERMISSION_DECISIONS)[number];
@@ -42,6 +46,7 @@ export type PermissionDecisionSource =
   | "always_allow"
   | "user_once"
   | "user_grant"
+  | "user_always"
   | "user_deny";
 
 /** The payload of one approval card (the LangGraph interrupt value of one dangerous call). */
@@ -55,6 +60,13 @@ export interface PermissionCard {
   resource: string;
   /** What will actually happen, with the real arguments, e.g. `Search PubMed for "brca1"`. */
   summary: string;
+  /** What `allow_matching` would allow for the rest of the session. */
+  matchingScope: {
+    /** The grant key, e.g. `filesystem:write_file:dir:/tmp/x` or `pubmed:search`. */
+    resource: string;
+    /** In words, e.g. `every filesystem:write_file call with path in /tmp/x (not in its subfolders), for the rest of this session`. */
+    description: string;
+  };
   sourceId: string;
   toolId: string;
   /** Absent when the broker call carried no tool call id. */

@@ -16,7 +16,7 @@ export type PendingEndSource = "wait_timeout" | "cancelled";
 export interface DecideResult {
   /** The authorization row written for this decision (the call's broker row will reference it). */
   authorizationId: string;
-  decisionSource: "user_once" | "user_grant" | "user_deny" | PendingEndSource;
+  decisionSource: "user_once" | "user_grant" | "user_always" | "user_deny" | PendingEndSource;
   /** The session grant an `allow_matching` decision created or reused. */
   grant?: Grant;
 }

@@ -1,6 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
 import { derivedSourceId, deriveManifest } from "../../../src/governance/manifests/derived-manifest.js";
+import { sourceManifestSchema } from "../../../src/governance/manifests/manifest-schema.js";
 
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({
   name,
@@ -64,6 +65,65 @@ describe("deriveManifest", () => {
       { name: "b", inputSchema: { type: "object" } },
     ]);
     expect(manifest.tools.map((t) => t.description)).toEqual(["Annotated A", "b"]);
+  });
+});
+
+describe("deriveManifest permission blocks", () => {
+  const fsTool = (
+    name: string,
+    properties: Record<string, object>,
+    annotations?: Tool["annotations"],
+  ): Tool => ({
+    name,
+    inputSchema: { type: "object", properties },
+    ...(annotations ? { annotations } : {}),
+  });
+
+  test.each<[string, Tool, string, string | undefined]>([
+    [
+      "a write tool with a path",
+      fsTool("write_file", { path: { type: "string" }, content: { type: "string" } }),
+      "write_file on fs: {path|arg}, {content|size}",
+      "fs:write_file:dir:{path|dir}",
+    ],
+    [
+      "a move with two paths",
+      fsTool("move_file", { source: { type: "string" }, destination: { type: "string" } }),
+      "move_file on fs: {source|arg}, {destination|arg}",
+      "fs:move_file:dir:{source|dir}:dir:{destination|dir}",
+    ],
+    [
+      "a URL by format",
+      fsTool("fetch_page", { target: { type: "string", format: "uri" } }),
+      "fetch_page on fs: {target|arg}",
+      "fs:fetch_page:origin:{target|origin}",
+    ],
+    [
+      "a read-only tool keeps the tool-wide scope",
+      fsTool("read_file", { path: { type: "string" } }, { readOnlyHint: true }),
+      "read_file on fs: {path|arg}",
+      undefined,
+    ],
+    [
+      "a write tool without a path keeps the tool-wide scope",
+      fsTool("create_issue", {
+        title: { type: "string" },
+        body: { type: "string" },
+        repo_id: { type: "string" },
+      }),
+      "create_issue on fs: {body|size}, {repo_id|arg}",
+      undefined,
+    ],
+  ])("%s", (_name, live, summaryTemplate, scopeTemplate) => {
+    const manifest = deriveManifest("fs", [live]);
+    expect(manifest.tools[0]?.permission.summaryTemplate).toBe(summaryTemplate);
+    expect(manifest.tools[0]?.permission.scopeTemplate).toBe(scopeTemplate);
+    // A derived manifest passes the same checks as a written one.
+    const checked = sourceManifestSchema.safeParse({
+      ...manifest,
+      governance: { ...manifest.governance, termsUrl: "https://x.org" },
+    });
+    expect(checked.error?.issues).toBeUndefined();
   });
 });
 

@@ -50,6 +50,31 @@ describe("source manifest schema", () => {
     ["jitter above 1", "tools[0].retryPolicy", { jitter: 2 }, /<=1/, "tools[0].retryPolicy.jitter"],
     ["misspelled field", "tools[0].readonly", true, /unknown field/],
     ["manifestVersion 2", "manifestVersion", 2, /1/],
+    ["blank scopeTemplate", "tools[0].permission.scopeTemplate", " ", /must not be empty/],
+    [
+      "scopeTemplate naming no argument",
+      "tools[0].permission.scopeTemplate",
+      "demo:search:{folder|dir}",
+      /\{folder\} is not an argument of the tool; use one of query, limit, sourceId, toolId/,
+    ],
+    [
+      "scopeTemplate without a placeholder",
+      "tools[0].permission.scopeTemplate",
+      "demo:search:everything",
+      /same for every call; name an argument .* or omit scopeTemplate/,
+    ],
+    [
+      "unknown filter in scopeTemplate",
+      "tools[0].permission.scopeTemplate",
+      "demo:search:{query|folder}",
+      /unknown filter "\|folder" in \{query\|folder\}; use one of arg, size, dir, origin/,
+    ],
+    [
+      "unknown filter in summaryTemplate",
+      "tools[0].permission.summaryTemplate",
+      "Search {query|upper}",
+      /unknown filter "\|upper"/,
+    ],
   ])("%s is reported at its path", (_name, path, value, message, reportedAt) => {
     const result = validateManifest(withValue(makeSource(), path, value));
     expect(result.ok).toBe(false);
@@ -57,6 +82,19 @@ describe("source manifest schema", () => {
     const issue = result.issues.find((i) => i.path === (reportedAt ?? path));
     expect(issue, JSON.stringify(result.issues)).toBeDefined();
     expect(issue?.message).toMatch(message);
+  });
+
+  test("a scopeTemplate over the tool's arguments is accepted", () => {
+    const tool = makeTool({
+      readOnly: false,
+      permission: {
+        action: "demo:search",
+        resourceTemplate: "demo:search",
+        summaryTemplate: "Search {query|arg}",
+        scopeTemplate: "demo:search:{query}",
+      },
+    });
+    expect(validateManifest(makeSource({ tools: [tool] })).ok).toBe(true);
   });
 
   test.each(["id", "mcpToolName"] as const)("a duplicate tool %s names the second occurrence", (field) => {

@@ -48,6 +48,8 @@ describe("renderPermission over the real manifests", () => {
       action: resource,
       resource,
       normalizedResource: resource,
+      scope: resource,
+      scopeDescription: `every ${resource} call, whatever its arguments, for the rest of this session`,
       summary,
     });
   });
@@ -61,6 +63,9 @@ describe("renderPermission over the real manifests", () => {
       action: "artifact:download",
       resource: "artifact:arxiv:arxiv-2401.00001v1-pdf:papers/a.pdf",
       normalizedResource: "artifact:arxiv",
+      scope: "artifact:arxiv",
+      scopeDescription:
+        "every artifact:download call on a resource starting with artifact:arxiv:, for the rest of this session",
       summary: "Download arxiv-2401.00001v1-pdf from arxiv to papers/a.pdf",
     });
   });

@@ -150,12 +150,16 @@ describe("cards", () => {
         action: "demo:write",
         resource: "demo:write:drop table",
         summary: 'Write "drop table"',
+        matchingScope: {
+          resource: "demo:write",
+          description: "every demo:write call, whatever its arguments, for the rest of this session",
+        },
         sourceId: "demo",
         toolId: "write",
         toolCallId: "call-1",
         args: { query: "drop table" },
         risk: "write",
-        allowedDecisions: ["allow_once", "allow_matching", "deny"],
+        allowedDecisions: ["allow_once", "allow_matching", "allow_always", "deny"],
       },
     });
   });
@@ -211,7 +215,7 @@ describe("authorize and decide", () => {
     if (decision.allowed) return;
     expect(decision.reason).toMatch(/^approval required: Write "brca1"/);
     expect(decision.reason).toContain("tool call 'call-1'");
-    expect(decision.reason).toContain("allow_once, allow_matching or deny");
+    expect(decision.reason).toContain("allow_once, allow_matching, allow_always, deny");
     expect(await ledger.listAuthorizations()).toEqual([]);
     expect(await service.epoch("s1")).toBe(0);
   });
