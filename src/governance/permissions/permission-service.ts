@@ -272,8 +272,10 @@ export class PermissionService {
       allowed: false,
       reason:
         `approval required: ${card.summary} (${card.action} on ${card.resource}, risk ${card.risk}). ` +
-        `Record a decision for ${call} with PermissionService.decide (${PERMISSION_DECISIONS.join(", ")}), ` +
-        `or set the session's approval mode to always_allow.`,
+        `Nothing was run. To let a human answer, run ${call} in a graph compiled with a checkpointer, whose ` +
+        "executor shows approval cards (the default of createGovernedAgent, createGovernedToolNode, " +
+        "governanceMiddleware and prepareFixedToolTable unless approvalHook is false), or with " +
+        "`sciencegate call --approve`; or set the session's approval mode to always_allow.",
     };
   }
 
