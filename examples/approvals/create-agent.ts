@@ -1,0 +1,44 @@
+/**
+ * Approval cards with langchain's `createAgent` and `governanceMiddleware`: each dangerous call pauses
+ * with langchain's own `HITLRequest` (what Agent Chat UI and LangGraph Studio render), answered with an
+ * `HITLResponse` (`approve`, `edit` or `reject`).
+ * Run: `npx tsx examples/approvals/create-agent.ts`
+ */
+import { Command, MemorySaver } from "@langchain/langgraph";
+import { createAgent, type HITLRequest, type HITLResponse } from "langchain";
+import { governanceMiddleware } from "sciencegate";
+import { answerCards, offlineGovernance, printLedger, scriptedModel } from "./offline-setup.js";
+
+const { governance, close } = await offlineGovernance();
+const agent = createAgent({
+  model: scriptedModel(),
+  tools: [],
+  middleware: [governanceMiddleware(governance)],
+  checkpointer: new MemorySaver(),
+});
+const config = { configurable: { thread_id: "create-agent-example" } };
+
+try {
+  const state = await answerCards(
+    (resume) =>
+      resume
+        ? agent.invoke(new Command({ resume }), config)
+        : agent.invoke({ messages: [{ role: "user", content: "What is known about BRAF V600E?" }] }, config),
+    (value) => {
+      const request = value as HITLRequest & { sciencegate?: { toolCallId?: string } };
+      const [action] = request.actionRequests;
+      return {
+        summary: action?.description?.split("\n")[0] ?? "",
+        toolCallId: request.sciencegate?.toolCallId,
+      };
+    },
+    (allow): HITLResponse =>
+      allow
+        ? { decisions: [{ type: "approve" }] }
+        : { decisions: [{ type: "reject", message: "not this search" }] },
+  );
+  console.log(`answer: ${state.messages.at(-1)?.text}`);
+  await printLedger(governance, "create-agent-example");
+} finally {
+  await close();
+}

@@ -1,0 +1,53 @@
+/**
+ * Approval cards in a swarm: `prepareFixedToolTable` gives each agent every governed tool up front
+ * (plus `artifact_download` and `paper_extract_pdf`), and each call asks through the same gate. Give
+ * `createReactAgent` `version: "v2"` so parallel calls run as separate tasks with independent cards.
+ * Run: `npx tsx examples/approvals/swarm.ts`
+ */
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { Command, MemorySaver } from "@langchain/langgraph";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
+import { type PermissionCard, prepareFixedToolTable } from "sciencegate";
+import { answerCards, offlineGovernance, printLedger, scriptedModel } from "./offline-setup.js";
+
+const { governance, close } = await offlineGovernance();
+const sessionId = "swarm-example";
+const table = prepareFixedToolTable(governance, sessionId);
+const researcher = createReactAgent({
+  llm: scriptedModel("researcher"),
+  tools: [...table, createHandoffTool({ agentName: "writer" })],
+  name: "researcher",
+  version: "v2",
+});
+const writer = createReactAgent({
+  llm: fakeModel().respond(new AIMessage({ id: "writer-answer", content: "Written up." })),
+  tools: [createHandoffTool({ agentName: "researcher" })],
+  name: "writer",
+});
+const app = createSwarm({ agents: [researcher, writer], defaultActiveAgent: "researcher" }).compile({
+  checkpointer: new MemorySaver(),
+});
+const config = { configurable: { thread_id: "swarm-thread" } };
+
+try {
+  const state = await answerCards(
+    (resume) =>
+      app.invoke(
+        resume
+          ? new Command({ resume })
+          : { messages: [new HumanMessage("What is known about BRAF V600E?")] },
+        config,
+      ),
+    (value) => ({
+      summary: (value as PermissionCard).summary,
+      toolCallId: (value as PermissionCard).toolCallId,
+    }),
+    (allow) => (allow ? { decision: "allow_once" } : { decision: "deny", message: "not this search" }),
+  );
+  console.log(`answer: ${state.messages.at(-1)?.text}`);
+  await printLedger(governance, sessionId);
+} finally {
+  await close();
+}
