@@ -49,9 +49,11 @@ const filesystemServer = fileURLToPath(
 /** The model-visible name of the server's `write_file`. */
 export const WRITE_FILE = "mcp__filesystem__write_file";
 
-/** A governance runtime over a real filesystem server rooted at a fresh temporary directory. */
-export async function filesystemGovernance(): Promise<{ governance: Governance; root: string }> {
-  const root = await realpath(await mkdtemp(join(tmpdir(), "sciencegate-fs-")));
+/** A governance runtime over a real filesystem server rooted at `root` (default: a fresh temporary directory). */
+export async function filesystemGovernance(
+  options: { root?: string; dataDir?: string } = {},
+): Promise<{ governance: Governance; root: string }> {
+  const root = options.root ?? (await realpath(await mkdtemp(join(tmpdir(), "sciencegate-fs-"))));
   const governance = await createGovernance({
     config: {
       servers: [
@@ -65,7 +67,7 @@ export async function filesystemGovernance(): Promise<{ governance: Governance; 
     },
     builtinManifests: false,
     manifestDirs: [],
-    dataDir: await mkdtemp(join(tmpdir(), "sciencegate-fs-data-")),
+    dataDir: options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-fs-data-"))),
   });
   return { governance, root };
 }
