@@ -88,6 +88,35 @@ describe.each(EXECUTOR_NAMES)("approval cards by default: %s", (name) => {
     ).toEqual([]);
   });
 
+  test("an edit runs the edited call once: the human's path and content, not the model's", async () => {
+    const { root, agent, writes } = await setup(name);
+    const paused = await agent.invoke("start", "t4");
+    expect(cardsOf(paused)).toHaveLength(3);
+    const edit = (file: string, content: string) => ({
+      decisions: [
+        { type: "edit", editedAction: { name: WRITE_FILE, args: { path: join(root, file), content } } },
+      ],
+    });
+    const done = await agent.invoke(
+      new Command({
+        resume: {
+          [cardForFile(paused, "a.txt")]: edit("edited.txt", "written by the human's edit"),
+          [cardForFile(paused, "b.txt")]: { decisions: [{ type: "reject", message: "no b" }] },
+          [cardForFile(paused, "c.txt")]: { decisions: [{ type: "approve" }] },
+        },
+      }),
+      "t4",
+    );
+    expect(cardsOf(done)).toEqual([]);
+    expect(await readFile(join(root, "edited.txt"), "utf8")).toBe("written by the human's edit");
+    expect(await exists(join(root, "a.txt"))).toBe(false);
+    expect(await exists(join(root, "b.txt"))).toBe(false);
+    expect(await readFile(join(root, "c.txt"), "utf8")).toBe("content of c.txt");
+    expect((await writes()).map((row) => row.toolCallId).sort()).toEqual(["write-1", "write-3"]);
+    await agent.invoke(new Command({ resume: {} }), "t4");
+    expect(await writes()).toHaveLength(2);
+  });
+
   test("without a checkpointer nothing is written and each refusal names the fix and is audited", async () => {
     const { root, agent, governance } = await setup(name, false);
     const done = await agent.invoke("start", "t3");
