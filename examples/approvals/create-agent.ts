@@ -7,7 +7,7 @@
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent, type HITLRequest, type HITLResponse } from "langchain";
 import { governanceMiddleware } from "sciencegate";
-import { answerCards, offlineGovernance, printLedger, scriptedModel } from "./offline-setup.js";
+import { answerCards, offlineGovernance, printLedger, QUESTION, scriptedModel } from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
 const agent = createAgent({
@@ -23,7 +23,7 @@ try {
     (resume) =>
       resume
         ? agent.invoke(new Command({ resume }), config)
-        : agent.invoke({ messages: [{ role: "user", content: "What is known about BRAF V600E?" }] }, config),
+        : agent.invoke({ messages: [{ role: "user", content: QUESTION }] }, config),
     (value) => {
       const request = value as HITLRequest & { sciencegate?: { toolCallId?: string } };
       const [action] = request.actionRequests;

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { AIMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { INTERRUPT, type Interrupt, isInterrupted } from "@langchain/langgraph";
-import { createGovernance, type Governance } from "sciencegate";
+import { createGovernance, type Governance, type PermissionCard } from "sciencegate";
 import { startOfflineProviders } from "../demo/offline-providers.js";
 
 /** A governance runtime over the offline providers; `close()` stops both. */
@@ -97,6 +97,19 @@ export async function answerCards<S extends object>(
   }
   return state;
 }
+
+/** The user's question every example starts its thread with. */
+export const QUESTION = "What is known about BRAF V600E?";
+
+/** How the loop reads a native card (`PermissionCard`). */
+export const nativeCard = (value: unknown): CardView => ({
+  summary: (value as PermissionCard).summary,
+  toolCallId: (value as PermissionCard).toolCallId,
+});
+
+/** The native answer of a card: allow this call once, or deny it with a message for the model. */
+export const nativeAnswer = (allow: boolean) =>
+  allow ? { decision: "allow_once" } : { decision: "deny", message: "not this search" };
 
 /** Prints what the ledger recorded for the session: one line per invocation. */
 export async function printLedger(governance: Governance, sessionId: string): Promise<void> {

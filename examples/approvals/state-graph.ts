@@ -10,9 +10,16 @@ import {
   createModelNode,
   GovernedStateAnnotation,
   governedToolsCondition,
-  type PermissionCard,
 } from "sciencegate";
-import { answerCards, offlineGovernance, printLedger, scriptedModel } from "./offline-setup.js";
+import {
+  answerCards,
+  nativeAnswer,
+  nativeCard,
+  offlineGovernance,
+  printLedger,
+  QUESTION,
+  scriptedModel,
+} from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
 const app = new StateGraph(GovernedStateAnnotation)
@@ -27,17 +34,9 @@ const config = { configurable: { thread_id: "state-graph-example" } };
 try {
   const state = await answerCards(
     (resume) =>
-      app.invoke(
-        resume
-          ? new Command({ resume })
-          : { messages: [new HumanMessage("What is known about BRAF V600E?")] },
-        config,
-      ),
-    (value) => ({
-      summary: (value as PermissionCard).summary,
-      toolCallId: (value as PermissionCard).toolCallId,
-    }),
-    (allow) => (allow ? { decision: "allow_once" } : { decision: "deny", message: "not this search" }),
+      app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
+    nativeCard,
+    nativeAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
   await printLedger(governance, "state-graph-example");

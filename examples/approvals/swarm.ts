@@ -9,8 +9,16 @@ import { fakeModel } from "@langchain/core/testing";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
-import { type PermissionCard, prepareFixedToolTable } from "sciencegate";
-import { answerCards, offlineGovernance, printLedger, scriptedModel } from "./offline-setup.js";
+import { prepareFixedToolTable } from "sciencegate";
+import {
+  answerCards,
+  nativeAnswer,
+  nativeCard,
+  offlineGovernance,
+  printLedger,
+  QUESTION,
+  scriptedModel,
+} from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
 const sessionId = "swarm-example";
@@ -34,17 +42,9 @@ const config = { configurable: { thread_id: "swarm-thread" } };
 try {
   const state = await answerCards(
     (resume) =>
-      app.invoke(
-        resume
-          ? new Command({ resume })
-          : { messages: [new HumanMessage("What is known about BRAF V600E?")] },
-        config,
-      ),
-    (value) => ({
-      summary: (value as PermissionCard).summary,
-      toolCallId: (value as PermissionCard).toolCallId,
-    }),
-    (allow) => (allow ? { decision: "allow_once" } : { decision: "deny", message: "not this search" }),
+      app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
+    nativeCard,
+    nativeAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
   await printLedger(governance, sessionId);

@@ -7,8 +7,16 @@
 import { type AIMessage, HumanMessage } from "@langchain/core/messages";
 import { Command, END, MemorySaver, MessagesAnnotation, Send, START, StateGraph } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import { type PermissionCard, prepareFixedToolTable } from "sciencegate";
-import { answerCards, offlineGovernance, printLedger, scriptedModel } from "./offline-setup.js";
+import { prepareFixedToolTable } from "sciencegate";
+import {
+  answerCards,
+  nativeAnswer,
+  nativeCard,
+  offlineGovernance,
+  printLedger,
+  QUESTION,
+  scriptedModel,
+} from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
 const sessionId = "tool-node-example";
@@ -36,17 +44,9 @@ const config = { configurable: { thread_id: "tool-node-thread" } };
 try {
   const state = await answerCards(
     (resume) =>
-      app.invoke(
-        resume
-          ? new Command({ resume })
-          : { messages: [new HumanMessage("What is known about BRAF V600E?")] },
-        config,
-      ),
-    (value) => ({
-      summary: (value as PermissionCard).summary,
-      toolCallId: (value as PermissionCard).toolCallId,
-    }),
-    (allow) => (allow ? { decision: "allow_once" } : { decision: "deny", message: "not this search" }),
+      app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
+    nativeCard,
+    nativeAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
   await printLedger(governance, sessionId);
