@@ -1,32 +1,8 @@
-import { spawn } from "node:child_process";
-import { resolve } from "node:path";
 import { describe, expect, test } from "vitest";
+import { runNodeScript } from "./run-node-script.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-
-/** Runs an example as a user would (`npx tsx <file>`), with stdin not a TTY. */
-function runExample(file: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", file], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs an example as a user would (`npx tsx <file>`). */
+const runExample = (file: string) => runNodeScript([file]);
 
 describe("one approval example per executor, offline", () => {
   test.each([

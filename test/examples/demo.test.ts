@@ -1,35 +1,12 @@
-import { spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
-import { resolve } from "node:path";
 import { describe, expect, test } from "vitest";
+import { runNodeScript } from "./run-node-script.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
 const PROVIDER_VARS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_BASE_URL", "SCIENCEGATE_DEMO_MODEL"];
 
 /** Runs `examples/demo.ts` as `npm run demo` does, with stdin not a TTY. */
 function runDemo(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((done, fail) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/demo.ts", ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr, ms: performance.now() - started });
-    });
-  });
+  return runNodeScript(["examples/demo.ts", ...args], { env, timeoutMs: 60_000 });
 }
 
 function withoutProviders(): NodeJS.ProcessEnv {

@@ -1,11 +1,10 @@
-import { spawn } from "node:child_process";
 import { access, mkdtemp, readFile, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXECUTOR_NAMES } from "../adapters/filesystem-executors.js";
+import { runNodeScript } from "../examples/run-node-script.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
 const SCRIPT = resolve(import.meta.dirname, "../adapters/fixtures/durable-executor-run.ts");
 
 interface RunOutput {
@@ -15,28 +14,10 @@ interface RunOutput {
 }
 
 /** Runs one phase in its own Node process (a new process per phase: nothing survives in memory). */
-function runPhase(args: string[]): Promise<RunOutput> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", SCRIPT, ...args], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code !== 0) return fail(new Error(`phase ${args[1]} exited ${code}: ${stderr.slice(-2000)}`));
-      done(JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as RunOutput);
-    });
-  });
+async function runPhase(args: string[]): Promise<RunOutput> {
+  const { code, stdout, stderr } = await runNodeScript([SCRIPT, ...args]);
+  if (code !== 0) throw new Error(`phase ${args[1]} exited ${code}: ${stderr.slice(-2000)}`);
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as RunOutput;
 }
 
 const exists = (path: string) =>
