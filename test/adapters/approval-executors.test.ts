@@ -1,34 +1,22 @@
-import { access, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command } from "@langchain/langgraph";
-import { afterEach, describe, expect, test } from "vitest";
-import type { Governance } from "../../src/runtime/create-governance.js";
+import { describe, expect, test } from "vitest";
 import {
   buildExecutor,
   cardForFile,
   cardsOf,
   EXECUTOR_NAMES,
-  filesystemGovernance,
   toolMessagesById,
   WRITE_FILE,
   writerModel,
 } from "./filesystem-executors.js";
+import { exists, FILES, filesystemRuntimes } from "./filesystem-test-runtime.js";
 
-const opened: Governance[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((g) => g.close()));
-});
-
-const FILES = ["a.txt", "b.txt", "c.txt"] as const;
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
+const openRuntime = filesystemRuntimes();
 
 async function setup(name: (typeof EXECUTOR_NAMES)[number], checkpointer?: false) {
-  const { governance, root } = await filesystemGovernance();
-  opened.push(governance);
+  const { governance, root } = await openRuntime();
   const agent = buildExecutor(name, governance, writerModel(root, FILES), checkpointer);
   const writes = async () =>
     (await governance.ledger.query()).filter((row) => row.toolId === "write_file" && row.status === "ok");

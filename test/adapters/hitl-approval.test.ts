@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, type Interrupt, interrupt, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { createAgent, type HITLRequest, type HITLResponse } from "langchain";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { governanceMiddleware } from "../../src/adapters/governance-middleware.js";
@@ -22,28 +22,17 @@ import {
   createAuthorizationApproval,
   executeGovernedToolCall,
 } from "../../src/nodes/index.js";
-import type { Governance } from "../../src/runtime/create-governance.js";
 import { promote, promotionReducer } from "../../src/visibility/index.js";
 import {
   type ExecutorState,
-  filesystemGovernance,
   interruptsOf,
   toolMessagesById,
   WRITE_FILE,
   writerModel,
 } from "./filesystem-executors.js";
+import { exists, FILES, filesystemRuntimes } from "./filesystem-test-runtime.js";
 
-const opened: Governance[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((g) => g.close()));
-});
-
-const FILES = ["a.txt", "b.txt", "c.txt"] as const;
-const exists = (path: string) =>
-  access(path).then(
-    () => true,
-    () => false,
-  );
+const openRuntime = filesystemRuntimes();
 
 /** Compile-time check: a Sciencegate `hitl` card is a langchain `HITLRequest`. */
 const asLangchainRequest = (value: ApprovalHitlRequest): HITLRequest => value;
@@ -51,8 +40,7 @@ const asLangchainRequest = (value: ApprovalHitlRequest): HITLRequest => value;
 const asLangchainResponse = (value: ApprovalHitlResponse): HITLResponse => value;
 
 async function setup(options: Parameters<typeof governanceMiddleware>[1] = {}) {
-  const { governance, root } = await filesystemGovernance();
-  opened.push(governance);
+  const { governance, root } = await openRuntime();
   const agent = createAgent({
     model: writerModel(root, FILES),
     tools: [],
@@ -262,8 +250,7 @@ describe("createAgent + governanceMiddleware: approval cards as langchain HITL r
 
 describe("an edited call whose task runs again", () => {
   test("the same resume value replays the edited call: no second write, no 'already used for a different call'", async () => {
-    const { governance, root } = await filesystemGovernance();
-    opened.push(governance);
+    const { governance, root } = await openRuntime();
     const gate = createApprovalGate(governance, { cardFormat: "hitl" });
     const tools = governance.tools("s1");
     const promotion = promotionReducer(undefined, promote([WRITE_FILE], tools));
@@ -313,8 +300,7 @@ describe("an edited call whose task runs again", () => {
 
 describe("the other executors", () => {
   test('native cards by default; createGovernedAgent with cardFormat: "hitl" raises HITL requests and runs an edit', async () => {
-    const { governance, root } = await filesystemGovernance();
-    opened.push(governance);
+    const { governance, root } = await openRuntime();
     const byDefault = createGovernedAgent({
       model: writerModel(root, FILES, "d"),
       governance,
@@ -364,8 +350,7 @@ describe("the other executors", () => {
   });
 
   test("a card whose call cannot be edited (as artifact_download's) offers approve and reject only and asks again on edit", async () => {
-    const { governance, root } = await filesystemGovernance();
-    opened.push(governance);
+    const { governance, root } = await openRuntime();
     const approve = createAuthorizationApproval(governance, { cardFormat: "hitl" });
     const request = createAuthorizationRequest(governance.catalog, {
       sourceId: "filesystem",
