@@ -10,6 +10,7 @@ import {
   type ApprovalCardFormat,
   type ApprovalGateRuntime,
   createAuthorizationApproval,
+  enforcingRuntime,
 } from "../nodes/index.js";
 
 /**
@@ -28,12 +29,10 @@ export function createDownloadApproval(
   runtime: Partial<ApprovalGateRuntime>,
   options: { cardFormat?: ApprovalCardFormat | undefined } = {},
 ): DownloadApproval | undefined {
-  const { catalog, ledger, permissions } = runtime;
-  if (!catalog || !ledger || !permissions || runtime.permissionsEnforced !== true) return undefined;
-  const approve = createAuthorizationApproval(
-    { catalog, ledger, permissions, permissionsEnforced: true },
-    { cardFormat: options.cardFormat ?? "native" },
-  );
+  const enforcing = enforcingRuntime(runtime);
+  if (!enforcing) return undefined;
+  const { catalog } = enforcing;
+  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat ?? "native" });
   return (sessionId, plan) =>
     approve(
       sessionId,
