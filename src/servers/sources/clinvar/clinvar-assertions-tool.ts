@@ -17,8 +17,7 @@ export const clinvarGetAssertionsTool = defineTool({
   title: "Get ClinVar classifications and submissions",
   description:
     "Get the assertions behind a ClinVar record (VCV accession, variation id or RCV accession): each aggregate " +
-    "classification (germline, somatic clinical impact, oncogenicity) with review status as 0-4 stars, each " +
-    "description (somatic tier, assertion type) with its own review status and date, each RCV's breakdown, and the " +
+    "classification (germline, somatic clinical impact, oncogenicity) with review status as 0-4 stars, and the " +
     "individual submissions (SCV) with submitter, classification, review status, conditions, allele origin, " +
     "method and PubMed citations in data.submissions. Pages submissions with start/max_results.",
   inputShape: {
