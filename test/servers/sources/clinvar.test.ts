@@ -306,6 +306,11 @@ describe("clinvar_get_assertions", () => {
       hasMore: true,
       nextStart: 2,
     });
+    // Each RCV (variant-condition pair) keeps its own classification: the OMIM-named one is 0 stars, not 2.
+    expect(result.data?.rcvClassifications).toMatchObject([
+      { accession: "RCV000800001", classifications: [{ classification: "Pathogenic", stars: 2 }] },
+      { accession: "RCV000800002", classifications: [{ classification: "Pathogenic", stars: 0 }] },
+    ]);
     expect(result.data?.submissions).toEqual([
       {
         accession: "SCV009000011",

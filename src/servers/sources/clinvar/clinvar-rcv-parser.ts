@@ -74,11 +74,13 @@ export function parseClinvarRcv(answer: ProviderAnswer): ClinvarRcvSet {
     });
   }
   crossReferences.push(
-    ...variant.geneIds.map((id) => ({
-      identifier: id,
-      identifierType: "ncbi_gene",
-      url: `https://www.ncbi.nlm.nih.gov/gene/${id}`,
-    })),
+    ...variant.geneIds
+      .filter((id) => /^\d+$/.test(id))
+      .map((id) => ({
+        identifier: id,
+        identifierType: "ncbi_gene",
+        url: `https://www.ncbi.nlm.nih.gov/gene/${id}`,
+      })),
     ...variant.rsIds.map((rs) => ({
       identifier: rs,
       identifierType: "dbsnp",
