@@ -47,6 +47,15 @@ describe.skipIf(!hasSamples)(`real ClinVar samples${suffix}`, () => {
         stars: 3,
         lastEvaluated: "2021-08-30",
         submissionCount: 2,
+        submitterCount: 2,
+        descriptions: [
+          {
+            description: "Tier II - Potential",
+            reviewStatus: "reviewed by expert panel",
+            stars: 3,
+            submissions: ["SCV002318661"],
+          },
+        ],
         conditions: [CONDITION],
       },
     ]);
@@ -65,6 +74,7 @@ describe.skipIf(!hasSamples)(`real ClinVar samples${suffix}`, () => {
         submitted: "2014-04-11",
         // The submission names its condition only by a MeSH xref; ClinVar's trait mapping names it.
         conditions: [CONDITION],
+        conditionCodes: ["MeSH:D015464"],
         origins: ["somatic"],
         methods: ["literature only"],
         pubmedIds: ["27993330"],
@@ -82,7 +92,11 @@ describe.skipIf(!hasSamples)(`real ClinVar samples${suffix}`, () => {
       title: "NM_005157.6(ABL1):c.944C>T (p.Thr315Ile)",
       url: "https://www.ncbi.nlm.nih.gov/clinvar/variation/12624/",
       primaryCitation: { version: "VCV000012624.2" },
-      structuredData: { genes: ["ABL1"], canonicalSpdi: "NC_000009.12:130872895:C:T", submissionCount: 2 },
+      structuredData: {
+        genes: ["ABL1"],
+        canonicalSpdi0based: "NC_000009.12:130872895:C:T",
+        submissionCount: 2,
+      },
     });
     expect(vcv.record.crossReferences.map((x) => [x.identifierType, x.identifier])).toEqual([
       ["ncbi_gene", "25"],
@@ -104,6 +118,8 @@ describe.skipIf(!hasSamples)(`real ClinVar samples${suffix}`, () => {
         reviewStatus: "reviewed by expert panel",
         stars: 3,
         lastEvaluated: "2021-08-30",
+        // Each tier with its own evidence: see clinvar-fidelity-real-samples.test.ts.
+        descriptions: [expect.objectContaining({ stars: 3 }), expect.objectContaining({ stars: 1 })],
         conditions: [CONDITION],
       },
     ]);
@@ -116,6 +132,8 @@ describe.skipIf(!hasSamples)(`real ClinVar samples${suffix}`, () => {
       url: "https://www.ncbi.nlm.nih.gov/clinvar/RCV000432136/",
       crossReferences: [
         { identifier: "VCV000012624", url: "https://www.ncbi.nlm.nih.gov/clinvar/variation/12624/" },
+        { identifier: "25", identifierType: "ncbi_gene" },
+        { identifier: "rs121913459", identifierType: "dbsnp" },
         { identifier: "C0023473", identifierType: "medgen" },
       ],
     });

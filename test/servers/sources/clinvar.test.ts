@@ -214,6 +214,11 @@ describe("clinvar_lookup_accession", () => {
           url: "https://www.ncbi.nlm.nih.gov/clinvar/variation/900001/",
         },
         {
+          identifier: "rs900000001",
+          identifierType: "dbsnp",
+          url: "https://www.ncbi.nlm.nih.gov/snp/rs900000001",
+        },
+        {
           identifier: "C9000001",
           identifierType: "medgen",
           url: "https://www.ncbi.nlm.nih.gov/medgen/C9000001",
@@ -228,6 +233,16 @@ describe("clinvar_lookup_accession", () => {
         reviewStatus: "criteria provided, multiple submitters, no conflicts",
         stars: 2,
         lastEvaluated: "2023-06-14",
+        descriptions: [
+          {
+            description: "Pathogenic",
+            lastEvaluated: "2023-06-14",
+            reviewStatus: "criteria provided, multiple submitters, no conflicts",
+            stars: 2,
+            submissionCount: 2,
+            submissions: ["SCV009000011"],
+          },
+        ],
         conditions: ["Hereditary breast ovarian cancer syndrome"],
       },
     ]);
@@ -291,6 +306,11 @@ describe("clinvar_get_assertions", () => {
       hasMore: true,
       nextStart: 2,
     });
+    // Each RCV (variant-condition pair) keeps its own classification: the OMIM-named one is 0 stars, not 2.
+    expect(result.data?.rcvClassifications).toMatchObject([
+      { accession: "RCV000800001", classifications: [{ classification: "Pathogenic", stars: 2 }] },
+      { accession: "RCV000800002", classifications: [{ classification: "Pathogenic", stars: 0 }] },
+    ]);
     expect(result.data?.submissions).toEqual([
       {
         accession: "SCV009000011",
@@ -298,6 +318,7 @@ describe("clinvar_get_assertions", () => {
         submitter: "Example Genomics Laboratory",
         type: "germline",
         classification: "Pathogenic",
+        conditionCodes: [],
         reviewStatus: "criteria provided, single submitter",
         stars: 1,
         lastEvaluated: "2023-06-14",

@@ -51,6 +51,7 @@ export const clinvarGetAssertionsTool = defineTool({
         accession: parsed.accession,
         ...(parsed.variationId ? { variationId: parsed.variationId } : {}),
         classifications: parsed.classifications,
+        ...("rcvClassifications" in parsed ? { rcvClassifications: parsed.rcvClassifications } : {}),
         ...offsetPaging({ total: parsed.submissions.length, start, fetched: page.length }),
         submissions: page,
       },

@@ -4,14 +4,15 @@ import { ProviderError } from "../provider-error.js";
 import { buildRecord } from "../record-builder.js";
 import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, xmlAttr } from "../xml-document.js";
+import { type ClinvarClassification, readClassifications } from "./clinvar-classifications.js";
 import { clinvarRcvUrl, clinvarVariationUrl, variationIdOf } from "./clinvar-ids.js";
+import { rcvVariantFacts } from "./clinvar-variant.js";
 import {
-  type ClinvarClassification,
   type ClinvarSubmission,
   cleanText,
+  conditionCodes,
   parseClinvarResultSet,
   preferredNames,
-  readClassifications,
   readSubmission,
 } from "./clinvar-xml.js";
 
@@ -47,12 +48,21 @@ export function parseClinvarRcv(answer: ProviderAnswer): ClinvarRcvSet {
   }
   const version = xmlAttr(accessionNode, "Version");
   const conditions = preferredNames(asArray(reference.TraitSet));
-  const classifications = readClassifications(child(reference, "Classifications"), conditions);
+  // Submitters often name a condition only by a code the reference trait also carries (MeSH, OMIM).
+  const referenceCodes = conditionCodes(asArray(reference.TraitSet));
   const submissions = asArray(asNode(set).ClinVarAssertion).flatMap((node) => {
     const submission = readSubmission(asNode(node));
+    if (
+      submission?.conditions.length === 0 &&
+      submission.conditionCodes.some((c) => referenceCodes.includes(c))
+    ) {
+      submission.conditions = conditions;
+    }
     return submission ? [submission] : [];
   });
+  const classifications = readClassifications(child(reference, "Classifications"), conditions, submissions);
   const measureSet = child(reference, "MeasureSet");
+  const variant = rcvVariantFacts(measureSet);
   const vcv = xmlAttr(measureSet, "Acc");
   const variationId = xmlAttr(measureSet, "ID") ?? (vcv ? variationIdOf(vcv) : undefined);
   const crossReferences: CrossReference[] = [];
@@ -63,7 +73,21 @@ export function parseClinvarRcv(answer: ProviderAnswer): ClinvarRcvSet {
       url: clinvarVariationUrl(variationId),
     });
   }
-  crossReferences.push(...medgenReferences(asArray(reference.TraitSet)));
+  crossReferences.push(
+    ...variant.geneIds
+      .filter((id) => /^\d+$/.test(id))
+      .map((id) => ({
+        identifier: id,
+        identifierType: "ncbi_gene",
+        url: `https://www.ncbi.nlm.nih.gov/gene/${id}`,
+      })),
+    ...variant.rsIds.map((rs) => ({
+      identifier: rs,
+      identifierType: "dbsnp",
+      url: `https://www.ncbi.nlm.nih.gov/snp/${rs}`,
+    })),
+    ...medgenReferences(asArray(reference.TraitSet)),
+  );
   const recordStatus = cleanText(asNode(set).RecordStatus);
   const warnings = classifications.length === 0 ? ["ClinVar states no classification for this record."] : [];
   const record = buildRecord({
@@ -81,6 +105,7 @@ export function parseClinvarRcv(answer: ProviderAnswer): ClinvarRcvSet {
       ...(version ? { version } : {}),
       ...(variationId ? { variationId } : {}),
       ...(vcv ? { variationAccession: vcv } : {}),
+      ...variant,
       conditions,
       classifications,
       submissionCount: submissions.length,

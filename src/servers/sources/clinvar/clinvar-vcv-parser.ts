@@ -4,16 +4,24 @@ import { ProviderError } from "../provider-error.js";
 import { buildRecord } from "../record-builder.js";
 import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, type XmlNode, xmlAttr } from "../xml-document.js";
+import { type ClinvarClassification, readClassifications } from "./clinvar-classifications.js";
 import { clinvarRcvUrl, clinvarVariationUrl } from "./clinvar-ids.js";
+import { vcvVariantFacts } from "./clinvar-variant.js";
 import {
-  type ClinvarClassification,
   type ClinvarSubmission,
   cleanText,
   distinct,
   parseClinvarResultSet,
-  readClassifications,
   readSubmission,
 } from "./clinvar-xml.js";
+
+/** One RCV (variation–condition pair) of a VCV record, with its own classifications. */
+export interface ClinvarRcvClassifications {
+  accession: string;
+  version?: string;
+  conditions: string[];
+  classifications: ClinvarClassification[];
+}
 
 /** A variation's VCV record with everything `get_assertions` reports. */
 export interface ClinvarVariationArchive {
@@ -24,6 +32,8 @@ export interface ClinvarVariationArchive {
   /** `classified` (has classifications) or `included` (only part of other variations). */
   recordType: string | undefined;
   classifications: ClinvarClassification[];
+  /** Each RCV's classifications (ClinVar's per-condition breakdown). */
+  rcvClassifications: ClinvarRcvClassifications[];
   submissions: ClinvarSubmission[];
   /** The record, cited by its VCV page. */
   record: McpRecord;
@@ -50,17 +60,19 @@ export function parseClinvarVcv(answer: ProviderAnswer): ClinvarVariationArchive
   // Classified records hold classifications; included records (haplotype parts) only a variant description.
   const body = asNode(asNode(archive).ClassifiedRecord ?? asNode(archive).IncludedRecord);
   const conditionsByAssertion = mappedConditions(asArray(child(body, "TraitMappingList").TraitMapping));
-  const classifications = readClassifications(child(body, "Classifications"));
   const submissions = asArray(child(body, "ClinicalAssertionList").ClinicalAssertion).flatMap((node) => {
     const id = xmlAttr(node, "ID") ?? "";
     const submission = readSubmission(asNode(node), conditionsByAssertion.get(id));
     return submission ? [submission] : [];
   });
+  const classifications = readClassifications(child(body, "Classifications"), [], submissions);
   const allele = alleleOf(body);
-  const rcvs = asArray(child(body, "RCVList").RCVAccession)
-    .map((rcv) => xmlAttr(rcv, "Accession"))
-    .filter((rcv): rcv is string => Boolean(rcv));
+  const rcvClassifications = asArray(child(body, "RCVList").RCVAccession).flatMap((rcv) =>
+    rcvBreakdown(asNode(rcv), submissions),
+  );
+  const rcvs = rcvClassifications.map((rcv) => rcv.accession);
   const genes = asArray(child(allele, "GeneList").Gene).map(asNode);
+  const variant = vcvVariantFacts(allele);
   const recordType = xmlAttr(archive, "RecordType");
   const warnings: string[] = [];
   if (classifications.length === 0) {
@@ -90,20 +102,56 @@ export function parseClinvarVcv(answer: ProviderAnswer): ClinvarVariationArchive
       ...(version ? { version } : {}),
       ...(recordType ? { recordType } : {}),
       ...textField("variantType", xmlAttr(archive, "VariationType")),
-      genes: distinct(genes.map((gene) => xmlAttr(gene, "Symbol"))),
-      ...textField("canonicalSpdi", cleanText(allele.CanonicalSPDI)),
+      ...variant,
       classifications,
+      rcvClassifications,
       submissionCount: Number(xmlAttr(archive, "NumberOfSubmissions")) || submissions.length,
       ...textField("dateLastUpdated", xmlAttr(archive, "DateLastUpdated")),
     },
     warnings,
   });
-  return { variationId, accession, version, recordType, classifications, submissions, record };
+  return {
+    variationId,
+    accession,
+    version,
+    recordType,
+    classifications,
+    rcvClassifications,
+    submissions,
+    record,
+  };
 }
 
 function alleleOf(body: XmlNode): XmlNode {
   // Simple alleles are the common case; haplotypes and genotypes carry their own name and xrefs.
   return asNode(body.SimpleAllele ?? body.Haplotype ?? body.Genotype);
+}
+
+function rcvBreakdown(rcv: XmlNode, submissions: ClinvarSubmission[]): ClinvarRcvClassifications[] {
+  const accession = xmlAttr(rcv, "Accession");
+  if (!accession) return [];
+  const version = xmlAttr(rcv, "Version");
+  const conditions = distinct(
+    asArray(child(rcv, "ClassifiedConditionList").ClassifiedCondition).map(cleanText),
+  );
+  return [
+    {
+      accession,
+      ...(version ? { version } : {}),
+      conditions,
+      classifications: readClassifications(
+        child(rcv, "RCVClassifications"),
+        conditions,
+        // Only this RCV's submissions: another condition's SCV may state the same classification.
+        submissions.filter(
+          (s) =>
+            conditions.length === 0 ||
+            s.conditions.length === 0 ||
+            s.conditions.some((c) => conditions.includes(c)),
+        ),
+      ),
+    },
+  ];
 }
 
 function mappedConditions(mappings: unknown[]): Map<string, string[]> {

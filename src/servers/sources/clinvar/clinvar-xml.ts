@@ -4,24 +4,8 @@
  */
 import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
+import type { ClassificationType } from "./clinvar-classifications.js";
 import { reviewStars } from "./clinvar-review-status.js";
-
-/** Which kind of classification: ClinVar keeps germline, somatic clinical impact and oncogenicity apart. */
-export type ClassificationType = "germline" | "somatic_clinical_impact" | "oncogenicity";
-
-/** One aggregate classification (of a VCV or RCV record). */
-export interface ClinvarClassification {
-  type: ClassificationType;
-  /** The classification (`Pathogenic`; several somatic tiers joined with `; `). */
-  classification: string;
-  reviewStatus?: string;
-  /** ClinVar's 0–4 stars for the review status. */
-  stars?: number;
-  /** `YYYY-MM-DD`. */
-  lastEvaluated?: string;
-  submissionCount?: number;
-  conditions: string[];
-}
 
 /** One submission (SCV) behind a record. */
 export interface ClinvarSubmission {
@@ -39,6 +23,8 @@ export interface ClinvarSubmission {
   lastEvaluated?: string;
   submitted?: string;
   conditions: string[];
+  /** Conditions as the submitter coded them (`MeSH:D015464`, `OMIM:608232`), often their only form. */
+  conditionCodes: string[];
   /** Allele origins of the observations (`germline`, `somatic`, `de novo`). */
   origins: string[];
   /** Collection methods (`clinical testing`, `literature only`). */
@@ -69,10 +55,18 @@ const ARRAY_TAGS = [
   "SequenceLocation",
   "ProteinChange",
   "ClassifiedCondition",
+  "Measure",
+  "MeasureRelationship",
+  "AttributeSet",
+  "Attribute",
+  "HGVS",
+  "MolecularConsequence",
+  "CytogeneticLocation",
+  "Symbol",
 ];
 
 /** Classification elements by type (the XML schema ClinVar serves since 2024). */
-const CLASSIFICATION_ELEMENTS: readonly [string, ClassificationType][] = [
+export const CLASSIFICATION_ELEMENTS: readonly [string, ClassificationType][] = [
   ["GermlineClassification", "germline"],
   ["SomaticClinicalImpact", "somatic_clinical_impact"],
   ["OncogenicityClassification", "oncogenicity"],
@@ -102,42 +96,6 @@ export function cleanText(node: unknown): string | undefined {
 }
 
 /**
- * The aggregate classifications of a `Classifications` element (VCV record or RCV reference assertion).
- * @param classifications the `Classifications` element
- * @param fallbackConditions conditions to report when the classification lists none
- * @returns one entry per classification type present
- */
-export function readClassifications(
-  classifications: XmlNode,
-  fallbackConditions: string[] = [],
-): ClinvarClassification[] {
-  const found: ClinvarClassification[] = [];
-  for (const [element, type] of CLASSIFICATION_ELEMENTS) {
-    const node = classifications[element];
-    if (node === undefined) continue;
-    const descriptions = asArray(asNode(node).Description);
-    const texts = [...new Set(descriptions.map(cleanText).filter(isText))];
-    if (texts.length === 0) continue;
-    const reviewStatus = cleanText(asNode(node).ReviewStatus);
-    const stars = reviewStars(reviewStatus);
-    const lastEvaluated =
-      xmlAttr(node, "DateLastEvaluated") ?? latest(descriptions.map((d) => xmlAttr(d, "DateLastEvaluated")));
-    const count = Number(xmlAttr(node, "NumberOfSubmissions"));
-    const conditions = preferredNames(asArray(child(node, "ConditionList").TraitSet));
-    found.push({
-      type,
-      classification: texts.join("; "),
-      ...(reviewStatus ? { reviewStatus } : {}),
-      ...(stars === undefined ? {} : { stars }),
-      ...(lastEvaluated ? { lastEvaluated } : {}),
-      ...(Number.isInteger(count) && count > 0 ? { submissionCount: count } : {}),
-      conditions: conditions.length > 0 ? conditions : fallbackConditions,
-    });
-  }
-  return found;
-}
-
-/**
  * Reads one submission (`ClinicalAssertion` of a VCV, `ClinVarAssertion` of an RCV).
  * @param node the submission element
  * @param mappedConditions condition names ClinVar mapped for this submission (VCV `TraitMappingList`)
@@ -155,6 +113,7 @@ export function readSubmission(
   const submission: ClinvarSubmission = {
     accession,
     conditions: [],
+    conditionCodes: [],
     origins: [],
     methods: [],
     pubmedIds: [],
@@ -179,6 +138,7 @@ export function readSubmission(
   setText(submission, "lastEvaluated", xmlAttr(classification, "DateLastEvaluated"));
   setText(submission, "submitted", xmlAttr(node, "SubmissionDate") ?? xmlAttr(submissionId, "submitterDate"));
   const named = preferredNames(asArray(node.TraitSet));
+  submission.conditionCodes = conditionCodes(asArray(node.TraitSet));
   submission.conditions = named.length > 0 ? named : mappedConditions;
   const observed = asArray(child(node, "ObservedInList").ObservedIn ?? node.ObservedIn);
   submission.origins = distinct(observed.map((o) => cleanText(child(o, "Sample").Origin)));
@@ -205,6 +165,25 @@ export function preferredNames(traitSets: unknown[]): string[] {
     ),
   );
   return distinct(names);
+}
+
+/**
+ * The codes (`DB:ID`) a submitter gave for its conditions: trait-level xrefs of its trait sets.
+ * @param traitSets `TraitSet` elements
+ * @returns distinct `MeSH:D015464`-style codes, in order
+ */
+export function conditionCodes(traitSets: unknown[]): string[] {
+  return distinct(
+    traitSets.flatMap((set) =>
+      asArray(asNode(set).Trait).flatMap((trait) =>
+        asArray(asNode(trait).XRef).map((xref) => {
+          const db = xmlAttr(xref, "DB");
+          const id = xmlAttr(xref, "ID");
+          return db && id ? `${db}:${id}` : undefined;
+        }),
+      ),
+    ),
+  );
 }
 
 /**
@@ -253,10 +232,6 @@ function statedClassification(
     if (text) return { type, text, node: classification[element] };
   }
   return undefined;
-}
-
-function latest(dates: (string | undefined)[]): string | undefined {
-  return dates.filter(isText).sort().at(-1);
 }
 
 type SubmissionText =
