@@ -108,6 +108,28 @@ describe.skipIf(!hasSamples)(`literature integrity flags${suffix}`, () => {
     expect(record?.warnings[0]).toContain("is a retraction notice");
   });
 
+  test("PubMed: an expression of concern is flagged; an erratum alone keeps peer-reviewed but warns", () => {
+    const real = sampleText("pubmed", "efetch_pubmed_xml_22663011.xml");
+    const concern = edit(
+      real,
+      "<CommentsCorrectionsList>",
+      '<CommentsCorrectionsList><CommentsCorrections RefType="ExpressionOfConcernIn"><RefSource>N Engl J Med. 2013;368:1</RefSource><PMID Version="1">99999997</PMID></CommentsCorrections>',
+    );
+    const [flagged] = parsePubmedArticles(answer(concern));
+    expect(flagged?.structuredData?.integrity).toMatchObject({ status: "expression-of-concern" });
+    expect(flagged?.peerReviewStatus).toBe("unknown");
+    expect(flagged?.warnings[0]).toMatch(/^EXPRESSION OF CONCERN: .*PMID:99999997/);
+    const erratum = edit(
+      real,
+      "<CommentsCorrectionsList>",
+      '<CommentsCorrectionsList><CommentsCorrections RefType="ErratumIn"><RefSource>N Engl J Med. 2012 Jul 26;367(4):389</RefSource></CommentsCorrections>',
+    );
+    const [corrected] = parsePubmedArticles(answer(erratum));
+    expect(corrected?.structuredData?.integrity).toMatchObject({ status: "corrected" });
+    expect(corrected?.peerReviewStatus).toBe("peer-reviewed");
+    expect(corrected?.warnings[0]).toMatch(/^CORRECTED: an erratum to PMID:22663011/);
+  });
+
   test("Europe PMC: retracted pubType and a 'Retraction in' commentCorrection are flagged with the notice link", () => {
     const json = edit(
       sampleText("europepmc", "search_lite_pmid_20516115.json"),
