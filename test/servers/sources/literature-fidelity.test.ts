@@ -10,6 +10,7 @@ import { describe, expect, test } from "vitest";
 import { parseArxivFeed } from "../../../src/servers/sources/arxiv/arxiv-feed-parser.js";
 import { europePmcRecord } from "../../../src/servers/sources/europe-pmc/europe-pmc-record.js";
 import { parseEuropePmcSearch } from "../../../src/servers/sources/europe-pmc/europe-pmc-search-parser.js";
+import { parseEsearchJson, widenedSearchWarnings } from "../../../src/servers/sources/ncbi/eutils.js";
 import { parsePubmedArticles } from "../../../src/servers/sources/pubmed/pubmed-article-parser.js";
 import { pubmedSearchTool } from "../../../src/servers/sources/pubmed/pubmed-search-tools.js";
 import type {
@@ -229,5 +230,19 @@ describe.skipIf(!hasSamples)(`widened NCBI searches${suffix}`, () => {
       queryTranslation:
         '("ann pancreat cancer"[Journal] OR "apc"[All Fields]) NOT "retracted publication"[Publication Type]',
     });
+  });
+
+  test("a quoted phrase NCBI could not match is named with NCBI's own message", () => {
+    // Edit: the real single-hit esearch given the WarningList NCBI adds for an unmatched quoted phrase.
+    const json = edit(
+      sampleText("pubmed", "esearch_json_single_hit.json"),
+      '"translationset":[]',
+      '"translationset":[],"warninglist":{"phrasesignored":[],"quotedphrasesnotfound":["\\"MLH1 G67E splice\\""],"outputmessages":[]}',
+    );
+    const page = parseEsearchJson(answer(json));
+    expect(widenedSearchWarnings(page, "PubMed")).toEqual([
+      'PubMed (NCBI) says: quoted phrase "MLH1 G67E splice" was not found.',
+    ]);
+    expect(page.queryTranslation).toBe('"MLH1"[Title/Abstract] AND "G67E"[Title/Abstract]');
   });
 });
