@@ -109,7 +109,9 @@ export function parseEsearchJson(answer: ProviderAnswer, start = 0): EsearchPage
   const phrases = strings(errors.phrasesnotfound);
   const fields = strings(errors.fieldsnotfound);
   const notices = [
-    ...strings(warnings.quotedphrasesnotfound).map((phrase) => `quoted phrase "${phrase}" was not found.`),
+    ...strings(warnings.quotedphrasesnotfound).map(
+      (phrase) => `quoted phrase "${phrase.replace(/^"|"$/g, "")}" was not found.`,
+    ),
     ...strings(warnings.phrasesignored).map((phrase) => `phrase "${phrase}" was ignored.`),
     ...strings(warnings.outputmessages),
   ];
