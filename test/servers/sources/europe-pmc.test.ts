@@ -67,8 +67,8 @@ describe("europe-pmc_search", () => {
       },
     });
     expect(article?.abstract).toBe(
-      "Background: Lowering PCSK9 reduces LDL cholesterol & cardiovascular risk. Methods: We edited PCSK9 in " +
-        "hepatocytes from 12 donors with an adenine base editor. Results: Editing reached 61% (p < 0.001) without " +
+      "Background: Lowering PCSK9 reduces LDL cholesterol & cardiovascular risk.\n\nMethods: We edited PCSK9 in " +
+        "hepatocytes from 12 donors with an adenine base editor.\n\nResults: Editing reached 61% (p < 0.001) without " +
         "detectable off-target edits.",
     );
     expect(preprint).toMatchObject({

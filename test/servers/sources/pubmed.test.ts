@@ -67,7 +67,7 @@ describe("pubmed_search", () => {
     expect(first?.abstract).toMatch(
       /^BACKGROUND: Sickle cell disease is caused by a point mutation in HBB\./,
     );
-    expect(first?.abstract).toContain("CD34+ cells");
+    expect(first?.abstract).toContain("CD34⁺ cells");
     expect(first?.abstract).toContain("(P<0.001)");
     expect(first?.abstract).toContain("efficient & durable");
     // No abstract: metadata only, never "abstract"; a letter/comment is not claimed as peer-reviewed.
@@ -121,8 +121,14 @@ describe("pubmed_search", () => {
   test("an empty result is a success with total 0, no EFetch, and a warning for unmatched phrases", async () => {
     const result = okResult(await h.call("pubmed_search", { query: "zzqxv" }));
     expect(result.records).toEqual([]);
-    expect(result.data).toEqual({ total: 0, start: 0, returned: 0, hasMore: false });
-    expect(result.warnings).toEqual(["1 query phrase(s) matched nothing in PubMed and were ignored."]);
+    expect(result.data).toEqual({
+      total: 0,
+      start: 0,
+      returned: 0,
+      hasMore: false,
+      droppedPhrases: ["zzqxv"],
+    });
+    expect(result.warnings).toEqual(['PubMed found nothing for "zzqxv" and dropped it from the query.']);
     expect(requestsTo(EFETCH)).toHaveLength(0);
   });
 

@@ -69,6 +69,9 @@ describe.skipIf(!hasSamples)(`real PubMed samples${suffix}`, () => {
       start: 0,
       ids: ["18033691"],
       phrasesNotFound: 0,
+      dropped: [],
+      notices: [],
+      queryTranslation: '"MLH1"[Title/Abstract] AND "G67E"[Title/Abstract]',
     });
   });
 

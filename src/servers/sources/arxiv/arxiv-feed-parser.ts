@@ -1,9 +1,14 @@
 /** Parses arXiv API answers (Atom 1.0 with OpenSearch and arXiv extensions) into normalized records. */
 import type { McpRecord } from "../../../contract/index.js";
 import { buildRecord, doiReference } from "../record-builder.js";
+import { integrityWarning, type RecordIntegrity } from "../record-integrity.js";
 import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, markupText, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
 import { arxivAbsUrl, arxivIdOfEntry } from "./arxiv-ids.js";
+
+/** An author's or arXiv's withdrawal comment: "This paper has been withdrawn by the author", "Withdrawn: …". */
+const WITHDRAWN_COMMENT =
+  /^\s*withdrawn\b|\b(?:paper|article|submission|manuscript|preprint|version|work)\s+(?:has\s+been|is|was)\s+(?:\w+\s+)?withdrawn\b/i;
 
 /** One paper of a feed. */
 export interface ArxivEntry {
@@ -81,6 +86,12 @@ function toEntry(entry: XmlNode, id: string, version: number): ArxivEntry {
     license,
   };
   for (const [key, value] of Object.entries(optional)) if (value !== undefined) structuredData[key] = value;
+  // arXiv keeps withdrawn papers listed; only the comment of the withdrawal version says so.
+  const integrity: RecordIntegrity | undefined =
+    optional.comment && WITHDRAWN_COMMENT.test(optional.comment)
+      ? { status: "withdrawn", notices: [{ type: "withdrawal", url: arxivAbsUrl(versioned) }] }
+      : undefined;
+  if (integrity) structuredData.integrity = integrity;
   const record = buildRecord({
     source: "arxiv",
     identifier: id,
@@ -97,6 +108,7 @@ function toEntry(entry: XmlNode, id: string, version: number): ArxivEntry {
     // arXiv does not referee; a journal_ref says a version appeared elsewhere, not that this text was reviewed.
     peerReviewStatus: "preprint",
     structuredData,
+    warnings: integrity ? [integrityWarning(integrity, `arXiv:${versioned}`)] : [],
   });
   return { id, version, license, record };
 }

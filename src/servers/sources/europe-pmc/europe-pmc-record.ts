@@ -2,7 +2,9 @@
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { normalizeDoi } from "../identifiers.js";
 import { buildRecord, doiReference } from "../record-builder.js";
+import { integrityWarning } from "../record-integrity.js";
 import { europePmcArticleUrl, europePmcIdentity } from "./europe-pmc-ids.js";
+import { europePmcIntegrity } from "./europe-pmc-integrity.js";
 import type { EuropePmcHit } from "./europe-pmc-search-parser.js";
 
 /** Publication types that are not peer-reviewed research even in indexed journals (lower case). */
@@ -25,6 +27,7 @@ const RESEARCH_TYPES = new Set(["journal article", "research-article", "review-a
 export function europePmcRecord(hit: EuropePmcHit): McpRecord {
   const identity = europePmcIdentity(hit.source, hit.id);
   const url = europePmcArticleUrl(hit.source, hit.id);
+  const integrity = europePmcIntegrity(hit);
   return buildRecord({
     source: "europe-pmc",
     ...identity,
@@ -34,8 +37,11 @@ export function europePmcRecord(hit: EuropePmcHit): McpRecord {
     authors: hit.authors,
     year: hit.year,
     crossReferences: europePmcCrossReferences(hit),
-    peerReviewStatus: peerReviewOf(hit),
+    // Peer review does not vouch for a retracted, withdrawn or questioned article (an erratum leaves it so).
+    peerReviewStatus: integrity && integrity.status !== "corrected" ? "unknown" : peerReviewOf(hit),
+    warnings: integrity ? [integrityWarning(integrity, identity.label)] : [],
     structuredData: compact({
+      integrity,
       europePmcSource: hit.source,
       europePmcId: hit.id,
       pmid: hit.pmid,

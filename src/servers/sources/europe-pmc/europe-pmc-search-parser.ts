@@ -4,8 +4,9 @@
  */
 import { ProviderError } from "../provider-error.js";
 import { parseJsonBody } from "../provider-http.js";
+import { scriptedText } from "../script-markup.js";
 import type { ProviderAnswer } from "../source-module.js";
-import { markupText, parseXml, xmlText } from "../xml-document.js";
+import { parseXml, xmlText } from "../xml-document.js";
 
 /** One search hit, with the fields the Europe PMC and preprint tools use. */
 export interface EuropePmcHit {
@@ -37,6 +38,19 @@ export interface EuropePmcHit {
   license: string | undefined;
   /** The preprint server of a `PPR` record (`bioRxiv`, `medRxiv`). */
   preprintServer: string | undefined;
+  /** Linked comments and corrections (`Retraction in`, `Erratum in`), core answers only. */
+  commentCorrections: EuropePmcCommentCorrection[];
+}
+
+/** One `commentCorrectionList` entry of a core answer. */
+export interface EuropePmcCommentCorrection {
+  /** As Europe PMC writes it: `Retraction in`, `Expression of concern in`, `Erratum for`. */
+  type: string;
+  id: string | undefined;
+  /** Europe PMC source code of `id` (`MED`). */
+  source: string | undefined;
+  /** Citation text of the linked item. */
+  reference: string | undefined;
 }
 
 /** One page of a search. */
@@ -129,7 +143,7 @@ function toHit(result: Json): EuropePmcHit | undefined {
     pmid: textOf(result.pmid),
     pmcid: textOf(result.pmcid),
     doi: textOf(result.doi),
-    title: markupText(textOf(result.title)),
+    title: scriptedText(textOf(result.title)),
     abstract: abstractText(textOf(result.abstractText)),
     authors: authorsOf(result),
     year: Number.isInteger(year) && year > 0 ? year : undefined,
@@ -147,6 +161,7 @@ function toHit(result: Json): EuropePmcHit | undefined {
     citedByCount: typeof result.citedByCount === "number" ? result.citedByCount : undefined,
     license: textOf(result.license),
     preprintServer: textOf(object(result.bookOrReportDetails).publisher),
+    commentCorrections: commentCorrections(result),
   };
 }
 
@@ -176,9 +191,28 @@ function publicationTypes(result: Json): string[] {
     .filter(Boolean);
 }
 
-// Abstracts carry HTML: <h4> section headings, <i>, <sup>. Headings become "Label: " so sections stay apart.
+function commentCorrections(result: Json): EuropePmcCommentCorrection[] {
+  const list = object(result.commentCorrectionList).commentCorrection;
+  return (Array.isArray(list) ? list : isObject(list) ? [list] : []).flatMap((entry) => {
+    const item = object(entry);
+    const type = textOf(item.type);
+    if (!type) return [];
+    return [{ type, id: textOf(item.id), source: textOf(item.source), reference: textOf(item.reference) }];
+  });
+}
+
+// Abstracts carry HTML: <h4> section headings, <i>, <sup>. Each section becomes its own "Label: text"
+// paragraph, as PubMed's labelled AbstractText are.
 function abstractText(raw: string | undefined): string | undefined {
-  return markupText(raw?.replace(/<h4>\s*([^<]*?)\s*:?\s*<\/h4>/gi, " $1: "));
+  if (raw === undefined) return undefined;
+  const sections = raw.split(/(?=<h4\b)/i).flatMap((section) => {
+    const heading = /^<h4\b[^>]*>([\s\S]*?)<\/h4\s*>/i.exec(section);
+    const label = heading ? scriptedText(heading[1])?.replace(/\s*:$/, "") : undefined;
+    const text = scriptedText(heading ? section.slice(heading[0].length) : section);
+    if (!text) return label ? [] : [];
+    return [label ? `${label}: ${text}` : text];
+  });
+  return sections.length > 0 ? sections.join("\n\n") : undefined;
 }
 
 function malformed(answer: ProviderAnswer, reason: string): ProviderError {

@@ -20,6 +20,39 @@ export interface EsearchPage {
   ids: string[];
   /** How many query phrases NCBI could not match and dropped. */
   phrasesNotFound: number;
+  /** The phrases and field tags NCBI dropped, as it names them (`p.E1317Q`). */
+  dropped: string[];
+  /** NCBI's messages about quoted phrases it could not match or searched differently. */
+  notices: string[];
+  /** The query NCBI actually ran (`QueryTranslation`), when it gives one. */
+  queryTranslation: string | undefined;
+}
+
+/**
+ * The warnings of an ESearch page whose query NCBI widened or rewrote: the dropped phrases by name, NCBI's
+ * notices, and the query it actually ran.
+ * @param page the page
+ * @param database the database's display name (`PubMed`)
+ * @returns zero or more warnings
+ */
+export function widenedSearchWarnings(page: EsearchPage, database: string): string[] {
+  const warnings: string[] = [];
+  if (page.dropped.length > 0) {
+    const names = page.dropped.map((phrase) => `"${phrase}"`).join(", ");
+    const ran = page.queryTranslation ? ` NCBI actually searched: ${page.queryTranslation}` : "";
+    warnings.push(
+      page.total > 0
+        ? `${database} found nothing for ${names} and dropped it from the query, so these ${page.total} hit(s) ` +
+            `are for a wider search than the one asked.${ran}`
+        : `${database} found nothing for ${names} and dropped it from the query.${ran}`,
+    );
+  }
+  for (const notice of page.notices) {
+    // "No items found." only repeats an empty result.
+    if (!(page.total === 0 && /^no items found/i.test(notice)))
+      warnings.push(`${database} (NCBI) says: ${notice}`);
+  }
+  return warnings;
 }
 
 /** Parameters of an ESearch. */
@@ -71,12 +104,26 @@ export function parseEsearchJson(answer: ProviderAnswer, start = 0): EsearchPage
   const total = Number(result.count);
   const ids = result.idlist;
   if (!Number.isInteger(total) || !Array.isArray(ids)) throw malformed(answer, "no count or idlist");
-  const phrases = record(result.errorlist).phrasesnotfound;
+  const errors = record(result.errorlist);
+  const warnings = record(result.warninglist);
+  const phrases = strings(errors.phrasesnotfound);
+  const fields = strings(errors.fieldsnotfound);
+  const notices = [
+    ...strings(warnings.quotedphrasesnotfound).map(
+      (phrase) => `quoted phrase "${phrase.replace(/^"|"$/g, "")}" was not found.`,
+    ),
+    ...strings(warnings.phrasesignored).map((phrase) => `phrase "${phrase}" was ignored.`),
+    ...strings(warnings.outputmessages),
+  ];
+  const translation = typeof result.querytranslation === "string" ? result.querytranslation.trim() : "";
   return {
     total,
     start: Number(result.retstart) || start,
     ids: ids.map(String),
-    phrasesNotFound: Array.isArray(phrases) ? phrases.length : 0,
+    phrasesNotFound: phrases.length,
+    dropped: [...phrases, ...fields.map((field) => `[${field}]`)],
+    notices,
+    queryTranslation: translation || undefined,
   };
 }
 
@@ -193,4 +240,10 @@ function record(value: unknown): Record<string, unknown> {
 
 function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
+}
+
+function strings(value: unknown): string[] {
+  return asList(value).flatMap((item) =>
+    typeof item === "string" && item.trim() !== "" ? [item.trim()] : [],
+  );
 }

@@ -1,18 +1,12 @@
 /** Parses PubMed EFetch XML (`PubmedArticleSet`) into normalized records. */
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord, doiReference } from "../record-builder.js";
+import { integrityWarning } from "../record-integrity.js";
+import { scriptedText } from "../script-markup.js";
 import type { ProviderAnswer } from "../source-module.js";
-import {
-  asArray,
-  asNode,
-  child,
-  markupText,
-  parseXml,
-  type XmlNode,
-  xmlAttr,
-  xmlText,
-} from "../xml-document.js";
+import { asArray, asNode, child, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
 import { pmcUrl, pubmedUrl } from "./pubmed-ids.js";
+import { pubmedIntegrity } from "./pubmed-integrity.js";
 
 const ARRAY_TAGS = [
   "PubmedArticle",
@@ -26,6 +20,8 @@ const ARRAY_TAGS = [
   "KeywordList",
   "Keyword",
   "AuthorList",
+  "CommentsCorrectionsList",
+  "CommentsCorrections",
 ];
 const MARKUP_TAGS = ["ArticleTitle", "VernacularTitle", "BookTitle", "AbstractText"];
 /** Publication types that are not peer-reviewed research even in indexed journals. */
@@ -70,19 +66,24 @@ function journalArticle(node: XmlNode): McpRecord | undefined {
   const ids = articleIds(child(child(node, "PubmedData"), "ArticleIdList"));
   // The DOI is in ArticleIdList for most records, only in ELocationID for some recent ones.
   const doi = ids.doi ?? xmlText(asArray(article.ELocationID).find((e) => xmlAttr(e, "EIdType") === "doi"));
+  const integrity = pubmedIntegrity(citation, publicationTypes);
   return buildRecord({
     source: "pubmed",
     identifier: pmid,
     identifierType: "pmid",
     label: `PMID:${pmid}`,
     url: pubmedUrl(pmid),
-    title: markupText(article.ArticleTitle) ?? markupText(article.VernacularTitle),
+    title: scriptedText(article.ArticleTitle) ?? scriptedText(article.VernacularTitle),
     abstract: abstractOf(child(article, "Abstract")),
     authors: authorsOf(asArray(article.AuthorList)[0]),
     year: yearOf(pubDate) ?? yearOf(child(article, "ArticleDate")),
     crossReferences: crossReferences(doi, ids.pmc),
-    peerReviewStatus: peerReviewOf(publicationTypes),
+    // Peer review does not vouch for a retracted, withdrawn or questioned article (an erratum leaves it so).
+    peerReviewStatus:
+      integrity && integrity.status !== "corrected" ? "unknown" : peerReviewOf(publicationTypes),
+    warnings: integrity ? [integrityWarning(integrity, `PMID:${pmid}`)] : [],
     structuredData: compact({
+      integrity,
       journal: xmlText(journal.Title),
       journalAbbreviation: xmlText(journal.ISOAbbreviation),
       volume: xmlText(issue.Volume),
@@ -112,19 +113,19 @@ function bookArticle(node: XmlNode): McpRecord | undefined {
     identifierType: "pmid",
     label: `PMID:${pmid}`,
     url: pubmedUrl(pmid),
-    title: markupText(document.ArticleTitle) ?? markupText(book.BookTitle),
+    title: scriptedText(document.ArticleTitle) ?? scriptedText(book.BookTitle),
     abstract: abstractOf(child(document, "Abstract")),
     authors: authorsOf(asArray(document.AuthorList)[0]),
     year: yearOf(child(book, "PubDate")),
     crossReferences: crossReferences(ids.doi, ids.pmc),
     peerReviewStatus: "unknown",
-    structuredData: compact({ bookTitle: markupText(book.BookTitle), publicationTypes: ["Book chapter"] }),
+    structuredData: compact({ bookTitle: scriptedText(book.BookTitle), publicationTypes: ["Book chapter"] }),
   });
 }
 
 function abstractOf(abstract: XmlNode): string | undefined {
   const parts = asArray(abstract.AbstractText).flatMap((part) => {
-    const text = markupText(part);
+    const text = scriptedText(part);
     if (!text) return [];
     const label = xmlAttr(part, "Label");
     return [label ? `${label}: ${text}` : text];

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { invalidId } from "../identifiers.js";
 import { idListInput, maxResultsInput, queryInput, sortInput, startInput } from "../input-schemas.js";
-import { elink, esearch } from "../ncbi/eutils.js";
+import { elink, esearch, widenedSearchWarnings } from "../ncbi/eutils.js";
 import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
@@ -45,9 +45,7 @@ export const pubmedSearchTool = defineTool({
     });
     const { records, missing } = await fetchPubmedArticles(http, page.ids);
     const warnings: string[] = [];
-    if (page.phrasesNotFound > 0) {
-      warnings.push(`${page.phrasesNotFound} query phrase(s) matched nothing in PubMed and were ignored.`);
-    }
+    warnings.push(...widenedSearchWarnings(page, "PubMed"));
     if (missing.length > 0) warnings.push(`${missing.length} hit(s) could not be fetched and are left out.`);
     const paging = offsetPaging({
       total: page.total,
@@ -62,7 +60,11 @@ export const pubmedSearchTool = defineTool({
     return {
       records,
       warnings,
-      data: { ...paging },
+      data: {
+        ...paging,
+        ...(page.queryTranslation ? { queryTranslation: page.queryTranslation } : {}),
+        ...(page.dropped.length > 0 ? { droppedPhrases: page.dropped } : {}),
+      },
     };
   },
 });
