@@ -246,17 +246,19 @@ describe("chembl_search_activities", () => {
       identifier: "9100001",
       identifierType: "chembl.activity",
       title: "IC50 = 38 nM: IMATINIB on Tyrosine-protein kinase ABL1",
-      url: "https://www.ebi.ac.uk/chembl/api/data/activity/9100001",
+      url: "https://www.ebi.ac.uk/chembl/explore/assay/CHEMBL8800001",
       year: 2005,
       contentScope: "structured-record",
       primaryCitation: {
-        label: "[ChEMBL activity 9100001](https://www.ebi.ac.uk/chembl/api/data/activity/9100001)",
+        label:
+          "[ChEMBL activity 9100001 (assay CHEMBL8800001)](https://www.ebi.ac.uk/chembl/explore/assay/CHEMBL8800001)",
       },
       crossReferences: [
         { identifier: "CHEMBL941", identifierType: "chembl.compound" },
         { identifier: "CHEMBL1862", identifierType: "chembl.target" },
         { identifier: "CHEMBL8800001", url: "https://www.ebi.ac.uk/chembl/explore/assay/CHEMBL8800001" },
         { identifier: "CHEMBL7700001", url: "https://www.ebi.ac.uk/chembl/explore/document/CHEMBL7700001" },
+        { identifier: "9100001", url: "https://www.ebi.ac.uk/chembl/api/data/activity/9100001" },
       ],
       structuredData: {
         standardType: "IC50",
@@ -413,6 +415,7 @@ describe.each([
   ["chembl_search_targets", { query: CHEMBL_TARGET_QUERY }],
   ["chembl_search_activities", { molecule: "CHEMBL941" }],
   ["chembl_similarity_search", { structure: ASPIRIN_SMILES }],
+  ["chembl_get_mechanisms", { molecule: "CHEMBL941" }],
 ])("%s upstream failures", (tool, args) => {
   test("429 comes back as rate_limited with retryAfterMs, not retried by the server; the next call succeeds", async () => {
     h.provider.setFault(() => true, { status: 429, retryAfter: "2" });

@@ -2,7 +2,7 @@
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord } from "../record-builder.js";
 import {
-  chemblActivityUrl,
+  chemblActivityApiUrl,
   chemblAssayUrl,
   chemblCompoundUrl,
   chemblDocumentUrl,
@@ -24,6 +24,9 @@ const ASSAY_TYPES: Readonly<Record<string, string>> = {
 /**
  * A structured record of one activity: the standardized value (type, relation, value, units, pChEMBL),
  * the compound, target, assay and source document it links, and ChEMBL's validity flags as warnings.
+ * Activities have no web page of their own: the record cites the page of its assay (which lists the
+ * assay's measured values), or of its source document when ChEMBL names no assay, and keeps the
+ * web-service resource of the activity as a `chembl.activity` cross-reference for programs.
  * @param item one element of an `activities` list
  * @returns the record, or undefined when the item has no integer `activity_id`
  */
@@ -44,6 +47,8 @@ export function chemblActivityRecord(item: ChemblItem): McpRecord | undefined {
   const crossReferences: CrossReference[] = links.flatMap(([linked, identifierType, url]) =>
     linked ? [{ identifier: linked, identifierType, url: url(linked) }] : [],
   );
+  crossReferences.push({ identifier: id, identifierType: "chembl.activity", url: chemblActivityApiUrl(id) });
+  const page = citedPage(id, assayId, documentId);
   const assayType = textField(item.assay_type);
   const warnings: string[] = [];
   const validity = textField(item.data_validity_comment);
@@ -51,12 +56,17 @@ export function chemblActivityRecord(item: ChemblItem): McpRecord | undefined {
   if (numberField(item.potential_duplicate) === 1 || item.potential_duplicate === true) {
     warnings.push("ChEMBL marks this value as a potential duplicate of one reported earlier.");
   }
+  if (!assayId && !documentId) {
+    warnings.push(
+      "ChEMBL names no assay or document for this value; the citation is its web-service resource.",
+    );
+  }
   return buildRecord({
     source: "chembl",
     identifier: id,
     identifierType: "chembl.activity",
-    label: `ChEMBL activity ${id}`,
-    url: chemblActivityUrl(id),
+    label: page.label,
+    url: page.url,
     title: titleOf(item, moleculeId, targetId),
     year: numberField(item.document_year),
     crossReferences,
@@ -89,6 +99,15 @@ export function chemblActivityRecord(item: ChemblItem): McpRecord | undefined {
       documentYear: numberField(item.document_year),
     }),
   });
+}
+
+/** The page a reader can open for an activity: its assay's, else its document's, else the web-service resource. */
+function citedPage(id: string, assayId?: string, documentId?: string): { label: string; url: string } {
+  if (assayId) return { label: `ChEMBL activity ${id} (assay ${assayId})`, url: chemblAssayUrl(assayId) };
+  if (documentId) {
+    return { label: `ChEMBL activity ${id} (document ${documentId})`, url: chemblDocumentUrl(documentId) };
+  }
+  return { label: `ChEMBL activity ${id}`, url: chemblActivityApiUrl(id) };
 }
 
 function chemblIdOf(value: unknown): string | undefined {

@@ -2,7 +2,7 @@
  * ChEMBL identifiers (`CHEMBL25`) in their bare, prefixed and URL forms, chemical structure inputs
  * (SMILES, InChIKey) for similarity searches, and the canonical HTTPS pages of ChEMBL entities.
  */
-import { urlHostPath } from "../identifiers.js";
+import { invalidId, urlHostPath } from "../identifiers.js";
 
 const CHEMBL_ID = /^CHEMBL[1-9]\d{0,9}$/i;
 const INCHIKEY = /^[A-Z]{14}-[A-Z]{10}-[A-Z]$/;
@@ -35,6 +35,18 @@ export function normalizeChemblId(value: string): string | undefined {
   }
   text = text.replace(/^chembl(?:\.compound|\.target)?\s*:\s*/i, "");
   return CHEMBL_ID.test(text) ? text.toUpperCase() : undefined;
+}
+
+const ID_FORMS = "a ChEMBL id (CHEMBL25, chembl.compound:CHEMBL25 or a ChEMBL page URL)";
+
+/**
+ * A ChEMBL id from a tool input, in any form `normalizeChemblId` takes.
+ * @param value user input
+ * @returns the normalized id
+ * @throws ProviderError `invalid_id` naming the accepted forms
+ */
+export function chemblIdOrThrow(value: string): string {
+  return normalizeChemblId(value) ?? invalidId(value, ID_FORMS);
 }
 
 /** A structure to compare against, as ChEMBL's similarity resource accepts it. */
@@ -98,11 +110,21 @@ export function chemblDocumentUrl(chemblId: string): string {
 }
 
 /**
- * The stable HTTPS address of one activity value. Activities have no web page of their own, so the
- * web-service resource (which always returns exactly that measurement) is what identifies it.
+ * The web-service resource of one activity value: JSON for programs, not a page for readers. Activities have
+ * no web page of their own, so records cite their assay's page and keep this as a machine cross-reference.
  * @param activityId ChEMBL's numeric `activity_id`
  * @returns `https://www.ebi.ac.uk/chembl/api/data/activity/<id>`
  */
-export function chemblActivityUrl(activityId: string): string {
+export function chemblActivityApiUrl(activityId: string): string {
   return `https://www.ebi.ac.uk/chembl/api/data/activity/${activityId}`;
+}
+
+/**
+ * The web-service resource of one drug mechanism (JSON). Mechanisms have no page of their own; they are
+ * shown in the "Mechanism of action" section of the compound's page, which records cite.
+ * @param mechanismId ChEMBL's numeric `mec_id`
+ * @returns `https://www.ebi.ac.uk/chembl/api/data/mechanism/<id>`
+ */
+export function chemblMechanismApiUrl(mechanismId: string): string {
+  return `https://www.ebi.ac.uk/chembl/api/data/mechanism/${mechanismId}`;
 }
