@@ -42,12 +42,13 @@ describe("sciencegate tools with the built-in default config", () => {
     for (const source of report.sources) {
       expect(source, source.id).toMatchObject({ status: "ready", derived: false, missingTools: [] });
     }
-    expect(report.tools).toHaveLength(42);
+    expect(report.tools).toHaveLength(43);
     expect(report.tools.map((t) => t.name)).toEqual(
       expect.arrayContaining([
         "mcp__pubmed__fetch_abstracts",
         "mcp__europe-pmc__search",
         "mcp__geo__list_files",
+        "mcp__chembl__get_mechanisms",
       ]),
     );
   });

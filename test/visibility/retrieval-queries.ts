@@ -105,6 +105,7 @@ export const LABELLED_QUERIES: LabelledQuery[] = [
   { query: "druggable targets for Alzheimer's disease", expected: ["mcp__chembl__search_targets"] },
   { query: "bioactivity data for CHEMBL25", expected: ["mcp__chembl__search_activities"] },
   { query: "structural analogues by Tanimoto similarity", expected: ["mcp__chembl__similarity_search"] },
+  { query: "mechanism of action of imatinib", expected: ["mcp__chembl__get_mechanisms"] },
   // GEO
   { query: "gene expression datasets of breast cancer RNA-seq", expected: ["mcp__geo__search_studies"] },
   { query: "metadata of GEO series GSE12345", expected: ["mcp__geo__lookup_accession"] },

@@ -1,5 +1,5 @@
 /**
- * Opt-in smoke test of the real ChEMBL web services: one call. Run with
+ * Opt-in smoke test of the real ChEMBL web services: a search and a mechanism lookup. Run with
  * `SCIENCEGATE_LIVE=1 npx vitest run test/servers/sources/chembl-live.test.ts`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -33,6 +33,20 @@ describe.skipIf(!isLive)("live ChEMBL (opt-in: SCIENCEGATE_LIVE=1)", () => {
       title: "ASPIRIN",
       contentScope: "structured-record",
       structuredData: { standardInchiKey: "BSYNRYMUTXBXSQ-UHFFFAOYSA-N" },
+    });
+    expectUrlsOnManifestHosts(result, "chembl");
+  }, 60_000);
+
+  test("chembl_get_mechanisms gives pembrolizumab's PD-1 mechanism citing the compound page", async () => {
+    const result = okResult(
+      (await client.callTool({
+        name: "chembl_get_mechanisms",
+        arguments: { molecule: "CHEMBL3137343" },
+      })) as CallToolResult,
+    );
+    expect(result.records[0]).toMatchObject({
+      url: "https://www.ebi.ac.uk/chembl/explore/compound/CHEMBL3137343",
+      structuredData: { actionType: "INHIBITOR", targetChemblId: "CHEMBL3307223" },
     });
     expectUrlsOnManifestHosts(result, "chembl");
   }, 60_000);

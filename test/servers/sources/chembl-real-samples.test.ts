@@ -7,6 +7,7 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import type { McpRecord } from "../../../src/contract/result-types.js";
 import { chemblActivityRecord } from "../../../src/servers/sources/chembl/chembl-activity-parser.js";
+import { chemblMechanismRecord } from "../../../src/servers/sources/chembl/chembl-mechanism-parser.js";
 import { chemblMoleculeRecord } from "../../../src/servers/sources/chembl/chembl-molecule-parser.js";
 import { type ChemblItem, parseChemblPage } from "../../../src/servers/sources/chembl/chembl-page.js";
 import { chemblTargetRecord } from "../../../src/servers/sources/chembl/chembl-target-parser.js";
@@ -23,6 +24,7 @@ const PARSERS: Readonly<Record<string, (item: ChemblItem) => McpRecord | undefin
   molecules: chemblMoleculeRecord,
   targets: chemblTargetRecord,
   activities: chemblActivityRecord,
+  mechanisms: chemblMechanismRecord,
 };
 
 function sample(file: string): ProviderAnswer {
@@ -50,6 +52,69 @@ describe.skipIf(!hasSamples)(`real ChEMBL samples${suffix}`, () => {
     });
   });
 
+  test("mechanism of pembrolizumab: a record citing the compound page, with its FDA label as an HTTPS link", () => {
+    const [item] = parseChemblPage(sample("mechanism_json.json"), "mechanisms").items;
+    const record = chemblMechanismRecord(item ?? {});
+    expect(record).toMatchObject({
+      identifier: "2300",
+      identifierType: "chembl.mechanism",
+      title: "Programmed cell death protein 1 inhibitor",
+      url: "https://www.ebi.ac.uk/chembl/explore/compound/CHEMBL3137343",
+      primaryCitation: { url: "https://www.ebi.ac.uk/chembl/explore/compound/CHEMBL3137343" },
+      crossReferences: [
+        {
+          identifier: "CHEMBL3137343",
+          identifierType: "chembl.compound",
+          url: "https://www.ebi.ac.uk/chembl/explore/compound/CHEMBL3137343",
+        },
+        {
+          identifier: "CHEMBL3307223",
+          identifierType: "chembl.target",
+          url: "https://www.ebi.ac.uk/chembl/explore/target/CHEMBL3307223",
+        },
+        {
+          identifier: "label/2014/125514lbl.pdf",
+          identifierType: "fda_label",
+          url: "https://www.accessdata.fda.gov/drugsatfda_docs/label/2014/125514lbl.pdf",
+        },
+        {
+          identifier: "2300",
+          identifierType: "chembl.mechanism",
+          url: "https://www.ebi.ac.uk/chembl/api/data/mechanism/2300",
+        },
+      ],
+      structuredData: {
+        mechanismOfAction: "Programmed cell death protein 1 inhibitor",
+        actionType: "INHIBITOR",
+        moleculeChemblId: "CHEMBL3137343",
+        parentMoleculeChemblId: "CHEMBL3137343",
+        targetChemblId: "CHEMBL3307223",
+        directInteraction: true,
+        diseaseEfficacy: true,
+        molecularMechanism: true,
+        maxPhase: 4,
+        mechanismRefs: [
+          {
+            refType: "FDA",
+            refId: "label/2014/125514lbl.pdf",
+            refUrl: "http://www.accessdata.fda.gov/drugsatfda_docs/label/2014/125514lbl.pdf",
+          },
+        ],
+      },
+      warnings: [],
+    });
+    // The sample's null comments, site and variant are left out, not shown as empty values.
+    for (const key of [
+      "mechanismComment",
+      "selectivityComment",
+      "bindingSiteComment",
+      "bindingSiteId",
+      "variant",
+    ]) {
+      expect(record?.structuredData).not.toHaveProperty(key);
+    }
+  });
+
   test("an answer without the expected list is malformed, not an empty success", () => {
     expect(errorCode(() => parseChemblPage(sample("mechanism_json.json"), "molecules"))).toBe(
       "upstream_unavailable",
@@ -64,7 +129,7 @@ describe.skipIf(!hasSamples)(`real ChEMBL samples${suffix}`, () => {
       const page = parseChemblPage(sample(file), listKey);
       expect(page.total).toBeGreaterThanOrEqual(page.items.length);
       const parse = PARSERS[listKey];
-      if (!parse) return; // A resource the chembl tools do not return (mechanisms): the envelope is what matters.
+      if (!parse) return; // A resource the chembl tools do not return: the envelope is what matters.
       const records = page.items.map((item) => parse(item));
       expect(records.every((r) => r !== undefined)).toBe(true);
       const hosts = readManifest("chembl").governance.networkHosts;

@@ -65,7 +65,7 @@ const ISSUE_TOOLS: Record<string, string[]> = {
   "europe-pmc": ["search", "prepare_paper_download"],
   biorxiv: ["search_preprints", "lookup_doi", "prepare_paper_download"],
   medrxiv: ["search_preprints", "lookup_doi", "prepare_paper_download"],
-  chembl: ["search_molecules", "search_targets", "search_activities", "similarity_search"],
+  chembl: ["search_molecules", "search_targets", "search_activities", "similarity_search", "get_mechanisms"],
   uniprot: ["search", "lookup", "prepare_sequence"],
   pdb: ["search_structures", "lookup_structure", "prepare_structure_download"],
   ensembl: ["lookup_gene", "lookup_transcript", "overlap_region", "variant_consequence"],

@@ -1,16 +1,13 @@
 /** `chembl_search_activities`: measured bioactivities of a compound, on a target, or of a compound on a target. */
 import { z } from "zod";
-import { invalidId } from "../identifiers.js";
 import { maxResultsInput, optionalInput, startInput } from "../input-schemas.js";
-import { isProviderError, ProviderError } from "../provider-error.js";
-import type { SourceHttp } from "../source-module.js";
+import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
 import { chemblActivityRecord } from "./chembl-activity-parser.js";
-import { normalizeChemblId } from "./chembl-ids.js";
-import { CHEMBL_API, fetchChemblPage, pagingData } from "./chembl-page.js";
+import { chemblIdOrThrow } from "./chembl-ids.js";
+import { expectChemblEntity, fetchChemblPage, pagingData } from "./chembl-page.js";
 
 const MAX_OFFSET = 1_000_000;
-const ID_FORMS = "a ChEMBL id (CHEMBL25, chembl.compound:CHEMBL25 or a ChEMBL page URL)";
 
 /** `chembl_search_activities`: activity values filtered by molecule and/or target, with paging. */
 export const chemblSearchActivitiesTool = defineTool({
@@ -66,8 +63,8 @@ export const chemblSearchActivitiesTool = defineTool({
       warnings.push(`${dropped} ChEMBL activity item(s) without an activity id were left out.`);
     if (page.total === 0) {
       // ChEMBL answers a filter on an unknown id with an empty list: tell "no such id" from "no data".
-      if (molecule) await expectEntity(http, "molecule", molecule);
-      if (target) await expectEntity(http, "target", target);
+      if (molecule) await expectChemblEntity(http, "molecule", molecule);
+      if (target) await expectChemblEntity(http, "target", target);
       warnings.push(
         "ChEMBL has no activities matching these filters. Values are recorded on the exact compound form " +
           "tested; a salt or parent form may have its own ChEMBL id.",
@@ -76,18 +73,3 @@ export const chemblSearchActivitiesTool = defineTool({
     return { records, warnings, data: pagingData(page, start) };
   },
 });
-
-function chemblIdOrThrow(value: string): string {
-  return normalizeChemblId(value) ?? invalidId(value, ID_FORMS);
-}
-
-async function expectEntity(http: SourceHttp, resource: "molecule" | "target", id: string): Promise<void> {
-  try {
-    await http.request(CHEMBL_API, `/${resource}/${id}.json`, { accept: "application/json" });
-  } catch (error) {
-    if (isProviderError(error) && error.code === "not_found") {
-      throw new ProviderError("not_found", `ChEMBL has no ${resource} ${id}.`, { status: 404 });
-    }
-    throw error;
-  }
-}

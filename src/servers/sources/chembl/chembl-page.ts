@@ -5,7 +5,7 @@
  */
 
 import { offsetPaging } from "../paging.js";
-import { ProviderError } from "../provider-error.js";
+import { isProviderError, ProviderError } from "../provider-error.js";
 import { parseJsonBody } from "../provider-http.js";
 import type { ProviderAnswer, ProviderRequest, SourceHttp } from "../source-module.js";
 
@@ -127,4 +127,26 @@ export function objectList(value: unknown): ChemblItem[] {
  */
 export function definedEntries(entries: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * Tells "no such id" from "no data": ChEMBL answers a list filter on an unknown id with an empty list.
+ * @param http the source's HTTP client
+ * @param resource the entity kind
+ * @param id a normalized ChEMBL id
+ * @throws ProviderError `not_found` when ChEMBL has no such entity; other failures as `SourceHttp.request`
+ */
+export async function expectChemblEntity(
+  http: SourceHttp,
+  resource: "molecule" | "target",
+  id: string,
+): Promise<void> {
+  try {
+    await http.request(CHEMBL_API, `/${resource}/${id}.json`, { accept: "application/json" });
+  } catch (error) {
+    if (isProviderError(error) && error.code === "not_found") {
+      throw new ProviderError("not_found", `ChEMBL has no ${resource} ${id}.`, { status: 404 });
+    }
+    throw error;
+  }
 }

@@ -1,6 +1,10 @@
-/** The `chembl` source: the ChEMBL web services of EMBL-EBI (compounds, targets, bioactivities, similarity). */
+/**
+ * The `chembl` source: the ChEMBL web services of EMBL-EBI (compounds, targets, bioactivities, similarity,
+ * drug mechanisms).
+ */
 import type { SourceModule } from "../source-module.js";
 import { chemblSearchActivitiesTool } from "./chembl-activities-tool.js";
+import { chemblGetMechanismsTool } from "./chembl-mechanisms-tool.js";
 import { chemblSearchMoleculesTool, chemblSearchTargetsTool } from "./chembl-search-tools.js";
 import { chemblSimilaritySearchTool } from "./chembl-similarity-tool.js";
 
@@ -15,5 +19,6 @@ export const chemblSource: SourceModule = {
     chemblSearchTargetsTool,
     chemblSearchActivitiesTool,
     chemblSimilaritySearchTool,
+    chemblGetMechanismsTool,
   ],
 };
