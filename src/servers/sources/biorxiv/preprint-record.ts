@@ -9,6 +9,7 @@ import { normalizeDoi } from "../identifiers.js";
 import { buildRecord, doiReference } from "../record-builder.js";
 import type { PreprintVersion } from "./preprint-details-parser.js";
 import { normalizePreprintDoi } from "./preprint-dois.js";
+import type { PreprintPublication } from "./preprint-pubs-parser.js";
 import { type PreprintServer, preprintLicense, preprintPageUrl } from "./preprint-server.js";
 
 /**
@@ -16,12 +17,15 @@ import { type PreprintServer, preprintLicense, preprintPageUrl } from "./preprin
  * @param server the preprint server
  * @param version the version that was read
  * @param versions every version number the server lists for the DOI
+ * @param publication the journal version from the `pubs` endpoint, when it was fetched and names the same
+ *   journal DOI as `version.publishedDoi`
  * @returns the record, cited as `[bioRxiv:<doi>v<n>](https://www.biorxiv.org/content/<doi>v<n>)`
  */
 export function preprintVersionRecord(
   server: PreprintServer,
   version: PreprintVersion,
   versions: readonly number[],
+  publication?: PreprintPublication,
 ): McpRecord {
   const { doi } = version;
   const publishedDoi = version.publishedDoi ? normalizeDoi(version.publishedDoi) : undefined;
@@ -29,8 +33,11 @@ export function preprintVersionRecord(
   const warnings: string[] = [];
   if (publishedDoi) {
     crossReferences.push({ ...doiReference(publishedDoi), identifierType: "published-doi" });
+    const journal = publication?.journal ? ` in ${publication.journal}` : "";
+    const date = publication?.publishedDate ? ` on ${publication.publishedDate}` : "";
     warnings.push(
-      `A journal version of this preprint was published as doi:${publishedDoi}; prefer citing it.`,
+      `A journal version of this preprint was published as doi:${publishedDoi}${journal}${date}; prefer ` +
+        "citing the published version.",
     );
   }
   return buildRecord({
@@ -60,6 +67,8 @@ export function preprintVersionRecord(
       correspondingAuthor: version.correspondingAuthor,
       correspondingInstitution: version.correspondingInstitution,
       publishedDoi,
+      publishedJournal: publishedDoi ? publication?.journal : undefined,
+      publishedDate: publishedDoi ? publication?.publishedDate : undefined,
     }),
   });
 }
