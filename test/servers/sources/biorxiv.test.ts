@@ -146,6 +146,7 @@ describe("biorxiv_lookup_doi", () => {
         postedDate: "2024-06-02",
         category: "genomics",
         articleType: "new results",
+        articleTypeCode: "new results",
         license: "CC-BY-4.0",
         licenseCode: "cc_by",
         correspondingAuthor: "Ana C. Ferreira",

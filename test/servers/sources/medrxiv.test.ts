@@ -75,7 +75,8 @@ describe("medrxiv_lookup_doi", () => {
       primaryCitation: { label: `[medRxiv:${DOI}v2](https://www.medrxiv.org/content/${DOI}v2)` },
       structuredData: {
         server: "medRxiv",
-        articleType: "PUBLISHAHEADOFPRINT",
+        articleType: "posted preprint (medRxiv gives no results type)",
+        articleTypeCode: "PUBLISHAHEADOFPRINT",
         category: "infectious diseases",
         license: "CC-BY-NC-ND-4.0",
         publishedDoi: "10.1056/NEJMoa2100001",

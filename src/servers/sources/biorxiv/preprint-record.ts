@@ -10,7 +10,12 @@ import { buildRecord, doiReference } from "../record-builder.js";
 import type { PreprintVersion } from "./preprint-details-parser.js";
 import { normalizePreprintDoi } from "./preprint-dois.js";
 import type { PreprintPublication } from "./preprint-pubs-parser.js";
-import { type PreprintServer, preprintLicense, preprintPageUrl } from "./preprint-server.js";
+import {
+  type PreprintServer,
+  preprintArticleType,
+  preprintLicense,
+  preprintPageUrl,
+} from "./preprint-server.js";
 
 /**
  * The record of one preprint version from the API's `details` answer.
@@ -61,7 +66,8 @@ export function preprintVersionRecord(
       versions: [...versions],
       postedDate: version.date,
       category: version.category,
-      articleType: version.type,
+      articleType: preprintArticleType(version.type),
+      articleTypeCode: version.type,
       license: preprintLicense(version.license),
       licenseCode: version.license,
       correspondingAuthor: version.correspondingAuthor,
