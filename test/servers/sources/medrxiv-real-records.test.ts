@@ -10,7 +10,11 @@ import { afterEach, describe, expect, test } from "vitest";
 import { parsePreprintDetails } from "../../../src/servers/sources/biorxiv/preprint-details-parser.js";
 import { normalizePreprintDoi } from "../../../src/servers/sources/biorxiv/preprint-dois.js";
 import { preprintVersionRecord } from "../../../src/servers/sources/biorxiv/preprint-record.js";
-import { MEDRXIV } from "../../../src/servers/sources/biorxiv/preprint-server.js";
+import {
+  MEDRXIV,
+  preprintPageUrl,
+  preprintPdfUrl,
+} from "../../../src/servers/sources/biorxiv/preprint-server.js";
 import { MEDRXIV_FIXTURES } from "../../fixtures/providers/medrxiv/routes.js";
 import {
   expectUrlsOnManifestHosts,
@@ -110,6 +114,9 @@ describe("real medRxiv records (June 2019, stored by medrxivr)", () => {
         doi,
         version: 1,
       });
+      // The PDF and versioned page medrxivr built for each record are the ones the source builds.
+      expect(preprintPdfUrl(MEDRXIV, doi, 1)).toBe(record.link_pdf);
+      expect(`${preprintPageUrl(MEDRXIV, doi, 1)}?versioned=TRUE`).toBe(record.link_page);
     }
   });
 
