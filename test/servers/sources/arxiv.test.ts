@@ -53,8 +53,13 @@ describe("arxiv_search", () => {
         url: "https://arxiv.org/abs/2403.01234v2",
         version: "v2",
       },
-      crossReferences: [{ identifier: "10.1093/bioinformatics/btae301", identifierType: "doi" }],
+      crossReferences: [{ identifier: "10.1093/bioinformatics/btae301", identifierType: "published-doi" }],
+      warnings: [
+        "The authors report a published version of arXiv:2403.01234v2: doi:10.1093/bioinformatics/btae301 " +
+          "(Bioinformatics 40 (2024) btae301); prefer citing the published version.",
+      ],
       structuredData: {
+        publishedDoi: "10.1093/bioinformatics/btae301",
         version: "v2",
         primaryCategory: "q-bio.GN",
         categories: ["q-bio.GN", "cs.LG"],

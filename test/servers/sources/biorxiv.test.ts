@@ -12,6 +12,7 @@ import {
 const DOI = "10.1101/2024.01.15.575001";
 const NEW_DOI = "10.64898/2026.03.02.700123";
 const DETAILS = `/biorxiv/api/details/biorxiv/${DOI}/na/json`;
+const PUBS = `/biorxiv/api/pubs/biorxiv/${DOI}/na/json`;
 const SEARCH = "/biorxiv/europe-pmc/search";
 
 let h: SourcesHarness;
@@ -107,9 +108,9 @@ describe("biorxiv_search_preprints", () => {
 });
 
 describe("biorxiv_lookup_doi", () => {
-  test("returns the latest version with its versions, licence, category and published journal DOI", async () => {
+  test("returns the latest version with its versions, licence, category and published journal version", async () => {
     const result = okResult(await h.call("biorxiv_lookup_doi", { doi: DOI }));
-    expect(h.provider.requests.map((r) => r.path)).toEqual([DETAILS]);
+    expect(h.provider.requests.map((r) => r.path)).toEqual([DETAILS, PUBS]);
     expect(result.data).toEqual({ doi: DOI, version: 2, latestVersion: 2, versions: [1, 2] });
     expect(result.warnings).toEqual([]);
     expect(result.records).toHaveLength(1);
@@ -145,14 +146,18 @@ describe("biorxiv_lookup_doi", () => {
         postedDate: "2024-06-02",
         category: "genomics",
         articleType: "new results",
+        articleTypeCode: "new results",
         license: "CC-BY-4.0",
         licenseCode: "cc_by",
         correspondingAuthor: "Ana C. Ferreira",
         publishedDoi: "10.1038/s41586-024-07001-2",
+        publishedJournal: "Nature",
+        publishedDate: "2024-11-20",
       },
     });
     expect(result.records[0]?.warnings).toEqual([
-      "A journal version of this preprint was published as doi:10.1038/s41586-024-07001-2; prefer citing it.",
+      "A journal version of this preprint was published as doi:10.1038/s41586-024-07001-2 in Nature on " +
+        "2024-11-20; prefer citing the published version.",
     ]);
     expectUrlsOnManifestHosts(result, "biorxiv");
   });

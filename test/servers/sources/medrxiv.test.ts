@@ -64,7 +64,10 @@ describe("medrxiv_lookup_doi", () => {
     const result = okResult(
       await h.call("medrxiv_lookup_doi", { doi: `https://www.medrxiv.org/content/${DOI}v2` }),
     );
-    expect(h.provider.requests.map((r) => r.path)).toEqual([DETAILS]);
+    expect(h.provider.requests.map((r) => r.path)).toEqual([
+      DETAILS,
+      `/medrxiv/api/pubs/medrxiv/${DOI}/na/json`,
+    ]);
     expect(result.records[0]).toMatchObject({
       identifier: DOI,
       source: "medrxiv",
@@ -72,10 +75,13 @@ describe("medrxiv_lookup_doi", () => {
       primaryCitation: { label: `[medRxiv:${DOI}v2](https://www.medrxiv.org/content/${DOI}v2)` },
       structuredData: {
         server: "medRxiv",
-        articleType: "PUBLISHAHEADOFPRINT",
+        articleType: "posted preprint (medRxiv gives no results type)",
+        articleTypeCode: "PUBLISHAHEADOFPRINT",
         category: "infectious diseases",
         license: "CC-BY-NC-ND-4.0",
         publishedDoi: "10.1056/NEJMoa2100001",
+        publishedJournal: "New England Journal of Medicine",
+        publishedDate: "2021-02-18",
       },
     });
     expect(result.data).toEqual({ doi: DOI, version: 2, latestVersion: 2, versions: [1, 2] });

@@ -1,5 +1,6 @@
 /** Parses arXiv API answers (Atom 1.0 with OpenSearch and arXiv extensions) into normalized records. */
-import type { McpRecord } from "../../../contract/index.js";
+import type { CrossReference, McpRecord } from "../../../contract/index.js";
+import { normalizeDoi } from "../identifiers.js";
 import { buildRecord, doiReference } from "../record-builder.js";
 import { integrityWarning, type RecordIntegrity } from "../record-integrity.js";
 import type { ProviderAnswer } from "../source-module.js";
@@ -64,7 +65,8 @@ export function parseArxivFeed(answer: ProviderAnswer): ArxivFeed {
 function toEntry(entry: XmlNode, id: string, version: number): ArxivEntry {
   const versioned = `${id}v${version}`;
   const published = xmlText(entry.published);
-  const doi = xmlText(entry.doi);
+  // <arxiv:doi> is the DOI of the published version (several, space-separated, when the authors give more).
+  const publishedDois = (xmlText(entry.doi) ?? "").split(/\s+/).flatMap((doi) => normalizeDoi(doi) ?? []);
   const links = asArray(entry.link);
   // The API usually omits <arxiv:license>; when present it holds the URL as text or as an attribute.
   const license =
@@ -84,6 +86,8 @@ function toEntry(entry: XmlNode, id: string, version: number): ArxivEntry {
     comment: xmlText(entry.comment),
     journalRef: xmlText(entry.journal_ref),
     license,
+    publishedDoi: publishedDois[0],
+    publishedDois: publishedDois.length > 1 ? publishedDois : undefined,
   };
   for (const [key, value] of Object.entries(optional)) if (value !== undefined) structuredData[key] = value;
   // arXiv keeps withdrawn papers listed; only the comment of the withdrawal version says so.
@@ -92,6 +96,9 @@ function toEntry(entry: XmlNode, id: string, version: number): ArxivEntry {
       ? { status: "withdrawn", notices: [{ type: "withdrawal", url: arxivAbsUrl(versioned) }] }
       : undefined;
   if (integrity) structuredData.integrity = integrity;
+  const warnings = integrity ? [integrityWarning(integrity, `arXiv:${versioned}`)] : [];
+  const publishedVersion = publishedVersionWarning(`arXiv:${versioned}`, publishedDois, optional.journalRef);
+  if (publishedVersion) warnings.push(publishedVersion);
   const record = buildRecord({
     source: "arxiv",
     identifier: id,
@@ -104,11 +111,30 @@ function toEntry(entry: XmlNode, id: string, version: number): ArxivEntry {
     abstract: markupText(entry.summary),
     authors: asArray(entry.author).flatMap((author) => xmlText(asNode(author).name) ?? []),
     year: published ? Number(published.slice(0, 4)) : undefined,
-    crossReferences: doi ? [doiReference(doi)] : [],
+    crossReferences: publishedDois.map(publishedDoiReference),
     // arXiv does not referee; a journal_ref says a version appeared elsewhere, not that this text was reviewed.
     peerReviewStatus: "preprint",
     structuredData,
-    warnings: integrity ? [integrityWarning(integrity, `arXiv:${versioned}`)] : [],
+    warnings,
   });
   return { id, version, license, record };
+}
+
+// Typed like bioRxiv's published DOI: another version of the work, not a second name of the arXiv record.
+function publishedDoiReference(doi: string): CrossReference {
+  return { ...doiReference(doi), identifierType: "published-doi" };
+}
+
+// arXiv's DOI and journal reference come from the authors; either says a published version exists.
+function publishedVersionWarning(
+  label: string,
+  dois: readonly string[],
+  journalRef: string | undefined,
+): string | undefined {
+  if (dois.length === 0 && !journalRef) return undefined;
+  const where =
+    dois.length === 0
+      ? `${journalRef} (no DOI given)`
+      : `${dois.map((doi) => `doi:${doi}`).join(", ")}${journalRef ? ` (${journalRef})` : ""}`;
+  return `The authors report a published version of ${label}: ${where}; prefer citing the published version.`;
 }

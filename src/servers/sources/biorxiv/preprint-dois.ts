@@ -1,7 +1,8 @@
 /**
  * bioRxiv/medRxiv DOIs: the legacy prefix `10.1101/` and, since December 2025, `10.64898/`, both shared by
- * the two servers; date-based suffixes (`2024.01.15.575001`, medRxiv `2020.09.09.20191205`) or the oldest
- * six-digit ones (`10.1101/339747`); an optional version suffix (`v2`).
+ * the two servers; date-based suffixes (`2024.01.15.575001`, medRxiv `2020.09.09.20191205`), the oldest
+ * six-digit bioRxiv ones (`10.1101/339747`) or the eight-digit medRxiv ones of 2019 (`10.1101/19000109`);
+ * an optional version suffix (`v2`).
  */
 import { urlHostPath } from "../identifiers.js";
 
@@ -15,7 +16,7 @@ export interface PreprintDoi {
 
 const WEBSITE_HOSTS = new Set(["biorxiv.org", "medrxiv.org", "connect.biorxiv.org", "connect.medrxiv.org"]);
 const DOI_HOSTS = new Set(["doi.org", "dx.doi.org"]);
-const PREPRINT_DOI = /^(10\.(?:1101|64898)\/(?:\d{4}\.\d{2}\.\d{2}\.\d{6,8}|\d{6}))(?:v(\d{1,3}))?$/i;
+const PREPRINT_DOI = /^(10\.(?:1101|64898)\/(?:\d{4}\.\d{2}\.\d{2}\.\d{6,8}|\d{6}|\d{8}))(?:v(\d{1,3}))?$/i;
 // A website path: /content/<doi>[vN][.full|.full.pdf|.abstract|.full-text|.supplementary-material]
 const CONTENT_PATH =
   /^content\/(?:early\/)?(.+?)(?:\.full(?:\.pdf|-text)?|\.abstract|\.supplementary-material)?\/?$/i;

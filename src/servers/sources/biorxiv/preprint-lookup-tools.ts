@@ -7,6 +7,7 @@ import type { SourceHttp } from "../source-module.js";
 import { type AnySourceTool, defineTool } from "../source-module.js";
 import { type PreprintVersion, parsePreprintDetails } from "./preprint-details-parser.js";
 import { normalizePreprintDoi, type PreprintDoi } from "./preprint-dois.js";
+import { type PreprintPublication, parsePreprintPublications } from "./preprint-pubs-parser.js";
 import { preprintVersionRecord } from "./preprint-record.js";
 import { type PreprintServer, preprintLicense, preprintPdfUrl } from "./preprint-server.js";
 
@@ -57,6 +58,48 @@ async function fetchPreprint(
 }
 
 /**
+ * The journal and date of a preprint's published version, from the `pubs` endpoint: one request, only for
+ * a preprint whose `details` name a published DOI. A failure costs the journal and date, not the preprint.
+ * @returns the publication when `pubs` names the same journal DOI, and warnings about what is missing
+ */
+async function fetchPublication(
+  server: PreprintServer,
+  http: SourceHttp,
+  chosen: PreprintVersion,
+): Promise<{ publication: PreprintPublication | undefined; warnings: string[] }> {
+  const publishedDoi = chosen.publishedDoi;
+  if (!publishedDoi) return { publication: undefined, warnings: [] };
+  let publications: PreprintPublication[];
+  try {
+    const response = await http.request("api", `/pubs/${server.id}/${chosen.doi}/na/json`, {
+      accept: "application/json",
+    });
+    publications = parsePreprintPublications(response);
+  } catch (error) {
+    if (!(error instanceof ProviderError)) throw error;
+    const reason = error.status === undefined ? error.code : `HTTP ${error.status}`;
+    return {
+      publication: undefined,
+      warnings: [
+        `The journal and date of the published version could not be fetched from the ${server.name} API's ` +
+          `/pubs endpoint (${reason}); the preprint record itself is complete.`,
+      ],
+    };
+  }
+  const own = publications.filter((p) => p.preprintDoi === chosen.doi);
+  const publication = own.find((p) => p.publishedDoi.toLowerCase() === publishedDoi.toLowerCase());
+  if (publication || own.length === 0) return { publication, warnings: [] };
+  const named = own.map((p) => `doi:${p.publishedDoi}`).join(", ");
+  return {
+    publication: undefined,
+    warnings: [
+      `${server.name}'s /pubs endpoint names ${named} as the published version, its details doi:` +
+        `${publishedDoi}; check which one is the journal version before citing.`,
+    ],
+  };
+}
+
+/**
  * Creates the `lookup_doi` tool of one server.
  * @param server the preprint server
  * @returns the tool
@@ -68,13 +111,16 @@ export function createPreprintLookupTool(server: PreprintServer): AnySourceTool 
     description:
       `Fetch a ${server.name} preprint by DOI (10.1101/… or 10.64898/…, with or without version, doi: prefix, ` +
       `doi.org or ${server.host} URL): title, authors, abstract, posting date, category, licence, versions and ` +
-      "the DOI of the published journal version. The latest version unless a version (v2) is given.",
+      "the published journal version (DOI, journal, date). The latest version unless a version (v2) is given.",
     inputShape: { doi: doiInput(server) },
     async run(input, { http }) {
       const wanted = normalizePreprintDoi(input.doi) ?? invalidId(input.doi, ID_FORMS);
       const { chosen, versions } = await fetchPreprint(server, http, wanted);
+      const { publication, warnings } = await fetchPublication(server, http, chosen);
+      const record = preprintVersionRecord(server, chosen, versions, publication);
+      record.warnings.push(...warnings);
       return {
-        records: [preprintVersionRecord(server, chosen, versions)],
+        records: [record],
         warnings: olderVersionWarning(chosen.version, versions),
         data: { doi: chosen.doi, version: chosen.version, latestVersion: versions.at(-1), versions },
       };

@@ -9,19 +9,28 @@ import { normalizeDoi } from "../identifiers.js";
 import { buildRecord, doiReference } from "../record-builder.js";
 import type { PreprintVersion } from "./preprint-details-parser.js";
 import { normalizePreprintDoi } from "./preprint-dois.js";
-import { type PreprintServer, preprintLicense, preprintPageUrl } from "./preprint-server.js";
+import type { PreprintPublication } from "./preprint-pubs-parser.js";
+import {
+  type PreprintServer,
+  preprintArticleType,
+  preprintLicense,
+  preprintPageUrl,
+} from "./preprint-server.js";
 
 /**
  * The record of one preprint version from the API's `details` answer.
  * @param server the preprint server
  * @param version the version that was read
  * @param versions every version number the server lists for the DOI
+ * @param publication the journal version from the `pubs` endpoint, when it was fetched and names the same
+ *   journal DOI as `version.publishedDoi`
  * @returns the record, cited as `[bioRxiv:<doi>v<n>](https://www.biorxiv.org/content/<doi>v<n>)`
  */
 export function preprintVersionRecord(
   server: PreprintServer,
   version: PreprintVersion,
   versions: readonly number[],
+  publication?: PreprintPublication,
 ): McpRecord {
   const { doi } = version;
   const publishedDoi = version.publishedDoi ? normalizeDoi(version.publishedDoi) : undefined;
@@ -29,8 +38,11 @@ export function preprintVersionRecord(
   const warnings: string[] = [];
   if (publishedDoi) {
     crossReferences.push({ ...doiReference(publishedDoi), identifierType: "published-doi" });
+    const journal = publication?.journal ? ` in ${publication.journal}` : "";
+    const date = publication?.publishedDate ? ` on ${publication.publishedDate}` : "";
     warnings.push(
-      `A journal version of this preprint was published as doi:${publishedDoi}; prefer citing it.`,
+      `A journal version of this preprint was published as doi:${publishedDoi}${journal}${date}; prefer ` +
+        "citing the published version.",
     );
   }
   return buildRecord({
@@ -54,12 +66,15 @@ export function preprintVersionRecord(
       versions: [...versions],
       postedDate: version.date,
       category: version.category,
-      articleType: version.type,
+      articleType: preprintArticleType(version.type),
+      articleTypeCode: version.type,
       license: preprintLicense(version.license),
       licenseCode: version.license,
       correspondingAuthor: version.correspondingAuthor,
       correspondingInstitution: version.correspondingInstitution,
       publishedDoi,
+      publishedJournal: publishedDoi ? publication?.journal : undefined,
+      publishedDate: publishedDoi ? publication?.publishedDate : undefined,
     }),
   });
 }

@@ -54,6 +54,28 @@ const LICENSES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Readable names of the API's article types (`type`), keyed by the lower-cased code. bioRxiv files each
+ * preprint under one of three result types; medRxiv sends the publishing-workflow state
+ * `PUBLISHAHEADOFPRINT` for its posted preprints, which says nothing about the results.
+ */
+const ARTICLE_TYPES: Readonly<Record<string, string>> = {
+  "new results": "new results",
+  "confirmatory results": "confirmatory results (largely replicates published work and agrees with it)",
+  "contradictory results": "contradictory results (largely replicates published work and contradicts it)",
+  publishaheadofprint: "posted preprint (medRxiv gives no results type)",
+};
+
+/**
+ * The readable article type of a preprint, from the API's `type` field.
+ * @param code the `type` field (`new results`, `PUBLISHAHEADOFPRINT`)
+ * @returns the readable type; an unknown code labelled as such; undefined when absent
+ */
+export function preprintArticleType(code: string | undefined): string | undefined {
+  if (!code) return undefined;
+  return ARTICLE_TYPES[code.toLowerCase()] ?? `unrecognized article type "${code}" (as the API sent it)`;
+}
+
+/**
  * The licence of a preprint, from the API's licence code.
  * @param code the `license` field (`cc_by_nc_nd`)
  * @returns an SPDX id or a readable statement; the code itself when unknown; undefined when absent
