@@ -20,7 +20,11 @@ const suffix = hasSamples ? "" : ` (SKIPPED: ${SAMPLES} not found)`;
 
 const read = (file: string): Record<string, unknown> =>
   JSON.parse(readFileSync(path.join(SAMPLES, file), "utf8")) as Record<string, unknown>;
-const answer = (body: unknown): ProviderAnswer => ({ text: JSON.stringify(body), host: "sample", status: 200 });
+const answer = (body: unknown): ProviderAnswer => ({
+  text: JSON.stringify(body),
+  host: "sample",
+  status: 200,
+});
 
 describe.skipIf(!hasSamples)(`Reactome fidelity over real samples${suffix}`, () => {
   test("search hits name their species (from the stable id when the hit leaves it out), never []", () => {
