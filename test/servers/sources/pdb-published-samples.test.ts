@@ -78,6 +78,24 @@ describe("real RCSB Data API entry objects (published export)", () => {
     expect(record.structuredData).not.toHaveProperty("resolutionAngstrom");
   });
 
+  test("a multi-method entry keeps every resolution_combined value, not only the first", () => {
+    // Edited: 1G6U made a joint X-ray/neutron entry, as RCSB writes one (one exptl row and one
+    // resolution_combined value per method).
+    const item = items.find((i) => i.identifier === "1G6U")?.data as Record<string, unknown>;
+    const joint = {
+      ...item,
+      exptl: [{ method: "X-RAY DIFFRACTION" }, { method: "NEUTRON DIFFRACTION" }],
+      rcsb_entry_info: { ...(item.rcsb_entry_info as object), resolution_combined: [1.48, 2.2] },
+    };
+    const { record } = parsePdbCoreEntry(answer(joint));
+    expect(record.structuredData).toMatchObject({
+      experimentalMethods: ["X-RAY DIFFRACTION", "NEUTRON DIFFRACTION"],
+      resolutionAngstrom: 1.48,
+      resolutionsAngstrom: [1.48, 2.2],
+    });
+    expect(entry("1G6U").record.structuredData).not.toHaveProperty("resolutionsAngstrom");
+  });
+
   test("an export without struct.title gets the placeholder title and a warning, not an invented one", () => {
     for (const item of items) {
       const { record } = entry(item.identifier);
