@@ -42,7 +42,10 @@ describe.skipIf(!hasSamples)(`real Ensembl samples${suffix}`, () => {
       url: "https://www.ensembl.org/Homo_sapiens/Gene/Summary?g=ENSG00000157764",
       contentScope: "structured-record",
       primaryCitation: { version: "13" },
-      crossReferences: [{ identifier: "HGNC:1097", identifierType: "hgnc" }],
+      crossReferences: [
+        { identifier: "HGNC:1097", identifierType: "hgnc" },
+        { identifier: "ENST00000646891", identifierType: "ensembl_transcript" },
+      ],
       structuredData: {
         symbol: "BRAF",
         biotype: "protein_coding",

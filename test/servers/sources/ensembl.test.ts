@@ -41,7 +41,8 @@ describe("ensembl_lookup_gene", () => {
       contentScope: "structured-record",
       fullTextRetrieved: false,
       primaryCitation: {
-        label: `[Ensembl:ENSG00000157764.14](${BRAF_URL})`,
+        // The link shows the current release, so the label names no version; the version read is `version`.
+        label: `[Ensembl:ENSG00000157764](${BRAF_URL})`,
         url: BRAF_URL,
         version: "14",
       },
@@ -239,7 +240,7 @@ describe("ensembl_lookup_transcript", () => {
       title: "BRAF-220: protein coding transcript of ENSG00000157764",
       url: "https://www.ensembl.org/Homo_sapiens/Transcript/Summary?t=ENST00000646891",
       contentScope: "structured-record",
-      primaryCitation: { label: expect.stringMatching(/^\[Ensembl:ENST00000646891\.2\]\(/) },
+      primaryCitation: { label: expect.stringMatching(/^\[Ensembl:ENST00000646891\]\(/), version: "2" },
       crossReferences: [
         { identifier: BRAF, identifierType: "ensembl_gene", url: BRAF_URL },
         { identifier: "ENSP00000493543", identifierType: "ensembl_protein" },

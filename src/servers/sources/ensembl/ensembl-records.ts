@@ -25,6 +25,7 @@ export function ensemblGeneRecord(gene: EnsemblLookupObject, requestedVersion?: 
   const { text: description, source } = splitDescription(str(gene.description));
   const symbol = str(gene.display_name);
   const transcripts = Array.isArray(gene.Transcript) ? gene.Transcript.filter(isObject) : undefined;
+  const canonicalTranscript = str(gene.canonical_transcript) ?? flaggedCanonical(transcripts);
   const structuredData: Record<string, unknown> = {
     species,
     ...optional({
@@ -34,7 +35,7 @@ export function ensemblGeneRecord(gene: EnsemblLookupObject, requestedVersion?: 
       version,
       location: locationOf(gene),
       source: str(gene.source),
-      canonicalTranscript: str(gene.canonical_transcript),
+      canonicalTranscript,
     }),
   };
   if (transcripts) {
@@ -43,7 +44,7 @@ export function ensemblGeneRecord(gene: EnsemblLookupObject, requestedVersion?: 
   }
   const crossReferences: CrossReference[] = [];
   if (source) crossReferences.push(source);
-  const canonical = str(gene.canonical_transcript)?.replace(/\.\d+$/, "");
+  const canonical = canonicalTranscript?.replace(/\.\d+$/, "");
   if (canonical) {
     crossReferences.push({
       identifier: canonical,
@@ -199,16 +200,33 @@ export function locationOf(value: Record<string, unknown>): EnsemblLocation | un
   return location;
 }
 
+/**
+ * The identity of a looked-up record. The label names the unversioned id because its link, www.ensembl.org,
+ * always shows the current release: the version that was read is the citation's `version` and
+ * `structuredData.version`, not a claim of the link.
+ */
 function identity(id: string, kind: EnsemblIdKind, species: string, version: number | undefined) {
-  const versioned = version === undefined ? id : `${id}.${version}`;
   const record = {
     source: "ensembl",
     identifier: id,
     identifierType: `ensembl_${kind}`,
-    label: `Ensembl:${versioned}`,
+    label: `Ensembl:${id}`,
     url: ensemblPageUrl(species, kind, id),
   };
   return version === undefined ? record : { ...record, citationVersion: String(version) };
+}
+
+/**
+ * The canonical transcript as the transcripts of an `expand=1` lookup flag it (`is_canonical: 1`), for answers
+ * whose gene does not name it in `canonical_transcript`.
+ * @returns the versioned id (`ENST00000646891.1`), or undefined when no single transcript is flagged
+ */
+function flaggedCanonical(transcripts: Record<string, unknown>[] | undefined): string | undefined {
+  const flagged = (transcripts ?? []).filter((t) => t.is_canonical === 1 && str(t.id));
+  if (flagged.length !== 1 || !flagged[0]) return undefined;
+  const id = str(flagged[0].id);
+  const version = num(flagged[0].version);
+  return version === undefined ? id : `${id}.${version}`;
 }
 
 function versionWarnings(id: string, requested: number | undefined, current: number | undefined): string[] {

@@ -128,6 +128,9 @@ function toEntry(entry: z.infer<typeof entrySchema>): PdbEntry | undefined {
       extendedId: pdbId.extendedId,
       experimentalMethods: methods,
       resolutionAngstrom: info?.resolution_combined?.[0],
+      // A multi-method entry (X-ray with neutron data, say) has one value per method; keep them all.
+      resolutionsAngstrom:
+        (info?.resolution_combined?.length ?? 0) > 1 ? info?.resolution_combined : undefined,
       keywords: entry.struct_keywords?.pdbx_keywords,
       depositDate: day(accession?.deposit_date),
       releaseDate: day(released),

@@ -7,7 +7,7 @@ import { ProviderError } from "../provider-error.js";
 import { parseJsonBody } from "../provider-http.js";
 import { buildRecord, doiReference } from "../record-builder.js";
 import type { ProviderAnswer } from "../source-module.js";
-import { isReactomeStableId, plainText, reactomeUrl } from "./reactome-ids.js";
+import { isReactomeStableId, plainText, reactomeSpeciesOfStableId, reactomeUrl } from "./reactome-ids.js";
 
 /** One page of a search. */
 export interface ReactomeSearchPage {
@@ -58,8 +58,11 @@ export function parseReactomeSearch(answer: ProviderAnswer): ReactomeSearchPage 
 function searchRecord(entry: Record<string, unknown>): McpRecord | undefined {
   const stId = str(entry.stId) ?? str(entry.id);
   if (!stId || !isReactomeStableId(stId)) return undefined;
-  const species = Array.isArray(entry.species) ? entry.species.filter((s) => typeof s === "string") : [];
-  const structuredData: Record<string, unknown> = { species };
+  const named = Array.isArray(entry.species) ? entry.species.flatMap((s) => str(s) ?? []) : [];
+  // A hit without its species still names it in the stable id (R-HSA- is human, R-MMU- mouse, ...).
+  const fromId = reactomeSpeciesOfStableId(stId);
+  const species = named.length > 0 ? named : fromId ? [fromId] : undefined;
+  const structuredData: Record<string, unknown> = species ? { species } : {};
   const type = str(entry.exactType) ?? str(entry.type);
   if (type) structuredData.type = type;
   const disease = entry.isDisease ?? entry.disease;
@@ -114,8 +117,18 @@ export function parseReactomeEvent(answer: ProviderAnswer): McpRecord {
     subEvents: subEvents.length > 0 ? subEvents : undefined,
     reviewers: authorsOf(body.reviewed),
   };
+  const inferredFrom = objects(body.inferredFrom).flatMap(inferredSource);
+  if (inferredFrom.length > 0) facts.inferredFrom = inferredFrom;
   for (const [key, value] of Object.entries(facts)) if (value !== undefined) structuredData[key] = value;
   const authors = authorsOf(body.authored);
+  const crossReferences = eventReferences(body);
+  for (const source of inferredFrom) {
+    crossReferences.push({
+      identifier: source.stId,
+      identifierType: "reactome",
+      url: reactomeUrl(source.stId),
+    });
+  }
   const releaseYear = Number(str(body.releaseDate)?.slice(0, 4));
   return buildRecord({
     source: "reactome",
@@ -127,14 +140,49 @@ export function parseReactomeEvent(answer: ProviderAnswer): McpRecord {
     title: plainText(str(body.displayName)),
     ...(authors ? { authors } : {}),
     year: Number.isInteger(releaseYear) && releaseYear > 1900 ? releaseYear : undefined,
-    crossReferences: eventReferences(body),
+    crossReferences,
     structuredData,
-    // Reactome pathways are expert-curated and peer-reviewed before release.
-    peerReviewStatus: "peer-reviewed",
+    // Reactome's curated events are expert-authored and peer-reviewed before release; events it infers by
+    // orthology from another species' curated event are not reviewed at all, and an answer that does not say
+    // which of the two it is gets no claim either way.
+    peerReviewStatus: body.isInferred === false ? "peer-reviewed" : "unknown",
+    warnings: body.isInferred === true ? [inferredWarning(stId, structuredData.species, inferredFrom)] : [],
     contentScope: "structured-record",
   });
 }
 
+/** The warning of a computationally inferred event, naming the curated event(s) it came from when known. */
+function inferredWarning(stId: string, species: unknown, sources: InferredSource[]): string {
+  const subject = typeof species === "string" ? `${stId} (${species})` : stId;
+  const fromSpecies = [...new Set(sources.flatMap((s) => s.species ?? []))];
+  const origin = fromSpecies.length > 0 ? fromSpecies.join(", ") : "another species";
+  const cite =
+    sources.length > 0
+      ? ` The curated source is ${sources.map((s) => s.stId).join(", ")}; cite that for curated evidence.`
+      : "";
+  return (
+    `INFERRED: ${subject} was computationally inferred from ${origin} by orthology, not curated or ` +
+    `peer-reviewed for this species.${cite}`
+  );
+}
+
+/** One curated event an inferred event was computed from (`inferredFrom`), when written as an object. */
+interface InferredSource {
+  stId: string;
+  name?: string;
+  species?: string;
+}
+
+function inferredSource(event: Record<string, unknown>): InferredSource[] {
+  const stId = str(event.stId);
+  if (!stId || !isReactomeStableId(stId)) return [];
+  const source: InferredSource = { stId };
+  const name = plainText(str(event.displayName));
+  const species = str(event.speciesName) ?? reactomeSpeciesOfStableId(stId);
+  if (name) source.name = name;
+  if (species) source.species = species;
+  return [source];
+}
 function eventReferences(body: Record<string, unknown>): CrossReference[] {
   const references: CrossReference[] = [];
   const doi = str(body.doi);

@@ -81,3 +81,34 @@ export function plainText(html: string | undefined): string | undefined {
     .join("\n\n");
   return text || undefined;
 }
+
+/** Reactome's species codes in stable ids (`R-HSA-…`), for the species it curates or infers pathways for. */
+const SPECIES_CODES: Record<string, string> = {
+  HSA: "Homo sapiens",
+  MMU: "Mus musculus",
+  RNO: "Rattus norvegicus",
+  BTA: "Bos taurus",
+  CFA: "Canis familiaris",
+  SSC: "Sus scrofa",
+  GGA: "Gallus gallus",
+  XTR: "Xenopus tropicalis",
+  DRE: "Danio rerio",
+  DME: "Drosophila melanogaster",
+  CEL: "Caenorhabditis elegans",
+  DDI: "Dictyostelium discoideum",
+  SPO: "Schizosaccharomyces pombe",
+  SCE: "Saccharomyces cerevisiae",
+  PFA: "Plasmodium falciparum",
+  MTU: "Mycobacterium tuberculosis",
+};
+
+/**
+ * The species a Reactome stable id names (`R-HSA-5673001` → Homo sapiens).
+ * @param stId a stable id
+ * @returns the species' scientific name, or undefined for codes that name no single species (`R-ALL-…`)
+ *   or that this table does not know
+ */
+export function reactomeSpeciesOfStableId(stId: string): string | undefined {
+  const code = /^R-([A-Z]{3})-\d+/.exec(stId)?.[1];
+  return code ? SPECIES_CODES[code] : undefined;
+}

@@ -75,6 +75,7 @@ const facetsSchema = z.array(
 );
 
 type UniprotEntryJson = z.infer<typeof entrySchema>;
+type UniprotXref = NonNullable<UniprotEntryJson["uniProtKBCrossReferences"]>[number];
 
 /** An active entry and its record. */
 export interface UniprotEntry {
@@ -131,11 +132,18 @@ function uniprotRecord(entry: UniprotEntryJson): McpRecord {
   const description = entry.proteinDescription;
   const title =
     description?.recommendedName?.fullName?.value ?? description?.submissionNames?.[0]?.fullName?.value;
-  const reviewed = /\(swiss-prot\)/i.test(entry.entryType ?? "");
+  const reviewed = reviewStatus(entry.entryType);
   const xrefs = entry.uniProtKBCrossReferences ?? [];
   const pdb = xrefs.filter((x) => x.database === "PDB");
   const warnings: string[] = [];
-  if (!reviewed) warnings.push("Unreviewed UniProtKB/TrEMBL entry: its annotation is computed, not curated.");
+  if (reviewed === false) {
+    warnings.push("Unreviewed UniProtKB/TrEMBL entry: its annotation is computed, not curated.");
+  } else if (reviewed === undefined) {
+    warnings.push(
+      `UniProt ${entry.entryType ? `gave the entry type "${entry.entryType}"` : "gave no entry type"}: ` +
+        "whether this entry is reviewed (Swiss-Prot) or unreviewed (TrEMBL) is unknown.",
+    );
+  }
   if (pdb.length > MAX_PDB_REFERENCES) {
     warnings.push(`Only the first ${MAX_PDB_REFERENCES} of ${pdb.length} PDB cross-references are listed.`);
   }
@@ -166,6 +174,8 @@ function uniprotRecord(entry: UniprotEntryJson): McpRecord {
     structuredData: compact({
       entryName: entry.uniProtkbId,
       reviewed,
+      reviewStatus:
+        reviewed === undefined ? "unknown" : reviewed ? "reviewed (Swiss-Prot)" : "unreviewed (TrEMBL)",
       proteinName: title,
       alternativeNames: names(description?.alternativeNames),
       genes: (entry.genes ?? []).flatMap((g) => g.geneName?.value ?? []),
@@ -182,10 +192,44 @@ function uniprotRecord(entry: UniprotEntryJson): McpRecord {
       sequenceVersion: audit?.sequenceVersion,
       lastUpdated: audit?.lastAnnotationUpdateDate,
       pdbStructureCount: pdb.length,
+      pdbStructures: pdb.slice(0, MAX_PDB_REFERENCES).map(pdbStructure),
       secondaryAccessions: entry.secondaryAccessions,
     }),
     warnings,
   });
+}
+
+/**
+ * Whether an entry is reviewed, from its `entryType`.
+ * @returns true for Swiss-Prot, false for TrEMBL, undefined when UniProt did not say (or said something else)
+ */
+function reviewStatus(entryType: string | undefined): boolean | undefined {
+  if (/\(swiss-prot\)/i.test(entryType ?? "")) return true;
+  if (/\(trembl\)/i.test(entryType ?? "")) return false;
+  return undefined;
+}
+
+/** One PDB structure of the entry as UniProt describes it: method, resolution in ångström, chains. */
+interface PdbStructure {
+  id: string;
+  /** `X-ray`, `EM`, `NMR`, ... */
+  method?: string;
+  /** The resolution; absent for NMR (UniProt writes `-`). */
+  resolutionAngstrom?: number;
+  /** Chains and the residues of this protein they cover, as UniProt writes them: `A/B=448-723`. */
+  chains?: string;
+}
+
+function pdbStructure(xref: UniprotXref): PdbStructure {
+  const property = (key: string) => xref.properties?.find((p) => p.key === key)?.value.trim();
+  const structure: PdbStructure = { id: xref.id.toUpperCase() };
+  const method = property("Method");
+  if (method && method !== "-") structure.method = method;
+  const resolution = /^(\d+(?:\.\d+)?)\s*(?:A|Å)$/i.exec(property("Resolution") ?? "")?.[1];
+  if (resolution !== undefined) structure.resolutionAngstrom = Number(resolution);
+  const chains = property("Chains");
+  if (chains && chains !== "-") structure.chains = chains;
+  return structure;
 }
 
 function addEntry(parsed: UniprotEntries, entry: UniprotEntryJson): void {
