@@ -130,7 +130,8 @@ describe("reactome_lookup_pathway", () => {
       year: 2015,
       contentScope: "structured-record",
       peerReviewStatus: "peer-reviewed",
-      primaryCitation: { label: `[Reactome:R-HSA-5673001.4](${RAF_URL})`, url: RAF_URL, version: "4" },
+      // The label names no version: its link always shows the current release.
+      primaryCitation: { label: `[Reactome:R-HSA-5673001](${RAF_URL})`, url: RAF_URL, version: "4" },
       crossReferences: [
         {
           identifier: "10.3180/R-HSA-5673001.1",
@@ -146,6 +147,7 @@ describe("reactome_lookup_pathway", () => {
       ],
       structuredData: {
         type: "Pathway",
+        version: "4",
         species: "Homo sapiens",
         summary:
           "The RAS-RAF-MEK-ERK pathway regulates proliferation, differentiation & survival. GTP-bound RAS recruits RAF.\n\n" +

@@ -106,6 +106,7 @@ export function parseReactomeEvent(answer: ProviderAnswer): McpRecord {
   const structuredData: Record<string, unknown> = {};
   const facts: Record<string, unknown> = {
     type: schemaClass,
+    version,
     species: str(body.speciesName) ?? str(objects(body.species)[0]?.displayName),
     summary: summaries.length > 0 ? summaries.join("\n\n") : undefined,
     releaseDate: str(body.releaseDate),
@@ -134,7 +135,8 @@ export function parseReactomeEvent(answer: ProviderAnswer): McpRecord {
     source: "reactome",
     identifier: stId,
     identifierType: "reactome",
-    label: `Reactome:${version ? `${stId}.${version}` : stId}`,
+    // The link shows the current release, so the label names no version; the version read is kept beside it.
+    label: `Reactome:${stId}`,
     url: reactomeUrl(stId),
     ...(version ? { citationVersion: version } : {}),
     title: plainText(str(body.displayName)),
