@@ -39,7 +39,7 @@ describe("europe-pmc_search", () => {
       identifierType: "pmid",
       title: "Adenine base editing of PCSK9 in primary human hepatocytes.",
       url: "https://europepmc.org/article/MED/39000101",
-      authors: ["Adaeze N Okafor", "Erik Lindqvist", "Base Editing Consortium"],
+      authors: ["Okafor AN", "Lindqvist E", "Base Editing Consortium"],
       year: 2024,
       contentScope: "abstract",
       peerReviewStatus: "peer-reviewed",
