@@ -191,14 +191,13 @@ describe.skipIf(!hasSamples)(`PubMed record details${suffix}`, () => {
     );
     const data = pubmedRecord(xml).structuredData;
     expect(data?.meshMajorTopics).toContain("Mutation");
-    expect((data?.meshHeadings as { descriptor: string }[]).find((h) => h.descriptor === "Mutation")).toEqual(
-      {
-        descriptor: "Mutation",
-        descriptorUi: "D009154",
-        majorTopic: true,
-        qualifiers: [],
-      },
-    );
+    const headings = (data?.meshHeadings ?? []) as { descriptor: string }[];
+    expect(headings.find((h) => h.descriptor === "Mutation")).toEqual({
+      descriptor: "Mutation",
+      descriptorUi: "D009154",
+      majorTopic: true,
+      qualifiers: [],
+    });
   });
 });
 
