@@ -275,6 +275,18 @@ describe.skipIf(!hasSamples)(`one author form across PubMed and Europe PMC${suff
     expect(details[0]).toEqual({ family: "Flaherty", given: "Keith T", initials: "KT" });
     expect(details[17]).toEqual({ family: "Becker", given: "Jürgen C", initials: "JC" });
     expect(details.at(-1)).toEqual({ collective: "METRIC Study Group" });
+    // Edit: ORCID's documented example iD given to the first author, in the URL form PubMed often writes.
+    const withOrcid = edit(
+      efetch(),
+      "<Initials>KT</Initials>",
+      '<Initials>KT</Initials><Identifier Source="ORCID">https://orcid.org/0000-0002-1825-0097</Identifier>',
+    );
+    expect((pubmedRecord(withOrcid).structuredData?.authorDetails as unknown[])[0]).toEqual({
+      family: "Flaherty",
+      given: "Keith T",
+      initials: "KT",
+      orcid: "0000-0002-1825-0097",
+    });
   });
 
   test("the same article from Europe PMC (lite and core) names every author exactly as PubMed does", () => {
