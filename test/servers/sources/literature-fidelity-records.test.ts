@@ -281,7 +281,8 @@ describe.skipIf(!hasSamples)(`one author form across PubMed and Europe PMC${suff
       "<Initials>KT</Initials>",
       '<Initials>KT</Initials><Identifier Source="ORCID">https://orcid.org/0000-0002-1825-0097</Identifier>',
     );
-    expect((pubmedRecord(withOrcid).structuredData?.authorDetails as unknown[])[0]).toEqual({
+    const withOrcidDetails = (pubmedRecord(withOrcid).structuredData?.authorDetails ?? []) as unknown[];
+    expect(withOrcidDetails[0]).toEqual({
       family: "Flaherty",
       given: "Keith T",
       initials: "KT",

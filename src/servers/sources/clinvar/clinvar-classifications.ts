@@ -6,14 +6,13 @@ import { asArray, asNode, child, type XmlNode, xmlAttr } from "../xml-document.j
 import { reviewStars } from "./clinvar-review-status.js";
 import {
   CLASSIFICATION_ELEMENTS,
+  type ClassificationType,
   type ClinvarSubmission,
   cleanText,
   distinct,
   preferredNames,
 } from "./clinvar-xml.js";
 
-/** Which kind of classification: ClinVar keeps germline, somatic clinical impact and oncogenicity apart. */
-export type ClassificationType = "germline" | "somatic_clinical_impact" | "oncogenicity";
 
 /**
  * One description of an aggregate classification. ClinVar lists several for somatic clinical impact (one per

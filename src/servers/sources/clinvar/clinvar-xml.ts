@@ -4,8 +4,10 @@
  */
 import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
-import type { ClassificationType } from "./clinvar-classifications.js";
 import { reviewStars } from "./clinvar-review-status.js";
+
+/** Which kind of classification: ClinVar keeps germline, somatic clinical impact and oncogenicity apart. */
+export type ClassificationType = "germline" | "somatic_clinical_impact" | "oncogenicity";
 
 /** One submission (SCV) behind a record. */
 export interface ClinvarSubmission {
