@@ -55,7 +55,7 @@ describe("biorxiv_search_preprints", () => {
       identifierType: "doi",
       url: `https://www.biorxiv.org/content/${DOI}`,
       primaryCitation: { label: `[bioRxiv:${DOI}](https://www.biorxiv.org/content/${DOI})` },
-      authors: ["AC Ferreira", "T Nakamura"],
+      authors: ["Ferreira AC", "Nakamura T"],
       abstract: "We corrected a splice-site variant in intestinal organoids with a cytosine base editor.",
       contentScope: "abstract",
       peerReviewStatus: "preprint",

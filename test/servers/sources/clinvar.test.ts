@@ -64,8 +64,12 @@ describe("clinvar_search_variants", () => {
         genes: ["BRCA1"],
         proteinChange: "N1667S, N1620S",
         molecularConsequences: ["missense variant"],
-        location: { assembly: "GRCh38", chromosome: "17", start: "43063900", cytoband: "17q21.31" },
-        canonicalSpdi: "NC_000017.11:43063899:T:C",
+        locations: [
+          { assembly: "GRCh38", chromosome: "17", start1based: 43063900, stop1based: 43063900 },
+          { assembly: "GRCh37", chromosome: "17" },
+        ],
+        cytogeneticBands: ["17q21.31"],
+        canonicalSpdi0based: "NC_000017.11:43063899:T:C",
         germline: {
           classification: "Pathogenic",
           reviewStatus: "criteria provided, multiple submitters, no conflicts",
@@ -129,8 +133,14 @@ describe("clinvar_search_variants", () => {
   test("an empty result is a success with total 0, no ESummary, and a warning for unmatched phrases", async () => {
     const result = okResult(await h.call("clinvar_search_variants", { query: "zzqxv" }));
     expect(result.records).toEqual([]);
-    expect(result.data).toEqual({ total: 0, start: 0, returned: 0, hasMore: false });
-    expect(result.warnings).toEqual(["1 query phrase(s) matched nothing in ClinVar and were ignored."]);
+    expect(result.data).toEqual({
+      total: 0,
+      start: 0,
+      returned: 0,
+      hasMore: false,
+      droppedPhrases: ["zzqxv"],
+    });
+    expect(result.warnings).toEqual(['ClinVar found nothing for "zzqxv" and dropped it from the query.']);
     expect(requestsTo(ESUMMARY)).toHaveLength(0);
   });
 

@@ -39,7 +39,7 @@ describe("europe-pmc_search", () => {
       identifierType: "pmid",
       title: "Adenine base editing of PCSK9 in primary human hepatocytes.",
       url: "https://europepmc.org/article/MED/39000101",
-      authors: ["Adaeze N Okafor", "Erik Lindqvist", "Base Editing Consortium"],
+      authors: ["Okafor AN", "Lindqvist E", "Base Editing Consortium"],
       year: 2024,
       contentScope: "abstract",
       peerReviewStatus: "peer-reviewed",
@@ -64,6 +64,14 @@ describe("europe-pmc_search", () => {
         license: "cc by",
         citedByCount: 12,
         keywords: ["Base editing", "PCSK9", "Hepatocytes"],
+        // Published online a day before the print issue; both dates labelled.
+        electronicPublicationDate: "2024-05-02",
+        printPublicationDate: "2024-05-01",
+        authorDetails: [
+          { family: "Okafor", given: "Adaeze N", initials: "AN", orcid: "0000-0002-0000-0001" },
+          { family: "Lindqvist", given: "Erik", initials: "E" },
+          { collective: "Base Editing Consortium" },
+        ],
       },
     });
     expect(article?.abstract).toBe(

@@ -126,8 +126,14 @@ describe("geo_search_studies", () => {
       retstart: "40",
     });
     expect(result.records).toEqual([]);
-    expect(result.data).toEqual({ total: 0, start: 40, returned: 0, hasMore: false });
-    expect(result.warnings).toEqual(["1 query phrase(s) matched nothing in GEO and were ignored."]);
+    expect(result.data).toEqual({
+      total: 0,
+      start: 40,
+      returned: 0,
+      hasMore: false,
+      droppedPhrases: ["zzqxv"],
+    });
+    expect(result.warnings).toEqual(['GEO found nothing for "zzqxv" and dropped it from the query.']);
     expect(requestsTo(ESUMMARY)).toHaveLength(0);
   });
 

@@ -49,7 +49,7 @@ describe("pubmed_search", () => {
       identifierType: "pmid",
       title: "Base editing corrects HBB mutations in patient-derived haematopoietic stem cells.",
       url: "https://pubmed.ncbi.nlm.nih.gov/39000001/",
-      authors: ["Jürgen Müller", "Adaeze Okafor", "Gene Editing Consortium"],
+      authors: ["Müller J", "Okafor A", "Gene Editing Consortium"],
       year: 2024,
       contentScope: "abstract",
       fullTextRetrieved: false,
@@ -209,7 +209,7 @@ describe("pubmed_fetch_abstracts", () => {
       title: "Sickle Cell Disease",
       year: 1993,
       contentScope: "abstract",
-      authors: ["Maria A Bender"],
+      authors: ["Bender MA"],
       structuredData: { bookTitle: "GeneReviews®" },
     });
   });

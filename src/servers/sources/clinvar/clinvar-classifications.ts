@@ -13,8 +13,6 @@ import {
   preferredNames,
 } from "./clinvar-xml.js";
 
-export type { ClassificationType };
-
 /**
  * One description of an aggregate classification. ClinVar lists several for somatic clinical impact (one per
  * tier and assertion type) under one review status; each entry here carries its own.

@@ -4,7 +4,7 @@ import type { McpRecord } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, queryInput, startInput } from "../input-schemas.js";
 import { esummary } from "../ncbi/esummary.js";
-import { efetch, esearch } from "../ncbi/eutils.js";
+import { efetch, esearch, widenedSearchWarnings } from "../ncbi/eutils.js";
 import { offsetPaging } from "../paging.js";
 import { ProviderError } from "../provider-error.js";
 import type { SourceHttp } from "../source-module.js";
@@ -21,9 +21,10 @@ export const clinvarSearchVariantsTool = defineTool({
   id: "search_variants",
   title: "Search ClinVar variants",
   description:
-    "Search ClinVar for human genetic variants and return each hit's VCV accession, name, genes, location, " +
+    "Search ClinVar for human genetic variants and return each hit's VCV accession, name, genes, locations " +
+    "(1-based, per assembly), canonical SPDI (0-based), " +
     "germline classification, somatic clinical impact and oncogenicity with review status (0-4 stars) and " +
-    "conditions. Pages with start/max_results.",
+    "conditions. A query NCBI widened is named in the warnings. Pages with start/max_results.",
   inputShape: {
     query: queryInput(
       "ClinVar query; Entrez syntax works: gene symbols, HGVS (NM_007294.4:c.68_69del), rs ids, conditions, " +
@@ -36,10 +37,7 @@ export const clinvarSearchVariantsTool = defineTool({
     const start = input.start ?? 0;
     const page = await esearch(http, { db: "clinvar", term: input.query, start, max: input.max_results });
     const { records, missing } = await summaryRecords(http, page.ids);
-    const warnings: string[] = [];
-    if (page.phrasesNotFound > 0) {
-      warnings.push(`${page.phrasesNotFound} query phrase(s) matched nothing in ClinVar and were ignored.`);
-    }
+    const warnings = widenedSearchWarnings(page, "ClinVar");
     if (missing.length > 0)
       warnings.push(`${missing.length} hit(s) had no ClinVar summary and are left out.`);
     return {
@@ -47,6 +45,8 @@ export const clinvarSearchVariantsTool = defineTool({
       warnings,
       data: {
         ...offsetPaging({ total: page.total, start, fetched: page.ids.length, returned: records.length }),
+        ...(page.queryTranslation ? { queryTranslation: page.queryTranslation } : {}),
+        ...(page.dropped.length > 0 ? { droppedPhrases: page.dropped } : {}),
       },
     };
   },

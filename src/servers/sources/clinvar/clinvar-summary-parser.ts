@@ -4,6 +4,7 @@ import { type SummaryItem, summaryList, summaryObject, summaryText } from "../nc
 import { buildRecord } from "../record-builder.js";
 import { clinvarRcvUrl, clinvarVariationUrl, vcvAccession } from "./clinvar-ids.js";
 import { reviewStars } from "./clinvar-review-status.js";
+import type { ClinvarLocation } from "./clinvar-variant.js";
 
 /** One aggregate classification of a variation, as the summary states it. */
 export interface SummaryClassification {
@@ -47,7 +48,9 @@ export function clinvarSummaryRecord(uid: string, item: SummaryItem): McpRecord 
   }
   const rcvs = summaryList(summaryObject(item.supporting_submissions).rcv).filter(isText);
   const scvs = summaryList(summaryObject(item.supporting_submissions).scv).filter(isText);
-  const location = currentLocation(summaryList(variation.variation_loc).map(summaryObject));
+  const placements = summaryList(variation.variation_loc).map(summaryObject);
+  const locations = summaryLocations(placements);
+  const bands = [...new Set(placements.map((loc) => summaryText(loc, "band")).filter(isText))];
   const proteinChange = summaryText(item, "protein_change");
   const consequences = summaryList(item.molecular_consequence_list).filter(isText);
   const spdi = summaryText(variation, "canonical_spdi");
@@ -59,8 +62,10 @@ export function clinvarSummaryRecord(uid: string, item: SummaryItem): McpRecord 
     genes: genes.flatMap((gene) => (summaryText(gene, "symbol") ? [summaryText(gene, "symbol")] : [])),
     ...optional("proteinChange", proteinChange),
     ...(consequences.length > 0 ? { molecularConsequences: consequences } : {}),
-    ...(location ? { location } : {}),
-    ...optional("canonicalSpdi", spdi),
+    // Labelled as the VCV and RCV records are: SPDI is 0-based (interbase), the locations 1-based.
+    ...optional("canonicalSpdi0based", spdi),
+    ...(locations.length > 0 ? { locations } : {}),
+    ...(bands.length > 0 ? { cytogeneticBands: bands } : {}),
     ...classifications,
     rcvAccessions: rcvs,
     submissionCount: scvs.length,
@@ -112,19 +117,32 @@ export function summaryDate(value: string | undefined): string | undefined {
   return `${match[1]}-${match[2]?.padStart(2, "0")}-${match[3]?.padStart(2, "0")}`;
 }
 
-function currentLocation(locations: SummaryItem[]): Record<string, unknown> | undefined {
-  const location =
-    locations.find((loc) => summaryText(loc, "status") === "current") ??
-    locations.find((loc) => summaryText(loc, "assembly_name") === "GRCh38") ??
-    locations[0];
-  if (!location) return undefined;
-  return {
-    ...optional("assembly", summaryText(location, "assembly_name")),
-    ...optional("chromosome", summaryText(location, "chr")),
-    ...optional("start", summaryText(location, "start")),
-    ...optional("stop", summaryText(location, "stop")),
-    ...optional("cytoband", summaryText(location, "band")),
-  };
+/**
+ * The summary's `variation_loc` entries as 1-based, inclusive locations, ClinVar's current assembly first.
+ * @param placements the `variation_loc` objects (`assembly_name`, `chr`, `start`, `stop`, `status`)
+ * @returns one location per assembly that has a name
+ */
+function summaryLocations(placements: SummaryItem[]): ClinvarLocation[] {
+  const current = (loc: SummaryItem) => (summaryText(loc, "status") === "current" ? 0 : 1);
+  return [...placements]
+    .sort((a, b) => current(a) - current(b))
+    .flatMap((loc) => {
+      const assembly = summaryText(loc, "assembly_name");
+      if (!assembly) return [];
+      const location: ClinvarLocation = { assembly };
+      const chromosome = summaryText(loc, "chr");
+      if (chromosome) location.chromosome = chromosome;
+      const start = position(summaryText(loc, "display_start") ?? summaryText(loc, "start"));
+      const stop = position(summaryText(loc, "display_stop") ?? summaryText(loc, "stop"));
+      if (start !== undefined) location.start1based = start;
+      if (stop !== undefined) location.stop1based = stop;
+      return [location];
+    });
+}
+
+function position(text: string | undefined): number | undefined {
+  const value = Number(text);
+  return text && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 function geneReference(gene: SummaryItem): CrossReference[] {

@@ -2,6 +2,7 @@
  * Parses Europe PMC REST `search` answers (JSON, `resultType` lite or core) into plain hits, and Europe PMC's
  * error bodies (JSON `{errCode, errMsg}` and XML `<errorBean>`, both sent with HTTP 200) into ProviderErrors.
  */
+import { type AuthorDetail, authorOf } from "../author-names.js";
 import { ProviderError } from "../provider-error.js";
 import { parseJsonBody } from "../provider-http.js";
 import { scriptedText } from "../script-markup.js";
@@ -20,13 +21,19 @@ export interface EuropePmcHit {
   title: string | undefined;
   /** Plain text (markup removed); only `resultType=core` answers carry it. */
   abstract: string | undefined;
+  /** In the common display form, family name then initials (`Flaherty KT`); collective names as written. */
   authors: string[];
+  /** The name parts Europe PMC gives (core answers only; lite ones carry just the display form). */
+  authorDetails: AuthorDetail[];
   year: number | undefined;
   journal: string | undefined;
   volume: string | undefined;
   issue: string | undefined;
   pages: string | undefined;
   firstPublicationDate: string | undefined;
+  /** Core answers only: the online and the print (issue) publication dates, `YYYY-MM-DD`. */
+  electronicPublicationDate: string | undefined;
+  printPublicationDate: string | undefined;
   publicationTypes: string[];
   keywords: string[];
   isOpenAccess: boolean;
@@ -145,13 +152,15 @@ function toHit(result: Json): EuropePmcHit | undefined {
     doi: textOf(result.doi),
     title: scriptedText(textOf(result.title)),
     abstract: abstractText(textOf(result.abstractText)),
-    authors: authorsOf(result),
+    ...authorsOf(result),
     year: Number.isInteger(year) && year > 0 ? year : undefined,
     journal: textOf(journal.title) ?? textOf(result.journalTitle),
     volume: textOf(journalInfo.volume) ?? textOf(result.journalVolume),
     issue: textOf(journalInfo.issue) ?? textOf(result.issue),
     pages: textOf(result.pageInfo),
     firstPublicationDate: textOf(result.firstPublicationDate),
+    electronicPublicationDate: textOf(result.electronicPublicationDate),
+    printPublicationDate: textOf(journalInfo.printPublicationDate),
     publicationTypes: publicationTypes(result),
     keywords: strings(object(result.keywordList).keyword),
     isOpenAccess: result.isOpenAccess === "Y",
@@ -165,21 +174,34 @@ function toHit(result: Json): EuropePmcHit | undefined {
   };
 }
 
-function authorsOf(result: Json): string[] {
+function authorsOf(result: Json): { authors: string[]; authorDetails: AuthorDetail[] } {
   const list = object(result.authorList).author;
   if (Array.isArray(list)) {
-    return list.flatMap((entry) => {
+    const authors = list.flatMap((entry) => {
       const author = object(entry);
-      const first = textOf(author.firstName);
-      const last = textOf(author.lastName);
-      const name =
-        first && last ? `${first} ${last}` : (textOf(author.collectiveName) ?? textOf(author.fullName));
-      return name ? [name] : [];
+      const id = object(author.authorId);
+      const found = authorOf({
+        collective: textOf(author.collectiveName),
+        family: textOf(author.lastName),
+        given: textOf(author.firstName),
+        initials: textOf(author.initials),
+        fullName: textOf(author.fullName),
+        orcid: textOf(id.type) === "ORCID" ? textOf(id.value) : undefined,
+      });
+      return found ? [found] : [];
     });
+    return {
+      authors: authors.map((author) => author.display),
+      authorDetails: authors.map((author) => author.detail),
+    };
   }
-  // Lite answers only have "Lee MS, Green R, Glover JN." (collective names with commas are rare).
+  // Lite answers only have "Lee MS, Green R, Glover JN.", already in the display form (collective names with
+  // commas are rare).
   const names = textOf(result.authorString)?.replace(/\.$/, "");
-  return names ? names.split(/,\s*/).filter((name) => name.trim() !== "") : [];
+  return {
+    authors: names ? names.split(/,\s*/).filter((name) => name.trim() !== "") : [],
+    authorDetails: [],
+  };
 }
 
 function publicationTypes(result: Json): string[] {

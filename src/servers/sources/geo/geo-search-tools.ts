@@ -4,7 +4,7 @@ import type { McpRecord } from "../../../contract/index.js";
 import { invalidId } from "../identifiers.js";
 import { maxResultsInput, optionalInput, queryInput, startInput } from "../input-schemas.js";
 import { esummary } from "../ncbi/esummary.js";
-import { esearch } from "../ncbi/eutils.js";
+import { esearch, widenedSearchWarnings } from "../ncbi/eutils.js";
 import { offsetPaging } from "../paging.js";
 import { defineTool } from "../source-module.js";
 import { GEO_ID_FORMS, normalizeGeoAccession } from "./geo-accessions.js";
@@ -60,10 +60,7 @@ export const geoSearchStudiesTool = defineTool({
       if (record) records.push(record);
       else if (item) unreadable++;
     }
-    const warnings: string[] = [];
-    if (page.phrasesNotFound > 0) {
-      warnings.push(`${page.phrasesNotFound} query phrase(s) matched nothing in GEO and were ignored.`);
-    }
+    const warnings = widenedSearchWarnings(page, "GEO");
     if (missing.length > 0) warnings.push(`${missing.length} hit(s) had no GEO summary and are left out.`);
     if (unreadable > 0) warnings.push(`${unreadable} hit(s) had no valid GEO accession and are left out.`);
     return {
@@ -71,6 +68,8 @@ export const geoSearchStudiesTool = defineTool({
       warnings,
       data: {
         ...offsetPaging({ total: page.total, start, fetched: page.ids.length, returned: records.length }),
+        ...(page.queryTranslation ? { queryTranslation: page.queryTranslation } : {}),
+        ...(page.dropped.length > 0 ? { droppedPhrases: page.dropped } : {}),
       },
     };
   },

@@ -5,6 +5,13 @@ import { integrityWarning } from "../record-integrity.js";
 import { scriptedText } from "../script-markup.js";
 import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, parseXml, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
+import {
+  electronicPublicationDate,
+  pubmedAuthors,
+  pubmedCommentsCorrections,
+  pubmedDataBanks,
+  pubmedMesh,
+} from "./pubmed-citation-details.js";
 import { pmcUrl, pubmedUrl } from "./pubmed-ids.js";
 import { pubmedIntegrity } from "./pubmed-integrity.js";
 
@@ -22,6 +29,12 @@ const ARRAY_TAGS = [
   "AuthorList",
   "CommentsCorrectionsList",
   "CommentsCorrections",
+  "ArticleDate",
+  "PubMedPubDate",
+  "DataBank",
+  "AccessionNumber",
+  "QualifierName",
+  "Identifier",
 ];
 const MARKUP_TAGS = ["ArticleTitle", "VernacularTitle", "BookTitle", "AbstractText"];
 /** Publication types that are not peer-reviewed research even in indexed journals. */
@@ -66,7 +79,11 @@ function journalArticle(node: XmlNode): McpRecord | undefined {
   const ids = articleIds(child(child(node, "PubmedData"), "ArticleIdList"));
   // The DOI is in ArticleIdList for most records, only in ELocationID for some recent ones.
   const doi = ids.doi ?? xmlText(asArray(article.ELocationID).find((e) => xmlAttr(e, "EIdType") === "doi"));
-  const integrity = pubmedIntegrity(citation, publicationTypes);
+  const links = pubmedCommentsCorrections(citation);
+  const integrity = pubmedIntegrity(links, publicationTypes);
+  const authors = pubmedAuthors(asArray(article.AuthorList)[0]);
+  const { trialRegistrations, dataBankAccessions } = pubmedDataBanks(article);
+  const { meshHeadings, meshMajorTopics } = pubmedMesh(citation);
   return buildRecord({
     source: "pubmed",
     identifier: pmid,
@@ -75,8 +92,8 @@ function journalArticle(node: XmlNode): McpRecord | undefined {
     url: pubmedUrl(pmid),
     title: scriptedText(article.ArticleTitle) ?? scriptedText(article.VernacularTitle),
     abstract: abstractOf(child(article, "Abstract")),
-    authors: authorsOf(asArray(article.AuthorList)[0]),
-    year: yearOf(pubDate) ?? yearOf(child(article, "ArticleDate")),
+    authors: authors.map((author) => author.display),
+    year: yearOf(pubDate) ?? yearOf(asNode(asArray(article.ArticleDate)[0])),
     crossReferences: crossReferences(doi, ids.pmc),
     // Peer review does not vouch for a retracted, withdrawn or questioned article (an erratum leaves it so).
     peerReviewStatus:
@@ -89,11 +106,17 @@ function journalArticle(node: XmlNode): McpRecord | undefined {
       volume: xmlText(issue.Volume),
       issue: xmlText(issue.Issue),
       pages: xmlText(child(article, "Pagination").MedlinePgn),
+      authorDetails: authors.map((author) => author.detail),
+      // The issue (print) date as the journal dates it; the online date is labelled beside it.
       publicationDate: dateText(pubDate),
+      electronicPublicationDate: electronicPublicationDate(article, child(node, "PubmedData")),
+      publicationModel: xmlAttr(article, "PubModel"),
       publicationTypes,
-      meshHeadings: asArray(child(citation, "MeshHeadingList").MeshHeading).flatMap((h) =>
-        textList(child(h, "DescriptorName")),
-      ),
+      trialRegistrations,
+      dataBankAccessions,
+      commentsCorrections: links,
+      meshMajorTopics,
+      meshHeadings,
       keywords: asArray(citation.KeywordList).flatMap((list) =>
         asArray(asNode(list).Keyword).flatMap(textList),
       ),
@@ -115,7 +138,7 @@ function bookArticle(node: XmlNode): McpRecord | undefined {
     url: pubmedUrl(pmid),
     title: scriptedText(document.ArticleTitle) ?? scriptedText(book.BookTitle),
     abstract: abstractOf(child(document, "Abstract")),
-    authors: authorsOf(asArray(document.AuthorList)[0]),
+    authors: pubmedAuthors(asArray(document.AuthorList)[0]).map((author) => author.display),
     year: yearOf(child(book, "PubDate")),
     crossReferences: crossReferences(ids.doi, ids.pmc),
     peerReviewStatus: "unknown",
@@ -131,18 +154,6 @@ function abstractOf(abstract: XmlNode): string | undefined {
     return [label ? `${label}: ${text}` : text];
   });
   return parts.length > 0 ? parts.join("\n\n") : undefined;
-}
-
-function authorsOf(list: unknown): string[] {
-  return asArray(asNode(list).Author).flatMap((author) => {
-    const node = asNode(author);
-    const collective = xmlText(node.CollectiveName);
-    if (collective) return [collective];
-    const name = [xmlText(node.ForeName) ?? xmlText(node.Initials), xmlText(node.LastName)]
-      .filter(Boolean)
-      .join(" ");
-    return name ? [name] : [];
-  });
 }
 
 function articleIds(list: XmlNode): Record<string, string> {

@@ -5,8 +5,7 @@ import {
   type RecordIntegrity,
   worstIntegrityStatus,
 } from "../record-integrity.js";
-import { asArray, asNode, type XmlNode, xmlAttr, xmlText } from "../xml-document.js";
-import { pubmedUrl } from "./pubmed-ids.js";
+import type { PubmedCommentCorrection } from "./pubmed-citation-details.js";
 
 /** CommentsCorrections RefTypes that flag the record, with the status and the linked item's type. */
 const REF_TYPES: Record<string, { status: IntegrityStatus; type: string }> = {
@@ -31,27 +30,24 @@ const TYPE_STATUS: Record<string, IntegrityStatus> = {
 
 /**
  * The integrity flag of a PubMed article, from its publication types and its CommentsCorrectionsList.
- * @param citation the `MedlineCitation` element (parsed with both comment-correction tags repeating)
+ * @param links the citation's comment-correction entries (`pubmedCommentsCorrections`)
  * @param publicationTypes the record's publication types
  * @returns the flag with links to the notices, or undefined when the record is not flagged
  */
-export function pubmedIntegrity(citation: XmlNode, publicationTypes: string[]): RecordIntegrity | undefined {
+export function pubmedIntegrity(
+  links: readonly PubmedCommentCorrection[],
+  publicationTypes: string[],
+): RecordIntegrity | undefined {
   const statuses: IntegrityStatus[] = publicationTypes.flatMap((type) => TYPE_STATUS[type] ?? []);
   const notices: IntegrityNotice[] = [];
-  const entries = asArray(citation.CommentsCorrectionsList).flatMap((list) =>
-    asArray(asNode(list).CommentsCorrections),
-  );
-  for (const entry of entries) {
-    const known = REF_TYPES[xmlAttr(entry, "RefType") ?? ""];
+  for (const link of links) {
+    const known = REF_TYPES[link.type];
     if (!known) continue;
     statuses.push(known.status);
-    const node = entry as XmlNode;
-    const pmid = xmlText(node.PMID);
     const notice: IntegrityNotice = { type: known.type };
-    if (pmid) notice.pmid = pmid;
-    const citationText = xmlText(node.RefSource);
-    if (citationText) notice.citation = citationText;
-    if (pmid) notice.url = pubmedUrl(pmid);
+    if (link.pmid) notice.pmid = link.pmid;
+    if (link.citation) notice.citation = link.citation;
+    if (link.url) notice.url = link.url;
     notices.push(notice);
   }
   const status = worstIntegrityStatus(statuses);

@@ -24,7 +24,8 @@ export const pubmedSearchTool = defineTool({
   title: "Search PubMed",
   description:
     "Search PubMed (MEDLINE and life-science journals) and return the hits with title, authors, journal, year, " +
-    "abstract, DOI and PMCID. Pages with start/max_results.",
+    "abstract, DOI, PMCID, e-publication date, trial registrations, comment/erratum links and MeSH major topics. " +
+    "Pages with start/max_results.",
   inputShape: {
     query: queryInput(
       "PubMed query; Entrez syntax works (field tags such as [ti], [au], [mh]; AND, OR, NOT).",
@@ -74,7 +75,8 @@ export const pubmedFetchAbstractsTool = defineTool({
   id: "fetch_abstracts",
   title: "Fetch PubMed abstracts",
   description:
-    "Fetch PubMed records (title, authors, journal, year, abstract, DOI, PMCID) for up to 50 PMIDs. " +
+    "Fetch PubMed records (title, authors, journal, year, abstract, DOI, PMCID, e-publication date, trial " +
+    "registrations, comment/erratum links, MeSH major topics) for up to 50 PMIDs. " +
     "Ids that fail are listed in data.failed with a reason.",
   inputShape: {
     pmids: idListInput(50, "PMIDs (1-50): 12345678, PMID:12345678 or a pubmed.ncbi.nlm.nih.gov URL."),
