@@ -30,7 +30,7 @@ describe.skipIf(!hasSamples)(`real bioRxiv samples${suffix}`, () => {
       doi: "10.64898/2026.07.31.741992",
       version: 1,
       title: "Sound-shape correspondences in macaques reveal evolutionary roots of sound symbolism",
-      authors: ["M. Loconsole", "C. Xue", "E. Garcia-Pelegrin"],
+      authors: ["Loconsole M", "Xue C", "Garcia-Pelegrin E"],
       date: "2026-08-01",
       type: "new results",
       license: "cc_by_nc_nd",

@@ -119,7 +119,7 @@ describe("biorxiv_lookup_doi", () => {
       identifierType: "doi",
       title: "Base editing rescues splicing in patient-derived organoids",
       url: `https://www.biorxiv.org/content/${DOI}`,
-      authors: ["A. C. Ferreira", "T. Nakamura", "Organoid Genomics Consortium"],
+      authors: ["Ferreira AC", "Nakamura T", "Organoid Genomics Consortium"],
       year: 2024,
       abstract:
         "We corrected a splice-site variant in intestinal organoids with a cytosine base editor. Correction " +

@@ -71,7 +71,7 @@ describe("medrxiv_lookup_doi", () => {
     expect(result.records[0]).toMatchObject({
       identifier: DOI,
       source: "medrxiv",
-      authors: ["R. Haddad", "K. O. Mensah"],
+      authors: ["Haddad R", "Mensah KO"],
       primaryCitation: { label: `[medRxiv:${DOI}v2](https://www.medrxiv.org/content/${DOI}v2)` },
       structuredData: {
         server: "medRxiv",

@@ -3,6 +3,8 @@
  * date-interval form): `{messages: [{status, ...}], collection: [one object per preprint version]}`.
  * Errors come with HTTP 200: `status` other than "ok", or an empty body.
  */
+
+import { authorOf } from "../author-names.js";
 import { ProviderError } from "../provider-error.js";
 import { parseJsonBody } from "../provider-http.js";
 import type { ProviderAnswer } from "../source-module.js";
@@ -71,7 +73,7 @@ export function parsePreprintDetails(answer: ProviderAnswer): PreprintDetails {
   return { found: versions.length > 0, versions, total: Number.isInteger(total) ? total : undefined };
 }
 
-// The API's "Last, F.; Other, A. B." author list as names ("F. Last"), in order.
+// The API's "Last, F.; Other, A. B." author list in the common display form ("Last F"), in order.
 function preprintAuthors(authors: string | undefined): string[] {
   if (!authors) return [];
   return authors
@@ -81,9 +83,9 @@ function preprintAuthors(authors: string | undefined): string[] {
     .map((author) => {
       const comma = author.indexOf(",");
       if (comma < 0) return author;
-      const given = author.slice(comma + 1).trim();
-      const family = author.slice(0, comma).trim();
-      return given ? `${given} ${family}` : family;
+      const family = author.slice(0, comma);
+      const given = author.slice(comma + 1);
+      return authorOf({ family, given, fullName: author })?.display ?? author;
     });
 }
 
