@@ -25,7 +25,7 @@ export interface DeferredToolsSectionOptions {
   tokenBudget?: number | undefined;
   /**
    * Counts the tokens of a text (e.g. the model's own tokenizer).
-   * @default `estimateTokens`, a tokenizer-free estimate that slightly over-counts o200k
+   * @default `estimateTokens`, a tokenizer-free estimate that over-counts o200k on real tool text
    */
   countTokens?: ((text: string) => number) | undefined;
 }

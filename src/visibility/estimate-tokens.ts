@@ -11,10 +11,11 @@ const PIECE = /[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d{1,3}|[^ \tA-Za-z\d]/g;
  * Estimates how many tokens a text costs a current BPE tokenizer: one per started run of seven
  * letters (a capital starts a new run), one per group of up to three digits, one per newline or other symbol; spaces are free.
  * On tool names, one-line summaries and source lines it over-counts o200k by 1–30 % (measured in
- * `test/visibility/estimate-tokens.test.ts`), never under.
+ * `test/visibility/estimate-tokens.test.ts`); on made-up words that split into many tokens it may
+ * under-count by a few per cent.
  * @param text any text
  * @returns the estimate, 0 for an empty text
- * @example estimateTokens("mcp__pubmed__search: Search PubMed.") // 12 (o200k: 9)
+ * @example estimateTokens("mcp__pubmed__search: Search PubMed.") // 12 (o200k: 12)
  */
 export function estimateTokens(text: string): number {
   let tokens = 0;
