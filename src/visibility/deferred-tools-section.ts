@@ -19,7 +19,8 @@ export interface DeferredToolsSectionOptions {
    * Most tokens the section may take (tags and instructions included; `tool_search` and promoted
    * tools' schemas are bound apart and not counted). Past it, tools are listed by name only; past
    * that, one line per source; past that, source lines are shortened, then the smallest sources are
-   * summed up in one line.
+   * summed up in one line (a budget too small even for that still gets the instructions and that line).
+   * `Infinity` lists every summary.
    * @default 2500
    */
   tokenBudget?: number | undefined;
