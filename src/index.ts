@@ -54,3 +54,4 @@ export {
   type ModelNodeOptions,
   type SessionIdResolver,
 } from "./nodes/index.js";
+export type { DeferredToolsSectionOptions } from "./visibility/index.js";

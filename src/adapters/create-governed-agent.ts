@@ -15,7 +15,7 @@ import {
   GovernedStateAnnotation,
   governedToolsCondition,
 } from "../nodes/index.js";
-import type { PromotionScope } from "../visibility/index.js";
+import type { DeferredToolsSectionOptions, PromotionScope } from "../visibility/index.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "./artifact-builtins.js";
 
 /**
@@ -50,6 +50,11 @@ export interface GovernedAgentOptions {
   cardFormat?: ApprovalCardFormat;
   /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
+  /**
+   * The token budget of the `<available-deferred-tools>` section (and an optional token counter):
+   * summaries while they fit, else names, else one line per source. @default `{ tokenBudget: 2500 }`
+   */
+  deferredTools?: DeferredToolsSectionOptions;
   /** The governance session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
   sessionId?: SessionIdResolver;
   /**
@@ -91,6 +96,7 @@ export function createGovernedAgent(options: GovernedAgentOptions) {
     model: options.model,
     ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
     ...(options.promotionScope === undefined ? {} : { promotionScope: options.promotionScope }),
+    ...(options.deferredTools === undefined ? {} : { deferredTools: options.deferredTools }),
   });
   const approvalHook = options.approvalHook;
   const tools = createGovernedToolNode({

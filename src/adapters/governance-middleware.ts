@@ -24,11 +24,13 @@ import {
 } from "../nodes/index.js";
 import {
   autoPromote,
+  type DeferredToolsSectionOptions,
   deferredToolsPromptSection,
   type PromotionScope,
   type PromotionState,
   type PromotionUpdate,
   promote,
+  resolveDeferredToolsSectionOptions,
   routingHintsSection,
   runStartUpdate,
   staleTools,
@@ -122,6 +124,11 @@ export interface GovernanceMiddlewareOptions {
   /** How many `prefer` tools the user's words promote before the first model call. @default 3 */
   autoPromoteLimit?: number | undefined;
   /**
+   * The token budget of the `<available-deferred-tools>` section (and an optional token counter):
+   * summaries while they fit, else names, else one line per source. @default `{ tokenBudget: 2500 }`
+   */
+  deferredTools?: DeferredToolsSectionOptions | undefined;
+  /**
    * Asked before each governed MCP call that would execute, in that call's own task; may
    * `interrupt()`. `false` asks nothing (the broker then refuses a dangerous call that no grant or
    * approval mode covers). Give `createAgent` a checkpointer so the run can pause.
@@ -147,6 +154,7 @@ export interface GovernanceMiddlewareOptions {
  * @param governance the runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`)
  * @param options session mapping, promotion scope and auto-promotion limit
  * @returns a middleware for `createAgent({ middleware: [...] })`
+ * @throws GovernanceError `INVALID_CONFIG` when `deferredTools.tokenBudget` is not a positive number
  * @example
  * const agent = createAgent({ model, tools: [myTool], middleware: [governanceMiddleware(governance)], checkpointer });
  * await agent.invoke({ messages: [{ role: "user", content: "Find PubMed papers on BRCA1" }] }, { configurable: { thread_id: "t1" } });
@@ -158,6 +166,7 @@ export function governanceMiddleware(
   const sessionOf = (runtime: AgentRuntimeLike): string => sessionIdOf(runtime, options.sessionId);
   const scope = options.promotionScope ?? "run";
   const approvalHook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat ?? "hitl");
+  const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
 
   const middleware: GovernanceMiddleware = {
     name: "SciencegateGovernance",
@@ -183,7 +192,7 @@ export function governanceMiddleware(
         .filter((tool) => tool.deferred)
         .map((tool) => toGovernedStructuredTool(tool, execute));
       const sections = [
-        deferredToolsPromptSection(tools, promotion),
+        deferredToolsPromptSection(tools, promotion, deferredTools),
         routingHintsSection(tools, promotion),
         staleToolsNotice(staleTools(promotion, tools)),
       ].filter((section) => section !== "");

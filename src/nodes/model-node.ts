@@ -12,12 +12,14 @@ import type { SurfaceTool } from "../visibility/index.js";
 import {
   autoPromote,
   createToolSearchTool,
+  type DeferredToolsSectionOptions,
   deferredToolsPromptSection,
   type PromotionScope,
   type PromotionState,
   type PromotionUpdate,
   promote,
   promotionReducer,
+  resolveDeferredToolsSectionOptions,
   routingHintsSection,
   runStartUpdate,
   staleTools,
@@ -41,6 +43,11 @@ export interface ModelNodeOptions {
   sessionId?: SessionIdResolver;
   /** `run`: a new user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
+  /**
+   * The token budget of the `<available-deferred-tools>` section (and an optional token counter):
+   * summaries while they fit, else names, else one line per source. @default `{ tokenBudget: 2500 }`
+   */
+  deferredTools?: DeferredToolsSectionOptions;
 }
 
 /** A tool definition in the OpenAI function format, which every LangChain chat model binds. */
@@ -53,7 +60,8 @@ export interface FunctionToolDefinition {
  * Creates the model node.
  * @param options model, governance, the app's tools, system prompt, session resolver, promotion scope
  * @returns a LangGraph node `(state, config) => {messages, runId, promotion?}`
- * @throws GovernanceError `INVALID_CONFIG` when the model cannot bind tools
+ * @throws GovernanceError `INVALID_CONFIG` when the model cannot bind tools, or `deferredTools.tokenBudget`
+ *   is not a positive number
  * @example
  * graph.addNode("agent", createModelNode({ model, governance, systemPrompt: "You are a research assistant." }))
  */
@@ -68,6 +76,7 @@ export function createModelNode(
     );
   }
   const builtinTools = options.builtinTools ?? [];
+  const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
   return async (state, config) => {
     const tools = governance.tools(sessionIdOf(config, options.sessionId));
     const start = runStartPromotion(state.promotion, state.messages, tools, options.promotionScope);
@@ -77,7 +86,7 @@ export function createModelNode(
       ...builtinTools,
       ...deferredToolDefinitions(tools, promotion),
     ]);
-    const system = governedSystemPrompt(options.systemPrompt, tools, promotion);
+    const system = governedSystemPrompt(options.systemPrompt, tools, promotion, deferredTools);
     const response = await bound.invoke(withSystemPrompt(state.messages, system), config);
     return {
       messages: [response],
@@ -112,16 +121,18 @@ export function deferredToolDefinitions(
  * @param systemPrompt the app's instructions
  * @param tools the session's tools
  * @param promotion the run's promotion state
+ * @param deferredTools the section's token budget and counter
  * @returns the text (`""` when there is nothing to say)
  */
 export function governedSystemPrompt(
   systemPrompt: string | undefined,
   tools: readonly SurfaceTool[],
   promotion: GovernedState["promotion"] | undefined,
+  deferredTools: DeferredToolsSectionOptions = {},
 ): string {
   return [
     systemPrompt ?? "",
-    deferredToolsPromptSection(tools, promotion),
+    deferredToolsPromptSection(tools, promotion, deferredTools),
     routingHintsSection(tools, promotion),
     staleToolsNotice(staleTools(promotion, tools)),
   ]

@@ -1,4 +1,12 @@
 export {
+  DEFAULT_DEFERRED_TOOLS_TOKEN_BUDGET,
+  type DeferredToolsSectionOptions,
+  type DeferredToolsTier,
+  renderDeferredToolsSection,
+  resolveDeferredToolsSectionOptions,
+} from "./deferred-tools-section.js";
+export { estimateTokens } from "./estimate-tokens.js";
+export {
   autoPromote,
   emptyPromotionState,
   type PromotionScope,

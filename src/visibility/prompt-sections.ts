@@ -1,33 +1,30 @@
 /**
- * System-prompt sections about deferred tools: the name-only catalog,
+ * System-prompt sections about deferred tools: the catalog (within a token budget),
  * keyword routing hints and the notice of changed tools. Each lists only what the model has not
  * loaded, so a promoted tool stops costing prompt tokens twice.
  */
 import { neutralizePromptTags } from "../governance/envelope/index.js";
+import { type DeferredToolsSectionOptions, renderDeferredToolsSection } from "./deferred-tools-section.js";
 import { isPromoted, type PromotionState, type StaleTool } from "./promotion.js";
 import type { SurfaceTool } from "./surface-tool.js";
 
 /**
- * The `<available-deferred-tools>` section: one line per deferred tool that is not promoted (or is
- * stale), with its one-line summary.
+ * The `<available-deferred-tools>` section: the deferred tools that are not promoted (or are
+ * stale), within a token budget — each with its one-line summary when they all fit, else by name,
+ * else one line per source (see `renderDeferredToolsSection`).
  * @param tools the session's tools
  * @param state the promotion state
+ * @param options the token budget and counter
  * @returns the section, or `""` when every deferred tool is loaded (or there are none)
+ * @throws GovernanceError `INVALID_CONFIG` when the budget is not a positive number
  */
 export function deferredToolsPromptSection(
   tools: readonly SurfaceTool[],
   state: PromotionState | undefined,
+  options: DeferredToolsSectionOptions = {},
 ): string {
   const hidden = tools.filter((tool) => tool.deferred && !isPromoted(state, tool));
-  if (hidden.length === 0) return "";
-  // Summaries of servers without a manifest are the server's own words: untrusted text.
-  const lines = hidden.map((tool) => `${tool.name}: ${neutralizePromptTags(oneLine(tool.summary))}`);
-  return [
-    "<available-deferred-tools>",
-    "These tools exist, but their schemas are not loaded. Load one with tool_search (select:<name>, or keywords) before calling it.",
-    ...lines,
-    "</available-deferred-tools>",
-  ].join("\n");
+  return renderDeferredToolsSection(hidden, options).text;
 }
 
 /**
@@ -73,8 +70,4 @@ export function staleToolsNotice(stale: readonly StaleTool[]): string {
     ...stale.map((tool) => `- ${tool.name}: ${tool.reason}`),
     "</mcp_changed_tools>",
   ].join("\n");
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
 }

@@ -15,7 +15,7 @@ export const TOOL_SEARCH_NAME = "tool_search";
 
 /** Kept short: this text is part of every first-turn request. */
 const DESCRIPTION =
-  "Load tools listed in <available-deferred-tools> so you can call them: returns each match's description and input schema. " +
+  "Load the deferred tools of <available-deferred-tools> so you can call them: returns each match's description and input schema. " +
   'query: "select:name1,name2" for exact names, "+word other words" to require a word, or keywords. ' +
   "max_results: 1-20 (default 5).";
 

@@ -45,6 +45,10 @@ function agentFor(g: Governance, model: RecordingModel, options: GovernanceMiddl
   });
 }
 
+const deferredSection = (system: string) =>
+  system.slice(system.indexOf("<available-deferred-tools>"), system.indexOf("</available-deferred-tools>"));
+/** A token counter under which any line naming a demo tool is over budget. */
+const namesCostAThousand = (text: string) => (text.includes("mcp__demo__") ? 1_000 : 1);
 const config = (thread: string) => ({ configurable: { thread_id: thread } });
 const user = (content: string) => ({ messages: [{ role: "user", content }] });
 const toolMessages = (messages: BaseMessage[]) =>
@@ -83,6 +87,20 @@ describe("governanceMiddleware with createAgent", () => {
     expectTypeOf(result.promotion).toEqualTypeOf<PromotionState>();
     expectTypeOf(result.messages).not.toBeAny();
     expectTypeOf(result.messages).items.toExtend<BaseMessage>();
+  });
+
+  test("deferredTools.tokenBudget and countTokens reach the section; a bad budget fails when the middleware is made", async () => {
+    const { governance: g } = await setup();
+    const model = new RecordingModel().respond(new AIMessage("ok"));
+    await agentFor(g, model, { deferredTools: { tokenBudget: 500, countTokens: namesCostAThousand } }).invoke(
+      user("hello"),
+      config("t-budget"),
+    );
+    expect(systemText(model, 0)).toContain("- demo: 2 tools.");
+    expect(deferredSection(systemText(model, 0))).not.toContain("mcp__demo__lookup");
+    expect(() => governanceMiddleware(g, { deferredTools: { tokenBudget: -1 } })).toThrow(
+      expect.objectContaining({ code: "INVALID_CONFIG" }),
+    );
   });
 
   test("a deferred tool called before tool_search is refused and nothing runs", async () => {

@@ -27,6 +27,10 @@ async function steerable(): Promise<GraphTestRuntime> {
   return built;
 }
 
+const deferredSection = (system: string) =>
+  system.slice(system.indexOf("<available-deferred-tools>"), system.indexOf("</available-deferred-tools>"));
+/** A token counter under which any line naming a demo tool is over budget. */
+const namesCostAThousand = (text: string) => (text.includes("mcp__demo__") ? 1_000 : 1);
 const thread = (id: string) => ({ configurable: { thread_id: id } });
 const toolMessages = (messages: unknown[]) =>
   messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
@@ -223,6 +227,24 @@ describe("createModelNode", () => {
     const sent = model.turns[0]?.messages ?? [];
     expect(sent.filter((m) => m.type === "system")).toHaveLength(1);
     expect(sent[0]?.text.startsWith("App rules.\n\n<available-deferred-tools>")).toBe(true);
+  });
+
+  test("deferredTools.tokenBudget and countTokens reach the section: over budget it lists sources, not tools", async () => {
+    const { governance } = await demo();
+    const model = new RecordingChatModel([answer("ok")]);
+    const agent = createGovernedAgent({
+      artifactTools: false,
+      model,
+      governance,
+      deferredTools: { tokenBudget: 500, countTokens: namesCostAThousand },
+    });
+    await agent.invoke({ messages: [new HumanMessage("hello")] }, thread("t-budget"));
+    const system = model.turns[0]?.system ?? "";
+    expect(system).toContain("- demo: 2 tools.");
+    expect(deferredSection(system)).not.toContain("mcp__demo__lookup");
+    expect(() => createModelNode({ model, governance, deferredTools: { tokenBudget: 0 } })).toThrow(
+      expect.objectContaining({ code: "INVALID_CONFIG" }),
+    );
   });
 
   test("a model without bindTools is a configuration error", async () => {

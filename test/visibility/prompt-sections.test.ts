@@ -1,3 +1,5 @@
+import { Tiktoken } from "js-tiktoken/lite";
+import o200kBase from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, test } from "vitest";
 import { promote, promotionReducer, staleTools } from "../../src/visibility/promotion.js";
 import {
@@ -6,7 +8,9 @@ import {
   staleToolsNotice,
 } from "../../src/visibility/prompt-sections.js";
 import { builtinSurfaceTool } from "../../src/visibility/surface-tool.js";
+import { ToolSurface } from "../../src/visibility/tool-surface.js";
 import { surfaceTool } from "./surface-fixtures.js";
+import { syntheticManifests } from "./synthetic-catalog.js";
 
 const tools = [
   surfaceTool("mcp__a__search", {
@@ -50,6 +54,14 @@ describe("deferredToolsPromptSection", () => {
     );
     expect(deferredToolsPromptSection(tools, all)).toBe("");
     expect(deferredToolsPromptSection([tools[3] as (typeof tools)[number]], undefined)).toBe("");
+  });
+
+  test("a catalog of 1,000 tools costs at most the default 2,500 tokens and points to tool_search", () => {
+    const large = ToolSurface.fromManifests(syntheticManifests({ tools: 1_000 }));
+    const section = deferredToolsPromptSection(large, undefined);
+    expect(new Tiktoken(o200kBase).encode(section).length).toBeLessThanOrEqual(2_500);
+    expect(section).toContain("tool_search");
+    expect(section).toContain("- github: 32 tools.");
   });
 
   test("a summary cannot close the section or open a system tag", () => {
