@@ -54,4 +54,3 @@ export {
   type ModelNodeOptions,
   type SessionIdResolver,
 } from "./nodes/index.js";
-export type { DeferredToolsSectionOptions } from "./visibility/index.js";
