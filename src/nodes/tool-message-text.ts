@@ -60,7 +60,9 @@ function recordLines(record: McpRecord, number: number): string[] {
     record.peerReviewStatus === "unknown" ? undefined : record.peerReviewStatus,
   ].filter((part) => part !== undefined);
   lines.push(`  ${facts.join(" · ")}`);
-  if (!label.includes(record.identifier)) {
+  // The label's text, not its link, is what the model cites by.
+  const labelText = /^\[([^\]]*)\]/.exec(label)?.[1] ?? label;
+  if (!labelText.includes(record.identifier)) {
     lines.push(`  id: ${record.identifierType} ${oneLine(record.identifier)}`);
   }
   if (record.url !== record.primaryCitation.url) lines.push(`  url: ${record.url}`);

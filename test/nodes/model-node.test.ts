@@ -30,7 +30,11 @@ async function steerable(): Promise<GraphTestRuntime> {
 const thread = (id: string) => ({ configurable: { thread_id: id } });
 const toolMessages = (messages: unknown[]) =>
   messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
-const body = (message: ToolMessage | undefined) => JSON.parse(String(message?.content));
+/** An error message's JSON body, or a result message's full result (its `artifact`, for code). */
+const body = (message: ToolMessage | undefined) =>
+  message?.status === "error"
+    ? JSON.parse(String(message.content))
+    : (message?.artifact as { result: unknown } | undefined)?.result;
 
 describe("createGovernedAgent: deferred tools and promotion", () => {
   test("a call to a hidden deferred tool is refused with a search-first error and nothing executes", async () => {
