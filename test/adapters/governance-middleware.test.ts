@@ -74,7 +74,10 @@ describe("governanceMiddleware with createAgent", () => {
     const [search, call] = toolMessages(result.messages);
     expect(JSON.parse(search?.content as string).results[0].name).toBe("mcp__demo__search");
     expect(call?.status).not.toBe("error");
-    expect((call?.artifact as InvokeOutcome).result).toMatchObject({ sourceId: "demo", untrusted: true });
+    expect((call?.artifact as InvokeOutcome | undefined)?.result).toMatchObject({
+      sourceId: "demo",
+      untrusted: true,
+    });
     expect(call?.content).toMatch(/^mcpInvocationId: /);
     expect(counters.calls.search).toBe(1);
     const rows = await g.ledger.query();
