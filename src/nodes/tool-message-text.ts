@@ -14,9 +14,10 @@ const MAX_AUTHORS = 10;
 /**
  * Renders a normalized result for the model. A result without records or candidates whose data is a
  * server's own content (a server without a manifest) passes that content through: its text once, and
- * its `structuredContent` only when it says something the text does not. Every line is made inert the
- * way the envelope makes result strings inert (`neutralizePromptTags`), and record fields are flattened
- * to one line each so that no server string can forge a line of its own.
+ * its `structuredContent` only when it says something the text does not. The whole text is made inert
+ * the way the envelope makes result strings inert (`neutralizePromptTags`), a line that opens with a
+ * chat role (`Human:`) loses its colon, and record fields are flattened to one line each so that no
+ * server string can forge a line of its own.
  * @param invocationId the invocation to cite (`artifact_download`, `reviewEvidence`)
  * @param result the normalized result
  * @returns the text of the tool message
@@ -32,7 +33,7 @@ export function toolResultText(invocationId: string, result: McpToolResult): str
   const passedThrough = passThroughText(result);
   if (passedThrough !== undefined) {
     lines.push(...result.warnings.map((warning) => `warning: ${oneLine(warning)}`), passedThrough);
-    return neutralizePromptTags(lines.join("\n"));
+    return inert(lines.join("\n"));
   }
   if (result.sourceVersion !== undefined) lines.push(`sourceVersion: ${oneLine(result.sourceVersion)}`);
   lines.push(...result.warnings.map((warning) => `warning: ${oneLine(warning)}`));
@@ -47,7 +48,20 @@ export function toolResultText(invocationId: string, result: McpToolResult): str
     lines.push(...recordLines(record, index + 1));
   });
   for (const candidate of result.artifacts ?? []) lines.push(candidateLine(candidate));
-  return neutralizePromptTags(lines.join("\n"));
+  return inert(lines.join("\n"));
+}
+
+/** A line that opens with a chat role (`Human:`, `Assistant:`), as a completion-style prompt reads turns. */
+// Blanks only (no line breaks) before the role: each line start is scanned once, in linear time.
+const ROLE_LINE = /(^|[\r\n])([ \t]*)(Human|Assistant|System|User)([ \t]*):/g;
+
+/**
+ * The emitted text made inert as a whole: reserved tags and chat tokens (`neutralizePromptTags`, which
+ * also catches a tag assembled across two fields), and role lines, whose colon becomes `꞉` (U+A789);
+ * a server's text keeps its line breaks, so a line of it could otherwise speak as a turn.
+ */
+function inert(text: string): string {
+  return neutralizePromptTags(text).replace(ROLE_LINE, "$1$2$3$4\uA789");
 }
 
 function recordLines(record: McpRecord, number: number): string[] {
