@@ -11,6 +11,7 @@ import type {
 } from "sciencegate/artifacts";
 import type { McpRecord, McpToolResult } from "sciencegate/governance";
 import { formatArgs, formatBytes, shortId } from "./print.js";
+import { toolResultBody } from "./scripted-model.js";
 
 /**
  * The lines of one message. A final answer (an AI message without tool calls) gives none: the demo
@@ -33,7 +34,7 @@ export async function describeMessage(message: BaseMessage): Promise<string[]> {
     ];
   }
   if (!ToolMessage.isInstance(message)) return [];
-  const body = parse(message.text);
+  const body = toolResultBody(message) ?? {};
   if (message.status === "error") {
     return [
       `    ← ${message.name}: ${String(body.code ?? "error")}: ${String(body.message ?? message.text)}`,
@@ -109,12 +110,4 @@ async function describeExtraction(result: PaperExtractResult): Promise<string[]>
     ...result.warnings.map((warning) => `      warning: ${warning}`),
     ...firstLines.map((line) => `      | ${line.slice(0, 100)}`),
   ];
-}
-
-function parse(text: string): Record<string, unknown> {
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
 }
