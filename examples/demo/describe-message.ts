@@ -71,8 +71,10 @@ export function shortLabel(record: McpRecord): string {
 function describeResult(message: ToolMessage, body: McpToolResult & { invocationId: string }): string[] {
   const cached = (message.artifact as { cacheHit?: boolean } | undefined)?.cacheHit ? ", cache hit" : "";
   const records = body.records ?? [];
+  const whole = JSON.stringify(body).length.toLocaleString("en-US");
   const lines = [
     `    ← ${message.name}: ${records.length} record(s) (invocation ${shortId(body.invocationId)}${cached})`,
+    `      the model reads ${message.text.length.toLocaleString("en-US")} characters of text; the whole result (${whole} characters of JSON) is the message's artifact`,
   ];
   for (const record of records.slice(0, 2)) {
     lines.push(`      ${shortLabel(record)} ${record.title.slice(0, 70)} [${record.contentScope}]`);
