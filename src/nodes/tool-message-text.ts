@@ -24,7 +24,9 @@ const MAX_AUTHORS = 10;
  * @example
  * toolResultText("0b6c…", result);
  * // mcpInvocationId: 0b6c…
- * // total: 57 · hasMore: true · nextStart: 2
+ * // total: 57
+ * // hasMore: true
+ * // nextStart: 2
  * // [1] [PMID:39000001](https://pubmed.ncbi.nlm.nih.gov/39000001/) Base editing corrects HBB mutations…
  * //   Müller J; Okafor A · 2024 · abstract · peer-reviewed
  */
@@ -51,8 +53,10 @@ export function toolResultText(invocationId: string, result: McpToolResult): str
   return inert(lines.join("\n"));
 }
 
-/** A line that opens with a chat role (`Human:`, `Assistant:`), as a completion-style prompt reads turns. */
-// Blanks only (no line breaks) before the role: each line start is scanned once, in linear time.
+/**
+ * A line that opens with a chat role (`Human:`, `Assistant:`), as a completion-style prompt reads turns.
+ * Only blanks (no line breaks) may precede the role, so each line start is scanned once: linear time.
+ */
 const ROLE_LINE = /(^|[\r\n])([ \t]*)(Human|Assistant|System|User)([ \t]*):/g;
 
 /**
