@@ -11,6 +11,7 @@ import type {
 } from "sciencegate/artifacts";
 import type { McpRecord, McpToolResult } from "sciencegate/governance";
 import { formatArgs, formatBytes, shortId } from "./print.js";
+import { toolResultBody } from "./scripted-model.js";
 
 /**
  * The lines of one message. A final answer (an AI message without tool calls) gives none: the demo
@@ -33,7 +34,7 @@ export async function describeMessage(message: BaseMessage): Promise<string[]> {
     ];
   }
   if (!ToolMessage.isInstance(message)) return [];
-  const body = parse(message.text);
+  const body = toolResultBody(message) ?? {};
   if (message.status === "error") {
     return [
       `    ← ${message.name}: ${String(body.code ?? "error")}: ${String(body.message ?? message.text)}`,
@@ -70,8 +71,10 @@ export function shortLabel(record: McpRecord): string {
 function describeResult(message: ToolMessage, body: McpToolResult & { invocationId: string }): string[] {
   const cached = (message.artifact as { cacheHit?: boolean } | undefined)?.cacheHit ? ", cache hit" : "";
   const records = body.records ?? [];
+  const whole = JSON.stringify(body).length.toLocaleString("en-US");
   const lines = [
     `    ← ${message.name}: ${records.length} record(s) (invocation ${shortId(body.invocationId)}${cached})`,
+    `      the model reads ${message.text.length.toLocaleString("en-US")} characters of text; the whole result (${whole} characters of JSON) is the message's artifact`,
   ];
   for (const record of records.slice(0, 2)) {
     lines.push(`      ${shortLabel(record)} ${record.title.slice(0, 70)} [${record.contentScope}]`);
@@ -109,12 +112,4 @@ async function describeExtraction(result: PaperExtractResult): Promise<string[]>
     ...result.warnings.map((warning) => `      warning: ${warning}`),
     ...firstLines.map((line) => `      | ${line.slice(0, 100)}`),
   ];
-}
-
-function parse(text: string): Record<string, unknown> {
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
 }

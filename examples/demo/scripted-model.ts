@@ -84,7 +84,10 @@ export function hasCalled(messages: readonly BaseMessage[], name: string): boole
 }
 
 /**
- * The parsed JSON body of the latest successful result of a tool.
+ * The structured body of the latest successful result of a tool. A governed MCP tool's message
+ * carries the model's compact text and, as its `artifact`, the whole outcome: a script reads the
+ * outcome (`{invocationId, ...result}`), a real model the text, which says the same ids and labels.
+ * The built-ins (`artifact_download`, `paper_extract_pdf`) answer in JSON.
  * @param messages the conversation
  * @param name the model-visible tool name
  * @returns the body, or `undefined` when the tool has not answered successfully
@@ -92,13 +95,29 @@ export function hasCalled(messages: readonly BaseMessage[], name: string): boole
 export function lastToolResult<T>(messages: readonly BaseMessage[], name: string): T | undefined {
   for (const message of [...messages].reverse()) {
     if (!ToolMessage.isInstance(message) || message.name !== name || message.status === "error") continue;
-    try {
-      return JSON.parse(message.text) as T;
-    } catch {
-      return undefined;
-    }
+    return toolResultBody(message) as T | undefined;
   }
   return undefined;
+}
+
+/**
+ * The structured body of a tool message: a governed outcome's `{invocationId, ...result}` from its
+ * `artifact`, else the JSON of its text (built-ins, `tool_search`, errors).
+ * @param message a tool message
+ * @returns the body, or `undefined` when the text is not JSON
+ */
+export function toolResultBody(message: ToolMessage): Record<string, unknown> | undefined {
+  const outcome = message.artifact as
+    | { invocationId?: unknown; result?: Record<string, unknown> }
+    | undefined;
+  if (typeof outcome?.invocationId === "string" && outcome.result !== undefined) {
+    return { invocationId: outcome.invocationId, ...outcome.result };
+  }
+  try {
+    return JSON.parse(message.text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
 }
 
 function toolName(tool: BindToolsInput): string {

@@ -3,7 +3,9 @@ import { ToolMessage } from "@langchain/core/messages";
 
 /**
  * Builds a built-in tool's answer. Failures are answers too (`status: "error"`), never throws, so the
- * model reads the structured error instead of the run failing.
+ * model reads the structured error instead of the run failing. The body is small and says nothing
+ * twice, so the model reads it as compact JSON; code reads the same object from the message's
+ * `artifact`, as it reads a governed MCP call's outcome.
  * @param name the tool's name
  * @param toolCallId the call's id (absent when the tool is invoked outside a tool call)
  * @param content the JSON body
@@ -18,5 +20,11 @@ export function toolReply(
 ): ToolMessage | string {
   const text = JSON.stringify(content);
   if (toolCallId === undefined) return text;
-  return new ToolMessage({ content: text, tool_call_id: toolCallId, name, status: ok ? "success" : "error" });
+  return new ToolMessage({
+    content: text,
+    artifact: content,
+    tool_call_id: toolCallId,
+    name,
+    status: ok ? "success" : "error",
+  });
 }

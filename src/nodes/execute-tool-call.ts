@@ -13,6 +13,7 @@ import {
   TOOL_SEARCH_NAME,
 } from "../visibility/index.js";
 import { type ApprovalHook, runApprovalHook } from "./approval-hook.js";
+import { toolResultText } from "./tool-message-text.js";
 
 /** What graph code needs of a governance runtime (`createGovernance` returns one). */
 export interface GovernedRuntime {
@@ -64,7 +65,9 @@ export interface ToolCallOutcome {
  * error and nothing executes), through `Broker.invoke` keyed by `threadId:toolCallId`, so a resumed
  * task never runs a finished call twice. With `context.approval`, the hook is asked first (the
  * approval gate raises one card per dangerous call, before any side effect), and an approval
- * that edited the arguments runs the edited call. Failures become `ToolMessage`s with `status:
+ * that edited the arguments runs the edited call. A result's message carries one compact text for the
+ * model (`toolResultText`: the invocation id, citation labels, content scopes, warnings, paging) and the
+ * whole `InvokeOutcome` as its `artifact` for code. Failures become `ToolMessage`s with `status:
  * "error"` and a JSON body `{code, message, retryable, ...}`; a refusal before the broker (unknown or
  * unpromoted tool, an approval step that said no) is audited with `Broker.recordRefusal`, so every
  * error the model sees has a ledger row. LangGraph control flow (interrupts) is rethrown.
@@ -141,7 +144,7 @@ export async function executeGovernedToolCall(
       message: new ToolMessage({
         tool_call_id: toolCallId,
         name: call.name,
-        content: JSON.stringify({ invocationId: outcome.invocationId, ...outcome.result }),
+        content: toolResultText(outcome.invocationId, outcome.result),
         artifact: outcome,
       }),
     };

@@ -9,6 +9,7 @@ import {
   type GovernanceMiddlewareOptions,
   governanceMiddleware,
 } from "../../src/adapters/governance-middleware.js";
+import type { InvokeOutcome } from "../../src/governance/broker/index.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
 import type { PromotionState } from "../../src/visibility/promotion.js";
 import { THREAD_ID_CASES } from "../core/thread-id-cases.js";
@@ -77,7 +78,11 @@ describe("governanceMiddleware with createAgent", () => {
     const [search, call] = toolMessages(result.messages);
     expect(JSON.parse(search?.content as string).results[0].name).toBe("mcp__demo__search");
     expect(call?.status).not.toBe("error");
-    expect(JSON.parse(call?.content as string)).toMatchObject({ sourceId: "demo", untrusted: true });
+    expect((call?.artifact as InvokeOutcome | undefined)?.result).toMatchObject({
+      sourceId: "demo",
+      untrusted: true,
+    });
+    expect(call?.content).toMatch(/^mcpInvocationId: /);
     expect(counters.calls.search).toBe(1);
     const rows = await g.ledger.query();
     expect(rows).toHaveLength(1);

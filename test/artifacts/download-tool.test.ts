@@ -40,6 +40,8 @@ describe("artifact_download tool", () => {
     expect(message?.status).toBe("success");
     const body = JSON.parse(String(message?.content));
     expect(body).toMatchObject({ status: "completed", bytesDownloaded: PDF.length, candidateId: "c1" });
+    // Code reads the same result from the artifact, as it reads a governed call's outcome.
+    expect(message?.artifact).toEqual(body);
     expect(custom).toContainEqual(
       expect.objectContaining({ type: "artifact_download_progress", status: "completed" }),
     );

@@ -172,8 +172,11 @@ export function toolResults(values: { messages: unknown[] }): Map<string, ToolMe
   return byQuery;
 }
 
-/** The parsed body of a tool message. */
-export const bodyOf = (message: ToolMessage | undefined) => JSON.parse(String(message?.content));
+/** An error message's JSON body, or a result message's full result (its `artifact`, for code). */
+export const bodyOf = (message: ToolMessage | undefined) =>
+  message?.status === "error"
+    ? JSON.parse(String(message.content))
+    : (message?.artifact as { result: Record<string, unknown> } | undefined)?.result;
 
 /**
  * Registers an `afterEach` that closes the runtime a test opened, and returns the opener.

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
+import type { InvokeOutcome } from "../../src/governance/broker/index.js";
 import { executeGovernedToolCall } from "../../src/nodes/execute-tool-call.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
 import { emptyPromotionState, promotionReducer } from "../../src/visibility/promotion.js";
@@ -57,8 +58,10 @@ describe("executeGovernedToolCall", () => {
     const first = await executeGovernedToolCall(g, call, { ...context, promotion });
     const again = await executeGovernedToolCall(g, call, { ...context, promotion });
     expect(first.message.status).not.toBe("error");
-    expect(JSON.parse(first.message.content as string)).toMatchObject({ sourceId: "demo", untrusted: true });
-    expect(JSON.parse(again.message.content as string)).toEqual(JSON.parse(first.message.content as string));
+    const outcome = first.message.artifact as InvokeOutcome;
+    expect(outcome.result).toMatchObject({ sourceId: "demo", untrusted: true });
+    expect(first.message.content).toMatch(new RegExp(`^mcpInvocationId: ${outcome.invocationId}\n`));
+    expect(again.message.content).toEqual(first.message.content);
     expect(counters.calls.search).toBe(1);
     expect(await g.ledger.query()).toHaveLength(1);
   });

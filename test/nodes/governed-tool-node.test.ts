@@ -35,7 +35,11 @@ async function runtime(): Promise<GraphTestRuntime> {
 const thread = (id: string) => ({ configurable: { thread_id: id } });
 const toolMessages = (messages: unknown[]) =>
   messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
-const body = (message: ToolMessage | undefined) => JSON.parse(String(message?.content));
+/** An error message's JSON body, or a result message's full result (its `artifact`, for code). */
+const body = (message: ToolMessage | undefined) =>
+  message?.status === "error"
+    ? JSON.parse(String(message.content))
+    : (message?.artifact as { result: unknown } | undefined)?.result;
 const interruptsOf = (values: unknown): Interrupt[] => (isInterrupted(values) ? values[INTERRUPT] : []);
 const select = (...names: string[]) =>
   callTools({ name: "tool_search", args: { query: `select:${names.join(",")}` } });

@@ -34,7 +34,11 @@ const namesCostAThousand = (text: string) => (text.includes("mcp__demo__") ? 1_0
 const thread = (id: string) => ({ configurable: { thread_id: id } });
 const toolMessages = (messages: unknown[]) =>
   messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
-const body = (message: ToolMessage | undefined) => JSON.parse(String(message?.content));
+/** An error message's JSON body, or a result message's full result (its `artifact`, for code). */
+const body = (message: ToolMessage | undefined) =>
+  message?.status === "error"
+    ? JSON.parse(String(message.content))
+    : (message?.artifact as { result: unknown } | undefined)?.result;
 
 describe("createGovernedAgent: deferred tools and promotion", () => {
   test("a call to a hidden deferred tool is refused with a search-first error and nothing executes", async () => {

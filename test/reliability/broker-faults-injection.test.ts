@@ -6,6 +6,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect } from "vitest";
+import type { InvokeOutcome } from "../../src/governance/broker/index.js";
 import { executeGovernedToolCall, type ToolCallOutcome } from "../../src/nodes/execute-tool-call.js";
 import { promote, promotionReducer } from "../../src/visibility/promotion.js";
 import { toSurfaceTool } from "../../src/visibility/surface-tool.js";
@@ -34,7 +35,7 @@ const LIVE_TAGS = [
   /<\s*\/?\s*(tool_result|system|system-reminder|function_results|function_calls|invoke|available-deferred-tools)\b/i,
   /<\|[a-z_]+\|>/i,
 ];
-/** In a ToolMessage (one JSON text) also: a line that starts with a role, which needs a raw line break. */
+/** In a ToolMessage also: a line that starts with a role (a server's plain text keeps its line breaks). */
 const LIVE_ROLE_LINE = /(^|[\r\n])\s*(Human|Assistant|System|User):/;
 
 function liveMarkers(text: string, patterns = [...LIVE_TAGS, LIVE_ROLE_LINE]): string[] {
@@ -82,12 +83,15 @@ describe("prompt injection stays data", () => {
       const { message } = await runAsModelTool(r, "structured");
       expect(message.status).not.toBe("error");
       const content = String(message.content);
-      const parsed = JSON.parse(content);
+      const parsed = (message.artifact as InvokeOutcome).result;
       expect(parsed).toMatchObject({ untrusted: true, sourceId: "demo" });
       // The words stay, as data: nothing is dropped or rewritten beyond the markers.
       expect(parsed.records).toHaveLength(PAYLOADS.length);
-      expect(parsed.records[0].title).toBe(`${INSTRUCTION}.`);
-      expect(parsed.records[1].title).toContain("‹/tool_result›");
+      expect(parsed.records[0]?.title).toBe(`${INSTRUCTION}.`);
+      expect(parsed.records[1]?.title).toContain("‹/tool_result›");
+      // The model's text says each record once, with the words as data.
+      expect(content).toContain(`[1] [demo:p0](https://example.org/r/p0) ${INSTRUCTION}.`);
+      expect(content.match(/^\[\d+\] /gm)).toHaveLength(PAYLOADS.length);
       expect(liveMarkers(content)).toEqual([]);
       return `${parsed.records.length}/${PAYLOADS.length} records kept as data, untrusted=true, live markers in ToolMessage: 0 (content ${content.length} chars)`;
     },
@@ -113,8 +117,7 @@ describe("prompt injection stays data", () => {
       for (let i = 0; i < replies.length; i++) {
         const { message } = await runAsModelTool(r, `q${i}`);
         const content = String(message.content);
-        const body = JSON.parse(content);
-        statuses.push(message.status === "error" ? body.code : "ok");
+        statuses.push(message.status === "error" ? JSON.parse(content).code : "ok");
         expect([`reply ${i}`, ...liveMarkers(content)]).toEqual([`reply ${i}`]);
       }
       // The third-party server's plain isError text is its tool's own failure, not an unavailable upstream.
