@@ -21,10 +21,17 @@ function post(message: PdfWorkerMessage): void {
   parentPort?.postMessage(message);
 }
 
-function memory(): PdfWorkerMemory {
-  // In a worker thread these figures are this thread's isolate, not the whole process.
+/** In a worker thread these figures are this thread's isolate, not the whole process. */
+function heldBytes(): number {
   const { heapUsed, external } = process.memoryUsage();
-  return { heapBytes: heapUsed + external };
+  return heapUsed + external;
+}
+
+/** What the worker held once pdf.js was loaded; set before `ready`. */
+let loadedBytes = 0;
+
+function memory(): PdfWorkerMemory {
+  return { heapGrowthBytes: Math.max(0, heldBytes() - loadedBytes) };
 }
 
 /** The bound of the job being extracted; the capped stream reads it when a stream is created. */
@@ -134,6 +141,7 @@ async function serve(): Promise<void> {
   // after pdf.js is in memory and counts only what the document makes it allocate.
   (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import(PDFJS_WORKER);
   capDecompression();
+  loadedBytes = heldBytes();
   // One file at a time: the parent posts the next job only after `done` or `error`.
   parentPort?.on("message", (input: PdfWorkerJob) => {
     extract(pdfjs, input).catch((error: unknown) => {

@@ -14,8 +14,11 @@ export interface PdfWorkerJob {
 
 /** What the worker's memory holds once a file is finished, for the pool's recycling decision. */
 export interface PdfWorkerMemory {
-  /** V8 heap in use plus memory held outside it (ArrayBuffers, buffers), in bytes. */
-  heapBytes: number;
+  /**
+   * V8 heap in use plus memory held outside it (ArrayBuffers, buffers), in bytes, beyond what the
+   * worker held once pdf.js was loaded.
+   */
+  heapGrowthBytes: number;
 }
 
 /**

@@ -9,8 +9,8 @@ export interface PdfWorkerPoolOptions {
   /** Files one worker extracts before it is replaced. @default 100 */
   maxFilesPerWorker?: number;
   /**
-   * A worker is replaced after a file when its heap (plus ArrayBuffers) holds more than this, or when the
-   * process's resident memory grew by more than this during the file: a large document never leaves
+   * A worker is replaced after a file when its heap (plus ArrayBuffers) holds this much more than once
+   * pdf.js was loaded, or when the process's resident memory grew by more than this during the file: a large document never leaves
    * a bloated worker to serve the next one. @default 134_217_728 (128 MiB)
    */
   recycleMemoryBytes?: number;
@@ -151,7 +151,7 @@ export class PdfWorkerPool {
   release(entry: PdfPoolWorker, memory: PdfWorkerMemory, rssGrowth: number): void {
     this.#busy.delete(entry);
     entry.files++;
-    const bloated = memory.heapBytes > this.#recycleBytes || rssGrowth > this.#recycleBytes;
+    const bloated = memory.heapGrowthBytes > this.#recycleBytes || rssGrowth > this.#recycleBytes;
     const worn = entry.files >= this.#maxFiles;
     if (this.#closed || bloated || worn || this.#idle.length >= this.#maxIdle) {
       if (bloated || worn) this.#stats.workersRecycled++;
