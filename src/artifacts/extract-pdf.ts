@@ -5,7 +5,9 @@ import type { Clock } from "../core/index.js";
 import { canonicalJson, GovernanceError, sha256Hex } from "../core/index.js";
 import { type PdfLimits, resolvePdfLimits } from "./pdf-limits.js";
 import { buildPdfExtraction, type PdfManifest } from "./pdf-manifest.js";
-import { runPdfWorker } from "./pdf-worker-runner.js";
+import { findPdftotext, isExecutable, runPdftotext } from "./pdf-pdftotext.js";
+import type { PdfWorkerPool } from "./pdf-worker-pool.js";
+import { type PdfWorkerOutput, runPdfWorker } from "./pdf-worker-runner.js";
 
 /** What to extract and where. */
 export interface ExtractPdfInput {
@@ -17,10 +19,55 @@ export interface ExtractPdfInput {
   id?: string;
 }
 
+/**
+ * Which parser reads the PDF: `pdfjs` (pdf.js in a warm worker thread, always there), `pdftotext`
+ * (poppler-utils' binary, faster; must be installed), or `auto`: `pdftotext` when one is found, else
+ * `pdfjs`. Both give one text per page and the same `needsVision` rule (a page without text); their
+ * text differs in spacing and, on multi-column pages, in order.
+ */
+export type PdfExtractor = "auto" | "pdfjs" | "pdftotext";
+
 /** Seams of `extractPdf`. */
 export interface ExtractPdfOptions {
   /** Times the wall-clock bound. @default systemClock */
   clock?: Clock;
+  /** The parser (see {@link PdfExtractor}). @default "auto" */
+  extractor?: PdfExtractor;
+  /** The `pdftotext` binary. @default the first `pdftotext` on the `PATH` */
+  pdftotextPath?: string;
+  /** The warm pdf.js workers. @default sharedPdfWorkerPool() */
+  pool?: PdfWorkerPool;
+}
+
+const EXTRACTORS: readonly PdfExtractor[] = ["auto", "pdfjs", "pdftotext"];
+
+/** The binary to run, or `undefined` for pdf.js. */
+async function chooseBackend(options: ExtractPdfOptions): Promise<string | undefined> {
+  const extractor = options.extractor ?? "auto";
+  if (!EXTRACTORS.includes(extractor)) {
+    throw new GovernanceError(
+      "INVALID_INPUT",
+      `Unknown PDF extractor '${String(extractor)}': use "auto", "pdfjs" or "pdftotext".`,
+      { data: { extractor } },
+    );
+  }
+  if (extractor === "pdfjs") return undefined;
+  const binary =
+    options.pdftotextPath === undefined
+      ? await findPdftotext()
+      : (await isExecutable(options.pdftotextPath))
+        ? options.pdftotextPath
+        : undefined;
+  if (binary === undefined && extractor === "pdftotext") {
+    const where = options.pdftotextPath ?? "pdftotext on the PATH";
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `PDF extractor "pdftotext" needs ${where}, which is missing or not executable: install poppler-utils ` +
+        `(apt-get install poppler-utils), or use extractor "auto" or "pdfjs".`,
+      { data: { extractor, pdftotextPath: options.pdftotextPath } },
+    );
+  }
+  return binary;
 }
 
 /** The outcome of an extraction (or of the earlier one it found). */
@@ -71,30 +118,35 @@ async function readExisting(
   textPath: string,
   sha: string,
   limits: PdfLimits,
+  extractor: PdfExtractor,
 ): Promise<PdfManifest | undefined> {
   try {
     const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as PdfManifest;
     await stat(textPath);
     const same = manifest.inputSha256 === sha && canonicalJson(manifest.limits) === canonicalJson(limits);
-    return same ? manifest : undefined;
+    // `auto` takes what either parser wrote; a named one only its own text.
+    const parser = extractor === "pdfjs" ? "pdfjs-dist" : "pdftotext";
+    return same && (extractor === "auto" || manifest.parser.startsWith(parser)) ? manifest : undefined;
   } catch {
     return undefined; // absent or unreadable: extract again and overwrite
   }
 }
 
 /**
- * Extracts the text of a PDF with pdf.js in a worker thread under hard bounds, writing
+ * Extracts the text of a PDF with pdf.js in a warm worker thread, or with `pdftotext` (see
+ * {@link PdfExtractor}), under hard bounds, writing
  * `<outDir>/fulltext.md` (a `## Page N` section per page) and `<outDir>/manifest.json`.
  * Idempotent: when `outDir` already holds an extraction of the same bytes under the same limits it is
  * returned as is, without running the parser.
  * @param input the PDF, the output folder and an optional id for messages
  * @param limits bounds; absent ones default to 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s
- * @param options the clock for the wall-time bound
+ * @param options the clock for the wall-time bound, the parser, the `pdftotext` binary, the worker pool
  * @returns the output paths, page count, warnings and the input's SHA-256
- * @throws GovernanceError `INVALID_INPUT` for a non-PDF or a bad limit, `NOT_FOUND` for a missing file,
+ * @throws GovernanceError `INVALID_INPUT` for a non-PDF, a bad limit or an unknown extractor,
+ *   `INVALID_CONFIG` for `extractor: "pdftotext"` without the binary, `NOT_FOUND` for a missing file,
  *   `RESPONSE_TOO_LARGE` when `maxBytes`, `maxPages`, `maxCharacters` or `maxMemoryBytes` is crossed
  *   (data.limit names it),
- *   `TIMEOUT` when `timeoutMs` passes, `NORMALIZATION_FAILED` when pdf.js cannot parse the file
+ *   `TIMEOUT` when `timeoutMs` passes, `NORMALIZATION_FAILED` when the parser cannot read the file
  * @example
  * const { textPath, pageCount } = await extractPdf({ pdfPath: "paper.pdf", outDir: "papers/p1" });
  */
@@ -104,6 +156,7 @@ export async function extractPdf(
   options: ExtractPdfOptions = {},
 ): Promise<ExtractPdfResult> {
   const bounds = resolvePdfLimits(limits);
+  const binary = await chooseBackend(options);
   const label = input.id ?? basename(input.pdfPath);
   const size = await stat(input.pdfPath).then(
     (s) => s.size,
@@ -123,7 +176,13 @@ export async function extractPdf(
   const inputSha256 = sha256Hex(bytes);
   const textPath = join(input.outDir, "fulltext.md");
   const manifestPath = join(input.outDir, "manifest.json");
-  const existing = await readExisting(manifestPath, textPath, inputSha256, bounds);
+  const existing = await readExisting(
+    manifestPath,
+    textPath,
+    inputSha256,
+    bounds,
+    options.extractor ?? "auto",
+  );
   if (existing) {
     return {
       textPath,
@@ -134,10 +193,15 @@ export async function extractPdf(
     };
   }
 
-  const { parser, pages } = await runPdfWorker(new Uint8Array(bytes), bounds, {
-    label,
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
+  const clock = options.clock ? { clock: options.clock } : {};
+  const { parser, pages }: PdfWorkerOutput =
+    binary === undefined
+      ? await runPdfWorker(new Uint8Array(bytes), bounds, {
+          label,
+          ...clock,
+          ...(options.pool ? { pool: options.pool } : {}),
+        })
+      : await runPdftotext(bytes, bounds, { binary, label, ...clock });
   const { fulltext, manifest } = buildPdfExtraction({
     parser,
     inputSha256,

@@ -41,6 +41,7 @@ export {
   type ExtractPdfResult,
   extractPdf,
   hasPdfSignature,
+  type PdfExtractor,
 } from "./extract-pdf.js";
 export {
   type EvidenceRuntime,
@@ -61,6 +62,12 @@ export {
 } from "./paper-extraction.js";
 export { DEFAULT_PDF_LIMITS, type PdfLimits } from "./pdf-limits.js";
 export type { PdfManifest, PdfManifestPage } from "./pdf-manifest.js";
+export {
+  PdfWorkerPool,
+  type PdfWorkerPoolOptions,
+  type PdfWorkerPoolStats,
+  sharedPdfWorkerPool,
+} from "./pdf-worker-pool.js";
 export { requestDownloadApproval } from "./request-download-approval.js";
 export {
   type EvidenceRejection,

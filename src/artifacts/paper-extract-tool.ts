@@ -12,6 +12,7 @@ import type { Clock } from "../core/index.js";
 import { GovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
+import type { PdfExtractor } from "./extract-pdf.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
 import type { PdfLimits } from "./pdf-limits.js";
 import { toolReply } from "./tool-reply.js";
@@ -43,6 +44,8 @@ export interface PaperExtractToolOptions {
   dataDir: string;
   /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
   limits?: Partial<PdfLimits>;
+  /** The parser: pdftotext when on the PATH, else pdf.js (see `PdfExtractor`). @default "auto" */
+  extractor?: PdfExtractor;
   /** Times the wall-clock bound. @default systemClock */
   clock?: Clock;
   /**
@@ -88,6 +91,7 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
     store,
     dataDir: options.dataDir,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.extractor ? { extractor: options.extractor } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   };
   return tool(

@@ -18,7 +18,7 @@ import type { ContentStore, InvocationRecord, Ledger } from "../governance/audit
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import { appendArtifactRow } from "./download-ledger.js";
-import { extractPdf } from "./extract-pdf.js";
+import { extractPdf, type PdfExtractor } from "./extract-pdf.js";
 import type { PdfLimits } from "./pdf-limits.js";
 
 /** What an extraction needs: the download jobs (read only), the ledger and CAS, and where to write. */
@@ -33,6 +33,8 @@ export interface PaperExtractionRuntime {
   dataDir: string;
   /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
   limits?: Partial<PdfLimits>;
+  /** The parser: pdftotext when on the PATH, else pdf.js (see `PdfExtractor`). @default "auto" */
+  extractor?: PdfExtractor;
   /** Times the wall-clock bound and the rows. @default systemClock */
   clock?: Clock;
   /** Id generator of the rows. @default crypto.randomUUID */
@@ -154,11 +156,10 @@ function extractShared(runtime: PaperExtractionRuntime, job: DownloadJob): Promi
   const outDir = join(runtime.dataDir, "papers", job.jobId);
   const running = inFlight.get(outDir);
   if (running) return running;
-  const work = extractPdf(
-    { pdfPath: job.finalPath, outDir, id: job.jobId },
-    runtime.limits ?? {},
-    runtime.clock ? { clock: runtime.clock } : {},
-  )
+  const work = extractPdf({ pdfPath: job.finalPath, outDir, id: job.jobId }, runtime.limits ?? {}, {
+    ...(runtime.clock ? { clock: runtime.clock } : {}),
+    ...(runtime.extractor ? { extractor: runtime.extractor } : {}),
+  })
     .then(
       (r): ExtractionLedgerEntry => ({
         kind: "paper_extract_pdf",

@@ -1,13 +1,13 @@
 /**
- * Worker-thread entry of the PDF extractor: parses the bytes with pdf.js and streams the text page by
- * page to the parent. It stops itself at the bounds it can see as the data arrives (characters of
- * text, bytes one stream inflates to) and reports them; the parent enforces pages, memory and time,
- * and terminates this thread when any bound is crossed.
- * Never imported by the main thread; `runPdfWorker` starts it.
+ * Worker-thread entry of the PDF extractor: loads pdf.js once, then extracts one file per `extract`
+ * message, streaming the text page by page to the parent. It stops itself at the bounds it can see as
+ * the data arrives (characters of text, bytes one stream inflates to) and reports them; the parent
+ * enforces pages, memory and time, and terminates this thread when any bound is crossed.
+ * Never imported by the main thread; `PdfWorkerPool` starts it.
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 import type { PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
-import type { PdfWorkerInput, PdfWorkerMessage } from "./pdf-worker-messages.js";
+import type { PdfWorkerJob, PdfWorkerMemory, PdfWorkerMessage } from "./pdf-worker-messages.js";
 
 /** The fake-worker half of pdf.js, which parses in this thread; typed as a plain module (it ships no types). */
 const PDFJS_WORKER: string = "pdfjs-dist/legacy/build/pdf.worker.mjs";
@@ -21,19 +21,36 @@ function post(message: PdfWorkerMessage): void {
   parentPort?.postMessage(message);
 }
 
+/** In a worker thread these figures are this thread's isolate, not the whole process. */
+function heldBytes(): number {
+  const { heapUsed, external } = process.memoryUsage();
+  return heapUsed + external;
+}
+
+/** What the worker held once pdf.js was loaded; set before `ready`. */
+let loadedBytes = 0;
+
+function memory(): PdfWorkerMemory {
+  return { heapGrowthBytes: Math.max(0, heldBytes() - loadedBytes) };
+}
+
+/** The bound of the job being extracted; the capped stream reads it when a stream is created. */
+const current = { job: 0, maxStreamBytes: 0 };
+
 /**
  * pdf.js inflates FlateDecode streams with the platform's `DecompressionStream` and keeps every chunk
- * until the end, outside the heap cap. This one passes chunks on up to `maxBytes`, then reports the
- * stream and never finishes it: pdf.js neither holds more nor falls back to its own decoder before the
- * parent ends the thread.
+ * until the end, outside the heap cap. This one passes chunks on up to the current job's
+ * `maxStreamBytes`, then reports the stream and never finishes it: pdf.js neither holds more nor falls
+ * back to its own decoder before the parent ends the thread.
  */
-function capDecompression(maxBytes: number): void {
+function capDecompression(): void {
   const Native = globalThis.DecompressionStream;
   class CappedDecompressionStream {
     readonly readable: ReadableStream<Uint8Array>;
     readonly writable: WritableStream<Uint8Array>;
     constructor(format: ConstructorParameters<typeof DecompressionStream>[0]) {
       const inner = new Native(format);
+      const { job, maxStreamBytes: maxBytes } = current;
       let total = 0;
       this.writable = inner.writable;
       this.readable = inner.readable.pipeThrough(
@@ -41,7 +58,7 @@ function capDecompression(maxBytes: number): void {
           transform(chunk, controller) {
             total += chunk.byteLength;
             if (total <= maxBytes) return controller.enqueue(chunk);
-            post({ type: "limit", limit: "maxStreamBytes", actual: total });
+            post({ type: "limit", job, limit: "maxStreamBytes", actual: total });
             return new Promise<void>(() => {}); // stalled until the parent terminates the thread
           },
         }),
@@ -59,7 +76,7 @@ function capDecompression(maxBytes: number): void {
 async function pageText(
   page: PDFPageProxy,
   before: number,
-  maxCharacters: number,
+  input: PdfWorkerJob,
 ): Promise<string | undefined> {
   const reader = page.streamTextContent().getReader();
   let text = "";
@@ -79,22 +96,19 @@ async function pageText(
       text += piece;
     }
     const characters = before + (start < 0 ? 0 : end - start);
-    if (characters > maxCharacters) {
-      post({ type: "limit", limit: "maxCharacters", actual: characters });
+    if (characters > input.maxCharacters) {
+      post({ type: "limit", job: input.job, limit: "maxCharacters", actual: characters });
       await reader.cancel().catch(() => {}); // the parent is ending the thread anyway
       return undefined;
     }
   }
 }
 
-async function extract(input: PdfWorkerInput): Promise<void> {
-  // The legacy build is the one that runs on Node 20; loaded here so the main thread never pays for it.
-  const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs");
-  // Loaded before `ready` (pdf.js would import it on first use), so the parent's memory budget starts
-  // after pdf.js is in memory and counts only what the document makes it allocate.
-  (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import(PDFJS_WORKER);
-  capDecompression(input.maxStreamBytes);
-  post({ type: "ready" });
+type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
+
+async function extract(pdfjs: PdfJs, input: PdfWorkerJob): Promise<void> {
+  current.job = input.job;
+  current.maxStreamBytes = input.maxStreamBytes;
   const document = await pdfjs.getDocument({
     data: input.data,
     isEvalSupported: false,
@@ -103,23 +117,39 @@ async function extract(input: PdfWorkerInput): Promise<void> {
     verbosity: pdfjs.VerbosityLevel.ERRORS,
   }).promise;
   try {
-    post({ type: "document", pageCount: document.numPages, parser: `pdfjs-dist ${pdfjs.version}` });
+    const { job } = input;
+    post({ type: "document", job, pageCount: document.numPages, parser: `pdfjs-dist ${pdfjs.version}` });
     let characters = 0;
     for (let n = 1; n <= document.numPages; n++) {
       const page = await document.getPage(n);
-      const text = await pageText(page, characters, input.maxCharacters);
+      const text = await pageText(page, characters, input);
       if (text === undefined) return;
       characters += text.length;
-      post({ type: "page", page: n, text });
+      post({ type: "page", job, page: n, text });
       page.cleanup();
     }
-    post({ type: "done" });
   } finally {
     await document.destroy();
   }
+  post({ type: "done", job: input.job, memory: memory() });
 }
 
-extract(workerData as PdfWorkerInput).catch((error: unknown) => {
-  const err = error instanceof Error ? error : new Error(String(error));
-  post({ type: "error", message: err.message, name: err.name });
-});
+async function serve(): Promise<void> {
+  // The legacy build is the one that runs on Node 20; loaded here so the main thread never pays for it.
+  const pdfjs = await import("pdfjs-dist/legacy/build/pdf.mjs");
+  // Loaded before `ready` (pdf.js would import it on first use), so the parent's memory budget starts
+  // after pdf.js is in memory and counts only what the document makes it allocate.
+  (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = await import(PDFJS_WORKER);
+  capDecompression();
+  loadedBytes = heldBytes();
+  // One file at a time: the parent posts the next job only after `done` or `error`.
+  parentPort?.on("message", (input: PdfWorkerJob) => {
+    extract(pdfjs, input).catch((error: unknown) => {
+      const err = error instanceof Error ? error : new Error(String(error));
+      post({ type: "error", job: input.job, message: err.message, name: err.name, memory: memory() });
+    });
+  });
+  post({ type: "ready" });
+}
+
+void serve();

@@ -1,7 +1,10 @@
-/** The messages between `runPdfWorker` (parent) and the `pdf-extract-worker` thread. */
+/** The messages between the PDF worker pool (parent) and a `pdf-extract-worker` thread. */
 
-/** What the parent hands the worker in `workerData`; the PDF bytes come transferred, not copied. */
-export interface PdfWorkerInput {
+/** One file to extract, posted to a ready worker; the PDF bytes come transferred, not copied. */
+export interface PdfWorkerJob {
+  type: "extract";
+  /** Tags every message about this file, so a late message of an earlier file is never mistaken. */
+  job: number;
   data: Uint8Array;
   /** Most characters of text over all pages; the worker stops as soon as the text crosses it. */
   maxCharacters: number;
@@ -9,14 +12,24 @@ export interface PdfWorkerInput {
   maxStreamBytes: number;
 }
 
+/** What the worker's memory holds once a file is finished, for the pool's recycling decision. */
+export interface PdfWorkerMemory {
+  /**
+   * V8 heap in use plus memory held outside it (ArrayBuffers, buffers), in bytes, beyond what the
+   * worker held once pdf.js was loaded.
+   */
+  heapGrowthBytes: number;
+}
+
 /**
- * What the worker posts, in order: `ready` once pdf.js is loaded, `document`, one `page` per page, then
- * `done`; `limit` (a bound the worker saw crossed) or `error` may come at any point.
+ * What the worker posts: `ready` once pdf.js is loaded; then, per job, `document`, one `page` per page
+ * and `done`; `limit` (a bound the worker saw crossed) or `error` may come at any point of a job.
+ * After `done` or `error` the worker waits for the next job.
  */
 export type PdfWorkerMessage =
   | { type: "ready" }
-  | { type: "document"; pageCount: number; parser: string }
-  | { type: "page"; page: number; text: string }
-  | { type: "limit"; limit: "maxCharacters" | "maxStreamBytes"; actual: number }
-  | { type: "done" }
-  | { type: "error"; message: string; name: string };
+  | { type: "document"; job: number; pageCount: number; parser: string }
+  | { type: "page"; job: number; page: number; text: string }
+  | { type: "limit"; job: number; limit: "maxCharacters" | "maxStreamBytes"; actual: number }
+  | { type: "done"; job: number; memory: PdfWorkerMemory }
+  | { type: "error"; job: number; message: string; name: string; memory: PdfWorkerMemory };

@@ -1,7 +1,7 @@
-import { Worker } from "node:worker_threads";
 import { type Clock, GovernanceError, systemClock } from "../core/index.js";
 import type { PdfLimits } from "./pdf-limits.js";
-import type { PdfWorkerInput, PdfWorkerMessage } from "./pdf-worker-messages.js";
+import type { PdfWorkerMemory, PdfWorkerMessage } from "./pdf-worker-messages.js";
+import { type PdfWorkerPool, sharedPdfWorkerPool } from "./pdf-worker-pool.js";
 
 /** The text pdf.js found, page by page. */
 export interface PdfWorkerOutput {
@@ -16,6 +16,8 @@ export interface RunPdfWorkerOptions {
   clock?: Clock;
   /** A label for error messages (a paper id or file name). */
   label?: string;
+  /** Where the worker comes from. @default sharedPdfWorkerPool() */
+  pool?: PdfWorkerPool;
 }
 
 const MIB = 1024 * 1024;
@@ -23,38 +25,13 @@ const MIB = 1024 * 1024;
 const PDFJS_HEAP_MB = 64;
 /** How often the parent samples the process's resident memory. */
 const MEMORY_SAMPLE_MS = 25;
-const PDFJS = "pdfjs-dist/legacy/build/pdf.mjs";
-const PDFJS_WORKER = "pdfjs-dist/legacy/build/pdf.worker.mjs";
 
 /**
  * The memory budgets of the extractions running in this process. Resident memory is the process's,
  * not a thread's, so running extractions share their budgets instead of each being charged the others'.
  */
 const runningBudgets = new Set<{ bytes: number }>();
-
-function startWorker(input: PdfWorkerInput, maxMemoryBytes: number): Worker {
-  // The heap cap stops a heap that outgrows the budget at once; ArrayBuffers escape it (see the watchdog).
-  const resourceLimits = { maxOldGenerationSizeMb: Math.ceil(maxMemoryBytes / MIB) + PDFJS_HEAP_MB };
-  const transferList = [input.data.buffer as ArrayBuffer];
-  // From dist/ this file is .js and so is the worker entry.
-  if (!import.meta.url.endsWith(".ts")) {
-    return new Worker(new URL("./pdf-extract-worker.js", import.meta.url), {
-      workerData: input,
-      transferList,
-      resourceLimits,
-    });
-  }
-  // From sources (vitest, tsx) the entry is .ts: Node 20 does not apply a parent's tsx hooks to a
-  // worker, so a tiny eval'd script registers tsx in the worker, then imports the entry. pdf.js is
-  // loaded first: through tsx (a transform and 8 MB of source maps) it costs 4 s and 350 MB per worker.
-  const entry = new URL("./pdf-extract-worker.ts", import.meta.url).href;
-  const preload = [PDFJS, PDFJS_WORKER].map(
-    (s) => `await import(${JSON.stringify(import.meta.resolve(s))});`,
-  );
-  const tsxApi = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  const bootstrap = `(async () => { ${preload.join(" ")} (await import(${tsxApi})).register(); await import(${JSON.stringify(entry)}); })();`;
-  return new Worker(bootstrap, { eval: true, workerData: input, transferList, resourceLimits });
-}
+let lastJob = 0;
 
 function limitError(label: string, limit: keyof PdfLimits, max: number, actual: number): GovernanceError {
   const what = limit === "maxPages" ? "pages" : "characters of text";
@@ -80,15 +57,16 @@ function memoryError(
 }
 
 /**
- * Extracts the text of a PDF in a `worker_threads` Worker under every bound of `limits` but
- * `maxBytes`, and terminates the worker the moment one is crossed: pages and wall time in this thread;
+ * Extracts the text of a PDF in a warm `worker_threads` Worker of `pool` under every bound of `limits`
+ * but `maxBytes`, and terminates that worker the moment one is crossed (the pool replaces it; other
+ * files are not affected): pages and wall time (start-up included) in this thread;
  * characters and the size of an inflated stream in the worker, as the data arrives; memory with a heap
  * cap on the worker and a watchdog here that samples the process's resident memory (ArrayBuffers, which
- * the heap cap does not cover, included) every 25 ms once pdf.js is loaded.
+ * the heap cap does not cover, included) every 25 ms from the moment the file reaches the worker.
  * @param data the PDF bytes (already checked for size and signature); transferred to the worker, so
  *   `data` is empty afterwards
  * @param limits the bounds to enforce (`maxBytes` is the caller's job: it is checked before reading)
- * @param options clock and label
+ * @param options clock, label and pool
  * @returns the parser name and the text of every page
  * @throws GovernanceError `RESPONSE_TOO_LARGE` (data.limit `maxPages`, `maxCharacters` or
  *   `maxMemoryBytes`), `TIMEOUT` (data.limit `timeoutMs`), `NORMALIZATION_FAILED` when pdf.js cannot
@@ -102,10 +80,16 @@ export function runPdfWorker(
   const clock = options.clock ?? systemClock;
   const label = options.label ?? "document";
   const maxStreamBytes = Math.floor(limits.maxMemoryBytes / 2);
-  const worker = startWorker(
-    { data, maxCharacters: limits.maxCharacters, maxStreamBytes },
-    limits.maxMemoryBytes,
-  );
+  const heapCapMb = Math.ceil(limits.maxMemoryBytes / MIB) + PDFJS_HEAP_MB;
+  const pool = options.pool ?? sharedPdfWorkerPool();
+  let entry: ReturnType<PdfWorkerPool["acquire"]>;
+  try {
+    entry = pool.acquire(heapCapMb);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const { worker } = entry;
+  const job = ++lastJob;
   const timer = new AbortController();
   const output: PdfWorkerOutput = { parser: "pdfjs-dist", pages: [] };
   const budget = { bytes: limits.maxMemoryBytes };
@@ -113,13 +97,24 @@ export function runPdfWorker(
   let settled = false;
 
   return new Promise<PdfWorkerOutput>((resolve, reject) => {
-    const finish = (error: GovernanceError | undefined) => {
+    /** `memory` is set when the worker finished the file and can serve another. */
+    const finish = (error: GovernanceError | undefined, memory?: PdfWorkerMemory) => {
       if (settled) return;
       settled = true;
       timer.abort();
       runningBudgets.delete(budget);
+      worker.off("message", onMessage);
+      worker.off("error", onError);
+      worker.off("exit", onExit);
+      if (memory) {
+        const growth = baseline === undefined ? 0 : process.memoryUsage.rss() - baseline;
+        pool.release(entry, memory, growth);
+        if (error) reject(error);
+        else resolve(output);
+        return;
+      }
       // Terminate before settling, so a caller never sees a result while the thread still runs.
-      void worker.terminate().finally(() => (error ? reject(error) : resolve(output)));
+      void pool.discard(entry).finally(() => (error ? reject(error) : resolve(output)));
     };
     clock.sleep(limits.timeoutMs, timer.signal).then(
       () =>
@@ -147,13 +142,9 @@ export function runPdfWorker(
       }
     };
     watchMemory().catch(() => {}); // aborted: the extraction settled
-    worker.on("message", (message: PdfWorkerMessage) => {
-      if (settled) return;
+    const onMessage = (message: PdfWorkerMessage) => {
+      if (settled || message.type === "ready" || message.job !== job) return;
       switch (message.type) {
-        case "ready":
-          baseline = process.memoryUsage.rss();
-          runningBudgets.add(budget);
-          return;
         case "document":
           output.parser = message.parser;
           if (message.pageCount > limits.maxPages) {
@@ -175,9 +166,10 @@ export function runPdfWorker(
           }
           return;
         case "done":
-          finish(undefined);
+          finish(undefined, message.memory);
           return;
         case "error":
+          // pdf.js refused the file and let go of it: the worker is sound and serves the next one.
           finish(
             new GovernanceError(
               "NORMALIZATION_FAILED",
@@ -186,23 +178,40 @@ export function runPdfWorker(
                 data: { parserError: message.name },
               },
             ),
+            message.memory,
           );
       }
-    });
+    };
     const died = (reason: string, cause?: unknown) =>
       finish(
         new GovernanceError("NORMALIZATION_FAILED", `The PDF worker for ${label} stopped: ${reason}`, {
           ...(cause === undefined ? {} : { cause }),
         }),
       );
-    worker.on("error", (error: Error & { code?: string }) => {
+    const onError = (error: Error & { code?: string }) => {
       if (error.code === "ERR_WORKER_OUT_OF_MEMORY") {
         const heap = `pdf.js's heap outgrew its ${Math.ceil(limits.maxMemoryBytes / MIB) + PDFJS_HEAP_MB} MiB cap`;
         finish(memoryError(label, limits.maxMemoryBytes, heap, {}));
         return;
       }
       died(error.message, error);
-    });
-    worker.on("exit", (code) => died(`it exited (code ${code}) before finishing`));
+    };
+    const onExit = (code: number) => died(`it exited (code ${code}) before finishing`);
+    worker.on("message", onMessage);
+    worker.on("error", onError);
+    worker.on("exit", onExit);
+    entry.ready.then(
+      () => {
+        if (settled) return;
+        // The budget counts what this file makes the process allocate, from the moment it arrives.
+        baseline = process.memoryUsage.rss();
+        runningBudgets.add(budget);
+        const { maxCharacters } = limits;
+        worker.postMessage({ type: "extract", job, data, maxCharacters, maxStreamBytes }, [
+          data.buffer as ArrayBuffer,
+        ]);
+      },
+      () => {}, // the worker's own error or exit event reports it
+    );
   });
 }

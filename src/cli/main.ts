@@ -4,6 +4,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { isToolError } from "../adk/index.js";
+import type { PdfExtractor } from "../artifacts/index.js";
 import { isGovernanceError } from "../core/index.js";
 import { auditCommand } from "./commands/audit.js";
 import { type CallIo, callCommand } from "./commands/call.js";
@@ -33,8 +34,10 @@ Commands:
                                                      tools made a successful call of one in the run
   search-tools "<query>" [--max-results N] [--config FILE] [--json]
                                                      rank tools as tool_search does (works offline)
-  extract <pdf> [--out DIR] [--json]                 bounded PDF text extraction (pdf.js in a worker) to
-                                                     DIR/fulltext.md + manifest.json (default ./<name>-extracted)
+  extract <pdf> [--out DIR] [--extractor auto|pdfjs|pdftotext] [--json]
+                                                     bounded PDF text extraction (pdftotext when on the PATH,
+                                                     else pdf.js in a worker) to DIR/fulltext.md +
+                                                     manifest.json (default ./<name>-extracted)
   serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
   serve llm-wiki                                     run the LLM Wiki bridge (stdio; $SCIENCE_AGENT_LLM_WIKI_URL)
 
@@ -236,7 +239,11 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
         const { values, positionals } = parseArgs({
           args: rest,
           allowPositionals: true,
-          options: { out: { type: "string" }, json: { type: "boolean", default: false } },
+          options: {
+            out: { type: "string" },
+            extractor: { type: "string" },
+            json: { type: "boolean", default: false },
+          },
           strict: true,
         });
         const [pdf, ...extra] = positionals;
@@ -250,6 +257,8 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
           pdf,
           json: values.json ?? false,
           ...(values.out ? { out: values.out } : {}),
+          // extractPdf names the accepted values when this one is not among them.
+          ...(values.extractor ? { extractor: values.extractor as PdfExtractor } : {}),
         });
       }
       case "serve":

@@ -36,6 +36,9 @@ async function rejection(
   return { code: error.code, message: error.message, data: error.data };
 }
 
+/** This file tests the pdf.js backend; extract-pdf-backends.test.ts runs both backends side by side. */
+const PDFJS = { extractor: "pdfjs" } as const;
+
 /** Four pages; page 3 draws a rectangle but has no text. */
 const MIXED = [
   ["Abstract: BRCA1 (and BRCA2) variants."],
@@ -48,7 +51,7 @@ describe("extractPdf", () => {
   test("writes a ## Page N section per page and a manifest with exactly the documented fields", async () => {
     const { dir, pdfPath } = writePdf(MIXED);
     const outDir = join(dir, "out");
-    const result = await extractPdf({ pdfPath, outDir, id: "p1" });
+    const result = await extractPdf({ pdfPath, outDir, id: "p1" }, {}, PDFJS);
 
     expect(result).toEqual({
       textPath: join(outDir, "fulltext.md"),
@@ -101,17 +104,17 @@ describe("extractPdf", () => {
   test("is idempotent: a second call with the same bytes returns the earlier result without rewriting it", async () => {
     const { dir, pdfPath } = writePdf(textPages(3));
     const outDir = join(dir, "out");
-    const first = await extractPdf({ pdfPath, outDir });
+    const first = await extractPdf({ pdfPath, outDir }, {}, PDFJS);
     const before = statSync(first.manifestPath).mtimeMs;
     const textBefore = statSync(first.textPath).mtimeMs;
-    const second = await extractPdf({ pdfPath, outDir });
+    const second = await extractPdf({ pdfPath, outDir }, {}, PDFJS);
     expect(second).toEqual(first);
     expect(statSync(first.manifestPath).mtimeMs).toBe(before);
     expect(statSync(first.textPath).mtimeMs).toBe(textBefore);
 
     // Different bytes at the same path are extracted again.
     writeFileSync(pdfPath, makePdf(textPages(2)));
-    const third = await extractPdf({ pdfPath, outDir });
+    const third = await extractPdf({ pdfPath, outDir }, {}, PDFJS);
     expect(third.pageCount).toBe(2);
     expect(third.inputSha256).not.toBe(first.inputSha256);
     expect(readFileSync(third.textPath, "utf8")).not.toContain("## Page 3");
@@ -125,7 +128,7 @@ describe("extractPdf", () => {
     const dir = tempDir();
     const pdfPath = join(dir, "fake.pdf");
     writeFileSync(pdfPath, content);
-    const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }));
+    const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, {}, PDFJS));
     expect(error.code).toBe("INVALID_INPUT");
     expect(error.message).toContain("is not a PDF");
     expect(await readdir(dir)).toEqual(["fake.pdf"]);
@@ -140,7 +143,7 @@ describe("extractPdf", () => {
   ] as const)("stops a PDF over the %s bound with an error naming it", async (limit, limits, pages, code) => {
     const { dir, pdfPath } = writePdf(pages);
     const outDir = join(dir, "out");
-    const error = await rejection(extractPdf({ pdfPath, outDir }, limits));
+    const error = await rejection(extractPdf({ pdfPath, outDir }, limits, PDFJS));
     expect(error.code).toBe(code);
     expect(error.message).toContain(limit);
     expect(error.data).toMatchObject({ limit, max: Object.values(limits)[0] });
@@ -149,7 +152,7 @@ describe("extractPdf", () => {
 
   test("the same PDF passes once the bound allows it", async () => {
     const { dir, pdfPath } = writePdf(textPages(5));
-    const result = await extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxPages: 5 });
+    const result = await extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxPages: 5 }, PDFJS);
     expect(result.pageCount).toBe(5);
     expect(result.warnings).toEqual([]);
   });
@@ -158,7 +161,7 @@ describe("extractPdf", () => {
     const dir = tempDir();
     const pdfPath = join(dir, "broken.pdf");
     writeFileSync(pdfPath, "%PDF-1.4\nthis is not a real document\n%%EOF\n");
-    const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }));
+    const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, {}, PDFJS));
     expect(error.code).toBe("NORMALIZATION_FAILED");
   });
 
@@ -175,7 +178,7 @@ describe("extractPdf", () => {
       // 66 KB on disk, 64 MiB inflated.
       const { dir, pdfPath } = writeBytes(compressionBombPdf({ decodedBytes: 64 * MiB }));
       const error = await rejection(
-        extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxMemoryBytes: 32 * MiB }),
+        extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxMemoryBytes: 32 * MiB }, PDFJS),
       );
       expect(error.code).toBe("RESPONSE_TOO_LARGE");
       expect(error.message).toContain("maxMemoryBytes");
@@ -183,7 +186,7 @@ describe("extractPdf", () => {
       expect(error.data).toMatchObject({ limit: "maxMemoryBytes", max: 32 * MiB });
       expect(await readdir(dir)).toEqual(["hostile.pdf"]);
 
-      const result = await extractPdf({ pdfPath, outDir: join(dir, "out") });
+      const result = await extractPdf({ pdfPath, outDir: join(dir, "out") }, {}, PDFJS);
       expect(readFileSync(result.textPath, "utf8")).toContain("Compression bomb");
     });
 
@@ -192,7 +195,7 @@ describe("extractPdf", () => {
       const bomb = compressionBombPdf({ decodedBytes: 128 * MiB, filter: "RunLengthDecode" });
       const { dir, pdfPath } = writeBytes(bomb);
       const limits = { maxMemoryBytes: 64 * MiB };
-      const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, limits));
+      const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, limits, PDFJS));
       expect(error.code).toBe("RESPONSE_TOO_LARGE");
       expect(error.message).toMatch(
         /maxMemoryBytes limit \(64 MiB\): the process's resident memory grew by \d+ MiB/,
@@ -205,7 +208,7 @@ describe("extractPdf", () => {
       // 20,000 lines of 80 characters on one page; the limit is crossed within the first few hundred.
       const { dir, pdfPath } = writeBytes(hugeTextPagePdf(20_000));
       const error = await rejection(
-        extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxCharacters: 10_000 }),
+        extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxCharacters: 10_000 }, PDFJS),
       );
       expect(error.code).toBe("RESPONSE_TOO_LARGE");
       expect(error.data).toMatchObject({ limit: "maxCharacters", max: 10_000 });
@@ -216,7 +219,7 @@ describe("extractPdf", () => {
 
   test("rejects a non-positive limit", async () => {
     const { dir, pdfPath } = writePdf(textPages(1));
-    const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxPages: 0 }));
+    const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, { maxPages: 0 }, PDFJS));
     expect(error).toMatchObject({ code: "INVALID_INPUT", data: { limit: "maxPages" } });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Hostile PDFs through the real `sciencegate extract` process (`npm run test:faults`): a FlateDecode
+ * Hostile PDFs through the real `sciencegate extract --extractor pdfjs` process (`npm run test:faults`): a FlateDecode
  * stream that inflates to 2 GiB, the same stream used three times, a RunLengthDecode stream pdf.js
  * decodes itself, and one page of endless text. Each
  * run is measured by `/usr/bin/time -v` (peak resident memory of the whole process, wall time) and
@@ -54,7 +54,8 @@ function extractInChild(pdf: Buffer): Promise<ExtractRun> {
   const dir = tempDir();
   writeFileSync(join(dir, "hostile.pdf"), pdf);
   const argv = ["-v", process.execPath, "--import", TSX_LOADER, join(REPO_ROOT, "src/cli/main.ts")];
-  const child = spawn(TIME, [...argv, "extract", "hostile.pdf", "--json"], {
+  // pdf.js: the bounds below are its own (the pdftotext backend's are in pdf-pool.faults.test.ts).
+  const child = spawn(TIME, [...argv, "extract", "hostile.pdf", "--extractor", "pdfjs", "--json"], {
     cwd: dir,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, SCIENCEGATE_HOME: join(dir, ".sciencegate") },
   });

@@ -1,5 +1,5 @@
 import { basename, extname, resolve } from "node:path";
-import { extractPdf } from "../../artifacts/index.js";
+import { extractPdf, type PdfExtractor } from "../../artifacts/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 
 /** Options of `sciencegate extract`. */
@@ -9,10 +9,13 @@ export interface ExtractCommandOptions {
   /** Output folder. @default ./<pdf name without extension>-extracted */
   out?: string;
   json: boolean;
+  /** The parser. @default "auto" (pdftotext when on the PATH, else pdf.js) */
+  extractor?: PdfExtractor;
 }
 
 /**
- * `sciencegate extract <pdf> [--out DIR] [--json]`: the bounded PDF extractor on its own, with the
+ * `sciencegate extract <pdf> [--out DIR] [--extractor auto|pdfjs|pdftotext] [--json]`: the bounded PDF
+ * extractor on its own, with the
  * default limits (50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s). Needs no config or MCP server.
  * `--json` prints `{textPath, manifestPath, pageCount, warnings, inputSha256}`.
  * @param io streams and working directory
@@ -23,7 +26,11 @@ export interface ExtractCommandOptions {
 export async function extractCommand(io: CliIo, options: ExtractCommandOptions): Promise<ExitCode> {
   const pdfPath = resolve(io.cwd, options.pdf);
   const outDir = resolve(io.cwd, options.out ?? `${basename(pdfPath, extname(pdfPath))}-extracted`);
-  const result = await extractPdf({ pdfPath, outDir });
+  const result = await extractPdf(
+    { pdfPath, outDir },
+    {},
+    options.extractor ? { extractor: options.extractor } : {},
+  );
   if (options.json) {
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
