@@ -182,7 +182,9 @@ describe("extractPdf", () => {
       );
       expect(error.code).toBe("RESPONSE_TOO_LARGE");
       expect(error.message).toContain("maxMemoryBytes");
-      expect(error.message).toContain("inflates to more than 16777216 bytes");
+      // The stream cap (half the budget) usually stops it; on a loaded machine the resident-memory watchdog,
+      // sampling every 25 ms, may see the inflation first. Either way it is this limit, and nothing is written.
+      expect(error.message).toMatch(/inflates to more than 16777216 bytes|resident memory grew by/);
       expect(error.data).toMatchObject({ limit: "maxMemoryBytes", max: 32 * MiB });
       expect(await readdir(dir)).toEqual(["hostile.pdf"]);
 
