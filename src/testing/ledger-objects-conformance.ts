@@ -66,7 +66,7 @@ export function ledgerObjectsTests(open: () => Promise<Ledger>): void {
     const ledger = await open();
     if (ledger.objects === undefined) return;
     const first = call("shared");
-    const second = row({ requestRef: first.record.requestRef });
+    const second = row({ requestRef: first.objects[0]?.ref ?? "" });
     await ledger.append(first.record, first.objects);
     await ledger.append(second, [first.objects[0] as ContentObject]);
     expect(text(await ledger.objects.get(first.objects[0]?.sha256 ?? ""))).toContain("shared");
