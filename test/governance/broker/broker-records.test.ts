@@ -77,7 +77,7 @@ test("objects past the inline limit go to the file CAS, written before the row; 
   const row = await ledger.get(outcome.invocationId);
   const request = (await broker.store.get(row?.requestRef as string)).byteLength;
   expect(request).toBeLessThanOrEqual(200);
-  expect(await ledger.objects?.get((row?.requestRef as string).slice(7))).toBeDefined();
+  expect(await ledger.objects?.get(String(row?.requestRef).slice(7))).toBeDefined();
   for (const ref of [row?.rawRef, row?.normalizedRef] as string[]) {
     expect(await files.has(ref)).toBe(true);
     expect(await ledger.objects?.get(ref.slice(7))).toBeUndefined();
