@@ -111,9 +111,24 @@ export class SqliteLedger implements Ledger {
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
   #pending: PendingWrite[] = [];
   #closed = false;
+  /** One transaction over a batch, each write in a savepoint of its own (built once). */
+  readonly #commitBatch: BetterSqlite3.Transaction<
+    (batch: PendingWrite[], failures: Map<PendingWrite, unknown>) => void
+  >;
 
   private constructor(db: Database, path: string, maxInlineBytes: number) {
     this.#db = db;
+    const savepoint = db.transaction((write: () => void) => write());
+    this.#commitBatch = db.transaction((batch: PendingWrite[], failures: Map<PendingWrite, unknown>) => {
+      if (batch.length === 1) return batch[0]?.write();
+      for (const item of batch) {
+        try {
+          savepoint(item.write);
+        } catch (error) {
+          failures.set(item, error);
+        }
+      }
+    });
     this.path = path;
     this.#maxInlineBytes = maxInlineBytes > 0 ? maxInlineBytes : undefined;
     this.objects =
@@ -311,18 +326,7 @@ export class SqliteLedger implements Ledger {
     this.#pending = [];
     const failures = new Map<PendingWrite, unknown>();
     try {
-      this.#db
-        .transaction(() => {
-          if (batch.length === 1) return batch[0]?.write();
-          for (const item of batch) {
-            try {
-              this.#db.transaction(item.write)();
-            } catch (error) {
-              failures.set(item, error);
-            }
-          }
-        })
-        .immediate();
+      this.#commitBatch.immediate(batch, failures);
     } catch (error) {
       // A lone write's own refusal, or a failed commit (busy, disk full): none of the batch is stored.
       for (const item of batch) item.reject(error);
