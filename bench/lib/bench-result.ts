@@ -10,9 +10,11 @@ export interface BenchMetric {
   value: number;
   /** Unit of `value` and `target`, e.g. "ms", "calls/s". */
   unit: string;
-  /** An upper bound the value should stay under (informational). */
+  /** A bound the value should stay within (informational): an upper bound unless `atLeast`. */
   target?: number;
-  /** `meets` when `value <= target`; set only when there is a target. */
+  /** The target is a lower bound (e.g. a throughput ratio). */
+  atLeast?: boolean;
+  /** `meets` when the value is within the target; set only when there is a target. */
   verdict?: TargetVerdict;
 }
 
@@ -56,6 +58,18 @@ export interface BenchModule {
  */
 export function metricWithTarget(name: string, value: number, unit: string, target: number): BenchMetric {
   return { name, value, unit, target, verdict: value <= target ? "meets" : "misses" };
+}
+
+/**
+ * A metric with a lower-bound target and its verdict.
+ * @param name what was measured
+ * @param value the measurement
+ * @param unit unit of value and target
+ * @param target lower bound (inclusive) the value should reach
+ * @returns the metric with `atLeast` and `verdict` set
+ */
+export function metricWithFloor(name: string, value: number, unit: string, target: number): BenchMetric {
+  return { name, value, unit, target, atLeast: true, verdict: value >= target ? "meets" : "misses" };
 }
 
 /**

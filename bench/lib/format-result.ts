@@ -33,7 +33,7 @@ export function formatResult(result: BenchResult): string {
       m.name,
       number(m.value),
       m.unit,
-      m.target === undefined ? "" : `<= ${number(m.target)}`,
+      m.target === undefined ? "" : `${m.atLeast ? ">=" : "<="} ${number(m.target)}`,
       m.verdict ?? "",
     ]),
   );

@@ -3,11 +3,13 @@
  * time to a `PhaseTimer`, and a gauge of concurrent MCP calls. They only delegate, so the broker under
  * test runs exactly its production code.
  */
+import type { ContentObject } from "../../src/governance/audit/content-object.js";
 import type { ContentRef, ContentStore } from "../../src/governance/audit/content-store.js";
 import type {
   AuthorizationRecord,
   InvocationRecord,
   Ledger,
+  LedgerObjects,
   LedgerQuery,
   LedgerSummary,
 } from "../../src/governance/audit/ledger.js";
@@ -18,7 +20,7 @@ import type { PhaseTimer } from "./phase-timer.js";
 export const PHASES = {
   casWrite: "CAS write",
   casRead: "CAS read",
-  ledgerAppend: "ledger append",
+  ledgerAppend: "ledger append (row + inline objects, one commit)",
   ledgerLookup: "ledger lookup",
   mcpCall: "MCP call (pool)",
 } as const;
@@ -76,8 +78,13 @@ export class TimedLedger implements Ledger {
     this.#timer = timer;
   }
 
-  append(record: InvocationRecord): Promise<void> {
-    return this.#timer.time(PHASES.ledgerAppend, () => this.#inner.append(record));
+  /** The inner ledger's objects, so the broker keeps small objects inline exactly as without the timer. */
+  get objects(): LedgerObjects | undefined {
+    return this.#inner.objects;
+  }
+
+  append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
+    return this.#timer.time(PHASES.ledgerAppend, () => this.#inner.append(record, objects));
   }
 
   get(invocationId: string): Promise<InvocationRecord | undefined> {

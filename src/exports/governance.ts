@@ -37,18 +37,23 @@ export { toolErrorResult } from "../contract/index.js";
 export { type Clock, systemClock, toErrorBody } from "../core/index.js";
 export {
   type AuthorizationRecord,
+  type ContentObject,
   type ContentRef,
   type ContentStore,
   checkStoreIntegrity,
   FileContentStore,
   type InvocationRecord,
   type Ledger,
+  type LedgerObjects,
   type LedgerQuery,
   type LedgerSummary,
   MemoryContentStore,
   MemoryLedger,
+  type MemoryLedgerOptions,
   SqliteLedger,
+  type SqliteLedgerOptions,
   type StoreIntegrityReport,
+  withLedgerObjects,
 } from "../governance/audit/index.js";
 export {
   Broker,

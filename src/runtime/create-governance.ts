@@ -8,7 +8,12 @@ import {
 } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Ledger } from "../governance/audit/index.js";
-import { type ContentStore, FileContentStore, SqliteLedger } from "../governance/audit/index.js";
+import {
+  type ContentStore,
+  FileContentStore,
+  SqliteLedger,
+  withLedgerObjects,
+} from "../governance/audit/index.js";
 import { Broker } from "../governance/broker/index.js";
 import { type CatalogSnapshot, SourceCatalog } from "../governance/catalog/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
@@ -41,6 +46,10 @@ export interface Governance {
   catalog: SourceCatalog;
   broker: Broker;
   ledger: Ledger;
+  /**
+   * Every object the rows reference: the ledger's own (small) objects and the content store (the
+   * app's `store`, else the file CAS), read as one store (`withLedgerObjects`).
+   */
   store: ContentStore;
   /** The data directory: ledger, CAS, grants, jobs, workspace and extracted papers live under it. */
   dataDir: string;
@@ -119,7 +128,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     opened.unshift(() => catalog.stop());
     const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
     const ledger = options.ledger ?? own(await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
-    const store = options.store ?? new FileContentStore(join(dataDir, "cas"));
+    // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
+    const store = withLedgerObjects(options.store ?? new FileContentStore(join(dataDir, "cas")), ledger);
     const grants =
       options.grants ??
       (options.ledger && !options.dataDir

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import type { AuthorizationRecord, InvocationRecord, Ledger } from "../governance/audit/index.js";
+import { ledgerObjectsTests } from "./ledger-objects-conformance.js";
 
 /** An ISO timestamp `seconds` after a fixed instant, so ordering tests do not depend on the real clock. */
 function at(seconds: number): string {
@@ -87,7 +88,8 @@ const FULL: InvocationRecord = {
 };
 
 /**
- * Registers a vitest suite that checks a `Ledger` implementation.
+ * Registers a vitest suite that checks a `Ledger` implementation, including the objects it keeps with
+ * its rows when it has `objects` (or that it refuses them when it has not).
  * @param name suite title, e.g. `"SqliteLedger"`
  * @param factory returns a fresh, empty ledger for each test; the suite closes it afterwards
  * @example
@@ -360,5 +362,7 @@ export function describeLedgerConformance(name: string, factory: () => Promise<L
       await expect(ledger.query()).rejects.toMatchObject({ code: "UPSTREAM_UNAVAILABLE" });
       await expect(ledger.get("x")).rejects.toMatchObject({ code: "UPSTREAM_UNAVAILABLE" });
     });
+
+    ledgerObjectsTests(open);
   });
 }

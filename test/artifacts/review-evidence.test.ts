@@ -117,7 +117,8 @@ async function invoke(sourceId: string, toolId: string, input: object) {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "sciencegate-evidence-"));
-  ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"));
+  // No inline objects: every object stays a file, so the tests can tamper with them on disk.
+  ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"), { maxInlineBytes: 0 });
   store = new FileContentStore(join(dir, "cas"));
   provider = await startFakeProviderServer({ routes: [...arxivFakeRoutes(), ...pubmedFakeRoutes()] });
   const env = providerEnvFor(provider.url);

@@ -254,11 +254,12 @@ describe("a ledger writer killed with SIGKILL during writes", () => {
     },
     { name: "while a 32 MiB CAS object is being written", hugeRow: 33 },
     { name: "after 200 committed rows", killOn: (line) => line === "row 200" },
+    { name: "between the rows of one group commit", killOn: (line) => line === "row 42" },
   ];
   for (const moment of moments) {
     faultTest(
       `SIGKILL during writes: ${moment.name}`,
-      `a child appending rows + CAS objects (every 10th > 256 KiB) killed ${moment.name}`,
+      `a child appending rows in group commits, small objects in the ledger, large in the CAS (every 10th > 256 KiB), killed ${moment.name}`,
       async () => {
         const kill = await killWriterWhen(moment);
         try {
@@ -268,7 +269,7 @@ describe("a ledger writer killed with SIGKILL during writes", () => {
           const huge = kill.huge
             ? `; the 32 MiB object was ${kill.huge.stored ? "stored whole" : `absent (temp file at ${kill.huge.tempBytes} bytes)`}`
             : "";
-          return `killed on ${kill.trigger} with ${kill.reportedRows} rows reported: reopened with ${recovered.rows} rows (complete, ids 1..${recovered.rows}), ${recovered.refs} refs and ${recovered.objects} CAS objects verify, ${recovered.tempFiles} temp file(s) left${huge}; integrity ok, appends again`;
+          return `killed on ${kill.trigger} with ${kill.reportedRows} rows reported: reopened with ${recovered.rows} rows (complete, ids 1..${recovered.rows}), ${recovered.refs} refs (${recovered.inlineRefs} in the ledger) and ${recovered.objects} CAS objects verify, ${recovered.tempFiles} temp file(s) left${huge}; integrity ok, appends again`;
         } finally {
           kill.cleanup();
         }

@@ -41,7 +41,7 @@ async function verifyStores(runtime: CliRuntime, io: CliIo, json: boolean): Prom
     return report.ok ? 0 : 1;
   }
   io.stdout(
-    `${report.rows} ledger row(s), ${report.refs} CAS reference(s): ${report.missing.length} missing, ${report.corrupt.length} corrupt; ${report.removedTempFiles} temp file(s) of dead writers removed\n`,
+    `${report.rows} ledger row(s), ${report.refs} CAS reference(s) (${report.inlineRefs} in the ledger, ${report.refs - report.inlineRefs} in the CAS): ${report.missing.length} missing, ${report.corrupt.length} corrupt; ${report.removedTempFiles} temp file(s) of dead writers removed\n`,
   );
   for (const { invocationId, ref } of report.missing)
     io.stdout(`  missing ${ref} (invocation ${invocationId})\n`);

@@ -6,17 +6,18 @@ import { createHash, randomUUID } from "node:crypto";
 import { createReadStream, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { canonicalJson, GovernanceError, sha256Hex } from "../../core/index.js";
+import { sha256Hex } from "../../core/index.js";
+import {
+  type ContentObject,
+  type ContentRef,
+  contentNotFound,
+  contentObject,
+  decodeJson,
+  jsonObject,
+  parseContentRef,
+} from "./content-object.js";
 
-/** The address of a stored object. */
-export interface ContentRef {
-  /** `sha256:<64 lowercase hex>`; the string the ledger stores. */
-  ref: string;
-  /** The 64 lowercase hex digits of the SHA-256. */
-  sha256: string;
-  /** Size in bytes. */
-  size: number;
-}
+export { type ContentRef, parseContentRef };
 
 /** A content-addressed store. Implementations must pass `describeContentStoreConformance`. */
 export interface ContentStore {
@@ -51,63 +52,20 @@ export interface ContentStore {
    * @throws GovernanceError `NOT_FOUND` for an unknown ref, `INVALID_INPUT` for a malformed one
    */
   verify(ref: string): Promise<boolean>;
+  /**
+   * Optional: stores an object whose bytes and address are already known (as `jsonObject` makes
+   * them), so the caller's hash is not computed again. Without it, `put(object.bytes)` is used.
+   */
+  putObject?(object: ContentObject): Promise<ContentRef>;
 }
 
 /** Objects up to this size are written with synchronous fs calls. */
 const SYNC_WRITE_MAX_BYTES = 256 * 1024;
 
-const REF_PATTERN = /^sha256:([0-9a-f]{64})$/;
 const HEX_NAME = /^[0-9a-f]{64}$/;
 
-/**
- * The hex digest inside a content reference.
- * @param ref a `sha256:<64 lowercase hex>` reference
- * @returns the 64 hex digits
- * @throws GovernanceError `INVALID_INPUT` when `ref` has another shape (this also rules out path tricks)
- */
-export function parseContentRef(ref: string): string {
-  const match = typeof ref === "string" ? REF_PATTERN.exec(ref) : null;
-  if (!match?.[1]) {
-    throw new GovernanceError(
-      "INVALID_INPUT",
-      `Malformed content ref ${JSON.stringify(ref)}; expected sha256:<64 lowercase hex>.`,
-    );
-  }
-  return match[1];
-}
-
-function toBytes(data: string | Uint8Array): Uint8Array {
-  if (typeof data === "string") return Buffer.from(data, "utf8");
-  if (data instanceof Uint8Array) return data;
-  throw new GovernanceError("INVALID_INPUT", "Content must be a string or a Uint8Array.");
-}
-
-function encodeJson(value: unknown): string {
-  let text: string | undefined;
-  try {
-    text = canonicalJson(value);
-  } catch (cause) {
-    throw new GovernanceError("INVALID_INPUT", "Value cannot be serialized as JSON.", { cause });
-  }
-  // JSON.stringify yields undefined for undefined, functions and symbols: nothing storable.
-  if (text === undefined) throw new GovernanceError("INVALID_INPUT", "Value has no JSON representation.");
-  return text;
-}
-
-function decodeJson<T>(bytes: Uint8Array, ref: string): T {
-  try {
-    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")) as T;
-  } catch (cause) {
-    throw new GovernanceError("INVALID_INPUT", `Content ${ref} is not JSON.`, { cause });
-  }
-}
-
-function refOf(sha256: string, size: number): ContentRef {
-  return { ref: `sha256:${sha256}`, sha256, size };
-}
-
-function notFound(ref: string): GovernanceError {
-  return new GovernanceError("NOT_FOUND", `No content stored under ${ref}.`, { data: { ref } });
+function refOf({ ref, sha256, size }: ContentRef): ContentRef {
+  return { ref, sha256, size };
 }
 
 function isErrno(error: unknown, ...codes: string[]): boolean {
@@ -133,8 +91,22 @@ export class FileContentStore implements ContentStore {
   }
 
   async put(data: string | Uint8Array): Promise<ContentRef> {
-    const bytes = toBytes(data);
-    const ref = refOf(sha256Hex(bytes), bytes.byteLength);
+    return this.putObject(contentObject(data));
+  }
+
+  async putJson(value: unknown): Promise<ContentRef> {
+    return this.putObject(jsonObject(value));
+  }
+
+  /**
+   * Stores an object whose bytes and address are already known (the broker serializes and hashes a
+   * call's objects once).
+   * @param object bytes and address, as `contentObject` or `jsonObject` made them
+   * @returns its address
+   */
+  async putObject(object: ContentObject): Promise<ContentRef> {
+    const { bytes } = object;
+    const ref = refOf(object);
     const path = this.#pathOf(ref.sha256);
     // Small objects (requests, results) are written synchronously: measured on this path, five async
     // fs round trips through libuv's 4-thread pool cost ~1 ms per object, the sync calls ~0.05 ms.
@@ -177,17 +149,13 @@ export class FileContentStore implements ContentStore {
     }
   }
 
-  async putJson(value: unknown): Promise<ContentRef> {
-    return this.put(encodeJson(value));
-  }
-
   async get(ref: string): Promise<Uint8Array> {
     const path = this.#pathOf(parseContentRef(ref));
     try {
       const buffer = await readFile(path);
       return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     } catch (error) {
-      if (isErrno(error, "ENOENT", "EISDIR")) throw notFound(ref);
+      if (isErrno(error, "ENOENT", "EISDIR")) throw contentNotFound(ref);
       throw error;
     }
   }
@@ -206,7 +174,7 @@ export class FileContentStore implements ContentStore {
     try {
       return (await hashFile(this.#pathOf(sha256))) === sha256;
     } catch (error) {
-      if (isErrno(error, "ENOENT", "EISDIR")) throw notFound(ref);
+      if (isErrno(error, "ENOENT", "EISDIR")) throw contentNotFound(ref);
       throw error;
     }
   }
@@ -255,20 +223,29 @@ export class MemoryContentStore implements ContentStore {
   readonly #objects = new Map<string, Uint8Array>();
 
   async put(data: string | Uint8Array): Promise<ContentRef> {
-    const bytes = toBytes(data);
-    const ref = refOf(sha256Hex(bytes), bytes.byteLength);
+    return this.putObject(contentObject(data));
+  }
+
+  async putJson(value: unknown): Promise<ContentRef> {
+    return this.putObject(jsonObject(value));
+  }
+
+  /**
+   * Stores an object whose bytes and address are already known.
+   * @param object bytes and address, as `contentObject` or `jsonObject` made them
+   * @returns its address
+   */
+  async putObject(object: ContentObject): Promise<ContentRef> {
+    const { bytes } = object;
+    const ref = refOf(object);
     // Copy so a caller that reuses its buffer cannot change what was stored.
     if (!this.#objects.has(ref.sha256)) this.#objects.set(ref.sha256, new Uint8Array(bytes));
     return ref;
   }
 
-  async putJson(value: unknown): Promise<ContentRef> {
-    return this.put(encodeJson(value));
-  }
-
   async get(ref: string): Promise<Uint8Array> {
     const bytes = this.#objects.get(parseContentRef(ref));
-    if (bytes === undefined) throw notFound(ref);
+    if (bytes === undefined) throw contentNotFound(ref);
     return new Uint8Array(bytes);
   }
 
@@ -283,7 +260,7 @@ export class MemoryContentStore implements ContentStore {
   async verify(ref: string): Promise<boolean> {
     const sha256 = parseContentRef(ref);
     const bytes = this.#objects.get(sha256);
-    if (bytes === undefined) throw notFound(ref);
+    if (bytes === undefined) throw contentNotFound(ref);
     return sha256Hex(bytes) === sha256;
   }
 }

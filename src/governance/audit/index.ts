@@ -1,5 +1,14 @@
+export { type ContentObject, contentObject, jsonObject } from "./content-object.js";
 export { type ContentRef, type ContentStore, FileContentStore, MemoryContentStore } from "./content-store.js";
-export type { AuthorizationRecord, InvocationRecord, Ledger, LedgerQuery, LedgerSummary } from "./ledger.js";
-export { MemoryLedger } from "./memory-ledger.js";
-export { SqliteLedger } from "./sqlite-ledger.js";
+export type {
+  AuthorizationRecord,
+  InvocationRecord,
+  Ledger,
+  LedgerObjects,
+  LedgerQuery,
+  LedgerSummary,
+} from "./ledger.js";
+export { LedgerContentStore, putObjectIn, withLedgerObjects } from "./ledger-content-store.js";
+export { MemoryLedger, type MemoryLedgerOptions } from "./memory-ledger.js";
+export { DEFAULT_MAX_INLINE_BYTES, SqliteLedger, type SqliteLedgerOptions } from "./sqlite-ledger.js";
 export { checkStoreIntegrity, type StoreIntegrityReport } from "./store-integrity.js";

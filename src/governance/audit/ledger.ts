@@ -3,6 +3,7 @@
  * per permission authorization. Implementations must pass `describeLedgerConformance`.
  */
 import { GovernanceError } from "../../core/index.js";
+import type { ContentObject } from "./content-object.js";
 
 /** Outcome of an invocation. */
 export type InvocationStatus = "ok" | "error";
@@ -97,14 +98,39 @@ export interface LedgerSummary {
   bySource: Record<string, number>;
 }
 
+/**
+ * Content a ledger keeps itself: the small objects of a call (request, raw and normalized result),
+ * written in the same atomic step as the row that references them. Larger objects stay in the
+ * `ContentStore`; `withLedgerObjects` reads both places as one store.
+ */
+export interface LedgerObjects {
+  /** The largest object, in bytes, that `append` takes inline. */
+  readonly maxInlineBytes: number;
+  /**
+   * The bytes stored under a SHA-256 (a fresh copy), or `undefined` when this ledger does not hold it.
+   * @param sha256 64 lowercase hex digits
+   */
+  get(sha256: string): Promise<Uint8Array | undefined>;
+  /**
+   * Re-hashes every object this ledger holds.
+   * @returns the refs (`sha256:…`) of objects whose bytes no longer match their address, sorted
+   */
+  verifyAll(): Promise<string[]>;
+}
+
 /** The audit ledger port. Methods reject with `UPSTREAM_UNAVAILABLE` after `close()`. */
 export interface Ledger {
   /**
-   * Appends one invocation row.
+   * Appends one invocation row; with `objects`, also the content it references, in one atomic step
+   * (all or nothing; an object already held is kept once). Appends made together may share one commit.
+   * @param record the row
+   * @param objects content the row references, each at most `objects.maxInlineBytes`; only for a
+   *   ledger that has `objects`
    * @throws GovernanceError `DUPLICATE_ID` when the `invocationId`, or the `threadId`+`toolCallId` pair,
-   * is already recorded (`data.existingInvocationId` names the row); `INVALID_INPUT` for a malformed record
+   * is already recorded (`data.existingInvocationId` names the row); `INVALID_INPUT` for a malformed
+   * record, or objects this ledger cannot take (none at all, or one past `maxInlineBytes`)
    */
-  append(record: InvocationRecord): Promise<void>;
+  append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void>;
   /** The row with this id, or `undefined`. */
   get(invocationId: string): Promise<InvocationRecord | undefined>;
   /** The row of one tool call of one thread (to replay a completed call on resume), or `undefined`. */
@@ -125,6 +151,44 @@ export interface Ledger {
   listAuthorizations(options?: { sessionId?: string }): Promise<AuthorizationRecord[]>;
   /** Releases the store. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Present when the ledger keeps small objects with its rows (`SqliteLedger`; `MemoryLedger` when asked).
+   * A ledger without it stores none: the broker then puts every object in the `ContentStore`.
+   */
+  readonly objects?: LedgerObjects | undefined;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * Checks the objects given to `append` against what the ledger can take.
+ * @param objects the objects of one append
+ * @param maxInlineBytes the ledger's limit, or `undefined` for a ledger without `objects`
+ * @throws GovernanceError `INVALID_INPUT` naming the object and the limit
+ */
+export function checkInlineObjects(
+  objects: readonly ContentObject[] | undefined,
+  maxInlineBytes: number | undefined,
+): void {
+  if (objects === undefined || objects.length === 0) return;
+  if (maxInlineBytes === undefined) {
+    throw new GovernanceError(
+      "INVALID_INPUT",
+      "This ledger keeps no objects; store them in the ContentStore and append the row alone.",
+    );
+  }
+  for (const object of objects) {
+    if (!SHA256_HEX.test(object?.sha256 ?? "") || object.bytes?.byteLength !== object.size) {
+      throw new GovernanceError("INVALID_INPUT", "An inline object needs its sha256 (64 hex) and its bytes.");
+    }
+    if (object.size > maxInlineBytes) {
+      throw new GovernanceError(
+        "INVALID_INPUT",
+        `Object ${object.ref} has ${object.size} bytes, more than the ledger's inline limit of ${maxInlineBytes}; store it in the ContentStore first.`,
+        { data: { ref: object.ref, size: object.size, maxInlineBytes } },
+      );
+    }
+  }
 }
 
 type FieldKind = "id" | "text" | "text?" | "iso" | "count" | "ms" | "ms?" | "bool";

@@ -1,10 +1,14 @@
 /** An in-process ledger with the semantics of the SQLite one, for tests and ephemeral sessions. */
+import { GovernanceError, sha256Hex } from "../../core/index.js";
+import type { ContentObject } from "./content-object.js";
 import {
   type AuthorizationRecord,
+  checkInlineObjects,
   closedLedgerError,
   duplicateError,
   type InvocationRecord,
   type Ledger,
+  type LedgerObjects,
   type LedgerQuery,
   type LedgerSummary,
   normalizeAuthorizationRecord,
@@ -16,6 +20,15 @@ interface Stored<T> {
   seq: number;
   at: number;
   record: T;
+}
+
+/** Options of `MemoryLedger`. */
+export interface MemoryLedgerOptions {
+  /**
+   * Keep objects up to this many bytes with their rows (`objects`), as `SqliteLedger` does; without
+   * it the ledger keeps none and the broker puts every object in the `ContentStore`. @default none
+   */
+  maxInlineBytes?: number | undefined;
 }
 
 /**
@@ -34,10 +47,47 @@ export class MemoryLedger implements Ledger {
   readonly #byCall = new Map<string, InvocationRecord>();
   readonly #authorizations: Stored<AuthorizationRecord>[] = [];
   readonly #authorizationIds = new Set<string>();
+  readonly #objects = new Map<string, Uint8Array>();
+  readonly #maxInlineBytes: number | undefined;
+  readonly objects: LedgerObjects | undefined;
 
-  async append(record: InvocationRecord): Promise<void> {
+  /**
+   * @param options whether to keep small objects with the rows
+   * @throws GovernanceError `INVALID_CONFIG` for a `maxInlineBytes` that is not a positive integer
+   */
+  constructor(options: MemoryLedgerOptions = {}) {
+    const max = options.maxInlineBytes;
+    if (max !== undefined && !(Number.isSafeInteger(max) && max > 0)) {
+      throw new GovernanceError(
+        "INVALID_CONFIG",
+        `MemoryLedger maxInlineBytes must be a positive integer; got ${String(max)}.`,
+      );
+    }
+    this.#maxInlineBytes = max;
+    this.objects =
+      max === undefined
+        ? undefined
+        : {
+            maxInlineBytes: max,
+            get: async (sha256) => {
+              this.#ensureOpen();
+              const bytes = this.#objects.get(sha256);
+              return bytes === undefined ? undefined : new Uint8Array(bytes);
+            },
+            verifyAll: async () => {
+              this.#ensureOpen();
+              return [...this.#objects]
+                .filter(([sha256, bytes]) => sha256Hex(bytes) !== sha256)
+                .map(([sha256]) => `sha256:${sha256}`)
+                .sort();
+            },
+          };
+  }
+
+  async append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
     this.#ensureOpen();
     const clean = normalizeInvocationRecord(record);
+    checkInlineObjects(objects, this.#maxInlineBytes);
     if (this.#byId.has(clean.invocationId)) {
       throw duplicateError(`Invocation ${clean.invocationId} is already recorded.`, clean.invocationId);
     }
@@ -48,6 +98,10 @@ export class MemoryLedger implements Ledger {
         `Tool call ${clean.toolCallId} of thread ${clean.threadId} is already recorded as ${existing.invocationId}.`,
         existing.invocationId,
       );
+    }
+    for (const object of objects ?? []) {
+      // Copied, so a caller that reuses its buffer cannot change what was recorded.
+      if (!this.#objects.has(object.sha256)) this.#objects.set(object.sha256, new Uint8Array(object.bytes));
     }
     this.#invocations.push({ seq: ++this.#seq, at: Date.parse(clean.startedAt), record: clean });
     this.#byId.set(clean.invocationId, clean);

@@ -1,14 +1,17 @@
 /**
  * After a crash: checks that the ledger and the CAS still agree (every reference of every row is
- * stored and hashes to its address, every stored object verifies) and removes the temp files of
- * writes whose process died mid-write. `sciencegate audit --verify` runs it.
+ * stored, in the ledger's own objects or in the content store, and hashes to its address; every
+ * stored object in either place verifies) and removes the temp files of writes whose process died
+ * mid-write. `sciencegate audit --verify` runs it.
  */
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isGovernanceError } from "../../core/index.js";
 import { isProcessAlive } from "../../mcp/index.js";
+import { parseContentRef } from "./content-object.js";
 import { type ContentStore, FileContentStore } from "./content-store.js";
 import type { InvocationRecord, Ledger } from "./ledger.js";
+import { LedgerContentStore } from "./ledger-content-store.js";
 
 /** What {@link checkStoreIntegrity} found. */
 export interface StoreIntegrityReport {
@@ -16,9 +19,14 @@ export interface StoreIntegrityReport {
   rows: number;
   /** Distinct CAS references those rows hold. */
   refs: number;
+  /** Of `refs`, those kept in the ledger itself (the rest are in the content store). */
+  inlineRefs: number;
   /** References of rows that are not in the store. */
   missing: { invocationId: string; ref: string }[];
-  /** Objects whose bytes no longer hash to their address (rows' references and, for a file CAS, every object). */
+  /**
+   * Objects whose bytes no longer hash to their address: rows' references, every object the ledger
+   * keeps and, for a file CAS, every object in it.
+   */
   corrupt: string[];
   /** Temp files of dead writers that were removed (file CAS only). */
   removedTempFiles: number;
@@ -45,14 +53,20 @@ const TEMP_NAME = /^\.[0-9a-f]{64}\.(\d+)\.[0-9a-f-]+\.tmp$/;
  * if (!report.ok) console.error(report.missing, report.corrupt);
  */
 export async function checkStoreIntegrity(
-  runtime: { ledger: Pick<Ledger, "query">; store: ContentStore },
+  runtime: { ledger: Pick<Ledger, "query" | "objects">; store: ContentStore },
   options: { sweepTemps?: boolean } = {},
 ): Promise<StoreIntegrityReport> {
   const rows = await runtime.ledger.query();
-  // A file CAS re-hashes every object below anyway: per reference, only presence is asked there.
-  const files = runtime.store instanceof FileContentStore ? runtime.store : undefined;
+  const layered = runtime.store instanceof LedgerContentStore ? runtime.store : undefined;
+  const inline = runtime.ledger.objects ?? layered?.objects;
+  const store = layered?.files ?? runtime.store;
+  // Every object in the ledger and in a file CAS is re-hashed below: per reference, only presence is asked.
+  const files = store instanceof FileContentStore ? store : undefined;
   const missing: StoreIntegrityReport["missing"] = [];
   const corrupt = new Set<string>();
+  const inlineBad = inline ? await inline.verifyAll() : [];
+  for (const ref of inlineBad) corrupt.add(ref);
+  let inlineRefs = 0;
   const seen = new Map<string, boolean>();
   for (const row of rows) {
     for (const field of REF_FIELDS) {
@@ -60,7 +74,12 @@ export async function checkStoreIntegrity(
       if (ref === undefined) continue;
       let stored = seen.get(ref);
       if (stored === undefined) {
-        stored = files ? await files.has(ref) : await verifyRef(runtime.store, ref, corrupt);
+        if (inline && (await inline.get(parseContentRef(ref))) !== undefined) {
+          stored = true;
+          inlineRefs++;
+        } else {
+          stored = files ? await files.has(ref) : await verifyRef(store, ref, corrupt);
+        }
         seen.set(ref, stored);
       }
       if (!stored) missing.push({ invocationId: row.invocationId, ref });
@@ -74,6 +93,7 @@ export async function checkStoreIntegrity(
   return {
     rows: rows.length,
     refs: seen.size,
+    inlineRefs,
     missing,
     corrupt: [...corrupt].sort(),
     removedTempFiles,

@@ -10,7 +10,15 @@ import {
   systemClock,
 } from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
-import type { ContentStore, InvocationRecord, Ledger } from "../audit/index.js";
+import {
+  type ContentObject,
+  type ContentStore,
+  type InvocationRecord,
+  jsonObject,
+  type Ledger,
+  putObjectIn,
+  withLedgerObjects,
+} from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
 import { neutralizeDeep, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
@@ -19,8 +27,8 @@ import { SessionSettings } from "../permissions/index.js";
 import type { RateLimiter } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
 import { callUpstream } from "./call-upstream.js";
-import { checkingDepth, refuseTooDeep } from "./refuse-too-deep.js";
-import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
+import { checkingDepth } from "./refuse-too-deep.js";
+import { type CachedResult, cacheTtlSeconds, ResultCache } from "./result-cache.js";
 
 /** Options of `Broker`. Every store and time source is injectable. */
 export interface BrokerOptions {
@@ -60,6 +68,15 @@ export interface BrokerOptions {
 
 type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
 
+/** One invocation in progress: its row and the objects to commit with it. */
+interface Call {
+  row: Row;
+  /** Objects the ledger keeps inline, written in the row's transaction. */
+  inline: ContentObject[];
+  /** A result to cache once its row is recorded (so the cache never names an unrecorded object). */
+  cache?: { key: string; ttlSeconds: number; entry: CachedResult } | undefined;
+}
+
 /**
  * The one governed path to MCP servers. `invoke` runs, in order: enablement, input validation,
  * permission, cache, rate-limit admission, the MCP call (deadline, retries, size cap), envelope
@@ -72,6 +89,10 @@ export class Broker {
   /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
   readonly #byCall = new Map<string, { call: string | undefined; promise: Promise<InvokeOutcome> }>();
   readonly #running: InflightCalls;
+  /** Reads objects wherever the ledger or the store keeps them. */
+  readonly #objects: ContentStore;
+  /** Objects up to this size go inline with the row; undefined when the ledger keeps none. */
+  readonly #maxInlineBytes: number | undefined;
 
   constructor(options: BrokerOptions) {
     this.#o = {
@@ -88,6 +109,16 @@ export class Broker {
       limiter: options.limiter,
     };
     this.#running = new InflightCalls(this.#o.clock, "broker");
+    this.#objects = withLedgerObjects(this.#o.store, this.#o.ledger);
+    this.#maxInlineBytes = this.#o.ledger.objects?.maxInlineBytes;
+  }
+
+  /**
+   * The store through which to read this broker's objects: the ledger's inline objects and the
+   * content store (see `withLedgerObjects`).
+   */
+  get store(): ContentStore {
+    return this.#objects;
   }
 
   /** The session switches this broker enforces. */
@@ -128,27 +159,31 @@ export class Broker {
    */
   async recordRefusal(call: RefusedCall, refusal: GovernanceErrorBody): Promise<void> {
     const record = async () => {
-      const { ledger, store, clock } = this.#o;
+      const { ledger, clock } = this.#o;
       if (call.threadId !== undefined && call.toolCallId !== undefined) {
         if (await ledger.findByCall(call.threadId, call.toolCallId)) return;
       }
       const startedMs = clock.now();
-      const row: Row = {
-        ...this.#newRow({ ...call, input: call.input }, startedMs),
-        ...optional({ toolCallId: call.toolCallId }),
+      const refused: Call = {
+        row: {
+          ...this.#newRow({ ...call, input: call.input }, startedMs),
+          ...optional({ toolCallId: call.toolCallId }),
+        },
+        inline: [],
       };
       // Arguments that cannot be stored as JSON are left out; the refusal is still recorded.
-      const stored = await store
-        .putJson({ sourceId: call.sourceId, toolId: call.toolId, input: call.input ?? null })
+      await this.#stage(refused, requestObject(call))
+        .then((ref) => {
+          refused.row.requestRef = ref;
+        })
         .catch(() => undefined);
-      if (stored) row.requestRef = stored.ref;
-      row.error = {
+      refused.row.error = {
         code: refusal.code,
         message: neutralizePromptTags(refusal.message),
         retryable: refusal.retryable,
         attempts: 0,
       };
-      await this.#append(row, "error", startedMs);
+      await this.#append(refused, "error", startedMs);
     };
     await this.#running.run(record).catch((error: unknown) => {
       if (!(error instanceof GovernanceError && error.code === "CANCELLED")) throw error;
@@ -172,29 +207,28 @@ export class Broker {
   }
 
   async #invokeOnce(request: InvokeRequest): Promise<InvokeOutcome> {
-    const { ledger, store, clock } = this.#o;
+    const { ledger, clock } = this.#o;
     if (request.threadId !== undefined && request.toolCallId !== undefined) {
       const prior = await ledger.findByCall(request.threadId, request.toolCallId);
       if (prior && recordedDigest(prior) !== callDigest(request)) return this.#refuseReusedCall(request);
       if (prior) return this.#replay(prior);
     }
     const startedMs = clock.now();
-    const row: Row = {
-      ...this.#newRow(request, startedMs),
-      ...optional({ toolCallId: request.toolCallId, catalogRevision: this.#o.catalog.revision }),
+    const call: Call = {
+      row: {
+        ...this.#newRow(request, startedMs),
+        ...optional({ toolCallId: request.toolCallId, catalogRevision: this.#o.catalog.revision }),
+      },
+      inline: [],
     };
+    const { row } = call;
     try {
       // Inside the try: arguments that cannot be stored as JSON (a BigInt, a cycle) are INVALID_INPUT
-      // from the store, and that refusal is audited like every other one.
-      row.requestRef = (
-        await store.putJson({
-          sourceId: request.sourceId,
-          toolId: request.toolId,
-          input: request.input ?? null,
-        })
-      ).ref;
-      const outcome = await this.#run(request, row);
-      await this.#append(row, "ok", startedMs);
+      // from serializing them, and that refusal is audited like every other one.
+      row.requestRef = await this.#stage(call, requestObject(request));
+      const outcome = await this.#run(request, call);
+      await this.#append(call, "ok", startedMs);
+      if (call.cache) this.#o.cache.set(call.cache.key, call.cache.entry, call.cache.ttlSeconds);
       return outcome;
     } catch (caught) {
       const error = recordedError(caught, row);
@@ -205,12 +239,13 @@ export class Broker {
         attempts: row.attempts,
         ...optional({ retryAfterMs: error.retryAfterMs }),
       };
-      await this.#append(row, "error", startedMs);
+      await this.#append(call, "error", startedMs);
       throw error;
     }
   }
 
-  async #run(request: InvokeRequest, row: Row): Promise<InvokeOutcome> {
+  async #run(request: InvokeRequest, call: Call): Promise<InvokeOutcome> {
+    const { row } = call;
     const { source, tool } = this.#resolve(request);
     row.mcpToolName = tool.manifest.mcpToolName;
     row.toolDefinitionHash = tool.definitionHash;
@@ -257,7 +292,10 @@ export class Broker {
     }
 
     const raw = await callUpstream({ request, source, tool, input, tally: row }, this.#o);
-    row.rawRef = (await this.#o.store.putJson(raw).catch(refuseTooDeep)).ref;
+    row.rawRef = await this.#stage(
+      call,
+      checkingDepth(() => jsonObject(raw)),
+    );
     const result = checkingDepth(() =>
       normalizeToolResult(raw, {
         sourceId: source.id,
@@ -269,8 +307,14 @@ export class Broker {
         allowedOrigins: this.#o.allowedOrigins(source),
       }),
     );
-    row.normalizedRef = (await this.#o.store.putJson(result)).ref;
-    if (cacheKey) this.#o.cache.set(cacheKey, { result, normalizedRef: row.normalizedRef }, cacheTtl);
+    row.normalizedRef = await this.#stage(call, jsonObject(result));
+    if (cacheKey) {
+      call.cache = {
+        key: cacheKey,
+        ttlSeconds: cacheTtl,
+        entry: { result, normalizedRef: row.normalizedRef },
+      };
+    }
     return this.#outcome(row, result, false);
   }
 
@@ -326,7 +370,7 @@ export class Broker {
         },
       );
     }
-    const result = await this.#o.store.getJson<McpToolResult>(prior.normalizedRef);
+    const result = await this.#objects.getJson<McpToolResult>(prior.normalizedRef);
     return this.#outcome(prior, result, true);
   }
 
@@ -369,19 +413,37 @@ export class Broker {
       },
     );
     row.error = { code: error.code, message: error.message, retryable: false, attempts: 0 };
-    await this.#append(row, "error", startedMs);
+    await this.#append({ row, inline: [] }, "error", startedMs);
     throw error;
   }
 
-  async #append(row: Row, status: "ok" | "error", startedMs: number): Promise<void> {
+  /**
+   * Keeps an object for the call's row: a small one goes into the row's transaction, a larger one (or
+   * any, when the ledger keeps none) is written to the content store now, before the row names it.
+   * @returns the object's ref
+   */
+  async #stage(call: Call, object: ContentObject): Promise<string> {
+    if (this.#maxInlineBytes !== undefined && object.size <= this.#maxInlineBytes) call.inline.push(object);
+    else await putObjectIn(this.#o.store, object);
+    return object.ref;
+  }
+
+  async #append(call: Call, status: "ok" | "error", startedMs: number): Promise<void> {
     const finishedMs = this.#o.clock.now();
-    await this.#o.ledger.append({
-      ...row,
+    const record: InvocationRecord = {
+      ...call.row,
       status,
       finishedAt: new Date(finishedMs).toISOString(),
       durationMs: Math.max(0, finishedMs - startedMs),
-    });
+    };
+    if (call.inline.length === 0) await this.#o.ledger.append(record);
+    else await this.#o.ledger.append(record, call.inline);
   }
+}
+
+/** The request object of a call: source, tool and the arguments as given (its ref is `requestRef`). */
+function requestObject(request: Pick<InvokeRequest, "sourceId" | "toolId" | "input">): ContentObject {
+  return jsonObject({ sourceId: request.sourceId, toolId: request.toolId, input: request.input ?? null });
 }
 
 /**
@@ -412,7 +474,7 @@ function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempt
 function callDigest(request: InvokeRequest): string {
   let requestRef: string | undefined;
   try {
-    requestRef = `sha256:${hashCanonical({ sourceId: request.sourceId, toolId: request.toolId, input: request.input ?? null })}`;
+    requestRef = requestObject(request).ref;
   } catch {
     requestRef = undefined;
   }

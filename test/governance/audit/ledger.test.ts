@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,8 +18,12 @@ const freshPath = () => join(scratch, `db-${++files}`, "ledger.sqlite");
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 describeLedgerConformance("MemoryLedger", () => new MemoryLedger());
+describeLedgerConformance("MemoryLedger (objects)", () => new MemoryLedger({ maxInlineBytes: 1024 }));
 describeLedgerConformance("SqliteLedger (file)", () => SqliteLedger.open(freshPath()));
 describeLedgerConformance("SqliteLedger (:memory:)", () => SqliteLedger.open(":memory:"));
+describeLedgerConformance("SqliteLedger (no objects)", () =>
+  SqliteLedger.open(freshPath(), { maxInlineBytes: 0 }),
+);
 
 function row(id: string, overrides: Partial<InvocationRecord> = {}): InvocationRecord {
   return {
@@ -46,9 +51,34 @@ describe("SqliteLedger on disk", () => {
     const raw = new Database(path, { readonly: true });
     try {
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(1);
+      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(2);
     } finally {
       raw.close();
+      await ledger.close();
+    }
+  });
+
+  test("appends started in the same tick share one commit: 20 rows cost the WAL about what one does", async () => {
+    const path = freshPath();
+    const ledger = await SqliteLedger.open(path);
+    const admin = new Database(path);
+    // The WAL's size after a checkpoint that empties it counts the frames the next commits wrote.
+    const walBytesOf = async (appends: () => Promise<unknown>) => {
+      admin.pragma("wal_checkpoint(TRUNCATE)");
+      await appends();
+      return statSync(`${path}-wal`).size;
+    };
+    try {
+      await ledger.append(row("warm-up"));
+      const one = await walBytesOf(() => ledger.append(row("single")));
+      const twenty = await walBytesOf(() =>
+        Promise.all(Array.from({ length: 20 }, (_, i) => ledger.append(row(`group-${i}`)))),
+      );
+      // One transaction per append wrote ~20x the frames of one; a group commit writes each page once.
+      expect(twenty).toBeLessThanOrEqual(2 * one);
+      expect((await ledger.query()).length).toBe(22);
+    } finally {
+      admin.close();
       await ledger.close();
     }
   });
@@ -133,7 +163,7 @@ describe("SqliteLedger on disk", () => {
     raw.close();
     await expect(SqliteLedger.open(path)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 1 },
+      data: { version: 99, supported: 2 },
     });
     const check = new Database(path, { readonly: true });
     expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(99);

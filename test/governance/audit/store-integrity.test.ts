@@ -1,9 +1,12 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
+import { contentObject, jsonObject } from "../../../src/governance/audit/content-object.js";
 import { FileContentStore, MemoryContentStore } from "../../../src/governance/audit/content-store.js";
 import type { InvocationRecord } from "../../../src/governance/audit/ledger.js";
+import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-store.js";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import { checkStoreIntegrity } from "../../../src/governance/audit/store-integrity.js";
@@ -50,6 +53,7 @@ describe("checkStoreIntegrity", () => {
     expect(await checkStoreIntegrity({ ledger, store })).toEqual({
       rows: 3,
       refs: 3,
+      inlineRefs: 0,
       missing: [],
       corrupt: [],
       removedTempFiles: 0,
@@ -96,6 +100,42 @@ describe("checkStoreIntegrity", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("both places an object lives: inline objects are re-hashed, file objects found and re-hashed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sciencegate-integrity-"));
+    const ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"), { maxInlineBytes: 1024 });
+    const files = new FileContentStore(join(dir, "cas"));
+    const store = withLedgerObjects(files, ledger);
+    const request = jsonObject({ query: "inline" });
+    const small = jsonObject({ records: ["small"] });
+    const large = contentObject("x".repeat(4096));
+    await files.put(large.bytes);
+    await ledger.append(
+      row("inv-1", { requestRef: request.ref, normalizedRef: small.ref, rawRef: large.ref }),
+      [request, small],
+    );
+    const gone = jsonObject({ never: "stored" });
+    await ledger.append(row("inv-2", { requestRef: gone.ref }));
+    let report = await checkStoreIntegrity({ ledger, store });
+    expect(report).toMatchObject({ rows: 2, refs: 4, inlineRefs: 2, corrupt: [], ok: false });
+    expect(report.missing).toEqual([{ invocationId: "inv-2", ref: gone.ref }]);
+    expect(await store.getJson(small.ref)).toEqual({ records: ["small"] });
+    expect(new TextDecoder().decode(await store.get(large.ref))).toHaveLength(4096);
+    // Damage one object in each place: the inline one in the database, the large one on disk.
+    const raw = new Database(join(dir, "ledger.sqlite"));
+    raw
+      .prepare("UPDATE objects SET bytes = ? WHERE sha256 = ?")
+      .run(Buffer.from('{"records":["SMALL"]}'), small.sha256);
+    raw.close();
+    const path = objectPath(files.root, large.ref);
+    chmodSync(path, 0o644);
+    writeFileSync(path, "y".repeat(4096));
+    report = await checkStoreIntegrity({ ledger, store });
+    expect(report.corrupt).toEqual([small.ref, large.ref].sort());
+    expect(await store.verify(small.ref)).toBe(false);
+    await ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   test("works over any ContentStore (verify per reference)", async () => {
     const store = new MemoryContentStore();
     const ledger = new MemoryLedger();
@@ -120,13 +160,21 @@ test("sciencegate audit --verify: exit 0 when intact, 1 with the damaged object 
   expect(call.code).toBe(0);
   const intact = await runCli(["audit", "--verify", "--config", config], {}, dir);
   expect(intact.code).toBe(0);
-  expect(intact.stdout).toMatch(/^1 ledger row\(s\), 3 CAS reference\(s\): 0 missing, 0 corrupt/);
-  const ledger = await SqliteLedger.open(join(dir, ".sciencegate", "ledger.sqlite"));
+  expect(intact.stdout).toMatch(
+    /^1 ledger row\(s\), 3 CAS reference\(s\) \(3 in the ledger, 0 in the CAS\): 0 missing, 0 corrupt/,
+  );
+  const ledgerPath = join(dir, ".sciencegate", "ledger.sqlite");
+  const ledger = await SqliteLedger.open(ledgerPath);
   const [only] = await ledger.query();
   await ledger.close();
-  const path = objectPath(join(dir, ".sciencegate", "cas"), only?.normalizedRef as string);
-  chmodSync(path, 0o644);
-  writeFileSync(path, "{}");
+  // The call's objects are small: they live in the ledger, so that is where the damage goes.
+  const raw = new Database(ledgerPath);
+  const sha = only?.normalizedRef?.slice("sha256:".length);
+  const bytes = raw.prepare("SELECT bytes FROM objects WHERE sha256 = ?").pluck().get(sha) as Buffer;
+  bytes[bytes.length - 1] = 0x20; // same size, different bytes (a closing brace becomes a space)
+  const changed = raw.prepare("UPDATE objects SET bytes = ? WHERE sha256 = ?").run(bytes, sha);
+  raw.close();
+  expect(changed.changes).toBe(1);
   const damaged = await runCli(["audit", "--verify", "--json", "--config", config], {}, dir);
   expect(damaged.code).toBe(1);
   expect(JSON.parse(damaged.stdout)).toMatchObject({ ok: false, corrupt: [only?.normalizedRef] });
