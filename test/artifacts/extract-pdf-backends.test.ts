@@ -11,7 +11,7 @@ import { extractPdf, type PdfExtractor } from "../../src/artifacts/extract-pdf.j
 import type { PdfManifest } from "../../src/artifacts/pdf-manifest.js";
 import { findPdftotext } from "../../src/artifacts/pdf-pdftotext.js";
 import { PdfWorkerPool } from "../../src/artifacts/pdf-worker-pool.js";
-import { isGovernanceError } from "../../src/core/errors.js";
+import { rejection } from "../fixtures/pdf/extraction-rejection.js";
 import { makePdf, textPages } from "../fixtures/pdf/make-pdf.js";
 
 const pdftotext = await findPdftotext();
@@ -23,17 +23,6 @@ function writePdf(bytes: Buffer, name = "paper.pdf"): { dir: string; pdfPath: st
   const pdfPath = join(dir, name);
   writeFileSync(pdfPath, bytes);
   return { dir, pdfPath };
-}
-
-async function rejection(
-  promise: Promise<unknown>,
-): Promise<{ code: string; message: string; data: unknown }> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isGovernanceError(error)) throw new Error(`expected a GovernanceError, got ${String(error)}`);
-  return { code: error.code, message: error.message, data: error.data };
 }
 
 const MIXED = [

@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { extractPdf } from "../../src/artifacts/extract-pdf.js";
 import { DEFAULT_PDF_LIMITS } from "../../src/artifacts/pdf-limits.js";
 import type { PdfManifest } from "../../src/artifacts/pdf-manifest.js";
-import { isGovernanceError } from "../../src/core/errors.js";
+import { rejection } from "../fixtures/pdf/extraction-rejection.js";
 import { compressionBombPdf, hugeTextPagePdf } from "../fixtures/pdf/hostile-pdf.js";
 import { makePdf, textPages } from "../fixtures/pdf/make-pdf.js";
 
@@ -23,17 +23,6 @@ function writePdf(
   const pdfPath = join(dir, name);
   writeFileSync(pdfPath, makePdf(pages));
   return { dir, pdfPath };
-}
-
-async function rejection(
-  promise: Promise<unknown>,
-): Promise<{ code: string; message: string; data: unknown }> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isGovernanceError(error)) throw new Error(`expected a GovernanceError, got ${String(error)}`);
-  return { code: error.code, message: error.message, data: error.data };
 }
 
 /** This file tests the pdf.js backend; extract-pdf-backends.test.ts runs both backends side by side. */
