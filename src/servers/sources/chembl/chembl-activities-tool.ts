@@ -5,7 +5,7 @@ import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
 import { chemblActivityRecord } from "./chembl-activity-parser.js";
 import { chemblIdOrThrow } from "./chembl-ids.js";
-import { expectChemblEntity, fetchChemblPage, pagingData } from "./chembl-page.js";
+import { fetchChemblPage, filteredListingRecords, pagingData } from "./chembl-page.js";
 
 const MAX_OFFSET = 1_000_000;
 
@@ -56,20 +56,16 @@ export const chemblSearchActivitiesTool = defineTool({
         offset: start,
       },
     });
-    const records = page.items.flatMap((item) => chemblActivityRecord(item) ?? []);
-    const warnings: string[] = [];
-    const dropped = page.items.length - records.length;
-    if (dropped > 0)
-      warnings.push(`${dropped} ChEMBL activity item(s) without an activity id were left out.`);
-    if (page.total === 0) {
-      // ChEMBL answers a filter on an unknown id with an empty list: tell "no such id" from "no data".
-      if (molecule) await expectChemblEntity(http, "molecule", molecule);
-      if (target) await expectChemblEntity(http, "target", target);
-      warnings.push(
+    const { records, warnings } = await filteredListingRecords(http, page, {
+      toRecord: chemblActivityRecord,
+      noun: "activity",
+      idName: "an activity id",
+      molecule,
+      target,
+      emptyWarning:
         "ChEMBL has no activities matching these filters. Values are recorded on the exact compound form " +
-          "tested; a salt or parent form may have its own ChEMBL id.",
-      );
-    }
+        "tested; a salt or parent form may have its own ChEMBL id.",
+    });
     return { records, warnings, data: pagingData(page, start) };
   },
 });

@@ -5,7 +5,7 @@ import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
 import { chemblIdOrThrow } from "./chembl-ids.js";
 import { chemblMechanismRecord } from "./chembl-mechanism-parser.js";
-import { expectChemblEntity, fetchChemblPage, pagingData } from "./chembl-page.js";
+import { fetchChemblPage, filteredListingRecords, pagingData } from "./chembl-page.js";
 
 const MAX_OFFSET = 100_000;
 
@@ -46,19 +46,16 @@ export const chemblGetMechanismsTool = defineTool({
         offset: start,
       },
     });
-    const records = page.items.flatMap((item) => chemblMechanismRecord(item) ?? []);
-    const warnings: string[] = [];
-    const dropped = page.items.length - records.length;
-    if (dropped > 0)
-      warnings.push(`${dropped} ChEMBL mechanism item(s) without a mechanism id were left out.`);
-    if (page.total === 0) {
-      if (molecule) await expectChemblEntity(http, "molecule", molecule);
-      if (target) await expectChemblEntity(http, "target", target);
-      warnings.push(
+    const { records, warnings } = await filteredListingRecords(http, page, {
+      toRecord: chemblMechanismRecord,
+      noun: "mechanism",
+      idName: "a mechanism id",
+      molecule,
+      target,
+      emptyWarning:
         "ChEMBL has no mechanism of action matching these filters. ChEMBL curates mechanisms for approved " +
-          "drugs and clinical candidates; a salt or parent form may carry it under its own ChEMBL id.",
-      );
-    }
+        "drugs and clinical candidates; a salt or parent form may carry it under its own ChEMBL id.",
+    });
     return { records, warnings, data: pagingData(page, start) };
   },
 });

@@ -150,3 +150,45 @@ export async function expectChemblEntity(
     throw error;
   }
 }
+
+/** How a filtered ChEMBL listing (activities, mechanisms) names what it lists. */
+export interface FilteredListing<R> {
+  /** Reads one item; undefined for an item without its id. */
+  toRecord: (item: ChemblItem) => R | undefined;
+  /** What one item is, for the dropped-items warning (`activity`, `mechanism`). */
+  noun: string;
+  /** The id an item must carry (`an activity id`). */
+  idName: string;
+  molecule?: string | undefined;
+  target?: string | undefined;
+  /** The warning for an empty listing whose filter ids exist. */
+  emptyWarning: string;
+}
+
+/**
+ * The records of one page of a filtered listing, with its warnings. ChEMBL answers a filter on an unknown id
+ * with an empty list, so an empty page checks the filter ids to tell "no such id" from "no data".
+ * @param http the source's HTTP seam
+ * @param page the page read
+ * @param listing how to read and name its items
+ * @returns the records and warnings
+ * @throws ProviderError `not_found` when a filter id names no ChEMBL entity
+ */
+export async function filteredListingRecords<R>(
+  http: SourceHttp,
+  page: ChemblPage,
+  listing: FilteredListing<R>,
+): Promise<{ records: R[]; warnings: string[] }> {
+  const records = page.items.flatMap((item) => listing.toRecord(item) ?? []);
+  const warnings: string[] = [];
+  const dropped = page.items.length - records.length;
+  if (dropped > 0) {
+    warnings.push(`${dropped} ChEMBL ${listing.noun} item(s) without ${listing.idName} were left out.`);
+  }
+  if (page.total === 0) {
+    if (listing.molecule) await expectChemblEntity(http, "molecule", listing.molecule);
+    if (listing.target) await expectChemblEntity(http, "target", listing.target);
+    warnings.push(listing.emptyWarning);
+  }
+  return { records, warnings };
+}
