@@ -1,3 +1,4 @@
+import * as crypto from "node:crypto";
 import { createHash } from "node:crypto";
 
 /**
@@ -29,8 +30,13 @@ function sortKeys(value: unknown): unknown {
  * @param data text (UTF-8) or bytes
  */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
+  return oneShotHash ? oneShotHash("sha256", data, "hex") : createHash("sha256").update(data).digest("hex");
 }
+
+/** `crypto.hash` (Node 20.12 and later): one call, no Hash object, for the many small objects of a call. */
+const oneShotHash = (
+  crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string }
+).hash;
 
 /**
  * Hex SHA-256 of the canonical JSON of `value`.

@@ -10,6 +10,14 @@ export interface Clock {
    * @param signal optional abort signal
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `fire` after `ms` milliseconds unless cancelled first: a deadline that usually never fires,
+   * without the promise and abort signal a `sleep` needs. Optional; without it, deadlines use `sleep`.
+   * @param ms delay in milliseconds
+   * @param fire what to run when it is due
+   * @returns cancels the timer (idempotent)
+   */
+  timer?(ms: number, fire: () => void): () => void;
 }
 
 /** The real clock: `Date.now()` and `setTimeout`. */
@@ -34,4 +42,8 @@ export const systemClock: Clock = {
       );
       signal?.addEventListener("abort", onAbort, { once: true });
     }),
+  timer: (ms, fire) => {
+    const handle = setTimeout(fire, Math.max(0, ms));
+    return () => clearTimeout(handle);
+  },
 };

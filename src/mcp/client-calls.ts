@@ -64,17 +64,27 @@ export async function callClientTool(
   }
   // Aborting cancels the request at the server; the SDK then rejects with a timeout McpError that wraps
   // the reason, so the cap's own error is rethrown instead.
+  // The caller's abort is forwarded by hand: AbortSignal.any costs more than the rest of the call's
+  // bookkeeping together.
   const crossed = new AbortController();
-  const callSignal = signal ? AbortSignal.any([signal, crossed.signal]) : crossed.signal;
+  const forward = () => crossed.abort(signal?.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener("abort", forward, { once: true });
+  let capped = false;
   try {
     const result = await withResponseCap(
       maxResponseBytes,
-      (error) => crossed.abort(error),
-      () => call(callSignal),
+      (error) => {
+        capped = true;
+        crossed.abort(error);
+      },
+      () => call(crossed.signal),
     );
     return result as CallToolResult;
   } catch (error) {
-    throw crossed.signal.aborted ? crossed.signal.reason : error;
+    throw capped ? crossed.signal.reason : error;
+  } finally {
+    signal?.removeEventListener("abort", forward);
   }
 }
 

@@ -1,5 +1,6 @@
 /** One live connection of the pool: an SDK `Client` over one transport (and, for stdio, one child). */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
@@ -43,6 +44,8 @@ export class ServerConnection {
   /** The SDK client of this connection. */
   readonly client: Client;
   readonly #transport: Transport;
+  /** Whether answers arrive over streamable HTTP (through the capped fetch, see `withResponseCap`). */
+  readonly #readsOverHttp: boolean;
   readonly #options: ServerConnectionOptions;
   readonly #transportClosed: Promise<void>;
   readonly #stderrDone: Promise<void> | undefined;
@@ -59,6 +62,7 @@ export class ServerConnection {
    */
   constructor(transport: Transport, options: ServerConnectionOptions) {
     this.#transport = transport;
+    this.#readsOverHttp = transport instanceof StreamableHTTPClientTransport;
     this.#options = options;
     this.client = new Client(options.clientInfo, { capabilities: {} });
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -177,6 +181,12 @@ export class ServerConnection {
     args: Record<string, unknown>,
     options: PoolCallOptions,
   ): Promise<CallToolResult> {
+    // Only the HTTP transports read answers through the capped fetch; elsewhere the cap's async
+    // context would be pure cost (stdio has its own message limit).
+    if (!this.#readsOverHttp && options.maxResponseBytes !== undefined) {
+      const { maxResponseBytes: _unused, ...rest } = options;
+      return callClientTool(this.client, name, args, rest);
+    }
     return callClientTool(this.client, name, args, options);
   }
 

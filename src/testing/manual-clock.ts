@@ -52,6 +52,14 @@ export class ManualClock implements Clock {
     });
   }
 
+  timer(ms: number, fire: () => void): () => void {
+    const timer: Timer = { at: this.#now + Math.max(0, ms), seq: this.#seq++, resolve: fire };
+    this.#timers.push(timer);
+    return () => {
+      this.#timers = this.#timers.filter((t) => t !== timer);
+    };
+  }
+
   /**
    * Moves time forward by `ms`, firing due timers in order and letting promise chains settle
    * between them.

@@ -130,18 +130,15 @@ export async function runWithRetry<T>(
   if (callerSignal?.aborted) throw cancelled(0, callerSignal.reason);
   if (timeoutMs !== undefined && timeoutMs <= 0) throw timedOut(timeoutMs, 0, undefined);
 
-  // `run` stops everything: the deadline and the caller abort it; `cleanup` ends the deadline timer.
+  // `run` stops everything: the deadline and the caller abort it.
   const run = new AbortController();
-  const cleanup = new AbortController();
   const onCallerAbort = () => run.abort(cancelled(attempts, callerSignal?.reason));
   callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
   const deadline = timeoutMs === undefined ? undefined : clock.now() + timeoutMs;
-  if (timeoutMs !== undefined) {
-    clock.sleep(timeoutMs, cleanup.signal).then(
-      () => run.abort(timedOut(timeoutMs, attempts, undefined)),
-      () => {},
-    );
-  }
+  const stopDeadline =
+    timeoutMs === undefined
+      ? undefined
+      : startDeadline(clock, timeoutMs, () => run.abort(timedOut(timeoutMs, attempts, undefined)));
   let lastError: unknown;
   const stopped = (): GovernanceError => {
     const reason = run.signal.reason as GovernanceError;
@@ -195,23 +192,38 @@ export async function runWithRetry<T>(
     }
   } finally {
     callerSignal?.removeEventListener("abort", onCallerAbort);
-    cleanup.abort();
+    stopDeadline?.();
   }
 }
 
-/** Starts one attempt with its own signal and settles as soon as it answers or the run stops. */
+/** The reason a deadline's `sleep` is cancelled with (an explicit one: without it, abort builds a DOMException). */
+const RUN_ENDED = Symbol("run ended");
+
+/**
+ * Starts a run's deadline: the clock's `timer` when it has one, else a `sleep` cancelled through a
+ * signal of its own.
+ * @returns stops the deadline
+ */
+function startDeadline(clock: Clock, timeoutMs: number, fire: () => void): () => void {
+  if (clock.timer) return clock.timer(timeoutMs, fire);
+  const cleanup = new AbortController();
+  clock.sleep(timeoutMs, cleanup.signal).then(fire, () => {});
+  return () => cleanup.abort(RUN_ENDED);
+}
+
+/**
+ * Starts one attempt, given the run's signal (it aborts on the deadline or the caller's cancellation),
+ * and settles as soon as the attempt answers or the run stops.
+ */
 function settleAttempt<T>(
   attempt: (ctx: AttemptContext) => Promise<T>,
   number: number,
   runSignal: AbortSignal,
 ): Promise<Settled<T>> {
   if (runSignal.aborted) return Promise.resolve({ kind: "stopped" });
-  const controller = new AbortController();
-  const forward = () => controller.abort(runSignal.reason);
-  runSignal.addEventListener("abort", forward, { once: true });
   // Promise.resolve().then so that a synchronous throw becomes a failure of this attempt.
-  const running = Promise.resolve().then(() => attempt({ attempt: number, signal: controller.signal }));
-  return untilStopped(running, runSignal).finally(() => runSignal.removeEventListener("abort", forward));
+  const running = Promise.resolve().then(() => attempt({ attempt: number, signal: runSignal }));
+  return untilStopped(running, runSignal);
 }
 
 /** Settles with the promise's outcome, or with `stopped` when the signal aborts first (late answers ignored). */
