@@ -19,6 +19,13 @@ import {
   normalizeInvocationRecord,
   normalizeLedgerQuery,
 } from "./ledger.js";
+import {
+  createLedgerWriter,
+  LedgerCheckpointer,
+  type LedgerWrite,
+  type LedgerWriteResult,
+  type LedgerWriter,
+} from "./ledger-checkpointer.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
@@ -69,6 +76,16 @@ const AUTHORIZATION_COLUMNS = [...AUTHORIZATION_FIELDS.map(column), "created_ms"
 const insertSql = (table: string, columns: readonly string[]) =>
   `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
 
+/** The statements of the writer (`ledger-writer.cjs`), prepared on its connection. */
+const LEDGER_WRITE_SQL: Record<string, string> = {
+  invocationExists: "SELECT 1 FROM invocations WHERE invocation_id = ?",
+  callRow: "SELECT invocation_id FROM invocations WHERE thread_id = ? AND tool_call_id = ?",
+  insertObject: "INSERT OR IGNORE INTO objects (sha256, size, bytes) VALUES (?, ?, ?)",
+  insertInvocation: insertSql("invocations", INVOCATION_COLUMNS),
+  authorizationExists: "SELECT 1 FROM authorizations WHERE id = ?",
+  insertAuthorization: insertSql("authorizations", AUTHORIZATION_COLUMNS),
+};
+
 /**
  * The largest object kept inline in the ledger by default: 64 KiB. Measured on a 2-core host (WAL,
  * `synchronous=NORMAL`, `bench/lib/object-write-cost.ts`), a blob insert costs less than a file create
@@ -77,6 +94,12 @@ const insertSql = (table: string, columns: readonly string[]) =>
  */
 export const DEFAULT_MAX_INLINE_BYTES = 64 * 1024;
 
+/**
+ * Queued writes past which an append commits the queue at once instead of on the event loop's next
+ * turn: callers that never yield to it (a loop of cache hits) still commit in bounded groups.
+ */
+const MAX_QUEUED_WRITES = 256;
+
 /** Options of `SqliteLedger.open`. */
 export interface SqliteLedgerOptions {
   /**
@@ -84,21 +107,47 @@ export interface SqliteLedgerOptions {
    * file CAS. 0 keeps none (the ledger then has no `objects`). @default 65536
    */
   maxInlineBytes?: number;
+  /**
+   * Run WAL checkpoints in a thread of the ledger's own, off the event loop; without it (and for
+   * `:memory:`) SQLite checkpoints inside whichever commit crosses its threshold. @default true
+   */
+  checkpointThread?: boolean;
 }
 
 /** One queued write of a group commit. */
 interface PendingWrite {
-  write: () => void;
+  op: LedgerWrite;
   resolve: () => void;
   reject: (error: unknown) => void;
+}
+
+/** Commits of the open ledgers' queues, run when the process exits normally (`process.exit`, end of work). */
+const commitsAtExit = new Set<() => void>();
+let exitHookInstalled = false;
+
+function commitQueuesAtExit(commit: () => void): void {
+  commitsAtExit.add(commit);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const run of commitsAtExit) {
+      try {
+        run();
+      } catch {
+        // The process is ending: a write that cannot commit now is lost either way.
+      }
+    }
+  });
 }
 
 /**
  * A `Ledger` in one SQLite file (`journal_mode=WAL`, `synchronous=NORMAL`, `busy_timeout=5000`), safe to
  * open from several processes at once. Small objects of a row live in its `objects` table, written in
- * the row's transaction. Appends made in the same tick share one transaction (group commit); each
- * append keeps its own savepoint, so one refused row does not undo the others, and its promise
- * settles once that transaction has committed. Reads first commit what is queued.
+ * the row's transaction. Appends queued before the event loop's next turn share one transaction (group
+ * commit; at most 256 wait, past which the queue goes at once); each append keeps its own savepoint, so
+ * one refused row does not undo the others, and its promise settles once that transaction has
+ * committed. Reads first commit what is queued, and so does a process that exits normally. WAL
+ * checkpoints run in a thread of the ledger's own (`LedgerCheckpointer`), not inside a commit.
  * @example
  * const ledger = await SqliteLedger.open(join(resolveDataDir(), "ledger.sqlite"));
  */
@@ -110,25 +159,20 @@ export class SqliteLedger implements Ledger {
   readonly #maxInlineBytes: number | undefined;
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
   #pending: PendingWrite[] = [];
+  #scheduled = false;
   #closed = false;
-  /** One transaction over a batch, each write in a savepoint of its own (built once). */
-  readonly #commitBatch: BetterSqlite3.Transaction<
-    (batch: PendingWrite[], failures: Map<PendingWrite, unknown>) => void
-  >;
+  readonly #writer: LedgerWriter;
+  readonly #checkpointer: LedgerCheckpointer | undefined;
+  readonly #commitAtExit = () => this.#commitPending();
 
-  private constructor(db: Database, path: string, maxInlineBytes: number) {
+  private constructor(db: Database, path: string, maxInlineBytes: number, checkpointThread: boolean) {
     this.#db = db;
-    const savepoint = db.transaction((write: () => void) => write());
-    this.#commitBatch = db.transaction((batch: PendingWrite[], failures: Map<PendingWrite, unknown>) => {
-      if (batch.length === 1) return batch[0]?.write();
-      for (const item of batch) {
-        try {
-          savepoint(item.write);
-        } catch (error) {
-          failures.set(item, error);
-        }
-      }
-    });
+    this.#writer = createLedgerWriter(db, LEDGER_WRITE_SQL);
+    this.#checkpointer =
+      checkpointThread && path !== ":memory:"
+        ? startCheckpointer(db, path, () => this.#commitPending())
+        : undefined;
+    commitQueuesAtExit(this.#commitAtExit);
     this.path = path;
     this.#maxInlineBytes = maxInlineBytes > 0 ? maxInlineBytes : undefined;
     this.objects =
@@ -158,7 +202,12 @@ export class SqliteLedger implements Ledger {
       );
     }
     const opened = await openSqlite(path, migrate);
-    return new SqliteLedger(opened.db, opened.path, maxInlineBytes);
+    return new SqliteLedger(opened.db, opened.path, maxInlineBytes, options.checkpointThread ?? true);
+  }
+
+  /** Whether checkpoints run in the ledger's thread, and how many it has run. For tests and diagnostics. */
+  get checkpoints(): { thread: boolean; count: number } {
+    return { thread: this.#checkpointer?.active ?? false, count: this.#checkpointer?.checkpoints ?? 0 };
   }
 
   append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
@@ -176,28 +225,15 @@ export class SqliteLedger implements Ledger {
     }
     // The duplicate checks run under the write lock, so the error can name the existing row; the
     // UNIQUE indexes are the backstop for writers that skip these checks.
-    return this.#enqueue(() => {
-      if (this.#statement("SELECT 1 FROM invocations WHERE invocation_id = ?").get(clean.invocationId)) {
-        throw duplicateError(`Invocation ${clean.invocationId} is already recorded.`, clean.invocationId);
-      }
-      if (clean.threadId !== undefined && clean.toolCallId !== undefined) {
-        const existing = this.#findRow(clean.threadId, clean.toolCallId);
-        if (existing) {
-          const existingId = String(existing.invocation_id);
-          throw duplicateError(
-            `Tool call ${clean.toolCallId} of thread ${clean.threadId} is already recorded as ${existingId}.`,
-            existingId,
-          );
-        }
-      }
-      if (objects !== undefined && objects.length > 0) {
-        const insert = this.#statement(
-          "INSERT OR IGNORE INTO objects (sha256, size, bytes) VALUES (?, ?, ?)",
-        );
-        for (const { sha256, size, bytes } of objects) insert.run(sha256, size, asBuffer(bytes));
-      }
-      this.#statement(insertSql("invocations", INVOCATION_COLUMNS)).run(values);
-    });
+    const op: LedgerWrite = {
+      kind: "invocation",
+      invocationId: clean.invocationId,
+      threadId: clean.threadId,
+      toolCallId: clean.toolCallId,
+      values,
+      objects: (objects ?? []).map(({ sha256, size, bytes }) => ({ sha256, size, bytes })),
+    };
+    return this.#enqueue(op);
   }
 
   async get(invocationId: string): Promise<InvocationRecord | undefined> {
@@ -206,10 +242,11 @@ export class SqliteLedger implements Ledger {
   }
 
   async findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined> {
-    this.#ensureOpen();
-    this.#commitPending();
-    const row = this.#findRow(threadId, toolCallId);
-    return row === undefined ? undefined : toInvocation(row);
+    const row = this.#read("SELECT * FROM invocations WHERE thread_id = ? AND tool_call_id = ?").get(
+      threadId,
+      toolCallId,
+    );
+    return row === undefined ? undefined : toInvocation(row as Row);
   }
 
   async query(query: LedgerQuery = {}): Promise<InvocationRecord[]> {
@@ -256,12 +293,7 @@ export class SqliteLedger implements Ledger {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#enqueue(() => {
-      if (this.#statement("SELECT 1 FROM authorizations WHERE id = ?").get(clean.id)) {
-        throw duplicateError(`Authorization ${clean.id} is already recorded.`);
-      }
-      this.#statement(insertSql("authorizations", AUTHORIZATION_COLUMNS)).run(values);
-    });
+    return this.#enqueue({ kind: "authorization", id: clean.id, values });
   }
 
   async listAuthorizations(options: { sessionId?: string } = {}): Promise<AuthorizationRecord[]> {
@@ -281,7 +313,10 @@ export class SqliteLedger implements Ledger {
       this.#commitPending();
     } finally {
       this.#closed = true;
+      commitsAtExit.delete(this.#commitAtExit);
       this.#statements.clear();
+      // The thread's connection closes first, so that this one, the last, checkpoints the log.
+      await this.#checkpointer?.close().catch(() => undefined);
       this.#db.close();
     }
   }
@@ -304,38 +339,47 @@ export class SqliteLedger implements Ledger {
     return bad;
   }
 
-  #findRow(threadId: string, toolCallId: string): Row | undefined {
-    const statement = this.#statement("SELECT * FROM invocations WHERE thread_id = ? AND tool_call_id = ?");
-    return statement.get(threadId, toolCallId) as Row | undefined;
-  }
-
-  /** Queues a write for the next group commit, which runs once the current tick's appends are queued. */
-  #enqueue(write: () => void): Promise<void> {
+  /**
+   * Queues a write for the next group commit, which runs on the event loop's next turn (so that calls
+   * finishing together, and work still waiting on I/O, share it), or at once when the queue is full.
+   * While a checkpoint runs, the queue waits for it.
+   */
+  #enqueue(op: LedgerWrite): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (this.#pending.push({ write, resolve, reject }) === 1) queueMicrotask(() => this.#commitPending());
+      const queued = this.#pending.push({ op, resolve, reject });
+      if (queued >= MAX_QUEUED_WRITES) this.#commitPending();
+      else if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          if (!this.#checkpointer?.busy) this.#commitPending();
+        });
+      }
     });
   }
 
-  /**
-   * Commits every queued write in one IMMEDIATE transaction (the write lock is taken up front, so the
-   * duplicate checks and the inserts see the same state); each write in a savepoint of its own.
-   */
+  /** Commits every queued write in one IMMEDIATE transaction (see `ledger-writer.cjs`). */
   #commitPending(): void {
     const batch = this.#pending;
-    if (batch.length === 0 || this.#closed) return;
+    if (batch.length === 0 || !this.#db.open) return;
     this.#pending = [];
-    const failures = new Map<PendingWrite, unknown>();
+    let results: LedgerWriteResult[];
     try {
-      this.#commitBatch.immediate(batch, failures);
+      results = this.#writer.commit(batch.map((item) => item.op));
     } catch (error) {
-      // A lone write's own refusal, or a failed commit (busy, disk full): none of the batch is stored.
+      // A failed transaction (busy, disk full): none of the batch is stored.
       for (const item of batch) item.reject(error);
       return;
     }
-    for (const item of batch) {
-      if (failures.has(item)) item.reject(failures.get(item));
-      else item.resolve();
-    }
+    let stored = 0;
+    batch.forEach((item, index) => {
+      const result = results[index];
+      if (result !== undefined && "stored" in result) {
+        stored++;
+        item.resolve();
+      } else item.reject(writeError(item.op, result));
+    });
+    this.#checkpointer?.committed(stored);
   }
 
   /** A statement for a read, after the queued writes are committed (reads see every earlier append). */
@@ -360,8 +404,33 @@ export class SqliteLedger implements Ledger {
   }
 }
 
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** The checkpointer of a ledger file, or `undefined` when no thread can be started (SQLite then checkpoints). */
+function startCheckpointer(db: Database, path: string, onIdle: () => void): LedgerCheckpointer | undefined {
+  try {
+    return new LedgerCheckpointer(db, path, onIdle);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The error of a write that was not stored. */
+function writeError(op: LedgerWrite, result: LedgerWriteResult | undefined): Error {
+  if (result === undefined) return new Error("The ledger writer returned no result for a write.");
+  if ("duplicate" in result) return duplicateOf(op, result.existingInvocationId);
+  if ("failed" in result) return Object.assign(new Error(result.failed), { code: result.code });
+  return new Error("The write was stored.");
+}
+
+/** The `DUPLICATE_ID` error of a write whose key is already recorded, naming the recorded row. */
+function duplicateOf(op: LedgerWrite, existingInvocationId: string | undefined): Error {
+  if (op.kind === "authorization") return duplicateError(`Authorization ${op.id} is already recorded.`);
+  if (existingInvocationId === op.invocationId) {
+    return duplicateError(`Invocation ${op.invocationId} is already recorded.`, op.invocationId);
+  }
+  return duplicateError(
+    `Tool call ${op.toolCallId} of thread ${op.threadId} is already recorded as ${existingInvocationId}.`,
+    existingInvocationId,
+  );
 }
 
 function migrate(db: Database, path: string): void {

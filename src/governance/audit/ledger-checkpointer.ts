@@ -1,0 +1,154 @@
+/**
+ * The SQLite ledger's writer and its checkpointer thread (both in `ledger-writer.cjs`). A WAL checkpoint
+ * copies the log into the database file and syncs both: milliseconds, tens on a slow disk. Run by
+ * SQLite's automatic checkpoint it would stall whichever commit crossed the threshold, and the event
+ * loop with it; here a thread runs it, once enough rows have been committed, while the ledger holds its
+ * commits back (`busy`, then `onIdle`), so that the checkpoint reaches the end of the log and the next
+ * commit starts the log over instead of letting it grow.
+ */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type BetterSqlite3 from "better-sqlite3";
+
+/** One write, as data: what the writer applies. */
+export type LedgerWrite =
+  | {
+      kind: "invocation";
+      invocationId: string;
+      threadId: string | undefined;
+      toolCallId: string | undefined;
+      values: unknown[];
+      objects: readonly { sha256: string; size: number; bytes: Uint8Array }[];
+    }
+  | { kind: "authorization"; id: string; values: unknown[] };
+
+/** What applying one write found. */
+export type LedgerWriteResult =
+  | { stored: true }
+  | { duplicate: "invocation" | "call" | "authorization"; existingInvocationId?: string }
+  | { failed: string; code?: string };
+
+/** The writer of one connection (`createWriter` in ledger-writer.cjs). */
+export interface LedgerWriter {
+  /** Applies a batch in one transaction; throws when the transaction itself fails (nothing stored). */
+  commit(ops: readonly LedgerWrite[]): LedgerWriteResult[];
+  /** The same, for writes that may be stored already: a write whose own key is recorded counts as stored. */
+  commitAgain(ops: readonly LedgerWrite[]): LedgerWriteResult[];
+}
+
+const require = createRequire(import.meta.url);
+/** The writer's file, resolved on first use (importing the package touches no file). */
+const entry = () => require.resolve("./ledger-writer.cjs");
+
+/**
+ * The writer of a connection.
+ * @param db the connection
+ * @param sql the statements it prepares
+ * @returns the writer
+ */
+export function createLedgerWriter(db: BetterSqlite3.Database, sql: Record<string, string>): LedgerWriter {
+  const { createWriter } = require(entry()) as {
+    createWriter(db: BetterSqlite3.Database, sql: Record<string, string>): LedgerWriter;
+  };
+  return createWriter(db, sql);
+}
+
+/** Rows committed between two checkpoints: a ledger row dirties about ten pages, SQLite's own threshold is 1,000. */
+const CHECKPOINT_EVERY_ROWS = 64;
+
+/** Runs a ledger file's WAL checkpoints in a thread of its own. */
+export class LedgerCheckpointer {
+  readonly #db: BetterSqlite3.Database;
+  readonly #worker: Worker;
+  readonly #onIdle: () => void;
+  readonly #exited: Promise<void>;
+  #ready = false;
+  #busy = false;
+  #closed = false;
+  #sinceLast = 0;
+  #checkpoints = 0;
+
+  /**
+   * @param db the writing connection: its automatic checkpoint is turned off once the thread is ready,
+   *   and back on if the thread ends early
+   * @param path the database file
+   * @param onIdle called when a checkpoint has ended, so that held commits go
+   */
+  constructor(db: BetterSqlite3.Database, path: string, onIdle: () => void) {
+    this.#db = db;
+    this.#onIdle = onIdle;
+    const module = require.resolve("better-sqlite3");
+    this.#worker = new Worker(entry(), { workerData: { ledgerCheckpointer: true, module, path } });
+    // The thread never keeps the process alive.
+    this.#worker.unref();
+    this.#worker.on("message", (message: unknown) => this.#onMessage(message));
+    // An error is followed by exit, handled there.
+    this.#worker.on("error", () => undefined);
+    this.#exited = new Promise((resolve) => {
+      this.#worker.once("exit", () => {
+        this.#stop();
+        resolve();
+      });
+    });
+  }
+
+  /** Whether a checkpoint is running (the ledger holds its commits until `onIdle`). */
+  get busy(): boolean {
+    return this.#busy;
+  }
+
+  /** Whether checkpoints run in the thread (false before it is ready and after it ended). */
+  get active(): boolean {
+    return this.#ready;
+  }
+
+  /** Checkpoints the thread has completed. */
+  get checkpoints(): number {
+    return this.#checkpoints;
+  }
+
+  /**
+   * Counts committed rows; asks for a checkpoint once enough have gone by and none is running.
+   * @param rows rows the commit stored
+   */
+  committed(rows: number): void {
+    this.#sinceLast += rows;
+    if (!this.#ready || this.#busy || this.#sinceLast < CHECKPOINT_EVERY_ROWS) return;
+    this.#busy = true;
+    this.#sinceLast = 0;
+    this.#worker.postMessage("checkpoint");
+  }
+
+  /** Lets a running checkpoint finish, then ends the thread and its connection. Idempotent. */
+  async close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#worker.postMessage("close");
+    }
+    const timer = setTimeout(() => void this.#worker.terminate(), 5_000);
+    await this.#exited;
+    clearTimeout(timer);
+  }
+
+  #onMessage(message: unknown): void {
+    if (message === "ready") {
+      if (this.#closed || !this.#db.open) return;
+      this.#db.pragma("wal_autocheckpoint = 0");
+      this.#ready = true;
+      return;
+    }
+    if ((message as { ok?: boolean }).ok) this.#checkpoints++;
+    this.#busy = false;
+    this.#onIdle();
+  }
+
+  /** The thread ended: SQLite's automatic checkpoint takes over again, and held commits go. */
+  #stop(): void {
+    const wasReady = this.#ready;
+    const wasBusy = this.#busy;
+    this.#ready = false;
+    this.#busy = false;
+    if (wasReady && this.#db.open) this.#db.pragma("wal_autocheckpoint = 1000");
+    if (wasBusy) this.#onIdle();
+  }
+}
