@@ -21,6 +21,8 @@ export interface CandidateDeps {
   catalog: ManifestLookup;
   /** The per-session source switches the broker enforces. */
   sessions: Pick<SessionSettings, "isSourceEnabled">;
+  /** Waits for an invocation's row still being written (`Broker.recorded`). */
+  recorded?: ((invocationId: string) => Promise<void>) | undefined;
 }
 
 /** `data.reason` of the refusals that bind a candidate to the requesting session (audited by the manager). */
@@ -61,6 +63,8 @@ export async function loadCandidate(
   candidateId: string,
   sessionId: string,
 ): Promise<VerifiedCandidate> {
+  // A row that could not be written is simply not found below.
+  await deps.recorded?.(mcpInvocationId).catch(() => undefined);
   const row = await deps.ledger.get(mcpInvocationId);
   if (row === undefined)
     throw new GovernanceError("NOT_FOUND", `No invocation '${mcpInvocationId}' in the ledger.`);

@@ -58,6 +58,12 @@ export interface DownloadManagerOptions {
    * `SOURCE_DISABLED`, as a direct call is. `createGovernance` passes the broker's. @default manifest `enabledByDefault`
    */
   sessions?: SessionSettings;
+  /**
+   * Waits for the ledger row of an invocation the broker returned but may still be writing
+   * (`Broker.recorded`), so that a candidate is found right after the call that returned it.
+   * `createGovernance` passes the broker's. @default rows are read as they are
+   */
+  recorded?: (invocationId: string) => Promise<void>;
   /** `<dataDir>/workspace`: every download lands inside it. */
   workspaceDir: string;
   /** @default a `MemoryDownloadJobStore` */

@@ -140,6 +140,8 @@ export async function executeGovernedToolCall(
       ...(context.runId !== undefined ? { runId: context.runId } : {}),
       ...(context.signal !== undefined ? { signal: context.signal } : {}),
     });
+    // The tool message goes into the graph's checkpoint: its ledger row commits first.
+    await runtime.broker.recorded(outcome.invocationId);
     return {
       message: new ToolMessage({
         tool_call_id: toolCallId,

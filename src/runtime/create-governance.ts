@@ -156,6 +156,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       catalog,
       jobStore,
       sessions,
+      recorded: (invocationId) => broker.recorded(invocationId),
       workspaceDir: join(dataDir, "workspace"),
       ...(brokerAuthorize
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }

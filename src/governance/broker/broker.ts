@@ -28,7 +28,7 @@ import type { RateLimiter } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
 import { callUpstream } from "./call-upstream.js";
 import { checkingDepth } from "./refuse-too-deep.js";
-import { type CachedResult, cacheTtlSeconds, ResultCache } from "./result-cache.js";
+import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
 
 /** Options of `Broker`. Every store and time source is injectable. */
 export interface BrokerOptions {
@@ -66,6 +66,36 @@ export interface BrokerOptions {
   newId?: () => string;
 }
 
+/**
+ * The exit steps of brokers with rows behind. Run before the ledgers' own exit steps (first in line),
+ * so that the rows they hand over are committed with the rest.
+ */
+const recordsAtExit = new Set<() => void>();
+process.prependListener("exit", () => {
+  for (const record of recordsAtExit) {
+    try {
+      record();
+    } catch {
+      // The process is ending: what cannot be handed over now is lost either way.
+    }
+  }
+});
+
+/** Returned calls whose rows may still be on their way; past this, a call waits for its own row. */
+const MAX_ROWS_BEHIND = 1_024;
+
+/** Failed row writes kept for `recorded`/`flush` to report; past this the oldest is dropped. */
+const MAX_FAILED_ROWS_KEPT = 1_000;
+
+/** A running call under its `threadId:toolCallId`, until its row is recorded. */
+interface ByCall {
+  /** What the key is bound to (see `callDigest`). */
+  call: string | undefined;
+  promise: Promise<InvokeOutcome>;
+  /** Set once the call has returned: settles when its row is recorded and the key released. */
+  recording: Promise<void> | undefined;
+}
+
 type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
 
 /** One invocation in progress: its row and the objects to commit with it. */
@@ -73,8 +103,13 @@ interface Call {
   row: Row;
   /** Objects the ledger keeps inline, written in the row's transaction. */
   inline: ContentObject[];
-  /** A result to cache once its row is recorded (so the cache never names an unrecorded object). */
-  cache?: { key: string; ttlSeconds: number; entry: CachedResult } | undefined;
+  /**
+   * What the row stores once the call has returned (see `#recordBehind`): the server's raw result, and
+   * the normalized one handed back, as a value or (cached results) as its object already.
+   */
+  results?: { raw?: unknown; normalized: McpToolResult | ContentObject } | undefined;
+  /** The validated arguments, hashed onto the row (`inputHash`) when it is written. */
+  input?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -87,12 +122,21 @@ export class Broker {
   readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimiter | undefined };
   readonly #validator = new InputValidator();
   /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
-  readonly #byCall = new Map<string, { call: string | undefined; promise: Promise<InvokeOutcome> }>();
+  readonly #byCall = new Map<string, ByCall>();
   readonly #running: InflightCalls;
   /** Reads objects wherever the ledger or the store keeps them. */
   readonly #objects: ContentStore;
   /** Objects up to this size go inline with the row; undefined when the ledger keeps none. */
   readonly #maxInlineBytes: number | undefined;
+  /** Settles once the rows of the calls that returned so far have been handed to the ledger. */
+  #inOrder: Promise<unknown> = Promise.resolve();
+  /** Returned calls whose rows are not yet handed to the ledger (written at exit, see `#recordBehindNow`). */
+  readonly #behind = new Set<{ call: Call; startedMs: number; finishedMs: number }>();
+  readonly #recordAtExit = () => this.#recordBehindNow();
+  /** Rows of returned calls still being committed, by invocation id (see `recorded`). */
+  readonly #queuedRows = new Map<string, Promise<void>>();
+  /** Rows of returned calls that could not be written, until `recorded` or `flush` reports them. */
+  readonly #failedRows = new Map<string, unknown>();
 
   constructor(options: BrokerOptions) {
     this.#o = {
@@ -140,11 +184,22 @@ export class Broker {
     const call = callDigest(request);
     const running = this.#byCall.get(key);
     if (running) {
-      if (running.call === call) return running.promise;
-      return this.#running.run(() => this.#refuseReusedCall(request), request.signal);
+      if (running.call !== call)
+        return this.#running.run(() => this.#refuseReusedCall(request), request.signal);
+      // Returned already: once its row is recorded, this twin replays it from the ledger.
+      if (running.recording) return running.recording.then(() => this.invoke(request));
+      return running.promise;
     }
-    const promise = this.#admit(request).finally(() => this.#byCall.delete(key));
-    this.#byCall.set(key, { call, promise });
+    const promise = this.#admit(request);
+    // The key stays taken until the call's row is recorded, so that a twin never runs it again.
+    const entry: ByCall = { call, promise, recording: undefined };
+    const release = () => {
+      this.#byCall.delete(key);
+    };
+    promise.then((outcome) => {
+      entry.recording = this.recorded(outcome.invocationId).then(release, release);
+    }, release);
+    this.#byCall.set(key, entry);
     return promise;
   }
 
@@ -183,11 +238,49 @@ export class Broker {
         retryable: refusal.retryable,
         attempts: 0,
       };
+      await this.#inOrder;
       await this.#append(refused, "error", startedMs);
     };
     await this.#running.run(record).catch((error: unknown) => {
       if (!(error instanceof GovernanceError && error.code === "CANCELLED")) throw error;
     });
+  }
+
+  /**
+   * Waits for the row of a call `invoke` returned. `invoke` hands back a result once its row is queued
+   * in the ledger; the row commits on the event loop's next turn, in one transaction with every row
+   * queued in the same turn. Code that makes a result durable elsewhere (a checkpoint, a file, a reply
+   * to another process) awaits this first, as the governed executors do: a crash then never leaves a
+   * kept result without its row.
+   * @param invocationId the outcome's `invocationId`
+   * @returns once the row is committed (at once for a row committed earlier, or for an unknown id)
+   * @throws the ledger's error when the row could not be written (the result was then not cached)
+   */
+  recorded(invocationId: string): Promise<void> {
+    const failed = this.#failedRows.get(invocationId);
+    if (failed !== undefined) {
+      this.#failedRows.delete(invocationId);
+      return Promise.reject(failed);
+    }
+    const queued = this.#queuedRows.get(invocationId);
+    if (queued === undefined) return Promise.resolve();
+    return queued.catch((error: unknown) => {
+      this.#failedRows.delete(invocationId);
+      throw error;
+    });
+  }
+
+  /**
+   * Waits until the row of every call `invoke` has returned so far is committed.
+   * @throws the first error among rows that could not be written
+   */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#queuedRows.keys()].map((id) => this.recorded(id)));
+    const [first] = this.#failedRows;
+    if (first !== undefined) {
+      this.#failedRows.delete(first[0]);
+      throw first[1];
+    }
   }
 
   /**
@@ -198,8 +291,9 @@ export class Broker {
    * @param graceMs how long running calls may take to finish on their own @default 5000
    * @returns once every started call has settled and written its row
    */
-  close(graceMs?: number): Promise<void> {
-    return this.#running.close(graceMs);
+  async close(graceMs?: number): Promise<void> {
+    await this.#running.close(graceMs);
+    await Promise.allSettled(this.#queuedRows.values());
   }
 
   #admit(request: InvokeRequest): Promise<InvokeOutcome> {
@@ -227,8 +321,10 @@ export class Broker {
       // from serializing them, and that refusal is audited like every other one.
       row.requestRef = await this.#stage(call, requestObject(request));
       const outcome = await this.#run(request, call);
-      await this.#append(call, "ok", startedMs);
-      if (call.cache) this.#o.cache.set(call.cache.key, call.cache.entry, call.cache.ttlSeconds);
+      const recorded = this.#recordBehind(call, startedMs);
+      // A caller that never yields to the event loop (a loop of cache hits) would let the rows it
+      // has not waited for pile up: past a bound, a call waits for its own.
+      if (this.#queuedRows.size > MAX_ROWS_BEHIND) await recorded.catch(() => undefined);
       return outcome;
     } catch (caught) {
       const error = recordedError(caught, row);
@@ -239,7 +335,9 @@ export class Broker {
         attempts: row.attempts,
         ...optional({ retryAfterMs: error.retryAfterMs }),
       };
-      await this.#append(call, "error", startedMs);
+      const finishedMs = this.#o.clock.now();
+      await this.#inOrder;
+      await this.#append(call, "error", startedMs, finishedMs);
       throw error;
     }
   }
@@ -252,7 +350,7 @@ export class Broker {
     row.license = source.governance.license;
     const label = `${source.id}/${tool.toolId}`;
     const input = this.#validator.parse(tool.manifest.inputSchema, request.input ?? {}, label);
-    row.inputHash = hashCanonical(input);
+    call.input = input;
 
     const decision = await Promise.resolve()
       .then(() =>
@@ -287,15 +385,12 @@ export class Broker {
     const hit = cacheKey ? this.#o.cache.get(cacheKey) : undefined;
     if (hit) {
       row.cacheHit = true;
-      if (hit.normalizedRef !== undefined) row.normalizedRef = hit.normalizedRef;
+      // The hit's row stores the object again (kept once), so that it never depends on another row.
+      call.results = { normalized: hit.normalized };
       return this.#outcome(row, hit.result, false);
     }
 
     const raw = await callUpstream({ request, source, tool, input, tally: row }, this.#o);
-    row.rawRef = await this.#stage(
-      call,
-      checkingDepth(() => jsonObject(raw)),
-    );
     const result = checkingDepth(() =>
       normalizeToolResult(raw, {
         sourceId: source.id,
@@ -307,14 +402,12 @@ export class Broker {
         allowedOrigins: this.#o.allowedOrigins(source),
       }),
     );
-    row.normalizedRef = await this.#stage(call, jsonObject(result));
     if (cacheKey) {
-      call.cache = {
-        key: cacheKey,
-        ttlSeconds: cacheTtl,
-        entry: { result, normalizedRef: row.normalizedRef },
-      };
-    }
+      // A cached result's object is made now, so that the next call can be a hit at once.
+      const normalized = jsonObject(result);
+      this.#o.cache.set(cacheKey, { result, normalized }, cacheTtl);
+      call.results = { raw, normalized };
+    } else call.results = { raw, normalized: result };
     return this.#outcome(row, result, false);
   }
 
@@ -413,6 +506,7 @@ export class Broker {
       },
     );
     row.error = { code: error.code, message: error.message, retryable: false, attempts: 0 };
+    await this.#inOrder;
     await this.#append({ row, inline: [] }, "error", startedMs);
     throw error;
   }
@@ -428,8 +522,132 @@ export class Broker {
     return object.ref;
   }
 
-  async #append(call: Call, status: "ok" | "error", startedMs: number): Promise<void> {
+  /**
+   * Records a call that succeeded after it has returned (see `recorded`): on the event loop's next turn,
+   * its raw and normalized results become content objects (the large ones written to the content store
+   * first) and its row is queued in the ledger. A row that fails is kept for `recorded` and `flush` to
+   * report.
+   */
+  #recordBehind(call: Call, startedMs: number): Promise<void> {
+    const id = call.row.invocationId;
     const finishedMs = this.#o.clock.now();
+    const behind = { call, startedMs, finishedMs };
+    this.#behind.add(behind);
+    if (this.#behind.size === 1) recordsAtExit.add(this.#recordAtExit);
+    const handOver = () => {
+      this.#behind.delete(behind);
+      if (this.#behind.size === 0) recordsAtExit.delete(this.#recordAtExit);
+    };
+    const turn = new Promise<void>((resolve) => setImmediate(resolve));
+    // Rows go to the ledger in the order their calls ended (`#inOrder`).
+    const staged = Promise.all([this.#inOrder, turn]).then(() =>
+      this.#behind.has(behind) ? this.#stageResults(call) : undefined,
+    );
+    this.#inOrder = staged.catch(() => undefined);
+    const written = staged
+      .then(
+        () => {
+          if (!this.#behind.has(behind)) return; // handed over at exit already
+          handOver();
+          return this.#append(call, "ok", startedMs, finishedMs);
+        },
+        (error: unknown) => {
+          handOver();
+          throw error;
+        },
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          if (this.#failedRows.size >= MAX_FAILED_ROWS_KEPT) {
+            const [oldest] = this.#failedRows.keys();
+            if (oldest !== undefined) this.#failedRows.delete(oldest);
+          }
+          this.#failedRows.set(id, error);
+        },
+      );
+    const entry = written
+      .finally(() => this.#queuedRows.delete(id))
+      .then(() => {
+        const failed = this.#failedRows.get(id);
+        if (failed !== undefined) throw failed;
+      });
+    // Unobserved, a failure stays in #failedRows for recorded() and flush() to report.
+    entry.catch(() => undefined);
+    this.#queuedRows.set(id, entry);
+    return entry;
+  }
+
+  /**
+   * At process exit (no later turn will come): hands every row still behind to the ledger at once,
+   * whose own exit step then commits it. Objects are made here; a row with an object too large for the
+   * ledger (which only the content store, asynchronously, could take) cannot be, and is reported lost.
+   */
+  #recordBehindNow(): void {
+    let lost = 0;
+    for (const behind of [...this.#behind]) {
+      this.#behind.delete(behind);
+      const { call, startedMs, finishedMs } = behind;
+      try {
+        const [raw, normalized] = this.#resultObjects(call);
+        const max = this.#maxInlineBytes;
+        if (max === undefined || [raw, normalized].some((o) => o !== undefined && o.size > max)) {
+          lost++;
+          continue;
+        }
+        if (raw) {
+          call.inline.push(raw);
+          call.row.rawRef = raw.ref;
+        }
+        if (normalized) {
+          call.inline.push(normalized);
+          call.row.normalizedRef = normalized.ref;
+        }
+        this.#append(call, "ok", startedMs, finishedMs).catch(() => undefined);
+      } catch {
+        lost++;
+      }
+    }
+    recordsAtExit.delete(this.#recordAtExit);
+    if (lost > 0) {
+      process.stderr.write(
+        `sciencegate: ${lost} audit row(s) not written: the process exited before broker.flush() or close(), with objects only the content store could take.\n`,
+      );
+    }
+  }
+
+  /** A call's raw and normalized results as content objects (raw undefined when there is none or it cannot be serialized). */
+  #resultObjects(call: Call): [ContentObject | undefined, ContentObject | undefined] {
+    const { results } = call;
+    if (results === undefined) return [undefined, undefined];
+    let raw: ContentObject | undefined;
+    if ("raw" in results) {
+      try {
+        raw = checkingDepth(() => jsonObject(results.raw));
+      } catch {
+        raw = undefined;
+      }
+    }
+    const { normalized } = results;
+    return [raw, isContentObject(normalized) ? normalized : jsonObject(normalized)];
+  }
+
+  /** The content objects of a call's results on its row (large ones written to the content store first). */
+  async #stageResults(call: Call): Promise<void> {
+    // The normalized result walked the same value within the depth limit; a raw result that still
+    // cannot be serialized is left without its object rather than losing the row.
+    const [raw, normalized] = this.#resultObjects(call);
+    if (raw) call.row.rawRef = await this.#stage(call, raw);
+    if (normalized) call.row.normalizedRef = await this.#stage(call, normalized);
+  }
+
+  async #append(
+    call: Call,
+    status: "ok" | "error",
+    startedMs: number,
+    finishedMs = this.#o.clock.now(),
+  ): Promise<void> {
+    if (call.input !== undefined) call.row.inputHash ??= hashCanonical(call.input);
     const record: InvocationRecord = {
       ...call.row,
       status,
@@ -439,6 +657,10 @@ export class Broker {
     if (call.inline.length === 0) await this.#o.ledger.append(record);
     else await this.#o.ledger.append(record, call.inline);
   }
+}
+
+function isContentObject(value: McpToolResult | ContentObject): value is ContentObject {
+  return "bytes" in value && value.bytes instanceof Uint8Array;
 }
 
 /** The request object of a call: source, tool and the arguments as given (its ref is `requestRef`). */

@@ -2,12 +2,14 @@ import { LRUCache } from "lru-cache";
 import type { McpToolResult } from "../../contract/index.js";
 import type { Clock } from "../../core/index.js";
 import { hashCanonical, systemClock } from "../../core/index.js";
+import type { ContentObject } from "../audit/index.js";
 import type { SourceManifest, ToolManifest } from "../manifests/index.js";
 
-/** A cached normalized result and the CAS reference of its stored copy. */
+/** A cached normalized result and its stored copy (bytes and address). */
 export interface CachedResult {
   result: McpToolResult;
-  normalizedRef?: string;
+  /** The stored object of `result`: a hit's row names it and stores it again (kept once). */
+  normalized: ContentObject;
 }
 
 /** What identifies one cacheable call. */
@@ -22,7 +24,7 @@ export interface ResultCacheKeyParts {
 
 /** Options of `ResultCache`. */
 export interface ResultCacheOptions {
-  /** Byte budget over the JSON size of cached results. @default 64 MiB */
+  /** Byte budget over the stored (JSON) size of cached results. @default 64 MiB */
   maxBytes?: number;
   /** @default systemClock */
   clock?: Clock;
@@ -40,7 +42,7 @@ export class ResultCache {
     const clock = options.clock ?? systemClock;
     this.#lru = new LRUCache<string, CachedResult>({
       maxSize: options.maxBytes ?? 64 * 1024 * 1024,
-      sizeCalculation: (entry) => Math.max(1, Buffer.byteLength(JSON.stringify(entry.result))),
+      sizeCalculation: (entry) => Math.max(1, entry.normalized.size),
       ttlAutopurge: false,
       ttlResolution: 0,
       perf: { now: () => clock.now() },

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { McpToolResult } from "../../../src/contract/result-types.js";
-import { ResultCache } from "../../../src/governance/broker/result-cache.js";
+import { jsonObject } from "../../../src/governance/audit/content-object.js";
+import { type CachedResult, ResultCache } from "../../../src/governance/broker/result-cache.js";
 import { ManualClock } from "../../../src/testing/manual-clock.js";
 
 function result(note: string): McpToolResult {
@@ -16,6 +17,12 @@ function result(note: string): McpToolResult {
   };
 }
 
+/** A cache entry as the broker makes it: the result and its stored object. */
+function entry(note: string): CachedResult {
+  const value = result(note);
+  return { result: value, normalized: jsonObject(value) };
+}
+
 describe("ResultCache", () => {
   test("keys ignore property order but not values or version", () => {
     const a = ResultCache.key({ sourceId: "s", toolId: "t", version: "1", input: { a: 1, b: 2 } });
@@ -29,7 +36,7 @@ describe("ResultCache", () => {
   test("entries expire after their TTL on the injected clock", async () => {
     const clock = new ManualClock(1_000);
     const cache = new ResultCache({ clock });
-    cache.set("k", { result: result("x") }, 60);
+    cache.set("k", entry("x"), 60);
     expect(cache.get("k")?.result.warnings).toEqual(["x"]);
     await clock.advance(59_999);
     expect(cache.get("k")).toBeDefined();
@@ -39,14 +46,14 @@ describe("ResultCache", () => {
 
   test("a zero TTL stores nothing", () => {
     const cache = new ResultCache();
-    cache.set("k", { result: result("x") }, 0);
+    cache.set("k", entry("x"), 0);
     expect(cache.get("k")).toBeUndefined();
   });
 
   test("evicts least recently used entries past the byte budget", () => {
-    const one = Buffer.byteLength(JSON.stringify(result("0")));
+    const one = entry("0").normalized.size;
     const cache = new ResultCache({ maxBytes: one * 3 });
-    for (let i = 0; i < 5; i++) cache.set(`k${i}`, { result: result(String(i)) }, 60);
+    for (let i = 0; i < 5; i++) cache.set(`k${i}`, entry(String(i)), 60);
     expect(cache.size).toBe(3);
     expect(cache.get("k0")).toBeUndefined();
     expect(cache.get("k4")).toBeDefined();
