@@ -128,6 +128,8 @@ export class Broker {
   readonly #objects: ContentStore;
   /** Objects up to this size go inline with the row; undefined when the ledger keeps none. */
   readonly #maxInlineBytes: number | undefined;
+  /** Resolves on the event loop's next turn; shared by the calls that end in this one. */
+  #turn: Promise<void> | undefined;
   /** Settles once the rows of the calls that returned so far have been handed to the ledger. */
   #inOrder: Promise<unknown> = Promise.resolve();
   /** Returned calls whose rows are not yet handed to the ledger (written at exit, see `#recordBehindNow`). */
@@ -538,10 +540,10 @@ export class Broker {
       this.#behind.delete(behind);
       if (this.#behind.size === 0) recordsAtExit.delete(this.#recordAtExit);
     };
-    const turn = new Promise<void>((resolve) => setImmediate(resolve));
-    // Rows go to the ledger in the order their calls ended (`#inOrder`).
-    const staged = Promise.all([this.#inOrder, turn]).then(() =>
-      this.#behind.has(behind) ? this.#stageResults(call) : undefined,
+    // Rows go to the ledger in the order their calls ended (`#inOrder`), from the next turn on.
+    const turn = this.#nextTurn();
+    const staged = this.#inOrder.then(() =>
+      turn.then(() => (this.#behind.has(behind) ? this.#stageResults(call) : undefined)),
     );
     this.#inOrder = staged.catch(() => undefined);
     const written = staged
@@ -630,6 +632,16 @@ export class Broker {
     }
     const { normalized } = results;
     return [raw, isContentObject(normalized) ? normalized : jsonObject(normalized)];
+  }
+
+  #nextTurn(): Promise<void> {
+    this.#turn ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.#turn = undefined;
+        resolve();
+      }),
+    );
+    return this.#turn;
   }
 
   /** The content objects of a call's results on its row (large ones written to the content store first). */

@@ -7,10 +7,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
-import type { InvocationRecord } from "../../../src/governance/audit/ledger.js";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import { describeLedgerConformance } from "../../../src/testing/ledger-conformance.js";
+import { ledgerRow } from "./ledger-row.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-ledger-"));
 let files = 0;
@@ -25,22 +25,7 @@ describeLedgerConformance("SqliteLedger (no objects)", () =>
   SqliteLedger.open(freshPath(), { maxInlineBytes: 0 }),
 );
 
-function row(id: string, overrides: Partial<InvocationRecord> = {}): InvocationRecord {
-  return {
-    invocationId: id,
-    sessionId: "s1",
-    sourceId: "pubmed",
-    toolId: "search",
-    status: "ok",
-    startedAt: "2025-01-01T00:00:00.000Z",
-    finishedAt: "2025-01-01T00:00:01.000Z",
-    durationMs: 1000,
-    attempts: 1,
-    cacheHit: false,
-    queueWaitMs: 0,
-    ...overrides,
-  };
-}
+const row = ledgerRow;
 
 describe("SqliteLedger on disk", () => {
   test("opening creates missing parent directories and turns on WAL", async () => {

@@ -14,6 +14,7 @@ import { jsonObject } from "../../../src/governance/audit/content-object.js";
 import type { InvocationRecord } from "../../../src/governance/audit/ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import { repoRoot } from "../../mcp/server-configs.js";
+import { ledgerRow } from "./ledger-row.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-ledger-commits-"));
 let files = 0;
@@ -21,22 +22,11 @@ const freshPath = () => join(scratch, `db-${++files}`, "ledger.sqlite");
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 function row(id: string, objects: readonly { ref: string }[]): InvocationRecord {
-  return {
-    invocationId: id,
-    sessionId: "s1",
-    sourceId: "pubmed",
-    toolId: "search",
-    status: "ok",
-    startedAt: "2025-01-01T00:00:00.000Z",
-    finishedAt: "2025-01-01T00:00:01.000Z",
-    durationMs: 1000,
-    attempts: 1,
-    cacheHit: false,
-    queueWaitMs: 0,
+  return ledgerRow(id, {
     ...(objects[0] ? { requestRef: objects[0].ref } : {}),
     ...(objects[1] ? { rawRef: objects[1].ref } : {}),
     ...(objects[2] ? { normalizedRef: objects[2].ref } : {}),
-  };
+  });
 }
 
 /** Three objects of a few hundred bytes each, like a call's request, raw and normalized results. */
