@@ -40,16 +40,37 @@ export class PhaseTimer {
    * @returns what `fn` returns
    * @throws whatever `fn` throws (the duration still counts)
    */
+  /**
+   * Runs `fn`, adding only its synchronous part (until it returns its promise) to `phase`: for work
+   * whose promise settles later for reasons that are not its own cost (a queue's next turn).
+   * @param phase the phase name
+   * @param fn the timed operation
+   * @returns what `fn` returns
+   */
+  timeSync<T>(phase: string, fn: () => Promise<T>): Promise<T> {
+    if (!this.#enabled) return fn();
+    const start = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.#add(phase, performance.now() - start);
+    }
+  }
+
   async time<T>(phase: string, fn: () => Promise<T>): Promise<T> {
     if (!this.#enabled) return fn();
     const start = performance.now();
     try {
       return await fn();
     } finally {
-      const total = this.#totals.get(phase) ?? { phase, totalMs: 0, count: 0 };
-      total.totalMs += performance.now() - start;
-      total.count += 1;
-      this.#totals.set(phase, total);
+      this.#add(phase, performance.now() - start);
     }
+  }
+
+  #add(phase: string, ms: number): void {
+    const total = this.#totals.get(phase) ?? { phase, totalMs: 0, count: 0 };
+    total.totalMs += ms;
+    total.count += 1;
+    this.#totals.set(phase, total);
   }
 }

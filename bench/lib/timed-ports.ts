@@ -20,7 +20,7 @@ import type { PhaseTimer } from "./phase-timer.js";
 export const PHASES = {
   casWrite: "CAS write",
   casRead: "CAS read",
-  ledgerAppend: "ledger append (row + inline objects, one commit)",
+  ledgerAppend: "ledger append, hand-over (the commit runs on the ledger's next turn)",
   ledgerLookup: "ledger lookup",
   mcpCall: "MCP call (pool)",
 } as const;
@@ -84,7 +84,8 @@ export class TimedLedger implements Ledger {
   }
 
   append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
-    return this.#timer.time(PHASES.ledgerAppend, () => this.#inner.append(record, objects));
+    // The promise settles at the ledger's group commit, a turn later: only the hand-over is this call's.
+    return this.#timer.timeSync(PHASES.ledgerAppend, () => this.#inner.append(record, objects));
   }
 
   get(invocationId: string): Promise<InvocationRecord | undefined> {

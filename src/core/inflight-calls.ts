@@ -4,6 +4,7 @@
  * period. `close()` settles only once every admitted call has settled, so whatever a call still has to
  * write (its ledger row) is written before the owner closes its stores.
  */
+import { setMaxListeners } from "node:events";
 import type { Clock } from "./clock.js";
 import { GovernanceError } from "./errors.js";
 
@@ -21,17 +22,26 @@ export class InflightCalls {
   readonly #clock: Clock;
   readonly #owner: string;
   readonly #running = new Set<Promise<unknown>>();
-  /** One controller per running call (one shared signal would collect a listener per call). */
+  /** One controller per running call that has its own (see `sharedSignal`). */
   readonly #controllers = new Set<AbortController>();
+  /** The signal of calls without a signal of their own, with `sharedSignal`; cut at close. */
+  readonly #shared: AbortController | undefined;
   #closing: Promise<void> | undefined;
 
   /**
    * @param clock measures the grace period
    * @param owner names the service in error messages (`"broker"`)
+   * @param options `sharedSignal`: a call the caller gave no signal gets one signal shared by all such
+   *   calls (no controller per call). Only for a service whose calls remove every listener they add
+   *   to it (the broker's do; a listener left per call would pile up). @default false
    */
-  constructor(clock: Clock, owner: string) {
+  constructor(clock: Clock, owner: string, options: { sharedSignal?: boolean } = {}) {
     this.#clock = clock;
     this.#owner = owner;
+    if (options.sharedSignal) {
+      this.#shared = new AbortController();
+      setMaxListeners(0, this.#shared.signal);
+    }
   }
 
   /** Whether `close()` has begun: no call is admitted any more. */
@@ -60,6 +70,15 @@ export class InflightCalls {
           data: { reason: "closed" },
         }),
       );
+    }
+    if (callerSignal === undefined && this.#shared !== undefined) {
+      const running = Promise.resolve().then(() => work((this.#shared as AbortController).signal));
+      this.#running.add(running);
+      const forget = () => {
+        this.#running.delete(running);
+      };
+      running.then(forget, forget);
+      return running;
     }
     const controller = new AbortController();
     // The caller's abort is forwarded by hand (AbortSignal.any is costly on a hot path).
@@ -102,6 +121,7 @@ export class InflightCalls {
     if (mustCut) {
       const message = `The ${this.#owner} closed while the call was running (grace period ${graceMs} ms).`;
       const reason = new GovernanceError("CANCELLED", message, { data: { reason: "closed", graceMs } });
+      this.#shared?.abort(reason);
       for (const controller of this.#controllers) controller.abort(reason);
     }
     await idle;

@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, test } from "vitest";
 import { isGovernanceError } from "../../src/core/errors.js";
 import { InflightCalls } from "../../src/core/inflight-calls.js";
@@ -93,5 +94,29 @@ describe("InflightCalls", () => {
     const first = inflight.close(10);
     expect(inflight.close(20)).toBe(first);
     await first;
+  });
+
+  test("with sharedSignal, calls without a signal share one that close() cuts; callers' own signals stay theirs", async () => {
+    const clock = new ManualClock(0);
+    const inflight = new InflightCalls(clock, "broker", { sharedSignal: true });
+    const a = gatedCall();
+    const b = gatedCall();
+    const own = gatedCall();
+    const caller = new AbortController();
+    const aOutcome = outcome(inflight.run(a.work));
+    const bOutcome = outcome(inflight.run(b.work));
+    const ownOutcome = outcome(inflight.run(own.work, caller.signal));
+    await clock.advance(0);
+    expect(a.signal()).toBe(b.signal());
+    expect(own.signal()).not.toBe(a.signal());
+    // The gated calls each left a listener on the shared signal; calls that remove theirs leave none.
+    const shared = a.signal() as AbortSignal;
+    expect(getEventListeners(shared, "abort")).toHaveLength(2);
+    const closing = inflight.close(10);
+    await clock.advance(10);
+    await closing;
+    expect(await aOutcome).toBe("CANCELLED");
+    expect(await bOutcome).toBe("CANCELLED");
+    expect(await ownOutcome).toBe("CANCELLED");
   });
 });

@@ -61,9 +61,25 @@ export function contentObject(data: string | Uint8Array): ContentObject {
  * @throws GovernanceError `INVALID_INPUT` when `value` cannot be serialized as JSON
  */
 export function jsonObject(value: unknown): ContentObject {
+  return jsonContent(value, canonicalJson);
+}
+
+/**
+ * The JSON of a value as produced (keys in their own order) as a content object: for results, whose
+ * address only has to name their bytes, where sorting every key of a large result would cost more than
+ * the rest of storing it. Use `jsonObject` where equal values must share one address.
+ * @param value any JSON-compatible value
+ * @returns the object
+ * @throws GovernanceError `INVALID_INPUT` when `value` cannot be serialized as JSON
+ */
+export function jsonObjectAsIs(value: unknown): ContentObject {
+  return jsonContent(value, JSON.stringify);
+}
+
+function jsonContent(value: unknown, serialize: (value: unknown) => string | undefined): ContentObject {
   let text: string | undefined;
   try {
-    text = canonicalJson(value);
+    text = serialize(value);
   } catch (cause) {
     throw new GovernanceError("INVALID_INPUT", "Value cannot be serialized as JSON.", { cause });
   }

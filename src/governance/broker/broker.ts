@@ -15,6 +15,7 @@ import {
   type ContentStore,
   type InvocationRecord,
   jsonObject,
+  jsonObjectAsIs,
   type Ledger,
   putObjectIn,
   withLedgerObjects,
@@ -87,6 +88,15 @@ const MAX_ROWS_BEHIND = 1_024;
 /** Failed row writes kept for `recorded`/`flush` to report; past this the oldest is dropped. */
 const MAX_FAILED_ROWS_KEPT = 1_000;
 
+/** A returned call whose row is not yet handed to the ledger. */
+interface Behind {
+  call: Call;
+  startedMs: number;
+  finishedMs: number;
+  /** Settles the call's `recorded` entry: with the ledger's error, or none once committed. */
+  settle: (error?: unknown) => void;
+}
+
 /** A running call under its `threadId:toolCallId`, until its row is recorded. */
 interface ByCall {
   /** What the key is bound to (see `callDigest`). */
@@ -128,12 +138,11 @@ export class Broker {
   readonly #objects: ContentStore;
   /** Objects up to this size go inline with the row; undefined when the ledger keeps none. */
   readonly #maxInlineBytes: number | undefined;
-  /** Resolves on the event loop's next turn; shared by the calls that end in this one. */
-  #turn: Promise<void> | undefined;
   /** Settles once the rows of the calls that returned so far have been handed to the ledger. */
   #inOrder: Promise<unknown> = Promise.resolve();
-  /** Returned calls whose rows are not yet handed to the ledger (written at exit, see `#recordBehindNow`). */
-  readonly #behind = new Set<{ call: Call; startedMs: number; finishedMs: number }>();
+  /** Returned calls whose rows are not yet handed to the ledger, oldest first (see `#drain`, `#recordBehindNow`). */
+  readonly #behind: Behind[] = [];
+  #drainScheduled = false;
   readonly #recordAtExit = () => this.#recordBehindNow();
   /** Rows of returned calls still being committed, by invocation id (see `recorded`). */
   readonly #queuedRows = new Map<string, Promise<void>>();
@@ -154,7 +163,9 @@ export class Broker {
       ...options,
       limiter: options.limiter,
     };
-    this.#running = new InflightCalls(this.#o.clock, "broker");
+    // The broker's calls remove every listener they add to their signal (retry, rate-limit queue; the
+    // MCP client gets the retry run's own signal), so calls without one can share one.
+    this.#running = new InflightCalls(this.#o.clock, "broker", { sharedSignal: true });
     this.#objects = withLedgerObjects(this.#o.store, this.#o.ledger);
     this.#maxInlineBytes = this.#o.ledger.objects?.maxInlineBytes;
   }
@@ -229,7 +240,8 @@ export class Broker {
         inline: [],
       };
       // Arguments that cannot be stored as JSON are left out; the refusal is still recorded.
-      await this.#stage(refused, requestObject(call))
+      await Promise.resolve()
+        .then(() => this.#stage(refused, requestObject(call)))
         .then((ref) => {
           refused.row.requestRef = ref;
         })
@@ -321,7 +333,8 @@ export class Broker {
     try {
       // Inside the try: arguments that cannot be stored as JSON (a BigInt, a cycle) are INVALID_INPUT
       // from serializing them, and that refusal is audited like every other one.
-      row.requestRef = await this.#stage(call, requestObject(request));
+      const requestRef = this.#stage(call, requestObject(request));
+      row.requestRef = typeof requestRef === "string" ? requestRef : await requestRef;
       const outcome = await this.#run(request, call);
       const recorded = this.#recordBehind(call, startedMs);
       // A caller that never yields to the event loop (a loop of cache hits) would let the rows it
@@ -406,7 +419,7 @@ export class Broker {
     );
     if (cacheKey) {
       // A cached result's object is made now, so that the next call can be a hit at once.
-      const normalized = jsonObject(result);
+      const normalized = jsonObjectAsIs(result);
       this.#o.cache.set(cacheKey, { result, normalized }, cacheTtl);
       call.results = { raw, normalized };
     } else call.results = { raw, normalized: result };
@@ -516,68 +529,80 @@ export class Broker {
   /**
    * Keeps an object for the call's row: a small one goes into the row's transaction, a larger one (or
    * any, when the ledger keeps none) is written to the content store now, before the row names it.
-   * @returns the object's ref
+   * @returns the object's ref, at once for an object kept inline
    */
-  async #stage(call: Call, object: ContentObject): Promise<string> {
-    if (this.#maxInlineBytes !== undefined && object.size <= this.#maxInlineBytes) call.inline.push(object);
-    else await putObjectIn(this.#o.store, object);
-    return object.ref;
+  #stage(call: Call, object: ContentObject): string | Promise<string> {
+    if (this.#maxInlineBytes !== undefined && object.size <= this.#maxInlineBytes) {
+      call.inline.push(object);
+      return object.ref;
+    }
+    return putObjectIn(this.#o.store, object).then(() => object.ref);
   }
 
   /**
    * Records a call that succeeded after it has returned (see `recorded`): on the event loop's next turn,
    * its raw and normalized results become content objects (the large ones written to the content store
-   * first) and its row is queued in the ledger. A row that fails is kept for `recorded` and `flush` to
-   * report.
+   * first) and its row is handed to the ledger, in the order calls ended (`#drain`). A row that fails is
+   * kept for `recorded` and `flush` to report.
+   * @returns settles when the row is committed (rejects with the ledger's error)
    */
   #recordBehind(call: Call, startedMs: number): Promise<void> {
-    const id = call.row.invocationId;
-    const finishedMs = this.#o.clock.now();
-    const behind = { call, startedMs, finishedMs };
-    this.#behind.add(behind);
-    if (this.#behind.size === 1) recordsAtExit.add(this.#recordAtExit);
-    const handOver = () => {
-      this.#behind.delete(behind);
-      if (this.#behind.size === 0) recordsAtExit.delete(this.#recordAtExit);
-    };
-    // Rows go to the ledger in the order their calls ended (`#inOrder`), from the next turn on.
-    const turn = this.#nextTurn();
-    const staged = this.#inOrder.then(() =>
-      turn.then(() => (this.#behind.has(behind) ? this.#stageResults(call) : undefined)),
-    );
-    this.#inOrder = staged.catch(() => undefined);
-    const written = staged
-      .then(
-        () => {
-          if (!this.#behind.has(behind)) return; // handed over at exit already
-          handOver();
-          return this.#append(call, "ok", startedMs, finishedMs);
-        },
-        (error: unknown) => {
-          handOver();
-          throw error;
-        },
-      )
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          if (this.#failedRows.size >= MAX_FAILED_ROWS_KEPT) {
-            const [oldest] = this.#failedRows.keys();
-            if (oldest !== undefined) this.#failedRows.delete(oldest);
-          }
-          this.#failedRows.set(id, error);
-        },
-      );
-    const entry = written
-      .finally(() => this.#queuedRows.delete(id))
-      .then(() => {
-        const failed = this.#failedRows.get(id);
-        if (failed !== undefined) throw failed;
-      });
+    let settle: (error?: unknown) => void = () => undefined;
+    const entry = new Promise<void>((resolve, reject) => {
+      settle = (error) => (error === undefined ? resolve() : reject(error));
+    });
     // Unobserved, a failure stays in #failedRows for recorded() and flush() to report.
     entry.catch(() => undefined);
-    this.#queuedRows.set(id, entry);
+    this.#queuedRows.set(call.row.invocationId, entry);
+    this.#behind.push({ call, startedMs, finishedMs: this.#o.clock.now(), settle });
+    if (this.#behind.length === 1) recordsAtExit.add(this.#recordAtExit);
+    if (!this.#drainScheduled) {
+      this.#drainScheduled = true;
+      const previous = this.#inOrder;
+      this.#inOrder = new Promise<void>((resolve) =>
+        setImmediate(() => {
+          this.#drainScheduled = false;
+          resolve(previous.then(() => this.#drain()));
+        }),
+      );
+    }
     return entry;
+  }
+
+  /** Hands the rows behind to the ledger, oldest first; each settles its entry once committed. */
+  async #drain(): Promise<void> {
+    for (let behind = this.#behind[0]; behind !== undefined; behind = this.#behind[0]) {
+      try {
+        const writing = this.#stageResults(behind.call);
+        if (writing) await writing;
+      } catch (error) {
+        if (this.#behind[0] === behind) this.#behind.shift();
+        this.#settleRow(behind, error);
+        continue;
+      }
+      // Handed over at exit while its objects were being written: nothing more to do here.
+      if (this.#behind[0] !== behind) continue;
+      this.#behind.shift();
+      const row = behind;
+      this.#append(row.call, "ok", row.startedMs, row.finishedMs).then(
+        () => this.#settleRow(row),
+        (error: unknown) => this.#settleRow(row, error),
+      );
+    }
+    if (this.#behind.length === 0) recordsAtExit.delete(this.#recordAtExit);
+  }
+
+  #settleRow(behind: Behind, error?: unknown): void {
+    const id = behind.call.row.invocationId;
+    this.#queuedRows.delete(id);
+    if (error !== undefined) {
+      if (this.#failedRows.size >= MAX_FAILED_ROWS_KEPT) {
+        const [oldest] = this.#failedRows.keys();
+        if (oldest !== undefined) this.#failedRows.delete(oldest);
+      }
+      this.#failedRows.set(id, error);
+    }
+    behind.settle(error);
   }
 
   /**
@@ -587,8 +612,7 @@ export class Broker {
    */
   #recordBehindNow(): void {
     let lost = 0;
-    for (const behind of [...this.#behind]) {
-      this.#behind.delete(behind);
+    for (const behind of this.#behind.splice(0)) {
       const { call, startedMs, finishedMs } = behind;
       try {
         const [raw, normalized] = this.#resultObjects(call);
@@ -625,32 +649,29 @@ export class Broker {
     let raw: ContentObject | undefined;
     if ("raw" in results) {
       try {
-        raw = checkingDepth(() => jsonObject(results.raw));
+        raw = checkingDepth(() => jsonObjectAsIs(results.raw));
       } catch {
         raw = undefined;
       }
     }
     const { normalized } = results;
-    return [raw, isContentObject(normalized) ? normalized : jsonObject(normalized)];
-  }
-
-  #nextTurn(): Promise<void> {
-    this.#turn ??= new Promise<void>((resolve) =>
-      setImmediate(() => {
-        this.#turn = undefined;
-        resolve();
-      }),
-    );
-    return this.#turn;
+    return [raw, isContentObject(normalized) ? normalized : jsonObjectAsIs(normalized)];
   }
 
   /** The content objects of a call's results on its row (large ones written to the content store first). */
-  async #stageResults(call: Call): Promise<void> {
+  #stageResults(call: Call): Promise<void> | undefined {
     // The normalized result walked the same value within the depth limit; a raw result that still
     // cannot be serialized is left without its object rather than losing the row.
     const [raw, normalized] = this.#resultObjects(call);
-    if (raw) call.row.rawRef = await this.#stage(call, raw);
-    if (normalized) call.row.normalizedRef = await this.#stage(call, normalized);
+    const writes: Promise<unknown>[] = [];
+    for (const object of [raw, normalized]) {
+      const staged = object === undefined ? undefined : this.#stage(call, object);
+      if (staged instanceof Promise) writes.push(staged);
+    }
+    if (raw) call.row.rawRef = raw.ref;
+    if (normalized) call.row.normalizedRef = normalized.ref;
+    // Large objects are written before the row that names them.
+    return writes.length === 0 ? undefined : Promise.all(writes).then(() => undefined);
   }
 
   async #append(

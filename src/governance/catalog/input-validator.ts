@@ -41,6 +41,7 @@ export class InputValidator {
     new Ajv2020({ allErrors: true, strict: false, useDefaults: true, code: { regExp: linearRegExp } }),
   );
   readonly #compiled = new Map<string, ValidateFunction>();
+  readonly #bySchema = new WeakMap<JsonSchema, ValidateFunction>();
 
   /**
    * @param schema the tool's input JSON Schema (an object schema)
@@ -71,6 +72,16 @@ export class InputValidator {
   }
 
   #compile(schema: JsonSchema): ValidateFunction {
+    // The catalog hands the same schema object to every call of a tool: found by identity, it is not
+    // serialized and hashed again on each call.
+    const known = this.#bySchema.get(schema);
+    if (known) return known;
+    const validate = this.#compileByContent(schema);
+    this.#bySchema.set(schema, validate);
+    return validate;
+  }
+
+  #compileByContent(schema: JsonSchema): ValidateFunction {
     const key = hashCanonical(schema);
     let validate = this.#compiled.get(key);
     if (!validate) {

@@ -4,6 +4,7 @@
  * and a process that exits without waiting still writes them.
  */
 import { execFile } from "node:child_process";
+import { getEventListeners } from "node:events";
 import { writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -16,6 +17,11 @@ import type { InvocationRecord } from "../../../src/governance/audit/ledger.js";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import type { InvokeRequest } from "../../../src/governance/broker/broker-types.js";
+import type { RateLimitLease } from "../../../src/governance/rate-limit/index.js";
+import {
+  type RateLimitAcquireOptions,
+  RateLimiter,
+} from "../../../src/governance/rate-limit/rate-limiter.js";
 import { repoRoot } from "../../mcp/server-configs.js";
 import { createHarness, type Harness } from "./broker-harness.js";
 
@@ -122,5 +128,25 @@ process.exit(0);
     } finally {
       await reopened.close();
     }
+  });
+});
+
+describe("Broker: calls without a signal of their own", () => {
+  test("share one signal and leave no listener on it, one by one or 200 at once", async () => {
+    const seen = new Set<AbortSignal | undefined>();
+    class SignalSpy extends RateLimiter {
+      override acquire(group: string, options?: RateLimitAcquireOptions): Promise<RateLimitLease> {
+        seen.add(options?.signal);
+        return super.acquire(group, options);
+      }
+    }
+    harness = await createHarness({ limiter: new SignalSpy({ groups: {} }) });
+    for (let i = 0; i < 200; i++) await harness.broker.invoke(call("write", `q${i}`));
+    await Promise.all(Array.from({ length: 200 }, (_, i) => harness?.broker.invoke(call("write", `c${i}`))));
+    // One signal for all 400 calls (no controller per call), with nothing left listening on it.
+    expect(seen.size).toBe(1);
+    const [shared] = seen;
+    expect(shared).toBeInstanceOf(AbortSignal);
+    expect(getEventListeners(shared as AbortSignal, "abort")).toHaveLength(0);
   });
 });
