@@ -285,11 +285,14 @@ export class Broker {
   }
 
   /**
-   * Waits until the row of every call `invoke` has returned so far is committed.
-   * @throws the first error among rows that could not be written
+   * Waits until the row of every call `invoke` has returned so far is committed (or has failed).
+   * @throws the first error among rows that could not be written (the others are reported no more)
    */
   async flush(): Promise<void> {
-    await Promise.all([...this.#queuedRows.keys()].map((id) => this.recorded(id)));
+    // Every row settles before flush does, even after one has failed; each failure is reported once.
+    const settled = await Promise.allSettled([...this.#queuedRows.keys()].map((id) => this.recorded(id)));
+    const failed = settled.find((outcome) => outcome.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
     const [first] = this.#failedRows;
     if (first !== undefined) {
       this.#failedRows.delete(first[0]);
