@@ -9,6 +9,7 @@ export {
   isGovernanceError,
   toErrorBody,
 } from "./errors.js";
+export { atExit } from "./exit-steps.js";
 export { InflightCalls } from "./inflight-calls.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";

@@ -71,26 +71,19 @@ export class InflightCalls {
         }),
       );
     }
-    if (callerSignal === undefined && this.#shared !== undefined) {
-      const running = Promise.resolve().then(() => work((this.#shared as AbortController).signal));
-      this.#running.add(running);
-      const forget = () => {
-        this.#running.delete(running);
-      };
-      running.then(forget, forget);
-      return running;
-    }
-    const controller = new AbortController();
+    // Without a signal of its own (and with `sharedSignal`), a call takes the shared one: no controller.
+    const shared = callerSignal === undefined ? this.#shared : undefined;
+    const controller = shared ?? new AbortController();
     // The caller's abort is forwarded by hand (AbortSignal.any is costly on a hot path).
     const forward = () => controller.abort(callerSignal?.reason);
     if (callerSignal?.aborted) forward();
     else callerSignal?.addEventListener("abort", forward, { once: true });
     const running = Promise.resolve().then(() => work(controller.signal));
     this.#running.add(running);
-    this.#controllers.add(controller);
+    if (!shared) this.#controllers.add(controller);
     const forget = () => {
       this.#running.delete(running);
-      this.#controllers.delete(controller);
+      if (!shared) this.#controllers.delete(controller);
       callerSignal?.removeEventListener("abort", forward);
     };
     running.then(forget, forget);

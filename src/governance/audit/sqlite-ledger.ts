@@ -3,7 +3,7 @@
  * (through `openSqlite`), so importing Sciencegate does not pay for the native addon.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { GovernanceError, migrateSchema, openSqlite, sha256Hex } from "../../core/index.js";
+import { atExit, GovernanceError, migrateSchema, openSqlite, sha256Hex } from "../../core/index.js";
 import type { ContentObject } from "./content-object.js";
 import {
   type AuthorizationRecord,
@@ -121,25 +121,6 @@ interface PendingWrite {
   reject: (error: unknown) => void;
 }
 
-/** Commits of the open ledgers' queues, run when the process exits normally (`process.exit`, end of work). */
-const commitsAtExit = new Set<() => void>();
-let exitHookInstalled = false;
-
-function commitQueuesAtExit(commit: () => void): void {
-  commitsAtExit.add(commit);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => {
-    for (const run of commitsAtExit) {
-      try {
-        run();
-      } catch {
-        // The process is ending: a write that cannot commit now is lost either way.
-      }
-    }
-  });
-}
-
 /**
  * A `Ledger` in one SQLite file (`journal_mode=WAL`, `synchronous=NORMAL`, `busy_timeout=5000`), safe to
  * open from several processes at once. Small objects of a row live in its `objects` table, written in
@@ -163,7 +144,8 @@ export class SqliteLedger implements Ledger {
   #closed = false;
   readonly #writer: LedgerWriter;
   readonly #checkpointer: LedgerCheckpointer | undefined;
-  readonly #commitAtExit = () => this.#commitPending();
+  /** Stops committing the queue at process exit (see `atExit`). */
+  readonly #stopCommitAtExit: () => void;
 
   private constructor(db: Database, path: string, maxInlineBytes: number, checkpointThread: boolean) {
     this.#db = db;
@@ -172,7 +154,7 @@ export class SqliteLedger implements Ledger {
       checkpointThread && path !== ":memory:"
         ? startCheckpointer(db, path, () => this.#commitPending())
         : undefined;
-    commitQueuesAtExit(this.#commitAtExit);
+    this.#stopCommitAtExit = atExit("commit", () => this.#commitPending());
     this.path = path;
     this.#maxInlineBytes = maxInlineBytes > 0 ? maxInlineBytes : undefined;
     this.objects =
@@ -231,7 +213,7 @@ export class SqliteLedger implements Ledger {
       threadId: clean.threadId,
       toolCallId: clean.toolCallId,
       values,
-      objects: (objects ?? []).map(({ sha256, size, bytes }) => ({ sha256, size, bytes })),
+      objects: objects ?? [],
     };
     return this.#enqueue(op);
   }
@@ -313,7 +295,7 @@ export class SqliteLedger implements Ledger {
       this.#commitPending();
     } finally {
       this.#closed = true;
-      commitsAtExit.delete(this.#commitAtExit);
+      this.#stopCommitAtExit();
       this.#statements.clear();
       // The thread's connection closes first, so that this one, the last, checkpoints the log.
       await this.#checkpointer?.close().catch(() => undefined);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
 import {
+  atExit,
   type Clock,
   GovernanceError,
   type GovernanceErrorBody,
@@ -67,21 +68,6 @@ export interface BrokerOptions {
   newId?: () => string;
 }
 
-/**
- * The exit steps of brokers with rows behind. Run before the ledgers' own exit steps (first in line),
- * so that the rows they hand over are committed with the rest.
- */
-const recordsAtExit = new Set<() => void>();
-process.prependListener("exit", () => {
-  for (const record of recordsAtExit) {
-    try {
-      record();
-    } catch {
-      // The process is ending: what cannot be handed over now is lost either way.
-    }
-  }
-});
-
 /** Returned calls whose rows may still be on their way; past this, a call waits for its own row. */
 const MAX_ROWS_BEHIND = 1_024;
 
@@ -144,6 +130,8 @@ export class Broker {
   readonly #behind: Behind[] = [];
   #drainScheduled = false;
   readonly #recordAtExit = () => this.#recordBehindNow();
+  /** Removes the exit step while no row is behind (see `atExit`). */
+  #stopRecordAtExit: (() => void) | undefined;
   /** Rows of returned calls still being committed, by invocation id (see `recorded`). */
   readonly #queuedRows = new Map<string, Promise<void>>();
   /** Rows of returned calls that could not be written, until `recorded` or `flush` reports them. */
@@ -558,7 +546,8 @@ export class Broker {
     entry.catch(() => undefined);
     this.#queuedRows.set(call.row.invocationId, entry);
     this.#behind.push({ call, startedMs, finishedMs: this.#o.clock.now(), settle });
-    if (this.#behind.length === 1) recordsAtExit.add(this.#recordAtExit);
+    // At exit, rows still behind are handed over before the ledgers commit their queues.
+    if (this.#behind.length === 1) this.#stopRecordAtExit ??= atExit("hand-over", this.#recordAtExit);
     if (!this.#drainScheduled) {
       this.#drainScheduled = true;
       const previous = this.#inOrder;
@@ -592,7 +581,12 @@ export class Broker {
         (error: unknown) => this.#settleRow(row, error),
       );
     }
-    if (this.#behind.length === 0) recordsAtExit.delete(this.#recordAtExit);
+    if (this.#behind.length === 0) this.#noRowsBehind();
+  }
+
+  #noRowsBehind(): void {
+    this.#stopRecordAtExit?.();
+    this.#stopRecordAtExit = undefined;
   }
 
   #settleRow(behind: Behind, error?: unknown): void {
@@ -637,7 +631,7 @@ export class Broker {
         lost++;
       }
     }
-    recordsAtExit.delete(this.#recordAtExit);
+    this.#noRowsBehind();
     if (lost > 0) {
       process.stderr.write(
         `sciencegate: ${lost} audit row(s) not written: the process exited before broker.flush() or close(), with objects only the content store could take.\n`,
