@@ -259,19 +259,36 @@ const FIELD_RULES: Record<FieldKind, [test: (value: unknown) => boolean, message
   bool: [(v) => typeof v === "boolean", "must be a boolean"],
 };
 
+/** A record's fields, each with its rule, listed once (a row is checked on every append). */
+interface FieldRule {
+  key: string;
+  optional: boolean;
+  test: (value: unknown) => boolean;
+  message: string;
+}
+
+const rulesOf = (spec: Record<string, FieldKind>): readonly FieldRule[] =>
+  Object.entries(spec).map(([key, kind]) => {
+    const [test, message] = FIELD_RULES[kind];
+    return { key, optional: kind.endsWith("?"), test, message };
+  });
+
+const INVOCATION_RULES = rulesOf(INVOCATION_FIELDS);
+const ERROR_RULES = rulesOf(ERROR_FIELDS);
+const AUTHORIZATION_RULES = rulesOf(AUTHORIZATION_FIELDS);
+
 function pick(
   input: unknown,
-  spec: Record<string, FieldKind>,
+  rules: readonly FieldRule[],
   issues: Issue[],
   prefix = "",
 ): Record<string, unknown> {
   const source = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, kind] of Object.entries(spec)) {
+  for (const { key, optional, test, message } of rules) {
     const value = source[key];
     // Optional fields: undefined and "" both mean absent (the house rule for optional parameters).
-    if (kind.endsWith("?") && (value === undefined || value === "")) continue;
-    const [test, message] = FIELD_RULES[kind];
+    if (optional && (value === undefined || value === "")) continue;
     if (test(value)) out[key] = value;
     else issues.push({ path: prefix + key, message });
   }
@@ -292,12 +309,12 @@ function invalid(what: string, issues: Issue[]): GovernanceError {
  */
 export function normalizeInvocationRecord(record: InvocationRecord): InvocationRecord {
   const issues: Issue[] = [];
-  const out = pick(record, INVOCATION_FIELDS, issues);
+  const out = pick(record, INVOCATION_RULES, issues);
   const { status, error } = record ?? {};
   if (status === "ok" || status === "error") out.status = status;
   else issues.push({ path: "status", message: 'must be "ok" or "error"' });
   if (status === "error") {
-    if (typeof error === "object" && error !== null) out.error = pick(error, ERROR_FIELDS, issues, "error.");
+    if (typeof error === "object" && error !== null) out.error = pick(error, ERROR_RULES, issues, "error.");
     else issues.push({ path: "error", message: 'is required when status is "error"' });
   } else if (error !== undefined) {
     issues.push({ path: "error", message: 'must be absent unless status is "error"' });
@@ -314,7 +331,7 @@ export function normalizeInvocationRecord(record: InvocationRecord): InvocationR
  */
 export function normalizeAuthorizationRecord(record: AuthorizationRecord): AuthorizationRecord {
   const issues: Issue[] = [];
-  const out = pick(record, AUTHORIZATION_FIELDS, issues);
+  const out = pick(record, AUTHORIZATION_RULES, issues);
   if (issues.length > 0) throw invalid("authorization record", issues);
   return out as unknown as AuthorizationRecord;
 }

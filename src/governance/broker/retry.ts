@@ -120,7 +120,8 @@ export async function runWithRetry<T>(
   attempt: (ctx: AttemptContext) => Promise<T>,
   options: RetryOptions<T> = {},
 ): Promise<RetryOutcome<T>> {
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
+  const policy: RetryPolicy =
+    options.policy === undefined ? DEFAULT_RETRY_POLICY : { ...DEFAULT_RETRY_POLICY, ...options.policy };
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const maxAttempts = Math.max(1, Math.floor(policy.maxAttempts));
@@ -130,15 +131,22 @@ export async function runWithRetry<T>(
   if (callerSignal?.aborted) throw cancelled(0, callerSignal.reason);
   if (timeoutMs !== undefined && timeoutMs <= 0) throw timedOut(timeoutMs, 0, undefined);
 
-  // `run` stops everything: the deadline and the caller abort it.
+  // `run` stops everything: the deadline and the caller abort it. Whoever stops it also settles what
+  // the run is waiting for (`interrupt`), so that no wait needs a listener of its own on the signal.
   const run = new AbortController();
-  const onCallerAbort = () => run.abort(cancelled(attempts, callerSignal?.reason));
+  let interrupt: (() => void) | undefined;
+  const stop = (reason: GovernanceError) => {
+    if (run.signal.aborted) return;
+    run.abort(reason);
+    interrupt?.();
+  };
+  const onCallerAbort = () => stop(cancelled(attempts, callerSignal?.reason));
   callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
   const deadline = timeoutMs === undefined ? undefined : clock.now() + timeoutMs;
   const stopDeadline =
     timeoutMs === undefined
       ? undefined
-      : startDeadline(clock, timeoutMs, () => run.abort(timedOut(timeoutMs, attempts, undefined)));
+      : startDeadline(clock, timeoutMs, () => stop(timedOut(timeoutMs, attempts, undefined)));
   let lastError: unknown;
   const stopped = (): GovernanceError => {
     const reason = run.signal.reason as GovernanceError;
@@ -146,11 +154,22 @@ export async function runWithRetry<T>(
       ? timedOut(timeoutMs ?? 0, attempts, lastError)
       : cancelled(attempts, callerSignal?.reason);
   };
+  // Settles with the promise's outcome, or with `stopped` when the run stops first (a late answer is ignored).
+  const untilStopped = <V>(promise: Promise<V>): Promise<Settled<V>> => {
+    if (run.signal.aborted) return Promise.resolve(STOPPED);
+    return new Promise<Settled<V>>((resolve) => {
+      interrupt = () => resolve(STOPPED);
+      promise.then(
+        (value) => resolve({ kind: "value", value }),
+        (error: unknown) => resolve({ kind: "error", error }),
+      );
+    });
+  };
 
   try {
     for (;;) {
       attempts++;
-      const settled = await settleAttempt(attempt, attempts, run.signal);
+      const settled = await untilStopped(started(() => attempt({ attempt: attempts, signal: run.signal })));
       if (settled.kind === "stopped" || run.signal.aborted) throw stopped();
       let failure: GovernanceError | undefined;
       if (settled.kind === "value") {
@@ -171,11 +190,7 @@ export async function runWithRetry<T>(
       const { beforeRetry } = options;
       if (beforeRetry) {
         const info: RetryInfo = { attempt: attempts, delayMs, failure, signal: run.signal };
-        // Through .then so that a synchronous throw of the hook is handled like a rejection.
-        const outcome = await untilStopped(
-          Promise.resolve().then(() => beforeRetry(info)),
-          run.signal,
-        );
+        const outcome = await untilStopped(started(() => beforeRetry(info)));
         if (outcome.kind === "stopped" || run.signal.aborted) throw stopped();
         if (outcome.kind === "error")
           throw finalError(toGovernanceError(outcome.error), outcome.error, attempts);
@@ -191,10 +206,13 @@ export async function runWithRetry<T>(
       if (run.signal.aborted) throw stopped();
     }
   } finally {
+    interrupt = undefined;
     callerSignal?.removeEventListener("abort", onCallerAbort);
     stopDeadline?.();
   }
 }
+
+const STOPPED: Settled<never> = Object.freeze({ kind: "stopped" });
 
 /** The reason a deadline's `sleep` is cancelled with (an explicit one: without it, abort builds a DOMException). */
 const RUN_ENDED = Symbol("run ended");
@@ -211,33 +229,13 @@ function startDeadline(clock: Clock, timeoutMs: number, fire: () => void): () =>
   return () => cleanup.abort(RUN_ENDED);
 }
 
-/**
- * Starts one attempt, given the run's signal (it aborts on the deadline or the caller's cancellation),
- * and settles as soon as the attempt answers or the run stops.
- */
-function settleAttempt<T>(
-  attempt: (ctx: AttemptContext) => Promise<T>,
-  number: number,
-  runSignal: AbortSignal,
-): Promise<Settled<T>> {
-  if (runSignal.aborted) return Promise.resolve({ kind: "stopped" });
-  // Promise.resolve().then so that a synchronous throw becomes a failure of this attempt.
-  const running = Promise.resolve().then(() => attempt({ attempt: number, signal: runSignal }));
-  return untilStopped(running, runSignal);
-}
-
-/** Settles with the promise's outcome, or with `stopped` when the signal aborts first (late answers ignored). */
-function untilStopped<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
-  if (signal.aborted) return Promise.resolve({ kind: "stopped" });
-  return new Promise<Settled<T>>((resolve) => {
-    const onAbort = () => resolve({ kind: "stopped" });
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => resolve({ kind: "value", value }),
-      (error: unknown) => resolve({ kind: "error", error }),
-    );
-    promise.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => {});
-  });
+/** Starts an attempt or hook now; a synchronous throw becomes its rejection. */
+function started<V>(begin: () => Promise<V> | V): Promise<V> {
+  try {
+    return Promise.resolve(begin());
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** The failure of the last attempt, with the attempts made. */

@@ -10,8 +10,8 @@ import type { z } from "zod";
 import type { ArtifactCandidate, CrossReference, McpRecord, McpToolResult } from "../../contract/index.js";
 import { CandidateSchema, ENVELOPE_KEYS, EnvelopeSchema, RecordSchema } from "../../contract/index.js";
 import { GovernanceError } from "../../core/index.js";
-import { neutralizeDeep } from "./prompt-neutralizer.js";
-import { type AllowedUrls, disarmLinks, originOf, urlProblem } from "./url-problem.js";
+import { mapJsonStrings, neutralizeDeep, neutralizePromptTags } from "./prompt-neutralizer.js";
+import { type AllowedUrls, DISARMED_LINK, isDangerousLink, originOf, urlProblem } from "./url-problem.js";
 
 /** What the broker knows about the call, from the manifest and the clock, independent of the server. */
 export interface EnvelopeContext {
@@ -67,16 +67,24 @@ export function normalizeToolResult(callResult: CallToolResult, ctx: EnvelopeCon
     Object.assign(out, checkStructured(structured, ctx));
   }
   if (ctx.sourceVersion !== undefined) out.sourceVersion = ctx.sourceVersion;
-  if (out.data !== undefined) {
-    const disarmed = disarmLinks(out.data);
-    out.data = disarmed.value as Record<string, unknown>;
-    if (disarmed.replaced > 0) {
-      out.warnings.push(
-        `Replaced ${disarmed.replaced} link(s) with a javascript:, data: or vbscript: scheme in data.`,
-      );
-    }
+  // Free-form data is copied once: script links disarmed and every string neutralized in one walk.
+  let replaced = 0;
+  const dataText = (text: string): string => {
+    if (!isDangerousLink(text)) return neutralizePromptTags(text);
+    replaced++;
+    return DISARMED_LINK;
+  };
+  const clean: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(out)) {
+    clean[key] = key === "data" ? mapJsonStrings(value, dataText) : neutralizeDeep(value);
   }
-  return neutralizeDeep(out);
+  const result = clean as unknown as McpToolResult;
+  if (replaced > 0) {
+    result.warnings.push(
+      `Replaced ${replaced} link(s) with a javascript:, data: or vbscript: scheme in data.`,
+    );
+  }
+  return result;
 }
 
 type CheckedParts = Pick<McpToolResult, "records" | "warnings" | "artifacts" | "data" | "sourceVersion">;

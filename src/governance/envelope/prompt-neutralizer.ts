@@ -90,17 +90,41 @@ export function neutralizePromptTags(text: string): string {
  * @returns a copy with every string neutralized; other values are returned as they are
  */
 export function neutralizeDeep<T>(value: T): T {
-  return neutralizeValue(value) as T;
+  return mapJsonStrings(value, neutralizePromptTags) as T;
 }
 
-function neutralizeValue(value: unknown): unknown {
-  if (typeof value === "string") return neutralizePromptTags(value);
-  if (Array.isArray(value)) return value.map(neutralizeValue);
+/**
+ * A copy of a JSON value with `text` applied to every string value and `neutralizePromptTags` to every
+ * object key, in one walk.
+ * @param value a JSON value
+ * @param text what becomes of a string value
+ * @returns the copy (objects and arrays new, other values as they are)
+ */
+export function mapJsonStrings(value: unknown, text: (value: string) => string): unknown {
+  if (typeof value === "string") return text(value);
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = mapJsonStrings(value[i], text);
+    return out;
+  }
   if (typeof value === "object" && value !== null) {
-    // fromEntries defines own properties, so a "__proto__" key from JSON stays a plain key.
-    return Object.fromEntries(
-      Object.entries(value).map(([key, inner]) => [neutralizePromptTags(key), neutralizeValue(inner)]),
-    );
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      const inner = mapJsonStrings((value as Record<string, unknown>)[key], text);
+      const name = neutralizePromptTags(key);
+      // A "__proto__" key from JSON stays a plain own key (assignment would set the prototype).
+      if (name === "__proto__") {
+        Object.defineProperty(out, name, {
+          value: inner,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        out[name] = inner;
+      }
+    }
+    return out;
   }
   return value;
 }

@@ -53,27 +53,11 @@ export const DISARMED_LINK = "[link removed: unsafe scheme]";
 const DANGEROUS_SCHEME = /^[\u0000-\u0020]*(javascript|data|vbscript):/i;
 
 /**
- * Replaces every string in free-form `data` that is a link with a script-capable scheme
- * (`javascript:`, `data:`, `vbscript:`) with `DISARMED_LINK`. Other strings, `https:` links included,
- * are left as they are (free-form data has no host allowlist). The walk is as deep as the value; the
- * broker's response cap and depth guard bound it.
- * @param value the result's `data`
- * @returns the disarmed copy and how many strings were replaced
+ * Whether a string is a link with a script-capable scheme (`javascript:`, `data:`, `vbscript:`); tabs
+ * and line breaks inside the scheme do not hide it. Free-form `data` has no host allowlist, so such
+ * links are its only strings replaced (by `DISARMED_LINK`); `https:` links stay.
+ * @param text any string
  */
-export function disarmLinks(value: unknown): { value: unknown; replaced: number } {
-  let replaced = 0;
-  const walk = (inner: unknown): unknown => {
-    if (typeof inner === "string") {
-      if (!DANGEROUS_SCHEME.test(inner.replace(/[\t\n\r]/g, ""))) return inner;
-      replaced++;
-      return DISARMED_LINK;
-    }
-    if (Array.isArray(inner)) return inner.map(walk);
-    if (typeof inner === "object" && inner !== null) {
-      // fromEntries defines own properties, so a "__proto__" key from JSON stays a plain key.
-      return Object.fromEntries(Object.entries(inner).map(([key, item]) => [key, walk(item)]));
-    }
-    return inner;
-  };
-  return { value: walk(value), replaced };
+export function isDangerousLink(text: string): boolean {
+  return DANGEROUS_SCHEME.test(text.replace(/[\t\n\r]/g, ""));
 }

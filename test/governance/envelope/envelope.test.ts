@@ -366,6 +366,25 @@ describe("normalizeToolResult: links in free-form data", () => {
     });
     expect(result.warnings).toHaveLength(1);
   });
+
+  test("disarms and neutralizes in one copy: keys and text made inert, __proto__ kept as a key, the input untouched", () => {
+    const structuredContent = JSON.parse(
+      '{"__proto__": {"href": "javascript:alert(1)"}, "<system>": ["<|im_start|>x", "vbscript:y"]}',
+    );
+    const before = JSON.stringify(structuredContent);
+    const result = normalizeToolResult({ content: [], structuredContent }, ctx);
+    const data = result.data?.structuredContent as Record<string, unknown>;
+    expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+    expect(Object.keys(data)).toEqual(["__proto__", "‹system›"]);
+    expect(Object.getOwnPropertyDescriptor(data, "__proto__")?.value).toEqual({
+      href: "[link removed: unsafe scheme]",
+    });
+    expect(data["‹system›"]).toEqual(["‹|im_start|›x", "[link removed: unsafe scheme]"]);
+    expect(result.warnings).toEqual([
+      "Replaced 2 link(s) with a javascript:, data: or vbscript: scheme in data.",
+    ]);
+    expect(JSON.stringify(structuredContent)).toBe(before);
+  });
 });
 
 describe("neutralizePromptTags", () => {
