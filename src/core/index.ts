@@ -11,6 +11,14 @@ export {
 } from "./errors.js";
 export { atExit } from "./exit-steps.js";
 export { InflightCalls } from "./inflight-calls.js";
+export {
+  migratePostgresSchema,
+  openPostgres,
+  type PostgresDatabase,
+  type PostgresOptions,
+  type SqlRunner,
+  type SqlValue,
+} from "./open-postgres.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
 export { redactUrl, redactUrls } from "./redact-url.js";

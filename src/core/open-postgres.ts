@@ -1,0 +1,197 @@
+/**
+ * Opening PostgreSQL the same way everywhere (ledger, grants, download jobs, session state, rate
+ * limits): one bounded `pg` pool per database URL, parameterised statements only, schema migrations
+ * versioned per store and run once under a lock.
+ */
+import type { Pool, PoolClient, QueryResultRow } from "pg";
+import { GovernanceError } from "./errors.js";
+import { redactUrl } from "./redact-url.js";
+
+/** Options of `openPostgres`. */
+export interface PostgresOptions {
+  /** Connections at most in the pool. @default 10 */
+  maxConnections?: number;
+  /** How long to wait for a connection (new or from the pool), in ms. @default 10000 */
+  connectionTimeoutMs?: number;
+  /** Server-side bound of one statement, in ms (0 for none). @default 30000 */
+  statementTimeoutMs?: number;
+  /** `application_name` the server shows for these connections. @default "sciencegate" */
+  applicationName?: string;
+}
+
+/** A value bound to a `$n` parameter. */
+export type SqlValue = string | number | boolean | null | Buffer | Date | bigint;
+
+/** Runs parameterised statements: on the pool, or on one connection inside a transaction. */
+export interface SqlRunner {
+  /**
+   * Runs one statement.
+   * @param sql text with `$1`, `$2`, … placeholders (never values spliced into the text)
+   * @param params the values, in order
+   * @returns the rows
+   */
+  query<Row extends QueryResultRow = Record<string, unknown>>(
+    sql: string,
+    params?: readonly SqlValue[],
+  ): Promise<Row[]>;
+}
+
+/**
+ * An open PostgreSQL database: a bounded pool, statements, transactions. Stores that share one
+ * database share one `PostgresDatabase`; whoever opened it closes it.
+ * @example
+ * const db = await openPostgres(process.env.SCIENCEGATE_DATABASE_URL!);
+ * const rows = await db.query<{ n: number }>("SELECT $1::int AS n", [1]);
+ * await db.close();
+ */
+export interface PostgresDatabase extends SqlRunner {
+  /** The URL with its password and query values masked, for messages. */
+  readonly label: string;
+  /**
+   * Runs `work` in one transaction on one connection: committed when it resolves, rolled back when
+   * it throws (the error is rethrown).
+   * @param work the statements, given a runner bound to the transaction's connection
+   * @param options `serializable` for `ISOLATION LEVEL SERIALIZABLE` @default read committed
+   */
+  transaction<T>(work: (sql: SqlRunner) => Promise<T>, options?: { serializable?: boolean }): Promise<T>;
+  /** Closes the pool; later statements fail. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a pool to a PostgreSQL database and checks that it answers.
+ * @param url a `postgres://` or `postgresql://` connection URL
+ * @param options pool bound and timeouts
+ * @returns the open database
+ * @throws GovernanceError `INVALID_CONFIG` for a URL that is not a PostgreSQL URL,
+ *   `UPSTREAM_UNAVAILABLE` (retryable) when the server cannot be reached or refuses the login
+ */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresDatabase> {
+  const label = redactUrl(url);
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `PostgreSQL URL ${label} must start with postgres:// or postgresql:// (e.g. postgres://user:password@host:5432/db).`,
+      { data: { url: label } },
+    );
+  }
+  // Loaded on first use: only apps that keep their state in PostgreSQL need the driver.
+  const { default: pg } = await import("pg");
+  const pool: Pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    application_name: options.applicationName ?? "sciencegate",
+  });
+  // An idle connection the server drops (restart, failover) must not crash the process.
+  pool.on("error", () => {});
+  const db = new PoolDatabase(pool, label);
+  try {
+    await db.query("SELECT 1");
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new GovernanceError(
+      "UPSTREAM_UNAVAILABLE",
+      `PostgreSQL ${label} cannot be reached: ${messageOf(error)}. Check the URL, the server and its credentials.`,
+      { retryable: true, data: { url: label }, cause: error },
+    );
+  }
+  return db;
+}
+
+class PoolDatabase implements PostgresDatabase {
+  readonly #pool: Pool;
+  readonly label: string;
+  #closed: Promise<void> | undefined;
+
+  constructor(pool: Pool, label: string) {
+    this.#pool = pool;
+    this.label = label;
+  }
+
+  async query<Row extends QueryResultRow = Record<string, unknown>>(
+    sql: string,
+    params: readonly SqlValue[] = [],
+  ): Promise<Row[]> {
+    const result = await this.#pool.query<Row>(sql, params as SqlValue[]);
+    return result.rows;
+  }
+
+  async transaction<T>(work: (sql: SqlRunner) => Promise<T>, options: { serializable?: boolean } = {}) {
+    const client: PoolClient = await this.#pool.connect();
+    let broken = false;
+    try {
+      await client.query(options.serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN");
+      const runner: SqlRunner = {
+        query: async <Row extends QueryResultRow>(sql: string, params: readonly SqlValue[] = []) =>
+          (await client.query<Row>(sql, params as SqlValue[])).rows,
+      };
+      const value = await work(runner);
+      await client.query("COMMIT");
+      return value;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw error;
+    } finally {
+      // A connection whose rollback failed is dropped rather than handed to the next caller.
+      client.release(broken);
+    }
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#pool.end();
+    return this.#closed;
+  }
+}
+
+/** Every Sciencegate store's schema version, one row per store, in one table of the database. */
+const VERSION_TABLE = "sciencegate_schema_versions";
+/** The advisory lock that serializes migrations of every store, across processes. */
+const MIGRATION_LOCK = "sciencegate:schema";
+
+/**
+ * Brings a store's schema to the newest version, once across all processes: in one transaction that
+ * holds an advisory lock, runs the migrations after the recorded version and records the new one. A
+ * second process waits for the lock, then finds nothing to do.
+ * @param db the open database
+ * @param schema the store's name (its row in the version table, and the name in messages) and its
+ *   migrations (each one SQL script; their count is the schema version)
+ * @throws GovernanceError `INVALID_CONFIG` when the database has a newer schema than this code knows
+ */
+export async function migratePostgresSchema(
+  db: PostgresDatabase,
+  schema: { store: string; migrations: readonly string[] },
+): Promise<void> {
+  const { store, migrations } = schema;
+  await db.transaction(async (sql) => {
+    await sql.query("SELECT pg_advisory_xact_lock(hashtext($1))", [MIGRATION_LOCK]);
+    await sql.query(
+      `CREATE TABLE IF NOT EXISTS ${VERSION_TABLE} (store TEXT PRIMARY KEY, version INTEGER NOT NULL)`,
+    );
+    const [row] = await sql.query<{ version: number }>(
+      `SELECT version FROM ${VERSION_TABLE} WHERE store = $1`,
+      [store],
+    );
+    const current = row?.version ?? 0;
+    if (current > migrations.length) {
+      throw new GovernanceError(
+        "INVALID_CONFIG",
+        `The ${store} schema in PostgreSQL ${db.label} is version ${current}, newer than this Sciencegate supports (${migrations.length}); upgrade Sciencegate on every replica, or use another database.`,
+        { data: { store, version: current, supported: migrations.length, url: db.label } },
+      );
+    }
+    for (const step of migrations.slice(current)) await sql.query(step);
+    await sql.query(
+      `INSERT INTO ${VERSION_TABLE} (store, version) VALUES ($1, $2)
+       ON CONFLICT (store) DO UPDATE SET version = EXCLUDED.version`,
+      [store, migrations.length],
+    );
+  });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

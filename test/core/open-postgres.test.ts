@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  isGovernanceError,
+  migratePostgresSchema,
+  openPostgres,
+  type PostgresDatabase,
+} from "../../src/core/index.js";
+import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startTestPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+describe("openPostgres", () => {
+  test("refuses a URL that is not PostgreSQL's, naming the expected form and hiding the password", async () => {
+    const error = await openPostgres("mysql://me:secret@db/x").catch((e: unknown) => e);
+    expect(isGovernanceError(error) && error.code).toBe("INVALID_CONFIG");
+    expect(String((error as Error).message)).toContain("postgres://");
+    expect(String((error as Error).message)).not.toContain("secret");
+  });
+
+  test("an unreachable server is UPSTREAM_UNAVAILABLE (retryable), its password masked", async () => {
+    const error = await openPostgres("postgres://u:hunter2@127.0.0.1:1/db", {
+      connectionTimeoutMs: 2_000,
+    }).catch((e: unknown) => e);
+    expect(isGovernanceError(error) && error.code).toBe("UPSTREAM_UNAVAILABLE");
+    expect(isGovernanceError(error) && error.retryable).toBe(true);
+    expect(String((error as Error).message)).not.toContain("hunter2");
+  });
+
+  test("statements take parameters; a transaction commits on success and rolls back on a throw", async () => {
+    const db = await openPostgres(await server.createDatabase());
+    try {
+      await db.query("CREATE TABLE t (v TEXT)");
+      const evil = "x'); DROP TABLE t; --";
+      await db.query("INSERT INTO t (v) VALUES ($1)", [evil]);
+      await db.transaction(async (sql) => sql.query("INSERT INTO t (v) VALUES ($1)", ["kept"]));
+      const failure = await db
+        .transaction(async (sql) => {
+          await sql.query("INSERT INTO t (v) VALUES ($1)", ["undone"]);
+          throw new Error("boom");
+        })
+        .catch((e: unknown) => e);
+      expect((failure as Error).message).toBe("boom");
+      const rows = await db.query<{ v: string }>("SELECT v FROM t ORDER BY v");
+      expect(rows.map((r) => r.v)).toEqual(["kept", evil]);
+    } finally {
+      await db.close();
+      await db.close();
+    }
+  });
+});
+
+describe("migratePostgresSchema", () => {
+  const migrations = ["CREATE TABLE a (id INT)", "ALTER TABLE a ADD COLUMN b TEXT; CREATE TABLE c (id INT)"];
+
+  test("five processes' worth of pools migrating at once run each step once", async () => {
+    const url = await server.createDatabase();
+    const dbs: PostgresDatabase[] = await Promise.all(Array.from({ length: 5 }, () => openPostgres(url)));
+    try {
+      await Promise.all(dbs.map((db) => migratePostgresSchema(db, { store: "demo", migrations })));
+      const [db] = dbs as [PostgresDatabase];
+      const [version] = await db.query<{ version: number }>(
+        "SELECT version FROM sciencegate_schema_versions WHERE store = 'demo'",
+      );
+      expect(version?.version).toBe(2);
+      const columns = await db.query<{ column_name: string }>(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'a' ORDER BY column_name",
+      );
+      expect(columns.map((c) => c.column_name)).toEqual(["b", "id"]);
+      // Running again is a no-op.
+      await migratePostgresSchema(db, { store: "demo", migrations });
+    } finally {
+      await Promise.all(dbs.map((db) => db.close()));
+    }
+  });
+
+  test("a newer schema than the code knows is refused with both versions and the fix", async () => {
+    const db = await openPostgres(await server.createDatabase());
+    try {
+      await migratePostgresSchema(db, { store: "demo", migrations });
+      const error = await migratePostgresSchema(db, {
+        store: "demo",
+        migrations: migrations.slice(0, 1),
+      }).catch((e: unknown) => e);
+      expect(isGovernanceError(error) && error.code).toBe("INVALID_CONFIG");
+      expect((error as Error).message).toMatch(
+        /version 2, newer than this Sciencegate supports \(1\); upgrade/,
+      );
+    } finally {
+      await db.close();
+    }
+  });
+});
