@@ -9,6 +9,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: "forks",
+    globalSetup: ["test/temp-root.ts"],
     fileParallelism: false,
   },
 });
