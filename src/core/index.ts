@@ -19,6 +19,7 @@ export {
   type Attributes,
   endSpanWithError,
   errorTypeOf,
+  recordingActiveSpan,
   SPAN_ATTRIBUTES,
   SPAN_NAMES,
   type Span,

@@ -86,6 +86,16 @@ export function startSpan(name: string, options: SpanOptions): Span {
 }
 
 /**
+ * The active span when it records (an executor's, a graph run's), for events of a step that has no
+ * span of its own (an approval answer).
+ * @returns the span, or undefined when none is active or it does not record
+ */
+export function recordingActiveSpan(): Span | undefined {
+  const span = trace.getActiveSpan();
+  return span?.isRecording() ? span : undefined;
+}
+
+/**
  * Runs `work` with `span` active, so that spans started inside (ours, the app's HTTP instrumentation)
  * are its children. A span that does not record is not made active: the call runs as it is.
  * @returns what `work` returns
