@@ -28,6 +28,7 @@ export const tracer: Tracer = trace.getTracer(TRACER_NAME, PACKAGE_VERSION);
 /** Span attribute names: OpenTelemetry semantic conventions (MCP, GenAI) and Sciencegate's own. */
 export const SPAN_ATTRIBUTES = {
   errorType: "error.type",
+  errorCode: "sciencegate.error.code",
   genAiOperation: "gen_ai.operation.name",
   genAiToolName: "gen_ai.tool.name",
   genAiToolCallId: "gen_ai.tool.call.id",

@@ -154,7 +154,8 @@ async function callOnce(
 /**
  * An attempt as its own `tools/call <tool>` client span, active while the request runs (so that a
  * transport's HTTP spans are its children). An `isError` answer is `error.type` `tool_error`, as the
- * MCP semantic conventions say; a thrown failure is its code.
+ * MCP semantic conventions say, with its `GovernanceError` code in `sciencegate.error.code`; a thrown
+ * failure's `error.type` is its code.
  */
 async function tracedAttempt(
   call: UpstreamCall,
@@ -173,7 +174,11 @@ async function tracedAttempt(
   }
   try {
     const raw = await withActiveSpan(span, callOnce, undefined, call, signal, timeoutMs, options);
-    if (raw.isError) setSpanError(span, "tool_error", undefined);
+    if (raw.isError && span.isRecording()) {
+      // The conventions' class of an `isError` answer, and how the broker classified it (retried or not).
+      setSpanError(span, "tool_error", undefined);
+      span.setAttribute(A.errorCode, toGovernanceError(raw).code);
+    }
     span.end();
     return raw;
   } catch (error) {

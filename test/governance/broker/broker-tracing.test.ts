@@ -140,6 +140,7 @@ describe("Broker.invoke spans", () => {
     ]);
     // An `isError` answer is a tool error in the MCP semantic conventions.
     expect(attempts[0]?.attributes["error.type"]).toBe("tool_error");
+    expect(attempts[0]?.attributes["sciencegate.error.code"]).toBe("RATE_LIMITED");
     await h.broker.flush();
   });
 
