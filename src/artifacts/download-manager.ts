@@ -5,7 +5,21 @@
  * a re-run returns the recorded outcome.
  */
 import { randomUUID } from "node:crypto";
-import { type Clock, GovernanceError, InflightCalls, systemClock } from "../core/index.js";
+import {
+  SPAN_ATTRIBUTES as A,
+  type Clock,
+  endSpanWithError,
+  GovernanceError,
+  InflightCalls,
+  SPAN_NAMES,
+  type Span,
+  SpanKind,
+  type SpanOptions,
+  setSpanError,
+  startSpan,
+  systemClock,
+  withActiveSpan,
+} from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
 import { SessionSettings } from "../governance/permissions/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
@@ -346,7 +360,10 @@ export class DownloadManager {
     const controller = new AbortController();
     const startedAt = this.#clock.now();
     this.#reserved.add(job.finalPath);
-    const done = runDownloadJob(job, {
+    // Under the active span (the tool call's); active itself while the transfer runs.
+    const span = startSpan(SPAN_NAMES.downloadJob, DOWNLOAD_JOB_SPAN_OPTIONS);
+    if (span.isRecording()) describeJob(span, job, plan);
+    const done = withActiveSpan(span, runDownloadJob, undefined, job, {
       jobs: this.#jobs,
       fetch: this.#fetch,
       clock: this.#clock,
@@ -362,14 +379,19 @@ export class DownloadManager {
       onProgress,
     })
       .then(async (final) => {
-        await appendDownloadRow(this.#rows, plan, {
+        const row = await appendDownloadRow(this.#rows, plan, {
           startedAt,
           finishedAt: this.#clock.now(),
           attempts: final.attempts - job.attempts,
           authorizationId,
           job: final,
         });
+        endJobSpan(span, final, final.attempts - job.attempts, row.invocationId);
         return jobResult(final);
+      })
+      .catch((error: unknown) => {
+        endSpanWithError(span, error);
+        throw error;
       })
       .finally(() => {
         this.#running.delete(job.jobId);
@@ -384,4 +406,30 @@ export class DownloadManager {
     if (job === undefined) throw unknownJob(jobId);
     return job;
   }
+}
+
+/** One run of a download job, from queued to its terminal state and ledger row. */
+const DOWNLOAD_JOB_SPAN_OPTIONS: SpanOptions = Object.freeze({ kind: SpanKind.INTERNAL });
+
+function describeJob(span: Span, job: DownloadJob, plan: DownloadPlan): void {
+  span.setAttribute(A.downloadJobId, job.jobId);
+  span.setAttribute(A.sourceId, plan.candidate.sourceId);
+  span.setAttribute(A.downloadCandidateId, plan.candidate.candidateId);
+  span.setAttribute(A.offeredBy, plan.mcpInvocationId);
+  span.setAttribute(A.sessionId, plan.sessionId);
+  if (plan.threadId !== undefined) span.setAttribute(A.genAiConversationId, plan.threadId);
+  if (plan.toolCallId !== undefined) span.setAttribute(A.genAiToolCallId, plan.toolCallId);
+}
+
+/** Ends a job's span with its terminal state and its row's invocation id; a failed or cancelled job is an error. */
+function endJobSpan(span: Span, final: DownloadJob, attempts: number, invocationId: string): void {
+  if (span.isRecording()) {
+    span.setAttribute(A.invocationId, invocationId);
+    span.setAttribute(A.downloadStatus, final.status);
+    span.setAttribute(A.downloadBytes, final.bytesDownloaded);
+    span.setAttribute(A.attempts, attempts);
+    if (final.status !== "completed")
+      setSpanError(span, final.error?.code ?? final.status, final.error?.message);
+  }
+  span.end();
 }

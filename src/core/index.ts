@@ -23,4 +23,20 @@ export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
 export { redactUrl, redactUrls } from "./redact-url.js";
 export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";
+export {
+  type Attributes,
+  endSpanWithError,
+  errorTypeOf,
+  recordingActiveSpan,
+  SPAN_ATTRIBUTES,
+  SPAN_NAMES,
+  type Span,
+  SpanKind,
+  type SpanOptions,
+  setSpanError,
+  startSpan,
+  TRACER_NAME,
+  tracer,
+  withActiveSpan,
+} from "./tracing.js";
 export { PACKAGE_VERSION } from "./version.js";

@@ -7,7 +7,7 @@
  */
 import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import { z } from "zod";
-import { GovernanceError } from "../core/index.js";
+import { SPAN_ATTRIBUTES as A, GovernanceError, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { AuthorizationRequest, PermissionService } from "../governance/permissions/index.js";
@@ -207,13 +207,32 @@ async function recordAnswer(
   const outcome: ApprovalDecision | undefined =
     editedArgs === undefined ? undefined : { allowed: true, args: editedArgs };
   if (await hasRun(governance.ledger, request)) return outcome;
+  const { permissions } = governance;
+  // The answer came with a resume: the card's wait began in an earlier run of this task (known only to
+  // the process that showed it), so the span of this run carries an event, not a duration.
+  const span = recordingActiveSpan();
+  const askedAt = span && permissions.pendingFor(request)?.askedAt;
   if (options.waitTimeoutMs !== undefined) {
     // Timed out: the recorded denial is consumed by the call as the model made it.
-    if (await governance.permissions.expirePending(request, options.waitTimeoutMs)) return undefined;
+    if (await permissions.expirePending(request, options.waitTimeoutMs)) {
+      span?.addEvent(SPAN_NAMES.approval, {
+        [A.approvalOutcome]: "timed_out",
+        [A.approvalResumed]: true,
+        [A.approvalCardId]: permissions.cardFor(request).requestId,
+      });
+      return undefined;
+    }
   }
   // The decision is about the call that runs: the edited one, fingerprinted with its own arguments.
   const decided = editedArgs === undefined ? request : action?.edit?.(editedArgs);
-  if (decided !== undefined) await governance.permissions.decide(decided, answer.decision);
+  if (decided !== undefined) await permissions.decide(decided, answer.decision);
+  span?.addEvent(SPAN_NAMES.approval, {
+    [A.approvalOutcome]: editedArgs === undefined ? "answered" : "edited",
+    [A.approvalDecision]: answer.decision.decision,
+    [A.approvalResumed]: true,
+    [A.approvalCardId]: permissions.cardFor(request).requestId,
+    ...(askedAt === undefined ? {} : { [A.approvalAskedAt]: new Date(askedAt).toISOString() }),
+  });
   return outcome;
 }
 
@@ -239,7 +258,12 @@ async function waitOrPass(
       reason: `approval required (${verdict.card.summary}) but the graph cannot pause for it (${why}); compile it with a checkpointer or set the session to always_allow`,
     };
   }
-  permissions.notePending(request);
+  const pending = permissions.notePending(request);
+  recordingActiveSpan()?.addEvent(SPAN_NAMES.approval, {
+    [A.approvalOutcome]: "interrupted",
+    [A.approvalCardId]: pending.card.requestId,
+    [A.approvalAskedAt]: new Date(pending.askedAt).toISOString(),
+  });
   throw pause;
 }
 

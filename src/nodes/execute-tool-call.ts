@@ -1,9 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { isGraphBubbleUp, isGraphInterrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { toGovernanceError } from "../contract/index.js";
-import { type GovernanceErrorBody, toErrorBody } from "../core/index.js";
+import {
+  SPAN_ATTRIBUTES as A,
+  type GovernanceErrorBody,
+  SPAN_NAMES,
+  type Span,
+  SpanKind,
+  type SpanOptions,
+  setSpanError,
+  startSpan,
+  toErrorBody,
+  withActiveSpan,
+} from "../core/index.js";
 import type { Broker } from "../governance/broker/index.js";
 import type { PromotionState, PromotionUpdate, SurfaceTool } from "../visibility/index.js";
 import {
@@ -12,7 +23,7 @@ import {
   promotionFromToolSearchResult,
   TOOL_SEARCH_NAME,
 } from "../visibility/index.js";
-import { type ApprovalHook, runApprovalHook } from "./approval-hook.js";
+import { type ApprovalHook, type ApprovalOutcome, runApprovalHook } from "./approval-hook.js";
 import { toolResultText } from "./tool-message-text.js";
 
 /** What graph code needs of a governance runtime (`createGovernance` returns one). */
@@ -81,15 +92,53 @@ export async function executeGovernedToolCall(
   context: ToolCallContext,
 ): Promise<ToolCallOutcome> {
   const toolCallId = call.id ?? randomUUID();
+  const span = startSpan(SPAN_NAMES.executeTool, EXECUTE_TOOL_SPAN_OPTIONS);
+  if (span.isRecording()) describeToolCall(span, call.name, toolCallId, context);
+  try {
+    // Active while the call runs: the approval step's events and the broker's span land under it.
+    return await withActiveSpan(span, runToolCall, undefined, runtime, call, toolCallId, context, span);
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * The GenAI `execute_tool` span of an executor (semantic conventions for GenAI tool execution), whose
+ * name gets the model-visible tool name when it records.
+ */
+const EXECUTE_TOOL_SPAN_OPTIONS: SpanOptions = Object.freeze({
+  kind: SpanKind.INTERNAL,
+  attributes: Object.freeze({ [A.genAiOperation]: "execute_tool" }),
+});
+
+function describeToolCall(span: Span, name: string, toolCallId: string, context: ToolCallContext): void {
+  span.updateName(`${SPAN_NAMES.executeTool} ${name}`);
+  span.setAttribute(A.genAiToolName, name);
+  span.setAttribute(A.genAiToolCallId, toolCallId);
+  span.setAttribute(A.sessionId, context.sessionId);
+  if (context.threadId !== undefined) span.setAttribute(A.genAiConversationId, context.threadId);
+  if (context.runId !== undefined) span.setAttribute(A.runId, context.runId);
+}
+
+async function runToolCall(
+  runtime: GovernedRuntime,
+  call: ToolCallLike,
+  toolCallId: string,
+  context: ToolCallContext,
+  span: Span,
+): Promise<ToolCallOutcome> {
   const tools = runtime.tools(context.sessionId);
+  const traced = span.isRecording();
   try {
     if (call.name === TOOL_SEARCH_NAME) {
+      if (traced) span.setAttribute(A.genAiToolType, "function");
       const search = createToolSearchTool({ getTools: () => tools });
       const message = (await search.invoke({ ...call, id: toolCallId, type: "tool_call" })) as ToolMessage;
       return { message, promotion: promotionFromToolSearchResult(message, tools) };
     }
     const builtin = context.builtinTools?.find((t) => t.name === call.name);
     if (builtin) {
+      if (traced) span.setAttribute(A.genAiToolType, "function");
       const message = (await builtin.invoke({ ...call, id: toolCallId, type: "tool_call" })) as ToolMessage;
       return { message };
     }
@@ -107,25 +156,39 @@ export async function executeGovernedToolCall(
         },
         body,
       );
+      setSpanError(span, body.code, body.message);
       return { message: errorMessage(call.name, toolCallId, body) };
     };
     if (refused) return await refuse(refused);
     const tool = known as SurfaceTool;
+    if (traced) {
+      span.setAttribute(A.genAiToolType, "extension");
+      span.setAttribute(A.sourceId, tool.sourceId);
+      span.setAttribute(A.toolId, tool.toolId);
+    }
     let args = call.args;
     if (context.approval) {
-      const approved = await runApprovalHook(
-        context.approval.hook,
-        {
-          name: call.name,
-          toolCallId,
-          args: call.args,
-          tool,
-          sessionId: context.sessionId,
-          ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
-          ...(context.runId === undefined ? {} : { runId: context.runId }),
-        },
-        context.approval.config,
-      );
+      let approved: ApprovalOutcome;
+      try {
+        approved = await runApprovalHook(
+          context.approval.hook,
+          {
+            name: call.name,
+            toolCallId,
+            args: call.args,
+            tool,
+            sessionId: context.sessionId,
+            ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
+            ...(context.runId === undefined ? {} : { runId: context.runId }),
+          },
+          context.approval.config,
+        );
+      } catch (error) {
+        // Paused for a human: this run of the task ends here; the resumed run is a new span.
+        if (traced && isGraphInterrupt(error)) span.setAttribute(A.approvalOutcome, "interrupted");
+        throw error;
+      }
+      if (traced) span.setAttribute(A.approvalOutcome, approvalOutcomeOf(approved, call.args));
       if (!approved.allowed) return await refuse(approved.body);
       // A human's edit: the broker validates these arguments and runs them, keyed like the original.
       args = approved.args;
@@ -140,6 +203,7 @@ export async function executeGovernedToolCall(
       ...(context.runId !== undefined ? { runId: context.runId } : {}),
       ...(context.signal !== undefined ? { signal: context.signal } : {}),
     });
+    if (traced) span.setAttribute(A.invocationId, outcome.invocationId);
     // The tool message goes into the graph's checkpoint: its ledger row commits first.
     await runtime.broker.recorded(outcome.invocationId);
     return {
@@ -154,9 +218,23 @@ export async function executeGovernedToolCall(
     if (isGraphBubbleUp(error)) throw error;
     // Broker failures are GovernanceErrors already; anything else was thrown by the app's own tool
     // (or tool_search), so without a structured signal it is that tool's failure, not an upstream's.
-    const body = toErrorBody(toGovernanceError(error, { unrecognized: "TOOL_FAILED" }));
-    return { message: errorMessage(call.name, toolCallId, body) };
+    const failure = toGovernanceError(error, { unrecognized: "TOOL_FAILED" });
+    if (traced && typeof failure.data?.invocationId === "string") {
+      span.setAttribute(A.invocationId, failure.data.invocationId);
+    }
+    setSpanError(span, failure.code, failure.message);
+    return { message: errorMessage(call.name, toolCallId, toErrorBody(failure)) };
   }
+}
+
+/**
+ * How the approval step ended, for the executor's span: `passed` (on to the broker's permission hook,
+ * which applies a recorded decision, a grant or the session mode), `edited` (a human changed the
+ * arguments) or `denied` (the call is refused before the broker).
+ */
+function approvalOutcomeOf(approved: ApprovalOutcome, modelArgs: Record<string, unknown>): string {
+  if (!approved.allowed) return "denied";
+  return approved.args === modelArgs ? "passed" : "edited";
 }
 
 function errorMessage(name: string, toolCallId: string, body: GovernanceErrorBody): ToolMessage {

@@ -8,7 +8,9 @@ import {
   hashCanonical,
   InflightCalls,
   optional,
+  type Span,
   systemClock,
+  withActiveSpan,
 } from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
 import {
@@ -29,6 +31,7 @@ import { SessionSettings } from "../permissions/index.js";
 import type { RateLimiter } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
 import { callUpstream } from "./call-upstream.js";
+import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
 
@@ -106,6 +109,8 @@ interface Call {
   results?: { raw?: unknown; normalized: McpToolResult | ContentObject } | undefined;
   /** The validated arguments, hashed onto the row (`inputHash`) when it is written. */
   input?: Record<string, unknown> | undefined;
+  /** Whether the call's span records: its rate-limit wait and attempts are then spans too. */
+  traced: boolean;
 }
 
 /**
@@ -186,7 +191,10 @@ export class Broker {
     const running = this.#byCall.get(key);
     if (running) {
       if (running.call !== call)
-        return this.#running.run(() => this.#refuseReusedCall(request), request.signal);
+        return this.#running.run(
+          () => this.#refuseReusedCall(request, startInvocationSpan()),
+          request.signal,
+        );
       // Returned already: once its row is recorded, this twin replays it from the ledger.
       if (running.recording) return running.recording.then(() => this.invoke(request));
       return running.promise;
@@ -226,6 +234,7 @@ export class Broker {
           ...optional({ toolCallId: call.toolCallId }),
         },
         inline: [],
+        traced: false,
       };
       // Arguments that cannot be stored as JSON are left out; the refusal is still recorded.
       await Promise.resolve()
@@ -307,18 +316,29 @@ export class Broker {
 
   async #invokeOnce(request: InvokeRequest): Promise<InvokeOutcome> {
     const { ledger, clock } = this.#o;
+    // Under the active span (a graph run's, an executor's); ended once the outcome is known.
+    const span = startInvocationSpan();
     if (request.threadId !== undefined && request.toolCallId !== undefined) {
-      const prior = await ledger.findByCall(request.threadId, request.toolCallId);
-      if (prior && recordedDigest(prior) !== callDigest(request)) return this.#refuseReusedCall(request);
-      if (prior) return this.#replay(prior);
+      let prior: InvocationRecord | undefined;
+      try {
+        prior = await ledger.findByCall(request.threadId, request.toolCallId);
+      } catch (error) {
+        endInvocationSpan(span, undefined, false, error);
+        throw error;
+      }
+      if (prior && recordedDigest(prior) !== callDigest(request))
+        return this.#refuseReusedCall(request, span);
+      if (prior) return this.#replay(prior, span);
     }
     const startedMs = clock.now();
+    const traced = span.isRecording();
     const call: Call = {
       row: {
         ...this.#newRow(request, startedMs),
         ...optional({ toolCallId: request.toolCallId, catalogRevision: this.#o.catalog.revision }),
       },
       inline: [],
+      traced,
     };
     const { row } = call;
     try {
@@ -326,8 +346,12 @@ export class Broker {
       // from serializing them, and that refusal is audited like every other one.
       const requestRef = this.#stage(call, requestObject(request));
       row.requestRef = typeof requestRef === "string" ? requestRef : await requestRef;
-      const outcome = await this.#run(request, call);
+      // With the span active, the rate-limit wait and the attempts are its children.
+      const outcome = await (traced
+        ? withActiveSpan(span, this.#run, this, request, call)
+        : this.#run(request, call));
       const recorded = this.#recordBehind(call, startedMs);
+      endInvocationSpan(span, row, false);
       // A caller that never yields to the event loop (a loop of cache hits) would let the rows it
       // has not waited for pile up: past a bound, a call waits for its own.
       if (this.#queuedRows.size > MAX_ROWS_BEHIND) await recorded.catch(() => undefined);
@@ -342,6 +366,7 @@ export class Broker {
         ...optional({ retryAfterMs: error.retryAfterMs }),
       };
       const finishedMs = this.#o.clock.now();
+      endInvocationSpan(span, row, false, error);
       await this.#inOrder;
       await this.#append(call, "error", startedMs, finishedMs);
       throw error;
@@ -396,7 +421,10 @@ export class Broker {
       return this.#outcome(row, hit.result, false);
     }
 
-    const raw = await callUpstream({ request, source, tool, input, tally: row }, this.#o);
+    const raw = await callUpstream(
+      { request, source, tool, input, tally: row, traced: call.traced },
+      this.#o,
+    );
     const result = checkingDepth(() =>
       normalizeToolResult(raw, {
         sourceId: source.id,
@@ -455,7 +483,18 @@ export class Broker {
     };
   }
 
-  async #replay(prior: InvocationRecord): Promise<InvokeOutcome> {
+  async #replay(prior: InvocationRecord, span: Span): Promise<InvokeOutcome> {
+    try {
+      const outcome = await this.#replayed(prior);
+      endInvocationSpan(span, prior, true);
+      return outcome;
+    } catch (error) {
+      endInvocationSpan(span, prior, true, error);
+      throw error;
+    }
+  }
+
+  async #replayed(prior: InvocationRecord): Promise<InvokeOutcome> {
     if (prior.status === "error" || prior.normalizedRef === undefined) {
       const e = prior.error;
       throw new GovernanceError(
@@ -494,7 +533,7 @@ export class Broker {
    * refusal is audited on a row of its own without the tool call id (the key belongs to the first
    * call); the message names the clashing key. The first call's invocation id is not disclosed.
    */
-  async #refuseReusedCall(request: InvokeRequest): Promise<never> {
+  async #refuseReusedCall(request: InvokeRequest, span: Span): Promise<never> {
     const startedMs = this.#o.clock.now();
     const row: Row = this.#newRow(request, startedMs);
     const error = new GovernanceError(
@@ -512,8 +551,9 @@ export class Broker {
       },
     );
     row.error = { code: error.code, message: error.message, retryable: false, attempts: 0 };
+    endInvocationSpan(span, row, false, error);
     await this.#inOrder;
-    await this.#append({ row, inline: [] }, "error", startedMs);
+    await this.#append({ row, inline: [], traced: false }, "error", startedMs);
     throw error;
   }
 

@@ -4,8 +4,19 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toGovernanceError } from "../../contract/index.js";
-import type { Clock } from "../../core/index.js";
-import { GovernanceError, isGovernanceError, optional } from "../../core/index.js";
+import type { Clock, Span, SpanOptions } from "../../core/index.js";
+import {
+  SPAN_ATTRIBUTES as A,
+  endSpanWithError,
+  GovernanceError,
+  isGovernanceError,
+  optional,
+  SPAN_NAMES,
+  SpanKind,
+  setSpanError,
+  startSpan,
+  withActiveSpan,
+} from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
 import type { CatalogTool } from "../catalog/index.js";
 import type { SourceManifest } from "../manifests/index.js";
@@ -40,7 +51,17 @@ export interface UpstreamCall {
    * made and the time spent queued.
    */
   tally: { attempts: number; queueWaitMs: number };
+  /** Whether the call's span records (and is active): the rate-limit wait and each attempt are then its child spans. */
+  traced: boolean;
 }
+
+/** One MCP request, named and attributed as the MCP semantic conventions' client span. */
+const ATTEMPT_SPAN_OPTIONS: SpanOptions = Object.freeze({
+  kind: SpanKind.CLIENT,
+  attributes: Object.freeze({ [A.mcpMethod]: "tools/call", [A.genAiOperation]: "execute_tool" }),
+});
+
+const QUEUE_WAIT_SPAN_OPTIONS: SpanOptions = Object.freeze({ kind: SpanKind.INTERNAL });
 
 /**
  * Makes the MCP call of one invocation within its rate limit, deadline, retry policy and size cap.
@@ -55,10 +76,12 @@ export async function callUpstream(
   call: UpstreamCall,
   options: CallUpstreamOptions,
 ): Promise<CallToolResult> {
-  const { request, source, tool, input, tally } = call;
+  const { request, source, tool, tally, traced } = call;
   const group = source.governance.rateLimitGroup;
   const lease: RateLimitLease | undefined = options.limiter
-    ? await options.limiter.acquire(group, optional({ signal: request.signal }))
+    ? await (traced
+        ? tracedAcquire(options.limiter, group, request.signal)
+        : options.limiter.acquire(group, optional({ signal: request.signal })))
     : undefined;
   if (lease) tally.queueWaitMs = lease.queueWaitMs;
   // The operator's per-server setting wins over the manifest author's per-tool default (ARCHITECTURE.md).
@@ -69,18 +92,11 @@ export async function callUpstream(
     options.defaultTimeoutMs;
   try {
     const { value, attempts } = await runWithRetry<CallToolResult>(
-      async ({ attempt, signal }) => {
+      ({ attempt, signal }) => {
         tally.attempts = attempt;
-        const raw = await options.pool.callTool(tool.serverId, tool.manifest.mcpToolName, input, {
-          signal,
-          // The SDK's own request timeout must not fire before our overall deadline does.
-          timeoutMs: timeoutMs + 1_000,
-          // Lets the transport stop reading an oversized answer; the exact check follows.
-          maxResponseBytes: source.governance.maxResponseBytes,
-          ...optional({ onProgress: request.onProgress }),
-        });
-        checkingDepth(() => assertWithinCap(raw, source.governance.maxResponseBytes));
-        return raw;
+        return traced
+          ? tracedAttempt(call, attempt, signal, timeoutMs, options)
+          : callOnce(call, signal, timeoutMs, options);
       },
       {
         timeoutMs,
@@ -112,6 +128,81 @@ export async function callUpstream(
     throw error;
   } finally {
     lease?.release();
+  }
+}
+
+/** One MCP request of the call, with the size cap checked on its answer. */
+async function callOnce(
+  call: UpstreamCall,
+  signal: AbortSignal,
+  timeoutMs: number,
+  options: CallUpstreamOptions,
+): Promise<CallToolResult> {
+  const { request, source, tool, input } = call;
+  const raw = await options.pool.callTool(tool.serverId, tool.manifest.mcpToolName, input, {
+    signal,
+    // The SDK's own request timeout must not fire before our overall deadline does.
+    timeoutMs: timeoutMs + 1_000,
+    // Lets the transport stop reading an oversized answer; the exact check follows.
+    maxResponseBytes: source.governance.maxResponseBytes,
+    ...optional({ onProgress: request.onProgress }),
+  });
+  checkingDepth(() => assertWithinCap(raw, source.governance.maxResponseBytes));
+  return raw;
+}
+
+/**
+ * An attempt as its own `tools/call <tool>` client span, active while the request runs (so that a
+ * transport's HTTP spans are its children). An `isError` answer is `error.type` `tool_error`, as the
+ * MCP semantic conventions say, with its `GovernanceError` code in `sciencegate.error.code`; a thrown
+ * failure's `error.type` is its code.
+ */
+async function tracedAttempt(
+  call: UpstreamCall,
+  attempt: number,
+  signal: AbortSignal,
+  timeoutMs: number,
+  options: CallUpstreamOptions,
+): Promise<CallToolResult> {
+  const span = startSpan(SPAN_NAMES.toolsCall, ATTEMPT_SPAN_OPTIONS);
+  if (span.isRecording()) {
+    const { mcpToolName } = call.tool.manifest;
+    span.updateName(`${SPAN_NAMES.toolsCall} ${mcpToolName}`);
+    span.setAttribute(A.genAiToolName, mcpToolName);
+    span.setAttribute(A.serverId, call.tool.serverId);
+    span.setAttribute(A.attempt, attempt);
+  }
+  try {
+    const raw = await withActiveSpan(span, callOnce, undefined, call, signal, timeoutMs, options);
+    if (raw.isError && span.isRecording()) {
+      // The conventions' class of an `isError` answer, and how the broker classified it (retried or not).
+      setSpanError(span, "tool_error", undefined);
+      span.setAttribute(A.errorCode, toGovernanceError(raw).code);
+    }
+    span.end();
+    return raw;
+  } catch (error) {
+    endSpanWithError(span, toGovernanceError(error));
+    throw error;
+  }
+}
+
+/** The rate-limit admission as a `sciencegate.queue_wait` span: how long the call waited for a slot. */
+async function tracedAcquire(
+  limiter: RateLimiter,
+  group: string,
+  signal: AbortSignal | undefined,
+): Promise<RateLimitLease> {
+  const span: Span = startSpan(SPAN_NAMES.queueWait, QUEUE_WAIT_SPAN_OPTIONS);
+  span.setAttribute(A.rateLimitGroup, group);
+  try {
+    const lease = await limiter.acquire(group, optional({ signal }));
+    span.setAttribute(A.queueWaitMs, lease.queueWaitMs);
+    span.end();
+    return lease;
+  } catch (error) {
+    endSpanWithError(span, error);
+    throw error;
   }
 }
 
