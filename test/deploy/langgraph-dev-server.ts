@@ -101,6 +101,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   child.stderr?.on("data", append);
   const pgid = child.pid;
   if (pgid === undefined) throw new Error("the LangGraph dev server did not start (no pid)");
+  // Should the test process itself end first (a timeout, a crash), the server must not outlive it.
+  const killOnExit = () => signalGroup(pgid, "SIGKILL");
+  process.once("exit", killOnExit);
   let stopping: Promise<boolean> | undefined;
   const server: DevServer = {
     url: `http://127.0.0.1:${port}`,
@@ -108,7 +111,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     log: () => output,
     processes: () => groupProcesses(pgid),
     stop: (signal = "SIGTERM", graceMs = 15_000) => {
-      stopping ??= stopGroup(pgid, child, signal, graceMs);
+      stopping ??= stopGroup(pgid, child, signal, graceMs).finally(() => process.off("exit", killOnExit));
       return stopping;
     },
   };
