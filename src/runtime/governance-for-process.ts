@@ -54,9 +54,8 @@ export interface ProcessGovernance<G extends ClosableGovernance> {
  * `closeGraceMs`, each with its ledger row; then servers and stores close): the signal's other handlers
  * present at that moment (a host's own, such as the LangGraph API server's, which flushes its storage
  * and ends the process) are held back and run once the runtime is closed; without any, the signal is
- * raised again so the process ends as it would have. A second signal while closing goes straight to
- * those handlers; a handler the process hides from `process.listeners` (tsx's signal relay) is left
- * alone. On a plain `process.exit()` nothing asynchronous can run: the ledger still commits
+ * raised again so the process ends as it would have. A repeated signal while closing waits for the
+ * same close; a handler the process hides from `process.listeners` (tsx's signal relay) is left alone. On a plain `process.exit()` nothing asynchronous can run: the ledger still commits
  * every row handed to it, and the servers' stdio children see their input close.
  * @param create opens the runtime, e.g. `() => createGovernance(options)`
  * @param options signals, process seam, close-error reporting
@@ -79,12 +78,17 @@ export function governanceForProcess<G extends ClosableGovernance>(
   /** The other handlers of each signal, held back while the runtime is open. */
   let held: Map<NodeJS.Signals, SignalListener[]> | undefined;
 
+  let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
+    // A repeated signal (a second Ctrl-C, or a supervisor such as tsx passing the signal on) waits for
+    // the same close: the process ends once the runtime is closed, bounded by its `closeGraceMs`.
+    if (signalled) return;
+    signalled = true;
     const others = held?.get(signal) ?? [];
-    release();
-    void close()
+    void closeRuntime()
       .catch(onCloseError)
       .finally(() => {
+        release();
         // Each held handler now gets the signal it missed (a `once` wrapper then removes itself).
         for (const listener of others) listener(signal);
         // Nobody else ends the process: the signal's default action does (the exit status says so).
@@ -111,13 +115,16 @@ export function governanceForProcess<G extends ClosableGovernance>(
     }
     held = undefined;
   };
-  const close = (): Promise<void> => {
+  const closeRuntime = (): Promise<void> => {
     closing ??= (async () => {
-      release();
       const runtime = await opening?.catch(() => undefined);
       await runtime?.close();
     })();
     return closing;
+  };
+  const close = (): Promise<void> => {
+    release();
+    return closeRuntime();
   };
 
   const get = (): Promise<G> => {

@@ -110,6 +110,26 @@ describe("governanceForProcess", () => {
     expect(proc.emitter.listenerCount("SIGINT")).toBe(0);
   });
 
+  test("a repeated signal while closing waits for the same close", async () => {
+    const proc = fakeProcess();
+    const { value, state } = runtime();
+    const host: string[] = [];
+    proc.emitter.once("SIGTERM", (signal: string) => host.push(`host ${signal}`));
+    const governance = governanceForProcess(async () => value, { process: proc });
+    await governance();
+    proc.emitter.emit("SIGTERM", "SIGTERM");
+    proc.emitter.emit("SIGTERM", "SIGTERM");
+    proc.emitter.emit("SIGINT", "SIGINT");
+    await tick();
+    expect(host).toEqual([]);
+    expect(state.closes).toBe(1);
+    state.finish();
+    await governance.close();
+    await tick();
+    expect(host).toEqual(["host SIGTERM"]);
+    expect(proc.kills).toEqual([]);
+  });
+
   test("without another handler, the signal is raised again once the runtime is closed", async () => {
     const proc = fakeProcess();
     const { value, state } = runtime();
