@@ -55,8 +55,9 @@ export interface ProcessGovernance<G extends ClosableGovernance> {
  * present at that moment (a host's own, such as the LangGraph API server's, which flushes its storage
  * and ends the process) are held back and run once the runtime is closed; without any, the signal is
  * raised again so the process ends as it would have. A repeated signal while closing waits for the
- * same close; a handler the process hides from `process.listeners` (tsx's signal relay) is left alone. On a plain `process.exit()` nothing asynchronous can run: the ledger still commits
- * every row handed to it, and the servers' stdio children see their input close.
+ * same close; a handler the process hides from `process.listeners` (tsx's signal relay) is left alone.
+ * On a plain `process.exit()` nothing asynchronous can run: the ledger still commits every row handed
+ * to it.
  * @param create opens the runtime, e.g. `() => createGovernance(options)`
  * @param options signals, process seam, close-error reporting
  * @returns the per-process runtime getter
