@@ -1,5 +1,13 @@
 export { createGovernance, extensionTransports, type Governance } from "./create-governance.js";
 export { resolveDataDir } from "./data-dir.js";
 export type { ExtensionTransport, GovernanceExtension } from "./governance-extension.js";
+export {
+  type ClosableGovernance,
+  type GovernanceForProcessOptions,
+  governanceForProcess,
+  type ProcessGovernance,
+  type ShutdownProcess,
+  type SignalListener,
+} from "./governance-for-process.js";
 export type { GovernanceOptions } from "./governance-options.js";
 export { resolveGovernanceConfig } from "./resolve-governance-config.js";

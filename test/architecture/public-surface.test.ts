@@ -139,6 +139,14 @@ const PINNED: Record<string, string[]> = {
     "fullTextExtractions",
     "reviewEvidence",
   ],
+  "./deploy": [
+    "ClosableGovernance",
+    "GovernanceForProcessOptions",
+    "ProcessGovernance",
+    "ShutdownProcess",
+    "SignalListener",
+    "governanceForProcess",
+  ],
   "./governance": [
     "ApprovalAction",
     "ApprovalCall",
