@@ -10,6 +10,7 @@ export default defineConfig({
       "test/**/*.int.test.ts",
       "test/**/*.faults.test.ts",
       "test/**/*.package.test.ts",
+      "test/**/*.replicas.test.ts",
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,
