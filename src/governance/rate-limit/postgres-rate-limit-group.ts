@@ -161,11 +161,16 @@ export class PostgresRateLimitGroup {
       const decision = await this.#decide(head);
       if (!decision) return 0;
       if (!isBlocked(decision.outcome)) return 0;
-      if (decision.outcome === "paced" || decision.wait_ms !== null) {
+      if (decision.outcome === "paced") {
         waitMs = Math.max(1, decision.wait_ms ?? 0);
         this.#headDueAt = now + waitMs;
       } else {
-        waitMs = this.#ctx.pollIntervalMs;
+        // Blocked by others: a release announcement wakes it; else it looks again after a poll, or
+        // when the first lease would expire if its replica has died, whichever comes first.
+        waitMs = Math.max(
+          1,
+          Math.min(this.#ctx.pollIntervalMs, decision.wait_ms ?? Number.POSITIVE_INFINITY),
+        );
         this.#headDueAt = 0;
       }
     }

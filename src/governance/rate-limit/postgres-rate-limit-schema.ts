@@ -76,8 +76,12 @@ BEGIN
       VALUES (p_group, p_replica, 'admit', t + p_ttl_ms * INTERVAL '1 millisecond')
       RETURNING sciencegate_rate_limit_waiters.id INTO p_waiter;
   END IF;
-  RETURN QUERY SELECT blocked, p_waiter,
-    CASE WHEN blocked = 'paced' THEN (extract(epoch FROM start_at - t) * 1000)::DOUBLE PRECISION ELSE NULL END;
+  -- Paced: when the start is due. Full: when the first lease expires unless renewed (a dead replica's slot).
+  RETURN QUERY SELECT blocked, p_waiter, CASE
+    WHEN blocked = 'paced' THEN (extract(epoch FROM start_at - t) * 1000)::DOUBLE PRECISION
+    WHEN blocked = 'full' THEN (SELECT (extract(epoch FROM min(l.expires_at) - t) * 1000)::DOUBLE PRECISION
+                                FROM sciencegate_rate_limit_leases l WHERE l.group_name = p_group)
+    ELSE NULL END;
 END $fn$`;
 
 const TURN = `
