@@ -11,6 +11,7 @@ export default defineConfig({
       "test/**/*.faults.test.ts",
       "test/**/*.package.test.ts",
       "test/**/*.server.test.ts",
+      "test/**/*.replicas.test.ts",
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -22,6 +22,20 @@ export interface RateLimitAcquireOptions {
 }
 
 /**
+ * What the broker needs of a rate limiter: one lease per upstream call. `RateLimiter` keeps the state
+ * in this process; `PostgresRateLimiter` shares it between replicas.
+ */
+export interface RateLimitAdmission {
+  /**
+   * Waits until the group admits the caller.
+   * @param group the source's `rateLimitGroup`
+   * @param options `signal` to abort the wait
+   * @returns a lease carrying `queueWaitMs`; release it when the call is done
+   */
+  acquire(group: string, options?: RateLimitAcquireOptions): Promise<RateLimitLease>;
+}
+
+/**
  * Admission control per rate-limit group: a concurrency cap, a minimum spacing between starts,
  * a strict FIFO queue with optional depth and timeout, and a cooldown after HTTP 429. Every
  * omitted dimension is unlimited. The broker takes one lease per call (cache hits take none) and
@@ -40,7 +54,7 @@ export interface RateLimitAcquireOptions {
  *   lease.release();
  * }
  */
-export class RateLimiter {
+export class RateLimiter implements RateLimitAdmission {
   readonly #clock: Clock;
   readonly #limits = new Map<string, ResolvedRateLimit>();
   readonly #groups = new Map<string, RateLimitGroup>();

@@ -1,0 +1,225 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { Client } from "pg";
+import { type Clock, migratePostgresSchema, type PostgresDatabase, systemClock } from "../../core/index.js";
+import { PostgresRateLimitGroup, type SharedGroupContext } from "./postgres-rate-limit-group.js";
+import {
+  HEARTBEAT_SQL,
+  RATE_LIMIT_CHANNEL,
+  RATE_LIMIT_MIGRATIONS,
+  RATE_LIMIT_STORE,
+  STATS_SQL,
+} from "./postgres-rate-limit-schema.js";
+import {
+  type RateLimitGroupConfig,
+  type ResolvedRateLimit,
+  resolveRateLimitConfig,
+  UNLIMITED_RATE_LIMIT,
+} from "./rate-limit-config.js";
+import type { RateLimitLease, RateLimitStats } from "./rate-limit-group.js";
+import type { RateLimitAcquireOptions, RateLimitAdmission } from "./rate-limiter.js";
+
+/** Options of `PostgresRateLimiter.open`. */
+export interface PostgresRateLimiterOptions {
+  /** Limits per `rateLimitGroup`; every replica should be given the same. @default no groups */
+  groups?: Map<string, RateLimitGroupConfig> | Record<string, RateLimitGroupConfig> | undefined;
+  /**
+   * The same database's URL, for one dedicated connection that `LISTEN`s for releases so that a
+   * waiter starts as soon as a slot frees anywhere. Without it waiters look every `pollIntervalMs`.
+   */
+  listenUrl?: string | undefined;
+  /** How long a lease or queued caller outlives its replica's last heartbeat, in ms. @default 10000 */
+  leaseTtlMs?: number | undefined;
+  /** The longest a blocked waiter sleeps before it looks again (announcements wake it sooner). @default 250 */
+  pollIntervalMs?: number | undefined;
+  /** Local waits: timers, queue timeouts, `queueWaitMs`. Cross-replica time is the database's. @default systemClock */
+  clock?: Clock | undefined;
+  /** This replica's name in lease rows. @default `<host>:<pid>:<random>` */
+  replicaId?: string | undefined;
+}
+
+/**
+ * Rate limits that hold for all replicas together: the same concurrency cap, pacing, FIFO queue
+ * (depth and timeout) and 429 cooldown as `RateLimiter`, kept in PostgreSQL. A lease is a row with
+ * an expiry that the replica's heartbeat renews every third of the TTL, so the slot of a replica that
+ * dies comes back after at most the TTL. When the database cannot be reached, `acquire` fails closed
+ * with a retryable `UPSTREAM_UNAVAILABLE`: nothing is sent unlimited.
+ * @example
+ * const db = await openPostgres(url);
+ * const limiter = await PostgresRateLimiter.open(db, { groups: { ncbi: { maxConcurrentRequests: 2 } }, listenUrl: url });
+ * const lease = await limiter.acquire("ncbi");
+ * try { await call(); } finally { lease.release(); }
+ * await limiter.close();
+ */
+export class PostgresRateLimiter implements RateLimitAdmission {
+  readonly #db: PostgresDatabase;
+  readonly #limits = new Map<string, ResolvedRateLimit>();
+  readonly #groups = new Map<string, PostgresRateLimitGroup>();
+  readonly #context: SharedGroupContext;
+  readonly #leases = new Set<string>();
+  readonly #waiters = new Set<string>();
+  readonly #closing = new AbortController();
+  #beating = false;
+  #listener: Client | undefined;
+  readonly #listenUrl: string | undefined;
+
+  private constructor(db: PostgresDatabase, options: PostgresRateLimiterOptions) {
+    this.#db = db;
+    const groups = options.groups ?? {};
+    const entries = groups instanceof Map ? groups.entries() : Object.entries(groups);
+    for (const [name, config] of entries) this.#limits.set(name, resolveRateLimitConfig(name, config));
+    this.#listenUrl = options.listenUrl;
+    this.#context = {
+      db,
+      clock: options.clock ?? systemClock,
+      replica: options.replicaId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      leaseTtlMs: options.leaseTtlMs ?? 10_000,
+      pollIntervalMs: options.pollIntervalMs ?? 250,
+      track: (kind, id) => {
+        (kind === "lease" ? this.#leases : this.#waiters).add(id);
+        this.#heartbeat();
+      },
+      untrack: (kind, id) => {
+        (kind === "lease" ? this.#leases : this.#waiters).delete(id);
+      },
+    };
+  }
+
+  /**
+   * Creates or upgrades the schema (once across replicas) and starts listening for releases.
+   * @param db the open database (the caller closes it, after `close()`)
+   * @param options groups, `listenUrl`, lease TTL, poll interval, clock
+   * @returns the limiter
+   * @throws GovernanceError `INVALID_CONFIG` for an out-of-range limit or a newer schema;
+   *   `UPSTREAM_UNAVAILABLE` when the database cannot be reached
+   */
+  static async open(
+    db: PostgresDatabase,
+    options: PostgresRateLimiterOptions = {},
+  ): Promise<PostgresRateLimiter> {
+    const limiter = new PostgresRateLimiter(db, options);
+    await migratePostgresSchema(db, { store: RATE_LIMIT_STORE, migrations: RATE_LIMIT_MIGRATIONS });
+    await limiter.#listen().catch(() => limiter.#relisten());
+    return limiter;
+  }
+
+  /**
+   * Waits until the group admits the caller: FIFO within this replica and, by queue row order,
+   * across replicas.
+   * @param group the source's `rateLimitGroup`; an unconfigured group is unlimited (its 429 cooldown is shared)
+   * @param options `signal` to abort the wait
+   * @returns a lease carrying `queueWaitMs`; release it when the call is done
+   * @throws GovernanceError `RATE_LIMIT_QUEUE_FULL` (waiters of all replicas count) or
+   *   `RATE_LIMIT_QUEUE_TIMEOUT` (retryable); `UPSTREAM_UNAVAILABLE` (retryable) when the database
+   *   cannot be reached; `CANCELLED` after `close()`; the signal's reason when aborted
+   */
+  acquire(group: string, options: RateLimitAcquireOptions = {}): Promise<RateLimitLease> {
+    return this.#group(group).acquire(options.signal);
+  }
+
+  /**
+   * A snapshot of one group across all replicas, by the database clock.
+   * @param group the group name
+   * @returns live leases, queued callers and the cooldown end (epoch ms) while one runs
+   */
+  async stats(group: string): Promise<RateLimitStats> {
+    const [row] = await this.#db.query<{ active: number; queued: number; cooldown_until: number | null }>(
+      STATS_SQL,
+      [group],
+    );
+    const stats: RateLimitStats = { active: row?.active ?? 0, queued: row?.queued ?? 0 };
+    if (row?.cooldown_until != null) stats.cooldownUntil = Math.round(Number(row.cooldown_until));
+    return stats;
+  }
+
+  /**
+   * Refuses waiting and later callers (`CANCELLED`), stops the heartbeat and the listener. Leases
+   * still held are released by their callers, or expire. Does not close the database. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort();
+    for (const group of this.#groups.values()) group.close();
+    const listener = this.#listener;
+    this.#listener = undefined;
+    await listener?.end().catch(() => {});
+  }
+
+  #group(name: string): PostgresRateLimitGroup {
+    let group = this.#groups.get(name);
+    if (!group) {
+      group = new PostgresRateLimitGroup(name, this.#limits.get(name) ?? UNLIMITED_RATE_LIMIT, this.#context);
+      this.#groups.set(name, group);
+      if (this.#closing.signal.aborted) group.close();
+    }
+    return group;
+  }
+
+  /** Renews this replica's rows every third of the TTL while it has any. */
+  #heartbeat(): void {
+    if (this.#beating || this.#closing.signal.aborted) return;
+    this.#beating = true;
+    const { clock, leaseTtlMs } = this.#context;
+    void (async () => {
+      try {
+        while (!this.#closing.signal.aborted && (this.#leases.size > 0 || this.#waiters.size > 0)) {
+          await clock.sleep(leaseTtlMs / 3, this.#closing.signal).catch(() => {});
+          if (this.#closing.signal.aborted) break;
+          // A failed beat is tried again at the next one; rows not renewed within the TTL expire.
+          await this.#db
+            .query(HEARTBEAT_SQL, [arrayLiteral(this.#leases), arrayLiteral(this.#waiters), leaseTtlMs])
+            .catch(() => {});
+        }
+      } finally {
+        this.#beating = false;
+      }
+    })();
+  }
+
+  async #listen(): Promise<void> {
+    if (this.#listenUrl === undefined || this.#closing.signal.aborted) return;
+    const { default: pg } = await import("pg");
+    const client = new pg.Client({
+      connectionString: this.#listenUrl,
+      application_name: "sciencegate-rate-limit",
+    });
+    client.on("notification", (message) => {
+      const group = message.payload === undefined ? undefined : this.#groups.get(message.payload);
+      group?.wake();
+    });
+    client.on("error", () => {});
+    client.on("end", () => {
+      if (this.#listener === client) {
+        this.#listener = undefined;
+        this.#relisten();
+      }
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${RATE_LIMIT_CHANNEL}`);
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+    if (this.#closing.signal.aborted) {
+      await client.end().catch(() => {});
+      return;
+    }
+    this.#listener = client;
+    // Announcements missed while not listening: everyone looks again.
+    for (const group of this.#groups.values()) group.wake();
+  }
+
+  /** Reconnects the listener after a pause; meanwhile waiters poll. */
+  #relisten(): void {
+    if (this.#listenUrl === undefined || this.#closing.signal.aborted) return;
+    this.#context.clock
+      .sleep(this.#context.pollIntervalMs * 4, this.#closing.signal)
+      .then(() => this.#listen())
+      .catch(() => this.#relisten());
+  }
+}
+
+function arrayLiteral(ids: Set<string>): string {
+  return `{${[...ids].join(",")}}`;
+}

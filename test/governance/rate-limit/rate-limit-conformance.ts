@@ -1,0 +1,263 @@
+/**
+ * The semantics every rate limiter the broker can use must share (`RateLimitAdmission`), on real
+ * time with short intervals: the in-process `RateLimiter` and `PostgresRateLimiter` both run it.
+ */
+import { describe, expect, test } from "vitest";
+import { isGovernanceError } from "../../../src/core/errors.js";
+import type {
+  RateLimitAdmission,
+  RateLimitGroupConfig,
+  RateLimitLease,
+} from "../../../src/governance/rate-limit/index.js";
+
+/** Opens a limiter with these groups; `close` ends it. */
+export type OpenLimiter = (
+  groups: Record<string, RateLimitGroupConfig>,
+) => Promise<{ limiter: RateLimitAdmission; close(): Promise<void> }>;
+
+interface Observed {
+  status: "pending" | "fulfilled" | "rejected";
+  lease?: RateLimitLease;
+  error?: unknown;
+  settledAt?: number;
+}
+
+function observe(promise: Promise<RateLimitLease>): Observed {
+  const state: Observed = { status: "pending" };
+  promise.then(
+    (lease) => Object.assign(state, { status: "fulfilled", lease, settledAt: performance.now() }),
+    (error: unknown) => Object.assign(state, { status: "rejected", error, settledAt: performance.now() }),
+  );
+  return state;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `done()` holds, or fails after `ms`. */
+async function until(done: () => boolean, ms = 5_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!done()) {
+    if (performance.now() > end) throw new Error("condition not reached in time");
+    await sleep(5);
+  }
+}
+
+const codeOf = (o: Observed) => (isGovernanceError(o.error) ? o.error.code : undefined);
+
+/**
+ * Registers the shared scenarios.
+ * @param name the implementation's name
+ * @param open opens a limiter on fresh state
+ */
+export function describeRateLimitConformance(name: string, open: OpenLimiter): void {
+  const setup = async (config: RateLimitGroupConfig) => {
+    const { limiter, close } = await open({ g: config });
+    const acquire = (signal?: AbortSignal) => observe(limiter.acquire("g", signal ? { signal } : {}));
+    return { limiter, close, acquire };
+  };
+
+  describe(`${name}: rate-limit conformance`, () => {
+    test("maxConcurrentRequests caps active leases; a release admits the next waiter", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 2 });
+      try {
+        const calls = [acquire(), acquire(), acquire()];
+        await until(() => calls[1]!.status === "fulfilled");
+        await sleep(100);
+        expect(calls.map((c) => c.status)).toEqual(["fulfilled", "fulfilled", "pending"]);
+        calls[0]!.lease!.release();
+        await until(() => calls[2]!.status !== "pending");
+        expect(calls[2]!.status).toBe("fulfilled");
+        for (const c of calls.slice(1)) c.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("pacing spaces starts by the interval; queueWaitMs grows with the place in line", async () => {
+      const { acquire, close } = await setup({ rateLimitPerSecond: 10 });
+      try {
+        const calls = [acquire(), acquire(), acquire()];
+        await until(() => calls.every((c) => c.status === "fulfilled"));
+        const at = calls.map((c) => c.settledAt!);
+        // Admission is exact; when the caller hears of it depends on its event loop (a few ms).
+        expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(100 - 15);
+        expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(100 - 15);
+        const waits = calls.map((c) => c.lease!.queueWaitMs);
+        expect(waits[0]).toBeLessThan(50);
+        expect(waits[2]!).toBeGreaterThanOrEqual(200 - 15);
+        for (const c of calls) c.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("strict FIFO: waiters start in arrival order and a newcomer never overtakes", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 1 });
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        const waiters = Array.from({ length: 5 }, () => acquire());
+        await sleep(50);
+        first.lease!.release();
+        const newcomer = acquire();
+        const order: number[] = [];
+        for (let k = 0; k < waiters.length; k++) {
+          await until(() => waiters.some((w, i) => w.status === "fulfilled" && !order.includes(i)));
+          const i = waiters.findIndex((w, j) => w.status === "fulfilled" && !order.includes(j));
+          order.push(i);
+          expect(newcomer.status).toBe("pending");
+          waiters[i]!.lease!.release();
+        }
+        expect(order).toEqual([0, 1, 2, 3, 4]);
+        await until(() => newcomer.status === "fulfilled");
+        newcomer.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("maxQueueDepth 0 refuses at once whoever cannot start; a retryable RATE_LIMIT_QUEUE_FULL", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 1, maxQueueDepth: 0 });
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        const second = acquire();
+        await until(() => second.status !== "pending");
+        expect(codeOf(second)).toBe("RATE_LIMIT_QUEUE_FULL");
+        expect(isGovernanceError(second.error) && second.error.retryable).toBe(true);
+        first.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("maxQueueDepth N lets N wait and refuses the next", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 1, maxQueueDepth: 2 });
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        const [a, b, c] = [acquire(), acquire(), acquire()];
+        await until(() => c!.status !== "pending");
+        expect(codeOf(c!)).toBe("RATE_LIMIT_QUEUE_FULL");
+        expect([a!.status, b!.status]).toEqual(["pending", "pending"]);
+        first.lease!.release();
+        await until(() => a!.status === "fulfilled");
+        a!.lease!.release();
+        await until(() => b!.status === "fulfilled");
+        b!.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("queueTimeoutMs refuses a waiter not admitted in time (retryable); the next moves up", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 1, queueTimeoutMs: 200 });
+      try {
+        const started = performance.now();
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        const early = acquire();
+        await until(() => early.status !== "pending");
+        expect(codeOf(early)).toBe("RATE_LIMIT_QUEUE_TIMEOUT");
+        expect(isGovernanceError(early.error) && early.error.retryable).toBe(true);
+        expect(early.settledAt! - started).toBeGreaterThanOrEqual(200 - 5);
+        const later = acquire();
+        await sleep(50);
+        first.lease!.release();
+        await until(() => later.status !== "pending");
+        expect(later.status).toBe("fulfilled");
+        later.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("abort removes a waiter with the signal's reason; the next is admitted", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 1 });
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        const controller = new AbortController();
+        const aborted = acquire(controller.signal);
+        const next = acquire();
+        await sleep(30);
+        const reason = new Error("user pressed stop");
+        controller.abort(reason);
+        await until(() => aborted.status !== "pending");
+        expect(aborted.error).toBe(reason);
+        first.lease!.release();
+        await until(() => next.status === "fulfilled");
+        next.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("a second release() frees no second slot", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 1 });
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        const [a, b] = [acquire(), acquire()];
+        await sleep(30);
+        first.lease!.release();
+        first.lease!.release();
+        await until(() => a.status === "fulfilled");
+        await sleep(150);
+        expect(b.status).toBe("pending");
+        a.lease!.release();
+        await until(() => b.status === "fulfilled");
+        b.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("omitted dimensions are unlimited: 30 immediate admissions", async () => {
+      const { acquire, close } = await setup({});
+      try {
+        const calls = Array.from({ length: 30 }, () => acquire());
+        await until(() => calls.every((c) => c.status === "fulfilled"));
+        expect(Math.max(...calls.map((c) => c.lease!.queueWaitMs))).toBeLessThan(1_000);
+        for (const c of calls) c.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("a 429 with Retry-After pauses the group; waitForTurn waits it out keeping the slot", async () => {
+      const { acquire, close } = await setup({ maxConcurrentRequests: 1 });
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        const noted = performance.now();
+        first.lease!.noteRateLimited(0.3);
+        await first.lease!.waitForTurn();
+        expect(performance.now() - noted).toBeGreaterThanOrEqual(300 - 15);
+        first.lease!.noteRateLimited("0.3");
+        first.lease!.release();
+        await sleep(20);
+        const paused = performance.now();
+        const next = acquire();
+        await until(() => next.status === "fulfilled");
+        expect(next.settledAt! - paused).toBeGreaterThanOrEqual(250);
+        next.lease!.release();
+      } finally {
+        await close();
+      }
+    });
+
+    test("waitForTurn on a released lease is CANCELLED", async () => {
+      const { acquire, close } = await setup({});
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        first.lease!.release();
+        const error = await first.lease!.waitForTurn().catch((e: unknown) => e);
+        expect(isGovernanceError(error) && error.code).toBe("CANCELLED");
+      } finally {
+        await close();
+      }
+    });
+  });
+}
