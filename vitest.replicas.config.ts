@@ -12,6 +12,7 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: "forks",
+    globalSetup: ["test/temp-root.ts"],
     fileParallelism: false,
   },
 });

@@ -28,7 +28,7 @@ import { neutralizeDeep, neutralizePromptTags, normalizeToolResult } from "../en
 import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
-import type { RateLimiter } from "../rate-limit/index.js";
+import type { RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
 import { callUpstream } from "./call-upstream.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
@@ -42,7 +42,7 @@ export interface BrokerOptions {
   ledger: Ledger;
   store: ContentStore;
   /** Limits per `rateLimitGroup`. @default no limits */
-  limiter?: RateLimiter;
+  limiter?: RateLimitAdmission;
   /** @default a 64 MiB in-memory cache */
   cache?: ResultCache;
   /** Per-session source switches. @default manifest `enabledByDefault` */
@@ -120,7 +120,7 @@ interface Call {
  * waits for (or cancels) the running ones, so that each writes its row before the stores close.
  */
 export class Broker {
-  readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimiter | undefined };
+  readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimitAdmission | undefined };
   readonly #validator = new InputValidator();
   /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
   readonly #byCall = new Map<string, ByCall>();

@@ -20,7 +20,7 @@ import {
 import type { ToolServerPool } from "../../mcp/index.js";
 import type { CatalogTool } from "../catalog/index.js";
 import type { SourceManifest } from "../manifests/index.js";
-import type { RateLimiter, RateLimitLease } from "../rate-limit/index.js";
+import type { RateLimitAdmission, RateLimitLease } from "../rate-limit/index.js";
 import type { InvokeRequest } from "./broker-types.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 import { runWithRetry } from "./retry.js";
@@ -29,7 +29,7 @@ import { runWithRetry } from "./retry.js";
 export interface CallUpstreamOptions {
   pool: ToolServerPool;
   /** Limits per `rateLimitGroup`; undefined admits every call at once. */
-  limiter: RateLimiter | undefined;
+  limiter: RateLimitAdmission | undefined;
   /** Deadline of a call when neither the server's configuration nor the tool manifest sets one. */
   defaultTimeoutMs: number;
   /** The configured deadline of a server's calls (`tool_call_timeout`), if any. */
@@ -189,7 +189,7 @@ async function tracedAttempt(
 
 /** The rate-limit admission as a `sciencegate.queue_wait` span: how long the call waited for a slot. */
 async function tracedAcquire(
-  limiter: RateLimiter,
+  limiter: RateLimitAdmission,
   group: string,
   signal: AbortSignal | undefined,
 ): Promise<RateLimitLease> {
