@@ -1,0 +1,508 @@
+/**
+ * The ledger of a multi-replica deployment: rows, authorizations and small objects in PostgreSQL
+ * (see ARCHITECTURE.md, "State: who owns what"). Same semantics as `SqliteLedger`: group commit,
+ * duplicates refused per row, objects all or nothing with their row, reads after queued appends.
+ */
+import {
+  GovernanceError,
+  migratePostgresSchema,
+  type PostgresDatabase,
+  type SqlValue,
+  sha256Hex,
+} from "../../core/index.js";
+import type { ContentObject } from "./content-object.js";
+import {
+  type AuthorizationRecord,
+  checkInlineObjects,
+  closedLedgerError,
+  duplicateError,
+  type InvocationRecord,
+  type Ledger,
+  type LedgerObjects,
+  type LedgerQuery,
+  type LedgerSummary,
+  normalizeAuthorizationRecord,
+  normalizeInvocationRecord,
+  normalizeLedgerQuery,
+} from "./ledger.js";
+import { DEFAULT_MAX_INLINE_BYTES } from "./sqlite-ledger.js";
+
+type Row = Record<string, unknown>;
+
+/** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE sciencegate_invocations (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     invocation_id TEXT NOT NULL UNIQUE,
+     session_id TEXT NOT NULL, thread_id TEXT, tool_call_id TEXT, run_id TEXT,
+     source_id TEXT NOT NULL, tool_id TEXT NOT NULL, mcp_tool_name TEXT,
+     status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+     started_at TEXT NOT NULL, started_ms BIGINT NOT NULL, finished_at TEXT NOT NULL,
+     duration_ms DOUBLE PRECISION NOT NULL, attempts BIGINT NOT NULL, cache_hit BOOLEAN NOT NULL,
+     queue_wait_ms DOUBLE PRECISION NOT NULL,
+     request_ref TEXT, raw_ref TEXT, normalized_ref TEXT, authorization_id TEXT, license TEXT,
+     catalog_revision TEXT, tool_definition_hash TEXT, input_hash TEXT, error JSONB);
+   CREATE UNIQUE INDEX sciencegate_invocations_call ON sciencegate_invocations (thread_id, tool_call_id)
+     WHERE thread_id IS NOT NULL AND tool_call_id IS NOT NULL;
+   CREATE INDEX sciencegate_invocations_session ON sciencegate_invocations (session_id, started_ms);
+   CREATE INDEX sciencegate_invocations_thread ON sciencegate_invocations (thread_id, started_ms);
+   CREATE INDEX sciencegate_invocations_tool ON sciencegate_invocations (source_id, tool_id, started_ms);
+   CREATE TABLE sciencegate_authorizations (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, thread_id TEXT, tool_call_id TEXT,
+     source_id TEXT NOT NULL, tool_id TEXT NOT NULL, action TEXT NOT NULL, resource TEXT NOT NULL,
+     decision_source TEXT NOT NULL, created_at TEXT NOT NULL, created_ms BIGINT NOT NULL, epoch BIGINT NOT NULL);
+   CREATE INDEX sciencegate_authorizations_session ON sciencegate_authorizations (session_id, created_ms);
+   CREATE TABLE sciencegate_ledger_objects (
+     sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64),
+     size INTEGER NOT NULL, bytes BYTEA NOT NULL CHECK (octet_length(bytes) = size));`,
+];
+
+const INVOCATION_FIELDS = `invocationId sessionId threadId toolCallId runId sourceId toolId mcpToolName status
+  startedAt finishedAt durationMs attempts queueWaitMs requestRef rawRef normalizedRef authorizationId license
+  catalogRevision toolDefinitionHash inputHash`.split(/\s+/) as (keyof InvocationRecord)[];
+const AUTHORIZATION_FIELDS = `id sessionId threadId toolCallId sourceId toolId action resource decisionSource
+  createdAt epoch`.split(/\s+/) as (keyof AuthorizationRecord)[];
+/** Columns whose values come back as text (BIGINT) and are numbers in a record. */
+const NUMERIC_FIELDS = new Set<string>(["attempts", "epoch"]);
+const NUMERIC_TYPES: Record<string, string> = {
+  durationMs: "DOUBLE PRECISION",
+  queueWaitMs: "DOUBLE PRECISION",
+  attempts: "BIGINT",
+  epoch: "BIGINT",
+};
+
+function column(field: string): string {
+  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+/**
+ * One insert of a whole batch: the rows travel as one JSON array, so a batch costs one statement
+ * whatever its size, and `ON CONFLICT DO NOTHING` refuses a duplicate row without aborting the others.
+ */
+function batchInsertSql(
+  table: string,
+  fields: readonly string[],
+  extra: Record<string, string>,
+  key: string,
+) {
+  const typed = [
+    "ord INTEGER",
+    ...fields.map((f) => `${column(f)} ${NUMERIC_TYPES[f] ?? "TEXT"}`),
+    ...Object.entries(extra).map(([name, type]) => `${name} ${type}`),
+  ];
+  const columns = [...fields.map(column), ...Object.keys(extra)];
+  return `INSERT INTO ${table} (${columns.join(", ")})
+    SELECT ${columns.join(", ")} FROM jsonb_to_recordset($1::jsonb) AS r(${typed.join(", ")}) ORDER BY ord
+    ON CONFLICT DO NOTHING RETURNING ${key}`;
+}
+
+const INSERT_INVOCATIONS = batchInsertSql(
+  "sciencegate_invocations",
+  INVOCATION_FIELDS,
+  { cache_hit: "BOOLEAN", started_ms: "BIGINT", error: "JSONB" },
+  "invocation_id",
+);
+const INSERT_AUTHORIZATIONS = batchInsertSql(
+  "sciencegate_authorizations",
+  AUTHORIZATION_FIELDS,
+  { created_ms: "BIGINT" },
+  "id",
+);
+
+/** Queued writes past which an append commits at once instead of on the event loop's next turn. */
+const MAX_QUEUED_WRITES = 256;
+/** Objects re-hashed per page by `verifyAll`, so memory stays bounded by a page. */
+const VERIFY_PAGE = 64;
+
+/** Options of `PostgresLedger.open`. */
+export interface PostgresLedgerOptions {
+  /**
+   * The largest object (bytes) kept inline, written in the statement of its row; larger ones belong
+   * in the content store. 0 keeps none (the ledger then has no `objects`). @default 65536
+   */
+  maxInlineBytes?: number;
+}
+
+type Write =
+  | { kind: "invocation"; record: InvocationRecord; objects: readonly ContentObject[] }
+  | { kind: "authorization"; record: AuthorizationRecord };
+interface PendingWrite {
+  write: Write;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * A `Ledger` in PostgreSQL, shared by every replica that opens the same database. Appends queued
+ * before the event loop's next turn share one statement (group commit; at most 256 wait), and
+ * batches commit one after another, so a burst of appends costs a few round trips. A duplicate row
+ * (invocation id, or thread and tool call) is refused alone; its objects are not stored. Reads first
+ * commit what is queued. The ledger does not own the database: whoever opened it closes it.
+ * @example
+ * const db = await openPostgres(process.env.SCIENCEGATE_DATABASE_URL!);
+ * const ledger = await PostgresLedger.open(db);
+ * // … ledger.close(); then db.close()
+ */
+export class PostgresLedger implements Ledger {
+  readonly objects: LedgerObjects | undefined;
+  readonly #db: PostgresDatabase;
+  readonly #maxInlineBytes: number | undefined;
+  #pending: PendingWrite[] = [];
+  #scheduled = false;
+  /** The last batch's commit; the next batch starts after it (append order is commit order). */
+  #committing: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  private constructor(db: PostgresDatabase, maxInlineBytes: number) {
+    this.#db = db;
+    this.#maxInlineBytes = maxInlineBytes > 0 ? maxInlineBytes : undefined;
+    this.objects =
+      this.#maxInlineBytes === undefined
+        ? undefined
+        : {
+            maxInlineBytes: this.#maxInlineBytes,
+            get: (sha256) => this.#getObject(sha256),
+            verifyAll: () => this.#verifyObjects(),
+          };
+  }
+
+  /**
+   * Migrates the ledger's tables (once across replicas) and returns the ledger.
+   * @param db the open database (see `openPostgres`)
+   * @param options the inline object limit
+   * @returns the ledger
+   * @throws GovernanceError `INVALID_CONFIG` for a newer schema or a bad `maxInlineBytes`
+   */
+  static async open(db: PostgresDatabase, options: PostgresLedgerOptions = {}): Promise<PostgresLedger> {
+    const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
+    if (!Number.isSafeInteger(maxInlineBytes) || maxInlineBytes < 0) {
+      throw new GovernanceError(
+        "INVALID_CONFIG",
+        `PostgresLedger maxInlineBytes must be a non-negative integer (0 keeps no objects inline); got ${String(maxInlineBytes)}.`,
+      );
+    }
+    await migratePostgresSchema(db, { store: "ledger", migrations: MIGRATIONS });
+    return new PostgresLedger(db, maxInlineBytes);
+  }
+
+  append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
+    try {
+      this.#ensureOpen();
+      const clean = normalizeInvocationRecord(record);
+      checkInlineObjects(objects, this.#maxInlineBytes);
+      return this.#enqueue({ kind: "invocation", record: clean, objects: objects ?? [] });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  appendAuthorization(record: AuthorizationRecord): Promise<void> {
+    try {
+      this.#ensureOpen();
+      return this.#enqueue({ kind: "authorization", record: normalizeAuthorizationRecord(record) });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async get(invocationId: string): Promise<InvocationRecord | undefined> {
+    const [row] = await this.#read("SELECT * FROM sciencegate_invocations WHERE invocation_id = $1", [
+      invocationId,
+    ]);
+    return row && toInvocation(row);
+  }
+
+  async findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined> {
+    const [row] = await this.#read(
+      "SELECT * FROM sciencegate_invocations WHERE thread_id = $1 AND tool_call_id = $2",
+      [threadId, toolCallId],
+    );
+    return row && toInvocation(row);
+  }
+
+  async query(query: LedgerQuery = {}): Promise<InvocationRecord[]> {
+    const { filters, order, limit } = normalizeLedgerQuery(query);
+    const entries = Object.entries(filters);
+    const where = entries.map(([field], i) => `${column(field)} = $${i + 1}`).join(" AND ");
+    const direction = order === "desc" ? "DESC" : "ASC";
+    const rows = await this.#read(
+      `SELECT * FROM sciencegate_invocations ${where ? `WHERE ${where}` : ""}
+       ORDER BY started_ms ${direction}, seq ${direction} LIMIT $${entries.length + 1}`,
+      [...entries.map(([, value]) => value), limit ?? null],
+    );
+    return rows.map(toInvocation);
+  }
+
+  async summary(options: { sessionId?: string } = {}): Promise<LedgerSummary> {
+    const params = options.sessionId ? [options.sessionId] : [];
+    const where = (...conditions: string[]) => {
+      const all = options.sessionId ? ["session_id = $1", ...conditions] : conditions;
+      return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
+    };
+    const [totals] = await this.#read(
+      `SELECT COUNT(*)::float8 AS calls, COUNT(*) FILTER (WHERE status = 'ok')::float8 AS ok,
+         COUNT(*) FILTER (WHERE status = 'error')::float8 AS errors,
+         COUNT(*) FILTER (WHERE cache_hit)::float8 AS "cacheHits",
+         COALESCE(SUM(queue_wait_ms), 0)::float8 AS "totalQueueWaitMs"
+       FROM sciencegate_invocations ${where()}`,
+      params,
+    );
+    const byCode = await this.#read(
+      `SELECT error->>'code' AS k, COUNT(*)::float8 AS n FROM sciencegate_invocations
+       ${where("status = 'error'")} GROUP BY k`,
+      params,
+    );
+    const bySource = await this.#read(
+      `SELECT source_id AS k, COUNT(*)::float8 AS n FROM sciencegate_invocations ${where()} GROUP BY k`,
+      params,
+    );
+    const tally = (rows: Row[]) => Object.fromEntries(rows.map((r) => [String(r.k), Number(r.n)]));
+    return {
+      ...(totals as unknown as Omit<LedgerSummary, "byErrorCode" | "bySource">),
+      byErrorCode: tally(byCode),
+      bySource: tally(bySource),
+    };
+  }
+
+  async listAuthorizations(options: { sessionId?: string } = {}): Promise<AuthorizationRecord[]> {
+    const rows = options.sessionId
+      ? await this.#read(
+          "SELECT * FROM sciencegate_authorizations WHERE session_id = $1 ORDER BY created_ms, seq",
+          [options.sessionId],
+        )
+      : await this.#read("SELECT * FROM sciencegate_authorizations ORDER BY created_ms, seq");
+    return rows.map((row) => fromColumns<AuthorizationRecord>(row, AUTHORIZATION_FIELDS));
+  }
+
+  /** Commits what is queued, then refuses every later call. The database stays open. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#commitPending();
+    this.#closed = true;
+    await this.#committing;
+  }
+
+  async #getObject(sha256: string): Promise<Uint8Array | undefined> {
+    const [row] = await this.#read("SELECT bytes FROM sciencegate_ledger_objects WHERE sha256 = $1", [
+      sha256,
+    ]);
+    const bytes = row?.bytes as Buffer | undefined;
+    return bytes === undefined ? undefined : new Uint8Array(bytes);
+  }
+
+  async #verifyObjects(): Promise<string[]> {
+    const bad: string[] = [];
+    let after = "";
+    for (;;) {
+      const rows = await this.#read(
+        "SELECT sha256, bytes FROM sciencegate_ledger_objects WHERE sha256 > $1 ORDER BY sha256 LIMIT $2",
+        [after, VERIFY_PAGE],
+      );
+      for (const { sha256, bytes } of rows as { sha256: string; bytes: Buffer }[]) {
+        if (sha256Hex(bytes) !== sha256) bad.push(`sha256:${sha256}`);
+        after = sha256;
+      }
+      if (rows.length < VERIFY_PAGE) return bad;
+    }
+  }
+
+  #enqueue(write: Write): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const queued = this.#pending.push({ write, resolve, reject });
+      if (queued >= MAX_QUEUED_WRITES) this.#commitPending();
+      else if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          this.#commitPending();
+        });
+      }
+    });
+  }
+
+  /** Hands the queue to the commit chain: it commits once the batch before it has. */
+  #commitPending(): void {
+    const batch = this.#pending;
+    if (batch.length === 0) return;
+    this.#pending = [];
+    this.#committing = this.#committing.then(() => this.#commitBatch(batch));
+  }
+
+  async #commitBatch(batch: readonly PendingWrite[]): Promise<void> {
+    // An invocation id repeated inside one batch waits for the next, so its objects follow its own row.
+    const seen = new Set<string>();
+    const now: PendingWrite[] = [];
+    const later: PendingWrite[] = [];
+    for (const item of batch) {
+      const id = item.write.kind === "invocation" ? item.write.record.invocationId : undefined;
+      if (id !== undefined && seen.has(id)) later.push(item);
+      else {
+        if (id !== undefined) seen.add(id);
+        now.push(item);
+      }
+    }
+    try {
+      await this.#settle(now);
+    } catch (error) {
+      // A value PostgreSQL refuses (e.g. a NUL character in a text) fails the whole statement: then each
+      // write goes alone, so that it fails alone.
+      if (now.length > 1 && isDataError(error)) for (const item of now) await this.#settleAlone(item);
+      else for (const item of now) item.reject(storeError(this.#db.label, error));
+    }
+    if (later.length > 0) await this.#commitBatch(later);
+  }
+
+  async #settleAlone(item: PendingWrite): Promise<void> {
+    try {
+      await this.#settle([item]);
+    } catch (error) {
+      item.reject(storeError(this.#db.label, error));
+    }
+  }
+
+  /** Stores a batch (one statement per kind); settles each write; throws when a statement fails. */
+  async #settle(batch: readonly PendingWrite[]): Promise<void> {
+    const invocations = batch.filter((item) => item.write.kind === "invocation");
+    const authorizations = batch.filter((item) => item.write.kind === "authorization");
+    const storedIds = new Set<string>();
+    if (invocations.length > 0) {
+      for (const id of await this.#insertInvocations(invocations.map((item) => item.write)))
+        storedIds.add(id);
+    }
+    const storedAuthorizations = new Set<string>();
+    if (authorizations.length > 0) {
+      const rows = await this.#db.query<{ id: string }>(INSERT_AUTHORIZATIONS, [
+        JSON.stringify(
+          authorizations.map(({ write }, ord) => ({
+            ...columnsOf(write.record as unknown as Row, AUTHORIZATION_FIELDS),
+            ord,
+            created_ms: Date.parse((write.record as AuthorizationRecord).createdAt),
+          })),
+        ),
+      ]);
+      for (const row of rows) storedAuthorizations.add(row.id);
+    }
+    for (const item of batch) {
+      const { write } = item;
+      const stored =
+        write.kind === "invocation"
+          ? storedIds.has(write.record.invocationId)
+          : storedAuthorizations.has(write.record.id);
+      if (stored) item.resolve();
+      else item.reject(await this.#duplicateOf(write));
+    }
+  }
+
+  /** Inserts the rows and, for the rows stored, their objects, in one statement; returns the stored ids. */
+  async #insertInvocations(writes: readonly Write[]): Promise<string[]> {
+    const rows: Row[] = [];
+    const params: SqlValue[] = [];
+    const objectRows: string[] = [];
+    writes.forEach((write, ord) => {
+      if (write.kind !== "invocation") return;
+      const { record } = write;
+      rows.push({
+        ...columnsOf(record as unknown as Row, INVOCATION_FIELDS),
+        ord,
+        cache_hit: record.cacheHit,
+        started_ms: Date.parse(record.startedAt),
+        error: record.error ?? null,
+      });
+      for (const object of write.objects) {
+        const n = params.length + 2;
+        objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
+        params.push(record.invocationId, object.sha256, toBuffer(object.bytes));
+      }
+    });
+    const sql =
+      objectRows.length === 0
+        ? INSERT_INVOCATIONS
+        : `WITH stored AS (${INSERT_INVOCATIONS}),
+           objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
+             SELECT o.sha256, octet_length(o.bytes), o.bytes
+             FROM (VALUES ${objectRows.join(", ")}) AS o(invocation_id, sha256, bytes)
+             WHERE o.invocation_id IN (SELECT invocation_id FROM stored)
+             ON CONFLICT (sha256) DO NOTHING)
+           SELECT invocation_id FROM stored`;
+    const stored = await this.#db.query<{ invocation_id: string }>(sql, [JSON.stringify(rows), ...params]);
+    return stored.map((row) => row.invocation_id);
+  }
+
+  /** The `DUPLICATE_ID` error of a refused write, naming the recorded row. */
+  async #duplicateOf(write: Write): Promise<GovernanceError> {
+    if (write.kind === "authorization") {
+      return duplicateError(`Authorization ${write.record.id} is already recorded.`);
+    }
+    const { invocationId, threadId, toolCallId } = write.record;
+    const [same] = await this.#db.query("SELECT 1 FROM sciencegate_invocations WHERE invocation_id = $1", [
+      invocationId,
+    ]);
+    if (same !== undefined || threadId === undefined || toolCallId === undefined) {
+      return duplicateError(`Invocation ${invocationId} is already recorded.`, invocationId);
+    }
+    const [call] = await this.#db.query<{ invocation_id: string }>(
+      "SELECT invocation_id FROM sciencegate_invocations WHERE thread_id = $1 AND tool_call_id = $2",
+      [threadId, toolCallId],
+    );
+    return duplicateError(
+      `Tool call ${toolCallId} of thread ${threadId} is already recorded as ${call?.invocation_id}.`,
+      call?.invocation_id,
+    );
+  }
+
+  /** Runs a read after every queued write is committed (reads see every earlier append). */
+  async #read(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
+    this.#ensureOpen();
+    this.#commitPending();
+    await this.#committing;
+    return this.#db.query(sql, params);
+  }
+
+  #ensureOpen(): void {
+    if (this.#closed) throw closedLedgerError();
+  }
+}
+
+/** SQLSTATE class 22 (data exception) or 54 (program limit): the statement's values, not the server. */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("54"));
+}
+
+function storeError(label: string, error: unknown): GovernanceError {
+  const message = error instanceof Error ? error.message : String(error);
+  return isDataError(error)
+    ? new GovernanceError("INVALID_INPUT", `PostgreSQL refused the ledger row: ${message}.`, { cause: error })
+    : new GovernanceError("UPSTREAM_UNAVAILABLE", `The ledger in PostgreSQL ${label} failed: ${message}.`, {
+        retryable: true,
+        cause: error,
+      });
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function columnsOf(record: Row, fields: readonly string[]): Row {
+  const out: Row = {};
+  for (const field of fields) out[column(field)] = record[field] ?? null;
+  return out;
+}
+
+function fromColumns<T>(row: Row, fields: readonly string[]): T {
+  const out: Row = {};
+  for (const field of fields) {
+    const value = row[column(field)];
+    if (value !== null && value !== undefined) out[field] = NUMERIC_FIELDS.has(field) ? Number(value) : value;
+  }
+  return out as T;
+}
+
+function toInvocation(row: Row): InvocationRecord {
+  const record = fromColumns<InvocationRecord>(row, INVOCATION_FIELDS);
+  record.cacheHit = row.cache_hit === true;
+  if (row.error !== null && row.error !== undefined)
+    record.error = row.error as InvocationRecord["error"] & {};
+  return record;
+}
