@@ -28,3 +28,22 @@ export function schemaUrls(databaseUrl: string): { next(): Promise<string> } {
     },
   };
 }
+
+/**
+ * Makes a store's `close()` also close the database it was opened on (stores never close a database
+ * they were given), so that a conformance suite's store per test leaves no pool behind.
+ * @param store the store
+ * @param db its database
+ * @returns the same store
+ */
+export function closingDatabase<T extends { close(): Promise<void> }>(
+  store: T,
+  db: { close(): Promise<void> },
+): T {
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    await db.close();
+  };
+  return store;
+}

@@ -10,7 +10,7 @@ import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-
 import { PostgresLedger, type PostgresLedgerOptions } from "../../../src/governance/audit/postgres-ledger.js";
 import { checkStoreIntegrity } from "../../../src/governance/audit/store-integrity.js";
 import { describeLedgerConformance } from "../../../src/testing/ledger-conformance.js";
-import { schemaUrls } from "../../postgres/fresh-schema.js";
+import { closingDatabase, schemaUrls } from "../../postgres/fresh-schema.js";
 import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
 import { ledgerRow as row } from "./ledger-row.js";
 
@@ -25,13 +25,7 @@ afterAll(() => server?.stop(), 60_000);
 /** A ledger in a schema of its own; closing the ledger also closes its pool. */
 async function freshLedger(options: PostgresLedgerOptions = {}): Promise<PostgresLedger> {
   const db = await openPostgres(await schemas.next(), { maxConnections: 4 });
-  const ledger = await PostgresLedger.open(db, options);
-  const close = ledger.close.bind(ledger);
-  ledger.close = async () => {
-    await close();
-    await db.close();
-  };
-  return ledger;
+  return closingDatabase(await PostgresLedger.open(db, options), db);
 }
 
 describeLedgerConformance("PostgresLedger", () => freshLedger());
