@@ -1,5 +1,5 @@
 export { createGovernance, extensionTransports, type Governance } from "./create-governance.js";
 export { resolveDataDir } from "./data-dir.js";
 export type { ExtensionTransport, GovernanceExtension } from "./governance-extension.js";
-export type { GovernanceOptions } from "./governance-options.js";
+export type { GovernanceOptions, GovernanceStorage } from "./governance-options.js";
 export { resolveGovernanceConfig } from "./resolve-governance-config.js";
