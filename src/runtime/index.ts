@@ -2,4 +2,4 @@ export { createGovernance, extensionTransports, type Governance } from "./create
 export { resolveDataDir } from "./data-dir.js";
 export type { ExtensionTransport, GovernanceExtension } from "./governance-extension.js";
 export type { GovernanceOptions, GovernanceStorage } from "./governance-options.js";
-export { resolveGovernanceConfig } from "./resolve-governance-config.js";
+export { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
