@@ -326,72 +326,78 @@ export class PostgresLedger implements Ledger {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
-    this.#committing = this.#committing.then(() => this.#commitBatch(batch));
+    this.#committing = this.#committing
+      .then(() => this.#commitBatch(batch))
+      .catch((error: unknown) => {
+        // Not expected (each write settles inside); a write still waiting must not wait forever.
+        for (const item of batch) item.reject(storeError(this.#db.label, error));
+      });
   }
 
   async #commitBatch(batch: readonly PendingWrite[]): Promise<void> {
-    // An invocation id repeated inside one batch waits for the next, so its objects follow its own row.
+    // An id repeated inside one batch waits for the next batch: a row's objects then follow its own row,
+    // and the statement's stored ids tell each write apart.
     const seen = new Set<string>();
     const now: PendingWrite[] = [];
     const later: PendingWrite[] = [];
     for (const item of batch) {
-      const id = item.write.kind === "invocation" ? item.write.record.invocationId : undefined;
-      if (id !== undefined && seen.has(id)) later.push(item);
+      const { write } = item;
+      const key = write.kind === "invocation" ? `i:${write.record.invocationId}` : `a:${write.record.id}`;
+      if (seen.has(key)) later.push(item);
       else {
-        if (id !== undefined) seen.add(id);
+        seen.add(key);
         now.push(item);
       }
     }
-    try {
-      await this.#settle(now);
-    } catch (error) {
-      // A value PostgreSQL refuses (e.g. a NUL character in a text) fails the whole statement: then each
-      // write goes alone, so that it fails alone.
-      if (now.length > 1 && isDataError(error)) for (const item of now) await this.#settleAlone(item);
-      else for (const item of now) item.reject(storeError(this.#db.label, error));
+    for (const kind of ["invocation", "authorization"] as const) {
+      const group = now.filter((item) => item.write.kind === kind);
+      if (group.length > 0) await this.#commitGroup(group);
     }
     if (later.length > 0) await this.#commitBatch(later);
   }
 
-  async #settleAlone(item: PendingWrite): Promise<void> {
+  /** Commits writes of one kind in one statement and settles each. */
+  async #commitGroup(group: readonly PendingWrite[]): Promise<void> {
     try {
-      await this.#settle([item]);
+      await this.#settle(group);
     } catch (error) {
-      item.reject(storeError(this.#db.label, error));
+      // A value PostgreSQL refuses (e.g. a NUL character in a text) fails the whole statement: then each
+      // write goes alone, so that it fails alone.
+      if (group.length > 1 && isDataError(error)) for (const item of group) await this.#commitGroup([item]);
+      else for (const item of group) item.reject(storeError(this.#db.label, error));
     }
   }
 
-  /** Stores a batch (one statement per kind); settles each write; throws when a statement fails. */
-  async #settle(batch: readonly PendingWrite[]): Promise<void> {
-    const invocations = batch.filter((item) => item.write.kind === "invocation");
-    const authorizations = batch.filter((item) => item.write.kind === "authorization");
-    const storedIds = new Set<string>();
-    if (invocations.length > 0) {
-      for (const id of await this.#insertInvocations(invocations.map((item) => item.write)))
-        storedIds.add(id);
+  /** Stores writes of one kind (one statement); settles each; throws when the statement fails. */
+  async #settle(group: readonly PendingWrite[]): Promise<void> {
+    const writes = group.map((item) => item.write);
+    const stored = new Set(
+      writes[0]?.kind === "authorization"
+        ? await this.#insertAuthorizations(writes)
+        : await this.#insertInvocations(writes),
+    );
+    for (const { write, resolve, reject } of group) {
+      const key = write.kind === "invocation" ? write.record.invocationId : write.record.id;
+      if (stored.has(key)) resolve();
+      else reject(await this.#duplicateOf(write));
     }
-    const storedAuthorizations = new Set<string>();
-    if (authorizations.length > 0) {
-      const rows = await this.#db.query<{ id: string }>(INSERT_AUTHORIZATIONS, [
-        JSON.stringify(
-          authorizations.map(({ write }, ord) => ({
-            ...columnsOf(write.record as unknown as Row, AUTHORIZATION_FIELDS),
-            ord,
-            created_ms: Date.parse((write.record as AuthorizationRecord).createdAt),
-          })),
-        ),
-      ]);
-      for (const row of rows) storedAuthorizations.add(row.id);
-    }
-    for (const item of batch) {
-      const { write } = item;
-      const stored =
-        write.kind === "invocation"
-          ? storedIds.has(write.record.invocationId)
-          : storedAuthorizations.has(write.record.id);
-      if (stored) item.resolve();
-      else item.reject(await this.#duplicateOf(write));
-    }
+  }
+
+  /** Inserts authorization rows in one statement; returns the stored ids. */
+  async #insertAuthorizations(writes: readonly Write[]): Promise<string[]> {
+    const rows = writes.flatMap((write, ord) =>
+      write.kind === "authorization"
+        ? [
+            {
+              ...columnsOf(write.record as unknown as Row, AUTHORIZATION_FIELDS),
+              ord,
+              created_ms: Date.parse(write.record.createdAt),
+            },
+          ]
+        : [],
+    );
+    const stored = await this.#db.query<{ id: string }>(INSERT_AUTHORIZATIONS, [JSON.stringify(rows)]);
+    return stored.map((row) => row.id);
   }
 
   /** Inserts the rows and, for the rows stored, their objects, in one statement; returns the stored ids. */

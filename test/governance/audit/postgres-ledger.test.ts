@@ -85,6 +85,34 @@ describe("PostgresLedger across replicas", () => {
     expect(await ledger.get("nul-3")).toMatchObject({ invocationId: "nul-3" });
   });
 
+  test("rows and authorizations appended in one turn share the commit; a duplicate authorization fails alone", async () => {
+    const ledger = await replica();
+    const auth = (id: string) => ({
+      id,
+      sessionId: "s-mixed",
+      sourceId: "arxiv",
+      toolId: "download",
+      action: "download",
+      resource: "artifact:arxiv",
+      decisionSource: "user_once",
+      createdAt: "2025-01-01T00:00:00.000Z",
+      epoch: 1,
+    });
+    const settled = await Promise.allSettled([
+      ledger.appendAuthorization(auth("mixed-a1")),
+      ledger.append(row("mixed-1", { sessionId: "s-mixed", authorizationId: "mixed-a1" })),
+      ledger.appendAuthorization(auth("mixed-a1")),
+      ledger.appendAuthorization(auth("mixed-a2")),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(settled[2]).toMatchObject({ reason: { code: "DUPLICATE_ID" } });
+    expect((await ledger.listAuthorizations({ sessionId: "s-mixed" })).map((a) => a.id)).toEqual([
+      "mixed-a1",
+      "mixed-a2",
+    ]);
+    expect(await ledger.query({ sessionId: "s-mixed" })).toHaveLength(1);
+  });
+
   test("a database with a newer ledger schema is refused with INVALID_CONFIG", async () => {
     const newer = await schemas.next();
     const db = await openPostgres(newer, { maxConnections: 2 });
