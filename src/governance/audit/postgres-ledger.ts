@@ -25,90 +25,18 @@ import {
   normalizeInvocationRecord,
   normalizeLedgerQuery,
 } from "./ledger.js";
+import {
+  authorizationRow,
+  column,
+  INSERT_AUTHORIZATIONS,
+  INSERT_INVOCATIONS,
+  invocationRow,
+  LEDGER_MIGRATIONS,
+  type Row,
+  toAuthorization,
+  toInvocation,
+} from "./postgres-ledger-sql.js";
 import { DEFAULT_MAX_INLINE_BYTES } from "./sqlite-ledger.js";
-
-type Row = Record<string, unknown>;
-
-/** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE sciencegate_invocations (
-     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-     invocation_id TEXT NOT NULL UNIQUE,
-     session_id TEXT NOT NULL, thread_id TEXT, tool_call_id TEXT, run_id TEXT,
-     source_id TEXT NOT NULL, tool_id TEXT NOT NULL, mcp_tool_name TEXT,
-     status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
-     started_at TEXT NOT NULL, started_ms BIGINT NOT NULL, finished_at TEXT NOT NULL,
-     duration_ms DOUBLE PRECISION NOT NULL, attempts BIGINT NOT NULL, cache_hit BOOLEAN NOT NULL,
-     queue_wait_ms DOUBLE PRECISION NOT NULL,
-     request_ref TEXT, raw_ref TEXT, normalized_ref TEXT, authorization_id TEXT, license TEXT,
-     catalog_revision TEXT, tool_definition_hash TEXT, input_hash TEXT, error JSONB);
-   CREATE UNIQUE INDEX sciencegate_invocations_call ON sciencegate_invocations (thread_id, tool_call_id)
-     WHERE thread_id IS NOT NULL AND tool_call_id IS NOT NULL;
-   CREATE INDEX sciencegate_invocations_session ON sciencegate_invocations (session_id, started_ms);
-   CREATE INDEX sciencegate_invocations_thread ON sciencegate_invocations (thread_id, started_ms);
-   CREATE INDEX sciencegate_invocations_tool ON sciencegate_invocations (source_id, tool_id, started_ms);
-   CREATE TABLE sciencegate_authorizations (
-     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-     id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, thread_id TEXT, tool_call_id TEXT,
-     source_id TEXT NOT NULL, tool_id TEXT NOT NULL, action TEXT NOT NULL, resource TEXT NOT NULL,
-     decision_source TEXT NOT NULL, created_at TEXT NOT NULL, created_ms BIGINT NOT NULL, epoch BIGINT NOT NULL);
-   CREATE INDEX sciencegate_authorizations_session ON sciencegate_authorizations (session_id, created_ms);
-   CREATE TABLE sciencegate_ledger_objects (
-     sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64),
-     size INTEGER NOT NULL, bytes BYTEA NOT NULL CHECK (octet_length(bytes) = size));`,
-];
-
-const INVOCATION_FIELDS = `invocationId sessionId threadId toolCallId runId sourceId toolId mcpToolName status
-  startedAt finishedAt durationMs attempts queueWaitMs requestRef rawRef normalizedRef authorizationId license
-  catalogRevision toolDefinitionHash inputHash`.split(/\s+/) as (keyof InvocationRecord)[];
-const AUTHORIZATION_FIELDS = `id sessionId threadId toolCallId sourceId toolId action resource decisionSource
-  createdAt epoch`.split(/\s+/) as (keyof AuthorizationRecord)[];
-/** Columns whose values come back as text (BIGINT) and are numbers in a record. */
-const NUMERIC_FIELDS = new Set<string>(["attempts", "epoch"]);
-const NUMERIC_TYPES: Record<string, string> = {
-  durationMs: "DOUBLE PRECISION",
-  queueWaitMs: "DOUBLE PRECISION",
-  attempts: "BIGINT",
-  epoch: "BIGINT",
-};
-
-function column(field: string): string {
-  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
-
-/**
- * One insert of a whole batch: the rows travel as one JSON array, so a batch costs one statement
- * whatever its size, and `ON CONFLICT DO NOTHING` refuses a duplicate row without aborting the others.
- */
-function batchInsertSql(
-  table: string,
-  fields: readonly string[],
-  extra: Record<string, string>,
-  key: string,
-) {
-  const typed = [
-    "ord INTEGER",
-    ...fields.map((f) => `${column(f)} ${NUMERIC_TYPES[f] ?? "TEXT"}`),
-    ...Object.entries(extra).map(([name, type]) => `${name} ${type}`),
-  ];
-  const columns = [...fields.map(column), ...Object.keys(extra)];
-  return `INSERT INTO ${table} (${columns.join(", ")})
-    SELECT ${columns.join(", ")} FROM jsonb_to_recordset($1::jsonb) AS r(${typed.join(", ")}) ORDER BY ord
-    ON CONFLICT DO NOTHING RETURNING ${key}`;
-}
-
-const INSERT_INVOCATIONS = batchInsertSql(
-  "sciencegate_invocations",
-  INVOCATION_FIELDS,
-  { cache_hit: "BOOLEAN", started_ms: "BIGINT", error: "JSONB" },
-  "invocation_id",
-);
-const INSERT_AUTHORIZATIONS = batchInsertSql(
-  "sciencegate_authorizations",
-  AUTHORIZATION_FIELDS,
-  { created_ms: "BIGINT" },
-  "id",
-);
 
 /** Queued writes past which an append commits at once instead of on the event loop's next turn. */
 const MAX_QUEUED_WRITES = 256;
@@ -182,7 +110,7 @@ export class PostgresLedger implements Ledger {
         `PostgresLedger maxInlineBytes must be a non-negative integer (0 keeps no objects inline); got ${String(maxInlineBytes)}.`,
       );
     }
-    await migratePostgresSchema(db, { store: "ledger", migrations: MIGRATIONS });
+    await migratePostgresSchema(db, { store: "ledger", migrations: LEDGER_MIGRATIONS });
     return new PostgresLedger(db, maxInlineBytes);
   }
 
@@ -272,7 +200,7 @@ export class PostgresLedger implements Ledger {
           [options.sessionId],
         )
       : await this.#read("SELECT * FROM sciencegate_authorizations ORDER BY created_ms, seq");
-    return rows.map((row) => fromColumns<AuthorizationRecord>(row, AUTHORIZATION_FIELDS));
+    return rows.map(toAuthorization);
   }
 
   /** Commits what is queued, then refuses every later call. The database stays open. Idempotent. */
@@ -386,15 +314,7 @@ export class PostgresLedger implements Ledger {
   /** Inserts authorization rows in one statement; returns the stored ids. */
   async #insertAuthorizations(writes: readonly Write[]): Promise<string[]> {
     const rows = writes.flatMap((write, ord) =>
-      write.kind === "authorization"
-        ? [
-            {
-              ...columnsOf(write.record as unknown as Row, AUTHORIZATION_FIELDS),
-              ord,
-              created_ms: Date.parse(write.record.createdAt),
-            },
-          ]
-        : [],
+      write.kind === "authorization" ? [authorizationRow(write.record, ord)] : [],
     );
     const stored = await this.#db.query<{ id: string }>(INSERT_AUTHORIZATIONS, [JSON.stringify(rows)]);
     return stored.map((row) => row.id);
@@ -408,13 +328,7 @@ export class PostgresLedger implements Ledger {
     writes.forEach((write, ord) => {
       if (write.kind !== "invocation") return;
       const { record } = write;
-      rows.push({
-        ...columnsOf(record as unknown as Row, INVOCATION_FIELDS),
-        ord,
-        cache_hit: record.cacheHit,
-        started_ms: Date.parse(record.startedAt),
-        error: record.error ?? null,
-      });
+      rows.push(invocationRow(record, ord));
       for (const object of write.objects) {
         const n = params.length + 2;
         objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
@@ -488,27 +402,4 @@ function storeError(label: string, error: unknown): GovernanceError {
 
 function toBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-function columnsOf(record: Row, fields: readonly string[]): Row {
-  const out: Row = {};
-  for (const field of fields) out[column(field)] = record[field] ?? null;
-  return out;
-}
-
-function fromColumns<T>(row: Row, fields: readonly string[]): T {
-  const out: Row = {};
-  for (const field of fields) {
-    const value = row[column(field)];
-    if (value !== null && value !== undefined) out[field] = NUMERIC_FIELDS.has(field) ? Number(value) : value;
-  }
-  return out as T;
-}
-
-function toInvocation(row: Row): InvocationRecord {
-  const record = fromColumns<InvocationRecord>(row, INVOCATION_FIELDS);
-  record.cacheHit = row.cache_hit === true;
-  if (row.error !== null && row.error !== undefined)
-    record.error = row.error as InvocationRecord["error"] & {};
-  return record;
 }
