@@ -40,6 +40,8 @@ import { DEFAULT_MAX_INLINE_BYTES } from "./sqlite-ledger.js";
 
 /** Queued writes past which an append commits at once instead of on the event loop's next turn. */
 const MAX_QUEUED_WRITES = 256;
+/** Queued inline object bytes past which the queue commits at once: bounds one statement's size. */
+const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /** Objects re-hashed per page by `verifyAll`, so memory stays bounded by a page. */
 const VERIFY_PAGE = 64;
 
@@ -63,8 +65,9 @@ interface PendingWrite {
 
 /**
  * A `Ledger` in PostgreSQL, shared by every replica that opens the same database. Appends queued
- * before the event loop's next turn share one statement (group commit; at most 256 wait), and
- * batches commit one after another, so a burst of appends costs a few round trips. A duplicate row
+ * before the event loop's next turn share one statement (group commit; at most 256 rows or 8 MiB of
+ * inline objects wait), and batches commit one after another, so a burst of appends costs a few round
+ * trips. A duplicate row
  * (invocation id, or thread and tool call) is refused alone; its objects are not stored. Reads first
  * commit what is queued. The ledger does not own the database: whoever opened it closes it.
  * @example
@@ -77,6 +80,7 @@ export class PostgresLedger implements Ledger {
   readonly #db: PostgresDatabase;
   readonly #maxInlineBytes: number | undefined;
   #pending: PendingWrite[] = [];
+  #pendingBytes = 0;
   #scheduled = false;
   /** The last batch's commit; the next batch starts after it (append order is commit order). */
   #committing: Promise<void> = Promise.resolve();
@@ -238,7 +242,8 @@ export class PostgresLedger implements Ledger {
   #enqueue(write: Write): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const queued = this.#pending.push({ write, resolve, reject });
-      if (queued >= MAX_QUEUED_WRITES) this.#commitPending();
+      if (write.kind === "invocation") for (const object of write.objects) this.#pendingBytes += object.size;
+      if (queued >= MAX_QUEUED_WRITES || this.#pendingBytes >= MAX_QUEUED_BYTES) this.#commitPending();
       else if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => {
@@ -254,6 +259,7 @@ export class PostgresLedger implements Ledger {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
+    this.#pendingBytes = 0;
     this.#committing = this.#committing
       .then(() => this.#commitBatch(batch))
       .catch((error: unknown) => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgres, type PostgresDatabase } from "../../../src/core/open-postgres.js";
-import { jsonObject } from "../../../src/governance/audit/content-object.js";
+import { contentObject, jsonObject } from "../../../src/governance/audit/content-object.js";
 import { FileContentStore } from "../../../src/governance/audit/content-store.js";
 import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-store.js";
 import { PostgresLedger, type PostgresLedgerOptions } from "../../../src/governance/audit/postgres-ledger.js";
@@ -111,6 +111,17 @@ describe("PostgresLedger across replicas", () => {
       "mixed-a2",
     ]);
     expect(await ledger.query({ sessionId: "s-mixed" })).toHaveLength(1);
+  });
+
+  test("120 appends of 64 KiB objects started together (past the 8 MiB batch bound) all land with their objects", async () => {
+    const ledger = await replica();
+    const calls = Array.from({ length: 120 }, (_, i) => {
+      const object = contentObject(new Uint8Array(64 * 1024).fill(i));
+      return { record: row(`big-${i}`, { sessionId: "s-big", rawRef: object.ref }), object };
+    });
+    await Promise.all(calls.map((c) => ledger.append(c.record, [c.object])));
+    expect(await ledger.query({ sessionId: "s-big" })).toHaveLength(120);
+    expect((await ledger.objects?.get(calls[119]!.object.sha256))?.[0]).toBe(119);
   });
 
   test("a database with a newer ledger schema is refused with INVALID_CONFIG", async () => {
