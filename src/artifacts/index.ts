@@ -22,6 +22,7 @@ export {
 export { callJobId } from "./download-ledger.js";
 export { DownloadManager } from "./download-manager.js";
 export { downloadAuthorizationRequest } from "./download-permission.js";
+export { PostgresDownloadJobStore } from "./download-postgres-job-store.js";
 export { downloadJobsPath, SqliteDownloadJobStore } from "./download-sqlite-job-store.js";
 export {
   DEFAULT_DOWNLOAD_MAX_BYTES,

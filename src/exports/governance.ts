@@ -11,6 +11,7 @@ export {
   type GovernedToolRunner,
   type MultiServerClientLike,
 } from "../adapters/index.js";
+export { PostgresDownloadJobStore } from "../artifacts/index.js";
 export {
   BUNDLED_SOURCES_SERVER_ID,
   defaultExtensionsConfigJson,
@@ -34,7 +35,14 @@ export type {
   UpstreamErrorCode,
 } from "../contract/index.js";
 export { toolErrorResult } from "../contract/index.js";
-export { type Clock, systemClock, toErrorBody } from "../core/index.js";
+export {
+  type Clock,
+  openPostgres,
+  type PostgresDatabase,
+  type PostgresOptions,
+  systemClock,
+  toErrorBody,
+} from "../core/index.js";
 export {
   type AuthorizationRecord,
   type ContentObject,
@@ -50,6 +58,8 @@ export {
   MemoryContentStore,
   MemoryLedger,
   type MemoryLedgerOptions,
+  PostgresLedger,
+  type PostgresLedgerOptions,
   SqliteLedger,
   type SqliteLedgerOptions,
   type StoreIntegrityReport,
@@ -101,6 +111,7 @@ export {
   type PermissionRisk,
   PermissionService,
   type PermissionServiceOptions,
+  PostgresGrantStore,
   permissionDecisionSchema,
   SessionSettings,
   SqliteGrantStore,
@@ -124,5 +135,5 @@ export {
   type HitlDecision,
   permissionDecisionJsonSchema,
 } from "../nodes/index.js";
-export { resolveDataDir } from "../runtime/index.js";
+export { type GovernanceStorage, resolveDataDir } from "../runtime/index.js";
 export { autoPromote, deferredToolsPromptSection, modelVisibleName } from "../visibility/index.js";

@@ -1,32 +1,20 @@
 import { join } from "node:path";
-import {
-  DownloadManager,
-  downloadAuthorizationRequest,
-  downloadJobsPath,
-  MemoryDownloadJobStore,
-  SqliteDownloadJobStore,
-} from "../artifacts/index.js";
+import { DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Ledger } from "../governance/audit/index.js";
-import {
-  type ContentStore,
-  FileContentStore,
-  SqliteLedger,
-  withLedgerObjects,
-} from "../governance/audit/index.js";
+import { type ContentStore, FileContentStore, withLedgerObjects } from "../governance/audit/index.js";
 import { Broker } from "../governance/broker/index.js";
 import { type CatalogSnapshot, SourceCatalog } from "../governance/catalog/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
 import { builtinManifestDir, SourceRegistry } from "../governance/manifests/index.js";
-import {
-  grantStorePath,
-  MemoryGrantStore,
-  PermissionService,
-  SessionSettings,
-  SqliteGrantStore,
-} from "../governance/permissions/index.js";
+import { PermissionService, SessionSettings } from "../governance/permissions/index.js";
 import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
-import { effectiveRateLimits, RateLimiter } from "../governance/rate-limit/index.js";
+import {
+  effectiveRateLimits,
+  PostgresRateLimiter,
+  type RateLimitAdmission,
+  RateLimiter,
+} from "../governance/rate-limit/index.js";
 import type { ToolServerPool } from "../mcp/index.js";
 import { createSdkTransport, ServerPool, type ServerPoolOptions } from "../mcp/index.js";
 import type { SurfaceTool } from "../visibility/index.js";
@@ -34,7 +22,8 @@ import { ToolSurface } from "../visibility/index.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
-import { resolveGovernanceConfig } from "./resolve-governance-config.js";
+import { openGovernanceStores } from "./governance-stores.js";
+import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
 
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
 export interface Governance {
@@ -51,7 +40,10 @@ export interface Governance {
    * app's `store`, else the file CAS), read as one store (`withLedgerObjects`).
    */
   store: ContentStore;
-  /** The data directory: ledger, CAS, grants, jobs, workspace and extracted papers live under it. */
+  /**
+   * The data directory: ledger, CAS, grants, jobs, workspace and extracted papers live under it (with
+   * `storage.postgres`, the ledger, grants and jobs live in the database instead).
+   */
   dataDir: string;
   /** Approval modes, human decisions, grants and authorization rows (the broker hook with `enforcePermissions`). */
   permissions: PermissionService;
@@ -62,8 +54,9 @@ export interface Governance {
   rateLimits: ReadonlyMap<string, RateLimitGroupConfig>;
   surface: ToolSurface;
   /**
-   * Governed downloads into `<dataDir>/workspace` (jobs in the app's `jobStore`, else in
-   * `<dataDir>/jobs.sqlite`, or in memory when the app passes its own `ledger` and no `dataDir`),
+   * Governed downloads into `<dataDir>/workspace` (jobs in the app's `jobStore`, else in PostgreSQL with
+   * `storage.postgres`, else in `<dataDir>/jobs.sqlite`, or in memory when the app passes its own
+   * `ledger` and no `dataDir`),
    * authorized by the broker's permission hook and recorded as `artifact_download` ledger rows.
    */
   downloads: DownloadManager;
@@ -76,7 +69,7 @@ export interface Governance {
    * downloads (a later one is refused with `CANCELLED` and writes no row, since it never started); lets
    * the running ones finish, or cancels them after `closeGraceMs` (`CANCELLED`), each still writing its
    * one ledger row; then closes every server (no child process left), the ledger, the grants and the job
-   * store (also those the app passed in). Every resource is closed even when one fails; the failure is
+   * store (also those the app passed in), and last the PostgreSQL pool it opened for `storage`. Every resource is closed even when one fails; the failure is
    * then rethrown (an `AggregateError` when several fail). Calling it again returns the same promise.
    */
   close(): Promise<void>;
@@ -84,7 +77,7 @@ export interface Governance {
 
 /**
  * Builds the governed runtime and lists every server's tools once. When a step fails, whatever this call
- * opened itself (the pool's servers and child processes, the SQLite ledger, grants and job store) is
+ * opened itself (the pool's servers and child processes, the ledger, grants and job store, the PostgreSQL pool) is
  * closed again before the error is thrown; stores and a pool the app passed in stay the app's to close.
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
@@ -98,6 +91,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   const cwd = options.cwd ?? process.cwd();
   const clock = options.clock ? { clock: options.clock } : {};
   const { config, bundledSourcesOmitted } = await resolveGovernanceConfig(options, env, cwd);
+  const storage = resolveGovernanceStorage(options, env);
   const extensions = options.extensions ?? [];
   const createTransport = extensionTransports(extensions, options.createTransport, env);
   const registry = await SourceRegistry.fromDirs([
@@ -127,14 +121,9 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const catalog = new SourceCatalog({ registry, pool, ...clock });
     opened.unshift(() => catalog.stop());
     const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-    const ledger = options.ledger ?? own(await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
+    const { ledger, grants, jobStore, database } = await openGovernanceStores(options, dataDir, storage, own);
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
     const store = withLedgerObjects(options.store ?? new FileContentStore(join(dataDir, "cas")), ledger);
-    const grants =
-      options.grants ??
-      (options.ledger && !options.dataDir
-        ? new MemoryGrantStore()
-        : own(await SqliteGrantStore.open(grantStorePath(dataDir))));
     const permissions = new PermissionService({
       ledger,
       grants,
@@ -142,11 +131,6 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...clock,
     });
     const sessions = new SessionSettings();
-    const jobStore =
-      options.jobStore ??
-      (options.ledger && !options.dataDir
-        ? new MemoryDownloadJobStore()
-        : own(await SqliteDownloadJobStore.open(downloadJobsPath(dataDir))));
     const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
     // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
     const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
@@ -169,16 +153,23 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       env,
       ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
     });
+    // With a database, one set of limits holds for every replica; else for this process.
+    const limiter: RateLimitAdmission & { close?(): Promise<void> } = database
+      ? own(
+          await PostgresRateLimiter.open(database, {
+            groups: rateLimits,
+            ...(storage.postgres ? { listenUrl: storage.postgres.url } : {}),
+            ...clock,
+          }),
+        )
+      : new RateLimiter({ groups: rateLimits, ...clock });
     const broker = new Broker({
       catalog,
       pool,
       ledger,
       store,
       sessions,
-      limiter: new RateLimiter({
-        groups: rateLimits,
-        ...clock,
-      }),
+      limiter,
       allowedOrigins: (source) => localOrigins(source, config),
       serverTimeoutMs: (serverId) => config.servers.find((s) => s.id === serverId)?.toolCallTimeoutMs,
       ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
@@ -221,6 +212,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
             () => ledger.close(),
             () => grants.close(),
             () => jobStore.close(),
+            () => limiter.close?.(),
+            () => database?.close(),
           ]);
         })();
         return closing;

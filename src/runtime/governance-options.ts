@@ -7,6 +7,25 @@ import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
 import type { ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 
+/**
+ * Where the runtime keeps its own state (see `GovernanceOptions.storage`).
+ * @example
+ * await createGovernance({ storage: { postgres: process.env.DATABASE_URL, maxConnections: 5 } });
+ */
+export interface GovernanceStorage {
+  /**
+   * A `postgres://` URL: the ledger (with its small objects), the grants and the download jobs live
+   * in this database, which every replica of the app shares; each store migrates its own tables once.
+   * Empty means absent. @default `$SCIENCEGATE_DATABASE_URL`, else SQLite files in the data directory
+   */
+  postgres?: string | undefined;
+  /**
+   * Connections at most in the one pool those stores share (each replica has its own pool, so the
+   * server sees up to replicas × this). @default 10
+   */
+  maxConnections?: number | undefined;
+}
+
 /** Options of `createGovernance`. Every store and seam has a working default. */
 export interface GovernanceOptions {
   /**
@@ -23,6 +42,13 @@ export interface GovernanceOptions {
   manifestDirs?: string[];
   /** Load the built-in manifests of the bundled sources. @default true */
   builtinManifests?: boolean;
+  /**
+   * PostgreSQL for the ledger, grants and download jobs instead of SQLite files, so that several
+   * replicas share them. The file CAS (objects past the ledger's inline limit) stays in the data
+   * directory, which replicas must then share too (or pass `store`). `ledger`, `grants` and
+   * `jobStore` given here still win. @default `{ postgres: $SCIENCEGATE_DATABASE_URL }`
+   */
+  storage?: GovernanceStorage | undefined;
   /** Data directory for the ledger and CAS. @default `$SCIENCEGATE_HOME` or `./.sciencegate` */
   dataDir?: string;
   /** Environment for config substitution and stdio children. @default process.env */

@@ -9,5 +9,5 @@ export {
   type ShutdownProcess,
   type SignalListener,
 } from "./governance-for-process.js";
-export type { GovernanceOptions } from "./governance-options.js";
-export { resolveGovernanceConfig } from "./resolve-governance-config.js";
+export type { GovernanceOptions, GovernanceStorage } from "./governance-options.js";
+export { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";

@@ -1,6 +1,6 @@
 /**
  * Which MCP servers a governance runtime starts: the extensions config (given, found, or the bundled
- * science sources) plus the servers of its extensions.
+ * science sources) plus the servers of its extensions; and where it keeps its state.
  */
 import {
   defaultExtensionsConfigJson,
@@ -8,6 +8,7 @@ import {
   loadExtensionsConfig,
   parseExtensionsConfig,
 } from "../config/index.js";
+import { GovernanceError } from "../core/index.js";
 import type { GovernanceOptions } from "./governance-options.js";
 
 /** What `resolveGovernanceConfig` found. */
@@ -52,4 +53,50 @@ export async function resolveGovernanceConfig(
   const servers = extensions.flatMap((e) => e.servers);
   const config = servers.length === 0 ? base : { ...base, servers: [...base.servers, ...servers] };
   return { config, bundledSourcesOmitted };
+}
+
+/** Where `createGovernance` keeps its state, checked: a PostgreSQL URL and pool bound, or SQLite files. */
+export interface ResolvedGovernanceStorage {
+  /** The database of the ledger, grants and download jobs; `undefined` for SQLite in the data directory. */
+  postgres: { url: string; maxConnections: number } | undefined;
+}
+
+/** The pool bound when `storage.maxConnections` is not given (that of `openPostgres`). */
+const DEFAULT_MAX_CONNECTIONS = 10;
+
+/**
+ * Resolves `storage`: its `postgres` URL, else `SCIENCEGATE_DATABASE_URL` (empty strings are absent).
+ * @param options the `storage` option of `createGovernance`
+ * @param env environment to read `SCIENCEGATE_DATABASE_URL` from
+ * @returns the database and its pool bound, or SQLite
+ * @throws GovernanceError `INVALID_CONFIG` for a `maxConnections` that is not a positive integer, or
+ *   one given without a database
+ */
+export function resolveGovernanceStorage(
+  options: Pick<GovernanceOptions, "storage">,
+  env: Record<string, string | undefined>,
+): ResolvedGovernanceStorage {
+  const { storage } = options;
+  const url = nonEmpty(storage?.postgres) ?? nonEmpty(env.SCIENCEGATE_DATABASE_URL);
+  const maxConnections = storage?.maxConnections;
+  if (maxConnections !== undefined && (!Number.isSafeInteger(maxConnections) || maxConnections < 1)) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `storage.maxConnections must be a positive integer (connections in the PostgreSQL pool); got ${String(maxConnections)}.`,
+    );
+  }
+  if (url === undefined && maxConnections !== undefined) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      "storage.maxConnections bounds the PostgreSQL pool, but no database is set: give storage.postgres or SCIENCEGATE_DATABASE_URL.",
+    );
+  }
+  return {
+    postgres:
+      url === undefined ? undefined : { url, maxConnections: maxConnections ?? DEFAULT_MAX_CONNECTIONS },
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
 }

@@ -1,9 +1,9 @@
-import { existsSync } from "node:fs";
-import { GovernanceError } from "../../core/index.js";
+import { GovernanceError, type PostgresDatabase } from "../../core/index.js";
 import type { Grant, GrantStore } from "../../governance/permissions/index.js";
-import { grantStorePath, SqliteGrantStore } from "../../governance/permissions/index.js";
+import { grantStorePath, PostgresGrantStore, SqliteGrantStore } from "../../governance/permissions/index.js";
 import { resolveDataDir } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
+import { withStateStore } from "../state-store.js";
 
 /** Options of `sciencegate grants`. */
 export interface GrantsCommandOptions {
@@ -18,7 +18,8 @@ export interface GrantsCommandOptions {
 
 /**
  * `sciencegate grants [list|revoke ID] [--session ID] [--json]`: the session grants of the data
- * directory (`$SCIENCEGATE_HOME` or `./.sciencegate`, as `audit` reads it), and their revocation.
+ * directory (`$SCIENCEGATE_HOME` or `./.sciencegate`, as `audit` reads it), or of the database
+ * `SCIENCEGATE_DATABASE_URL` names, and their revocation.
  * Needs no MCP server. `--json` prints `{grants: [...]}` for `list` and `{revoked: grant}` for `revoke`.
  * @param io streams, environment and working directory
  * @param options the subcommand, grant id, session filter and output format
@@ -27,16 +28,16 @@ export interface GrantsCommandOptions {
  */
 export async function grantsCommand(io: CliIo, options: GrantsCommandOptions): Promise<ExitCode> {
   const path = grantStorePath(resolveDataDir({ env: io.env, cwd: io.cwd }));
-  // Listing an empty data directory must not create one.
-  if (options.action === "list" && !existsSync(path)) return printGrants(io, [], options.json);
-  const store = await SqliteGrantStore.open(path);
-  try {
+  const openers = {
+    path,
+    sqlite: (file: string): Promise<GrantStore> => SqliteGrantStore.open(file),
+    postgres: (db: PostgresDatabase): Promise<GrantStore> => PostgresGrantStore.open(db),
+  };
+  return withStateStore(io, openers, options.action === "list", async (store) => {
     const scope = options.session === undefined ? {} : { sessionId: options.session };
-    if (options.action === "list") return printGrants(io, await store.list(scope), options.json);
-    return await revoke(io, store, options.id ?? "", scope, options.json);
-  } finally {
-    await store.close();
-  }
+    if (options.action === "list") return printGrants(io, store ? await store.list(scope) : [], options.json);
+    return revoke(io, store as GrantStore, options.id ?? "", scope, options.json);
+  });
 }
 
 async function revoke(

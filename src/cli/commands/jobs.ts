@@ -1,16 +1,18 @@
-import { existsSync } from "node:fs";
 import type { DownloadResult } from "../../artifacts/index.js";
 import {
   type DownloadJob,
+  type DownloadJobStore,
   downloadJobsPath,
+  PostgresDownloadJobStore,
   SqliteDownloadJobStore,
   TERMINAL_DOWNLOAD_STATES,
   unknownJob,
 } from "../../artifacts/index.js";
-import { GovernanceError } from "../../core/index.js";
+import { GovernanceError, type PostgresDatabase } from "../../core/index.js";
 import { resolveDataDir } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { openRuntime } from "../runtime.js";
+import { withStateStore } from "../state-store.js";
 
 /** Options of `sciencegate jobs`. */
 export interface JobsCommandOptions {
@@ -24,7 +26,8 @@ export interface JobsCommandOptions {
 }
 
 /**
- * `sciencegate jobs [list|cancel ID|retry ID] [--json]`: the download jobs of the data directory.
+ * `sciencegate jobs [list|cancel ID|retry ID] [--json]`: the download jobs of the data directory, or of
+ * the database `SCIENCEGATE_DATABASE_URL` names.
  * `list` and `cancel` need no MCP server; `cancel` ends a job another process left unfinished (a job
  * running inside an app is cancelled through `governance.downloads.cancel`). `retry` starts the
  * governed runtime and downloads a failed or cancelled job again, waiting for its terminal state.
@@ -37,31 +40,35 @@ export interface JobsCommandOptions {
 export async function jobsCommand(io: CliIo, options: JobsCommandOptions): Promise<ExitCode> {
   const path = downloadJobsPath(resolveDataDir({ env: io.env, cwd: io.cwd }));
   if (options.action === "retry") return retry(io, options);
-  // Listing an empty data directory must not create one.
-  if (options.action === "list" && !existsSync(path)) return printJobs(io, [], options.json);
-  const store = await SqliteDownloadJobStore.open(path);
-  try {
-    if (options.action === "list") return printJobs(io, await store.list(), options.json);
-    const id = options.id ?? "";
-    const job = await store.get(id);
-    if (job === undefined) throw unknownJob(id);
-    let cancelled = job;
-    if (!TERMINAL_DOWNLOAD_STATES.includes(job.status)) {
-      const error = new GovernanceError("CANCELLED", "Cancelled with sciencegate jobs cancel.");
-      cancelled = {
-        ...job,
-        status: "cancelled",
-        error: { code: error.code, message: error.message, retryable: false },
-      };
-      await store.update(cancelled);
-    }
-    if (options.json) io.stdout(`${JSON.stringify({ job: cancelled }, null, 2)}\n`);
-    else if (cancelled === job) io.stdout(`Job ${job.jobId} is already ${job.status}; nothing to cancel.\n`);
-    else io.stdout(`Cancelled job ${job.jobId} (${job.destinationPath}).\n`);
-    return 0;
-  } finally {
-    await store.close();
+  const openers = {
+    path,
+    sqlite: (file: string): Promise<DownloadJobStore> => SqliteDownloadJobStore.open(file),
+    postgres: (db: PostgresDatabase): Promise<DownloadJobStore> => PostgresDownloadJobStore.open(db),
+  };
+  return withStateStore(io, openers, options.action === "list", async (store) => {
+    if (options.action === "list") return printJobs(io, store ? await store.list() : [], options.json);
+    return cancel(io, store as DownloadJobStore, options);
+  });
+}
+
+async function cancel(io: CliIo, store: DownloadJobStore, options: JobsCommandOptions): Promise<ExitCode> {
+  const id = options.id ?? "";
+  const job = await store.get(id);
+  if (job === undefined) throw unknownJob(id);
+  let cancelled = job;
+  if (!TERMINAL_DOWNLOAD_STATES.includes(job.status)) {
+    const error = new GovernanceError("CANCELLED", "Cancelled with sciencegate jobs cancel.");
+    cancelled = {
+      ...job,
+      status: "cancelled",
+      error: { code: error.code, message: error.message, retryable: false },
+    };
+    await store.update(cancelled);
   }
+  if (options.json) io.stdout(`${JSON.stringify({ job: cancelled }, null, 2)}\n`);
+  else if (cancelled === job) io.stdout(`Job ${job.jobId} is already ${job.status}; nothing to cancel.\n`);
+  else io.stdout(`Cancelled job ${job.jobId} (${job.destinationPath}).\n`);
+  return 0;
 }
 
 async function retry(io: CliIo, options: JobsCommandOptions): Promise<ExitCode> {

@@ -10,5 +10,6 @@ export type {
 } from "./ledger.js";
 export { LedgerContentStore, putObjectIn, withLedgerObjects } from "./ledger-content-store.js";
 export { MemoryLedger, type MemoryLedgerOptions } from "./memory-ledger.js";
+export { PostgresLedger, type PostgresLedgerOptions } from "./postgres-ledger.js";
 export { DEFAULT_MAX_INLINE_BYTES, SqliteLedger, type SqliteLedgerOptions } from "./sqlite-ledger.js";
 export { checkStoreIntegrity, type StoreIntegrityReport } from "./store-integrity.js";

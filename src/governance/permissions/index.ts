@@ -17,6 +17,7 @@ export {
   type PermissionRisk,
   permissionDecisionSchema,
 } from "./permission-types.js";
+export { PostgresGrantStore } from "./postgres-grant-store.js";
 export type { DecideResult, PendingEndSource } from "./recorded-decisions.js";
 export { SessionSettings } from "./session-settings.js";
 export { grantStorePath, SqliteGrantStore } from "./sqlite-grant-store.js";

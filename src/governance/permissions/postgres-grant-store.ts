@@ -1,0 +1,148 @@
+/**
+ * Session grants and permission epochs in PostgreSQL, shared by every replica that opens the same
+ * database (see ARCHITECTURE.md, "State: who owns what").
+ */
+import { migratePostgresSchema, type PostgresDatabase } from "../../core/index.js";
+import {
+  closedGrantStoreError,
+  type Grant,
+  type GrantKey,
+  type GrantStore,
+  normalizeGrant,
+} from "./grant-store.js";
+
+type Row = Record<string, unknown>;
+
+/** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE sciencegate_grants (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, action TEXT NOT NULL, resource TEXT NOT NULL,
+     tool_definition_hash TEXT NOT NULL, created_at TEXT NOT NULL, created_ms BIGINT NOT NULL);
+   CREATE UNIQUE INDEX sciencegate_grants_key
+     ON sciencegate_grants (session_id, action, resource, tool_definition_hash);
+   CREATE TABLE sciencegate_permission_epochs (session_id TEXT PRIMARY KEY, epoch BIGINT NOT NULL);`,
+];
+
+const FIND =
+  "SELECT * FROM sciencegate_grants WHERE session_id = $1 AND action = $2 AND resource = $3 AND tool_definition_hash = $4";
+
+/**
+ * A `GrantStore` in PostgreSQL: a grant one replica creates is honoured by every other, and epochs
+ * count up atomically across replicas. The store does not own the database: whoever opened it closes it.
+ * @example
+ * const db = await openPostgres(process.env.SCIENCEGATE_DATABASE_URL!);
+ * const grants = await PostgresGrantStore.open(db);
+ */
+export class PostgresGrantStore implements GrantStore {
+  readonly #db: PostgresDatabase;
+  #closed = false;
+
+  private constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  /**
+   * Migrates the grant tables (once across replicas) and returns the store.
+   * @param db the open database (see `openPostgres`)
+   * @returns the store
+   * @throws GovernanceError `INVALID_CONFIG` when the database has a newer grant schema
+   */
+  static async open(db: PostgresDatabase): Promise<PostgresGrantStore> {
+    await migratePostgresSchema(db, { store: "grants", migrations: MIGRATIONS });
+    return new PostgresGrantStore(db);
+  }
+
+  async ensure(grant: Grant): Promise<{ grant: Grant; created: boolean }> {
+    this.#ensureOpen();
+    const clean = normalizeGrant(grant);
+    const key = [clean.sessionId, clean.action, clean.resource, clean.toolDefinitionHash];
+    return this.#db.transaction(async (sql) => {
+      // One transaction per (session, action, resource) at a time, across replicas: two callers
+      // cannot both miss, and a stale definition's grant is dropped exactly once.
+      await sql.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+        `sciencegate:grant:${JSON.stringify([clean.sessionId, clean.action, clean.resource])}`,
+      ]);
+      const [existing] = await sql.query(FIND, key);
+      if (existing) return { grant: toGrant(existing), created: false };
+      // A grant bound to another definition of the tool can never match again: drop it.
+      await sql.query(
+        "DELETE FROM sciencegate_grants WHERE session_id = $1 AND action = $2 AND resource = $3",
+        [clean.sessionId, clean.action, clean.resource],
+      );
+      await sql.query(
+        `INSERT INTO sciencegate_grants (id, session_id, action, resource, tool_definition_hash, created_at, created_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [clean.id, ...key, clean.createdAt, Date.parse(clean.createdAt) || 0],
+      );
+      return { grant: clean, created: true };
+    });
+  }
+
+  async find(key: GrantKey): Promise<Grant | undefined> {
+    this.#ensureOpen();
+    const [row] = await this.#db.query(FIND, [
+      key.sessionId,
+      key.action,
+      key.resource,
+      key.toolDefinitionHash,
+    ]);
+    return row && toGrant(row);
+  }
+
+  async list(options: { sessionId?: string } = {}): Promise<Grant[]> {
+    this.#ensureOpen();
+    const rows = options.sessionId
+      ? await this.#db.query(
+          "SELECT * FROM sciencegate_grants WHERE session_id = $1 ORDER BY created_ms, seq",
+          [options.sessionId],
+        )
+      : await this.#db.query("SELECT * FROM sciencegate_grants ORDER BY created_ms, seq");
+    return rows.map(toGrant);
+  }
+
+  async revoke(id: string): Promise<Grant | undefined> {
+    this.#ensureOpen();
+    const [row] = await this.#db.query("DELETE FROM sciencegate_grants WHERE id = $1 RETURNING *", [id]);
+    return row && toGrant(row);
+  }
+
+  async nextEpoch(sessionId: string): Promise<number> {
+    this.#ensureOpen();
+    const [row] = await this.#db.query<{ epoch: string }>(
+      `INSERT INTO sciencegate_permission_epochs (session_id, epoch) VALUES ($1, 1)
+       ON CONFLICT (session_id) DO UPDATE SET epoch = sciencegate_permission_epochs.epoch + 1 RETURNING epoch`,
+      [sessionId],
+    );
+    return Number(row?.epoch);
+  }
+
+  async currentEpoch(sessionId: string): Promise<number> {
+    this.#ensureOpen();
+    const [row] = await this.#db.query<{ epoch: string }>(
+      "SELECT epoch FROM sciencegate_permission_epochs WHERE session_id = $1",
+      [sessionId],
+    );
+    return row === undefined ? 0 : Number(row.epoch);
+  }
+
+  /** Refuses every later call. The database stays open. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  #ensureOpen(): void {
+    if (this.#closed) throw closedGrantStoreError();
+  }
+}
+
+function toGrant(row: Row): Grant {
+  return {
+    id: String(row.id),
+    sessionId: String(row.session_id),
+    action: String(row.action),
+    resource: String(row.resource),
+    createdAt: String(row.created_at),
+    toolDefinitionHash: String(row.tool_definition_hash),
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The stores behind `createGovernance`: the app's own when it passes them, else PostgreSQL when
+ * `storage` (or `SCIENCEGATE_DATABASE_URL`) names a database, else SQLite files in the data directory
+ * (see ARCHITECTURE.md, "State: who owns what").
+ */
+import { join } from "node:path";
+import {
+  type DownloadJobStore,
+  downloadJobsPath,
+  MemoryDownloadJobStore,
+  PostgresDownloadJobStore,
+  SqliteDownloadJobStore,
+} from "../artifacts/index.js";
+import { openPostgres, type PostgresDatabase } from "../core/index.js";
+import { type Ledger, PostgresLedger, SqliteLedger } from "../governance/audit/index.js";
+import {
+  type GrantStore,
+  grantStorePath,
+  MemoryGrantStore,
+  PostgresGrantStore,
+  SqliteGrantStore,
+} from "../governance/permissions/index.js";
+import type { GovernanceOptions } from "./governance-options.js";
+import type { ResolvedGovernanceStorage } from "./resolve-governance-config.js";
+
+/** The ledger, grants and jobs of one runtime, and the database they share (if any). */
+export interface GovernanceStores {
+  ledger: Ledger;
+  grants: GrantStore;
+  jobStore: DownloadJobStore;
+  /**
+   * The one pool the PostgreSQL stores and the shared rate limiter use, opened here and closed by
+   * `Governance.close()` after them; `undefined` when no database is named.
+   */
+  database: PostgresDatabase | undefined;
+}
+
+/**
+ * Opens the stores the app did not pass. Each one opened here (and the database) is handed to `own`,
+ * so that a later failure of `createGovernance` closes it again.
+ * @param options the app's `ledger`, `grants`, `jobStore` and `dataDir`
+ * @param dataDir the resolved data directory
+ * @param storage the resolved `storage`
+ * @param own registers a resource to close when a later step fails
+ * @returns the stores
+ * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the database cannot be reached; `INVALID_CONFIG`
+ *   when it holds a newer schema
+ */
+export async function openGovernanceStores(
+  options: Pick<GovernanceOptions, "ledger" | "grants" | "jobStore" | "dataDir">,
+  dataDir: string,
+  storage: ResolvedGovernanceStorage,
+  own: <T extends { close(): unknown }>(resource: T) => T,
+): Promise<GovernanceStores> {
+  const { postgres } = storage;
+  // Opened whenever a database is named: besides the stores left to it, the rate limits live there.
+  const database = postgres
+    ? own(await openPostgres(postgres.url, { maxConnections: postgres.maxConnections }))
+    : undefined;
+  // An in-memory setup (the app's own ledger, no data directory) leaves no files behind.
+  const inMemory = options.ledger !== undefined && !options.dataDir;
+  const ledger =
+    options.ledger ??
+    own(
+      database
+        ? await PostgresLedger.open(database)
+        : await SqliteLedger.open(join(dataDir, "ledger.sqlite")),
+    );
+  const grants =
+    options.grants ??
+    (database
+      ? own(await PostgresGrantStore.open(database))
+      : inMemory
+        ? new MemoryGrantStore()
+        : own(await SqliteGrantStore.open(grantStorePath(dataDir))));
+  const jobStore =
+    options.jobStore ??
+    (database
+      ? own(await PostgresDownloadJobStore.open(database))
+      : inMemory
+        ? new MemoryDownloadJobStore()
+        : own(await SqliteDownloadJobStore.open(downloadJobsPath(dataDir))));
+  return { ledger, grants, jobStore, database };
+}

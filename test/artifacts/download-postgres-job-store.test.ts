@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { DownloadJob, DownloadJobStore } from "../../src/artifacts/download-job-store.js";
+import { PostgresDownloadJobStore } from "../../src/artifacts/download-postgres-job-store.js";
+import { openPostgres } from "../../src/core/open-postgres.js";
+import { describeDownloadJobStoreConformance } from "../../src/testing/download-job-store-conformance.js";
+import { closingDatabase, schemaUrls } from "../postgres/fresh-schema.js";
+import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+
+let server: TestPostgres;
+let schemas: { next(): Promise<string> };
+beforeAll(async () => {
+  server = await startTestPostgres();
+  schemas = schemaUrls(await server.createDatabase());
+}, 60_000);
+afterAll(() => server?.stop(), 60_000);
+
+/** The URL each store was opened on, so `reopen` can open it again (a restarted replica). */
+const urls = new WeakMap<DownloadJobStore, string>();
+
+async function storeAt(url: string): Promise<PostgresDownloadJobStore> {
+  const db = await openPostgres(url, { maxConnections: 4 });
+  const store = closingDatabase(await PostgresDownloadJobStore.open(db), db);
+  urls.set(store, url);
+  return store;
+}
+
+describeDownloadJobStoreConformance("PostgresDownloadJobStore", async () => storeAt(await schemas.next()), {
+  reopen: async (store) => {
+    const url = urls.get(store);
+    if (url === undefined) throw new Error("not a store of this file's factory");
+    await store.close();
+    return storeAt(url);
+  },
+});
+
+const job = (jobId: string): DownloadJob => ({
+  jobId,
+  planId: "plan-1",
+  mcpInvocationId: "inv-1",
+  candidateId: "cand-1",
+  sourceId: "arxiv",
+  sourceRecordId: "2401.00001",
+  url: "https://arxiv.org/pdf/2401.00001",
+  finalPath: "/data/workspace/paper.pdf",
+  destinationPath: "paper.pdf",
+  sessionId: "s1",
+  status: "queued",
+  bytesDownloaded: 0,
+  attempts: 0,
+  warnings: [],
+  createdAt: 1_700_000_000_000,
+  updatedAt: 1_700_000_000_000,
+});
+
+describe("PostgresDownloadJobStore across replicas", () => {
+  test("two replicas creating one call's job at once: exactly one wins, and both read it", async () => {
+    const url = await schemas.next();
+    const [a, b] = await Promise.all([storeAt(url), storeAt(url)]);
+    try {
+      const settled = await Promise.allSettled([a.create(job("call-job")), b.create(job("call-job"))]);
+      expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
+      expect(settled.find((s) => s.status === "rejected")).toMatchObject({
+        reason: { code: "DUPLICATE_ID" },
+      });
+      await a.update({ ...job("call-job"), status: "running", bytesDownloaded: 10 });
+      expect(await b.get("call-job")).toMatchObject({ status: "running", bytesDownloaded: 10 });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test("a database that fails is UPSTREAM_UNAVAILABLE, retryable", async () => {
+    const db = await openPostgres(await schemas.next(), { maxConnections: 2 });
+    const store = await PostgresDownloadJobStore.open(db);
+    await db.close();
+    await expect(store.create(job("j"))).rejects.toMatchObject({
+      code: "UPSTREAM_UNAVAILABLE",
+      retryable: true,
+    });
+  });
+});

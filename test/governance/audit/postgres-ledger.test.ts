@@ -1,0 +1,186 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { openPostgres, type PostgresDatabase } from "../../../src/core/open-postgres.js";
+import { contentObject, jsonObject } from "../../../src/governance/audit/content-object.js";
+import { FileContentStore } from "../../../src/governance/audit/content-store.js";
+import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-store.js";
+import { PostgresLedger, type PostgresLedgerOptions } from "../../../src/governance/audit/postgres-ledger.js";
+import { checkStoreIntegrity } from "../../../src/governance/audit/store-integrity.js";
+import { describeLedgerConformance } from "../../../src/testing/ledger-conformance.js";
+import { closingDatabase, schemaUrls } from "../../postgres/fresh-schema.js";
+import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+import { ledgerRow as row } from "./ledger-row.js";
+
+let server: TestPostgres;
+let schemas: { next(): Promise<string> };
+beforeAll(async () => {
+  server = await startTestPostgres();
+  schemas = schemaUrls(await server.createDatabase());
+}, 60_000);
+afterAll(() => server?.stop(), 60_000);
+
+/** A ledger in a schema of its own; closing the ledger also closes its pool. */
+async function freshLedger(options: PostgresLedgerOptions = {}): Promise<PostgresLedger> {
+  const db = await openPostgres(await schemas.next(), { maxConnections: 4 });
+  return closingDatabase(await PostgresLedger.open(db, options), db);
+}
+
+describeLedgerConformance("PostgresLedger", () => freshLedger());
+describeLedgerConformance("PostgresLedger (no objects)", () => freshLedger({ maxInlineBytes: 0 }));
+
+describe("PostgresLedger across replicas", () => {
+  let url: string;
+  const dbs: PostgresDatabase[] = [];
+  const replica = async () => {
+    const db = await openPostgres(url, { maxConnections: 4 });
+    dbs.push(db);
+    return PostgresLedger.open(db);
+  };
+  beforeAll(async () => {
+    url = await schemas.next();
+  });
+  afterAll(() => Promise.all(dbs.map((db) => db.close())));
+
+  test("two replicas opening one database at once migrate it once and share rows and duplicates", async () => {
+    const [a, b] = await Promise.all([replica(), replica()]);
+    await a.append(row("r-1", { threadId: "t1", toolCallId: "c1" }));
+    expect(await b.findByCall("t1", "c1")).toMatchObject({ invocationId: "r-1" });
+    await expect(b.append(row("r-2", { threadId: "t1", toolCallId: "c1" }))).rejects.toMatchObject({
+      code: "DUPLICATE_ID",
+      data: { existingInvocationId: "r-1" },
+    });
+    const versions = await dbs[0]!.query(
+      "SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'",
+    );
+    expect(versions).toEqual([{ version: 1 }]);
+  });
+
+  test("400 concurrent appends through two replicas, 50 of them racing for the same calls, lose no row", async () => {
+    const [a, b] = await Promise.all([replica(), replica()]);
+    const results = await Promise.allSettled(
+      Array.from({ length: 400 }, (_, i) =>
+        (i % 2 === 0 ? a : b).append(row(`load-${i}`, { threadId: "t-load", toolCallId: `c-${i % 350}` })),
+      ),
+    );
+    expect(results.filter((r) => r.status === "rejected")).toHaveLength(50);
+    for (const r of results)
+      if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "DUPLICATE_ID" });
+    expect(await a.query({ threadId: "t-load" })).toHaveLength(350);
+    expect((await b.query({ threadId: "t-load" })).length).toBe(350);
+  });
+
+  test("a row PostgreSQL refuses (a NUL character) fails alone; the rest of its batch lands", async () => {
+    const ledger = await replica();
+    const settled = await Promise.allSettled([
+      ledger.append(row("nul-1")),
+      ledger.append(row("nul-2", { license: "bad\u0000text" })),
+      ledger.append(row("nul-3")),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(settled[1]).toMatchObject({ reason: { code: "INVALID_INPUT" } });
+    expect(await ledger.get("nul-2")).toBeUndefined();
+    expect(await ledger.get("nul-3")).toMatchObject({ invocationId: "nul-3" });
+  });
+
+  test("rows and authorizations appended in one turn share the commit; a duplicate authorization fails alone", async () => {
+    const ledger = await replica();
+    const auth = (id: string) => ({
+      id,
+      sessionId: "s-mixed",
+      sourceId: "arxiv",
+      toolId: "download",
+      action: "download",
+      resource: "artifact:arxiv",
+      decisionSource: "user_once",
+      createdAt: "2025-01-01T00:00:00.000Z",
+      epoch: 1,
+    });
+    const settled = await Promise.allSettled([
+      ledger.appendAuthorization(auth("mixed-a1")),
+      ledger.append(row("mixed-1", { sessionId: "s-mixed", authorizationId: "mixed-a1" })),
+      ledger.appendAuthorization(auth("mixed-a1")),
+      ledger.appendAuthorization(auth("mixed-a2")),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(settled[2]).toMatchObject({ reason: { code: "DUPLICATE_ID" } });
+    expect((await ledger.listAuthorizations({ sessionId: "s-mixed" })).map((a) => a.id)).toEqual([
+      "mixed-a1",
+      "mixed-a2",
+    ]);
+    expect(await ledger.query({ sessionId: "s-mixed" })).toHaveLength(1);
+  });
+
+  test("120 appends of 64 KiB objects started together (past the 8 MiB batch bound) all land with their objects", async () => {
+    const ledger = await replica();
+    const calls = Array.from({ length: 120 }, (_, i) => {
+      const object = contentObject(new Uint8Array(64 * 1024).fill(i));
+      return { record: row(`big-${i}`, { sessionId: "s-big", rawRef: object.ref }), object };
+    });
+    await Promise.all(calls.map((c) => ledger.append(c.record, [c.object])));
+    expect(await ledger.query({ sessionId: "s-big" })).toHaveLength(120);
+    expect((await ledger.objects?.get(calls[119]!.object.sha256))?.[0]).toBe(119);
+  });
+
+  test("a database with a newer ledger schema is refused with INVALID_CONFIG", async () => {
+    const newer = await schemas.next();
+    const db = await openPostgres(newer, { maxConnections: 2 });
+    dbs.push(db);
+    await PostgresLedger.open(db);
+    await db.query("UPDATE sciencegate_schema_versions SET version = 99 WHERE store = 'ledger'");
+    await expect(PostgresLedger.open(db)).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      data: { version: 99, supported: 1 },
+    });
+  });
+
+  test("a failing database rejects appends with UPSTREAM_UNAVAILABLE", async () => {
+    const db = await openPostgres(url, { maxConnections: 2 });
+    const ledger = await PostgresLedger.open(db);
+    await db.close();
+    await expect(ledger.append(row("after-close"))).rejects.toMatchObject({
+      code: "UPSTREAM_UNAVAILABLE",
+      retryable: true,
+    });
+  });
+});
+
+describe("PostgresLedger objects through withLedgerObjects and checkStoreIntegrity", () => {
+  test("inline objects read back through the layered store; a corrupted one is reported", async () => {
+    const url = await schemas.next();
+    const db = await openPostgres(url, { maxConnections: 2 });
+    const ledger = await PostgresLedger.open(db);
+    const folder = mkdtempSync(join(tmpdir(), "sciencegate-pg-cas-"));
+    try {
+      const files = new FileContentStore(join(folder, "cas"));
+      const store = withLedgerObjects(files, ledger);
+      const small = jsonObject({ records: [{ title: "inline in PostgreSQL" }] });
+      const large = await files.putJson({ text: "x".repeat(100_000) });
+      await ledger.append(row("obj-1", { normalizedRef: small.ref, rawRef: large.ref }), [small]);
+      expect(await store.getJson(small.ref)).toEqual({ records: [{ title: "inline in PostgreSQL" }] });
+      expect(await files.has(small.ref)).toBe(false);
+      expect(await checkStoreIntegrity({ ledger, store })).toMatchObject({
+        rows: 1,
+        refs: 2,
+        inlineRefs: 1,
+        ok: true,
+      });
+
+      // Change the stored bytes behind the ledger's back, as a faulty disk or an operator could.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query("UPDATE sciencegate_ledger_objects SET bytes = $1 WHERE sha256 = $2", [
+        Buffer.from("{}".padEnd(small.size, " ")),
+        small.sha256,
+      ]);
+      await client.end();
+      expect(await checkStoreIntegrity({ ledger, store })).toMatchObject({ corrupt: [small.ref], ok: false });
+    } finally {
+      await ledger.close();
+      await db.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { openPostgres, type PostgresDatabase } from "../../../src/core/open-postgres.js";
+import { PostgresGrantStore } from "../../../src/governance/permissions/postgres-grant-store.js";
+import { describeGrantStoreConformance } from "../../../src/testing/grant-store-conformance.js";
+import { closingDatabase, schemaUrls } from "../../postgres/fresh-schema.js";
+import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+
+let server: TestPostgres;
+let schemas: { next(): Promise<string> };
+beforeAll(async () => {
+  server = await startTestPostgres();
+  schemas = schemaUrls(await server.createDatabase());
+}, 60_000);
+afterAll(() => server?.stop(), 60_000);
+
+describeGrantStoreConformance("PostgresGrantStore", async () => {
+  const db = await openPostgres(await schemas.next(), { maxConnections: 4 });
+  return closingDatabase(await PostgresGrantStore.open(db), db);
+});
+
+const grant = (id: string, toolDefinitionHash = "h1") => ({
+  id,
+  sessionId: "s1",
+  action: "arxiv:download",
+  resource: "artifact:arxiv",
+  createdAt: "2025-01-01T00:00:00.000Z",
+  toolDefinitionHash,
+});
+
+describe("PostgresGrantStore across replicas", () => {
+  const dbs: PostgresDatabase[] = [];
+  let url: string;
+  const replica = async () => {
+    const db = await openPostgres(url, { maxConnections: 4 });
+    dbs.push(db);
+    return PostgresGrantStore.open(db);
+  };
+  beforeAll(async () => {
+    url = await schemas.next();
+  });
+  afterAll(() => Promise.all(dbs.map((db) => db.close())));
+
+  test("two replicas ensuring one grant at once keep one, and both see it", async () => {
+    const [a, b] = await Promise.all([replica(), replica()]);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).ensure(grant(`g-${i}`))),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.grant.id)).size).toBe(1);
+    expect(await b.list({ sessionId: "s1" })).toHaveLength(1);
+    // A new tool definition on one replica replaces the grant for both.
+    await a.ensure(grant("g-new", "h2"));
+    expect((await b.list()).map((g) => g.id)).toEqual(["g-new"]);
+  });
+
+  test("epochs count up atomically across replicas", async () => {
+    const [a, b] = await Promise.all([replica(), replica()]);
+    const epochs = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).nextEpoch("s-epoch")),
+    );
+    expect([...epochs].sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(await b.currentEpoch("s-epoch")).toBe(60);
+  });
+});
