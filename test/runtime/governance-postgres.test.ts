@@ -50,12 +50,13 @@ afterAll(async () => {
 }, 60_000);
 
 /** One replica: an in-memory MCP server counting its calls, the app's data directory, the database. */
-async function replica(options: GovernanceOptions, dataDir: string) {
+async function replica(options: GovernanceOptions, dataDir: string, hold?: Promise<void>) {
   const calls: string[] = [];
   const demo = () => {
     const mcp = new McpServer({ name: "demo", version: "1.0.0" });
     mcp.registerTool("search", { inputSchema: { query: z.string() } }, async ({ query }) => {
       calls.push(query);
+      await hold;
       const result = demoResult("search", [query]);
       return {
         content: [{ type: "text", text: JSON.stringify(result) }],
@@ -142,7 +143,42 @@ describe("createGovernance({ storage: { postgres } })", () => {
     expect(await connectionsTo(url)).toBe(0);
   });
 
-  test("an explicit ledger still wins; the grants and jobs go to the database", async () => {
+  test("one rate limit for both replicas: a call on B waits while A's call holds the group's only slot", async () => {
+    const url = await schemas.next();
+    const limits: GovernanceOptions = {
+      storage: { postgres: url },
+      rateLimits: { demo: { maxConcurrentRequests: 1 } },
+    };
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const a = await replica(limits, join(scratch, "limit-a"), held);
+    const b = await replica(limits, join(scratch, "limit-b"));
+    try {
+      const first = a.governance.broker.invoke(search("held", "limit-1"));
+      while (a.calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      let secondDone = false;
+      const second = b.governance.broker.invoke(search("waits", "limit-2")).then((outcome) => {
+        secondDone = true;
+        return outcome;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      // In memory, B would have its own slot and have answered long ago.
+      expect(b.calls).toEqual([]);
+      expect(secondDone).toBe(false);
+      release();
+      await first;
+      const outcome = await second;
+      expect(b.calls).toEqual(["waits"]);
+      expect(outcome.queueWaitMs).toBeGreaterThanOrEqual(500);
+    } finally {
+      release();
+      await Promise.all([a.governance.close(), b.governance.close()]);
+    }
+  });
+
+  test("an explicit ledger still wins; the grants, jobs and rate limits go to the database", async () => {
     const url = await schemas.next();
     const ledger = new MemoryLedger();
     const { governance } = await replica({ storage: { postgres: url }, ledger }, join(scratch, "own-ledger"));
@@ -155,7 +191,7 @@ describe("createGovernance({ storage: { postgres } })", () => {
       await client.connect();
       const { rows } = await client.query("SELECT store FROM sciencegate_schema_versions ORDER BY store");
       await client.end();
-      expect(rows.map((r) => r.store)).toEqual(["download_jobs", "grants"]);
+      expect(rows.map((r) => r.store)).toEqual(["download_jobs", "grants", "rate-limits"]);
     } finally {
       await governance.close();
     }
