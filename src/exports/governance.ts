@@ -116,7 +116,13 @@ export {
   SessionSettings,
   SqliteGrantStore,
 } from "../governance/permissions/index.js";
-export { RateLimiter, type RateLimitGroupConfig } from "../governance/rate-limit/index.js";
+export {
+  PostgresRateLimiter,
+  type PostgresRateLimiterOptions,
+  type RateLimitAdmission,
+  RateLimiter,
+  type RateLimitGroupConfig,
+} from "../governance/rate-limit/index.js";
 export {
   type PoolCallOptions,
   ServerPool,
