@@ -17,6 +17,11 @@ export {
   type PermissionRisk,
   permissionDecisionSchema,
 } from "./permission-types.js";
-export type { DecideResult, PendingEndSource } from "./recorded-decisions.js";
-export { SessionSettings } from "./session-settings.js";
+export {
+  PostgresSessionStateStore,
+  type PostgresSessionStateStoreOptions,
+} from "./postgres-session-state-store.js";
+export type { DecideResult, PendingEndSource, RecordedDecision } from "./recorded-decisions.js";
+export { SessionSettings, type SessionSettingsOptions } from "./session-settings.js";
+export { MemorySessionStateStore, type SessionStateStore } from "./session-state-store.js";
 export { grantStorePath, SqliteGrantStore } from "./sqlite-grant-store.js";

@@ -151,7 +151,7 @@ export class PendingPermissions {
     const authorizationId = await this.#recorder.append(request, renderPermission(request), source);
     const result: DecideResult = { authorizationId, decisionSource: source };
     const decision: PermissionDecision = { decision: "deny" };
-    this.#decisions.set(key, { fingerprint: permissionFingerprint(request), decision, result, reason });
+    await this.#decisions.set(key, { fingerprint: permissionFingerprint(request), decision, result, reason });
     return result;
   }
 }
