@@ -91,6 +91,7 @@ export {
   grantStorePath,
   type IsDangerous,
   MemoryGrantStore,
+  MemorySessionStateStore,
   type PendingEndSource,
   type PendingPermission,
   type PermissionCard,
@@ -102,7 +103,10 @@ export {
   PermissionService,
   type PermissionServiceOptions,
   permissionDecisionSchema,
+  type RecordedDecision,
   SessionSettings,
+  type SessionSettingsOptions,
+  type SessionStateStore,
   SqliteGrantStore,
 } from "../governance/permissions/index.js";
 export { RateLimiter, type RateLimitGroupConfig } from "../governance/rate-limit/index.js";

@@ -7,6 +7,7 @@ import {
   SqliteDownloadJobStore,
 } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
+import type { PostgresDatabase } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import {
   type ContentStore,
@@ -21,8 +22,11 @@ import { builtinManifestDir, SourceRegistry } from "../governance/manifests/inde
 import {
   grantStorePath,
   MemoryGrantStore,
+  MemorySessionStateStore,
   PermissionService,
+  PostgresSessionStateStore,
   SessionSettings,
+  type SessionStateStore,
   SqliteGrantStore,
 } from "../governance/permissions/index.js";
 import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
@@ -135,13 +139,16 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       (options.ledger && !options.dataDir
         ? new MemoryGrantStore()
         : own(await SqliteGrantStore.open(grantStorePath(dataDir))));
+    // One store behind both: a mode or switch set through either is the same state.
+    const sessionState = options.sessionState ?? new MemorySessionStateStore();
     const permissions = new PermissionService({
       ledger,
       grants,
+      state: sessionState,
       ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
       ...clock,
     });
-    const sessions = new SessionSettings();
+    const sessions = new SessionSettings({ state: sessionState });
     const jobStore =
       options.jobStore ??
       (options.ledger && !options.dataDir
@@ -220,6 +227,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
             () => pool.close(),
             () => ledger.close(),
             () => grants.close(),
+            () => sessionState.close(),
             () => jobStore.close(),
           ]);
         })();
@@ -234,6 +242,18 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
 }
 
 type Closer = () => unknown;
+
+/**
+ * The session state every replica on one PostgreSQL database shares: approval modes, per-session
+ * source switches and recorded decisions (a `PostgresSessionStateStore`). Pass it as `sessionState`;
+ * the runtime closes it, the database stays the caller's to close afterwards.
+ * @param db the open database
+ * @returns the store, loaded and following other replicas' changes
+ * @throws GovernanceError `INVALID_CONFIG` for a newer schema; `UPSTREAM_UNAVAILABLE` when unreachable
+ */
+export function openSharedSessionState(db: PostgresDatabase): Promise<SessionStateStore> {
+  return PostgresSessionStateStore.open(db);
+}
 
 /**
  * Runs every closer in order, also after one throws.

@@ -21,7 +21,13 @@ export {
   PostgresSessionStateStore,
   type PostgresSessionStateStoreOptions,
 } from "./postgres-session-state-store.js";
-export type { DecideResult, PendingEndSource, RecordedDecision } from "./recorded-decisions.js";
+
 export { SessionSettings, type SessionSettingsOptions } from "./session-settings.js";
-export { MemorySessionStateStore, type SessionStateStore } from "./session-state-store.js";
+export {
+  type DecideResult,
+  MemorySessionStateStore,
+  type PendingEndSource,
+  type RecordedDecision,
+  type SessionStateStore,
+} from "./session-state-store.js";
 export { grantStorePath, SqliteGrantStore } from "./sqlite-grant-store.js";

@@ -9,12 +9,8 @@ import type { AuthorizationRecorder } from "./authorization-recorder.js";
 import { renderPermission } from "./permission-render.js";
 import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
 import type { PermissionCard, PermissionDecision } from "./permission-types.js";
-import {
-  type DecideResult,
-  type PendingEndSource,
-  type RecordedDecisions,
-  requireCallKey,
-} from "./recorded-decisions.js";
+import { type RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
+import type { DecideResult, PendingEndSource } from "./session-state-store.js";
 
 /**
  * An approval card shown and not yet answered (`open`), or one that ended without an answer.

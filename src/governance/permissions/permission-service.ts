@@ -20,8 +20,8 @@ import {
   type PermissionPolicy,
   permissionDecisionSchema,
 } from "./permission-types.js";
-import { type DecideResult, RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
-import { MemorySessionStateStore, type SessionStateStore } from "./session-state-store.js";
+import { RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
+import { type DecideResult, MemorySessionStateStore, type SessionStateStore } from "./session-state-store.js";
 
 /** Options of `PermissionService`. */
 export interface PermissionServiceOptions {

@@ -14,8 +14,11 @@ import {
   type PostgresListener,
 } from "../../core/index.js";
 import type { ApprovalMode } from "./permission-types.js";
-import type { RecordedDecision } from "./recorded-decisions.js";
-import { closedSessionStateError, type SessionStateStore } from "./session-state-store.js";
+import {
+  closedSessionStateError,
+  type RecordedDecision,
+  type SessionStateStore,
+} from "./session-state-store.js";
 
 const STORE = "session-state";
 const CHANNEL = "sciencegate_session_state";

@@ -6,32 +6,9 @@
 
 import { canonicalJson, GovernanceError } from "../../core/index.js";
 import type { AuthorizationDecision, AuthorizationRequest } from "./authorization.js";
-import type { Grant } from "./grant-store.js";
 import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
 import type { PermissionDecision } from "./permission-types.js";
-import type { SessionStateStore } from "./session-state-store.js";
-
-/** How an approval card ended without a human answer: it waited too long, or the app cancelled it. */
-export type PendingEndSource = "wait_timeout" | "cancelled";
-
-/** What `PermissionService.decide` (or an ended card) recorded. */
-export interface DecideResult {
-  /** The authorization row written for this decision (the call's broker row will reference it). */
-  authorizationId: string;
-  decisionSource: "user_once" | "user_grant" | "user_always" | "user_deny" | PendingEndSource;
-  /** The session grant an `allow_matching` decision created or reused. */
-  grant?: Grant;
-}
-
-/** A decision waiting for its call, keyed by thread and tool call id; consumed by one `authorize`. */
-export interface RecordedDecision {
-  /** `permissionFingerprint` of the call decided on: the decision authorizes that very call only. */
-  fingerprint: string;
-  decision: PermissionDecision;
-  result: DecideResult;
-  /** Why the call is refused when nobody decided (timeout, cancellation). */
-  reason?: string;
-}
+import type { DecideResult, RecordedDecision, SessionStateStore } from "./session-state-store.js";
 
 /**
  * The decisions of one `PermissionService` that wait for their call, kept in its `SessionStateStore`
