@@ -14,7 +14,8 @@ import type { DecideResult, PendingEndSource } from "./session-state-store.js";
 
 /**
  * An approval card shown and not yet answered (`open`), or one that ended without an answer.
- * In memory: a new process starts with no pending cards (their graph tasks ask again).
+ * In memory of the replica that showed the card: a new process starts with none (their graph tasks
+ * ask again); the answer, once recorded, goes to the shared `SessionStateStore` like any decision.
  */
 export interface PendingPermission {
   card: PermissionCard;
