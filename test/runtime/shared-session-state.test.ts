@@ -107,12 +107,14 @@ describe("session state shared by two replicas on one PostgreSQL", () => {
       codeOf(a.governance.broker.invoke(call)),
       codeOf(b.governance.broker.invoke(call)),
     ]);
-    expect(outcomes.sort()).toEqual(["PERMISSION_DENIED", "ran"]);
+    expect([...outcomes].sort()).toEqual(["PERMISSION_DENIED", "ran"]);
     expect(calls).toEqual({ "write:once": 1 });
     // The replica that ran it used the human's authorization.
     const ranOn = outcomes.indexOf("ran") === 0 ? a : b;
-    const row = await ranOn.governance.ledger.findByCall("s1", "call-1");
-    expect(row?.authorizationId).toBe(decided.authorizationId);
+    await vi.waitFor(async () => {
+      const row = await ranOn.governance.ledger.findByCall("s1", "call-1");
+      expect(row?.authorizationId).toBe(decided.authorizationId);
+    }, converged);
   });
 
   test("a thread interrupted on A and resumed on B runs its call once; allow_always answered on B applies on A", async () => {

@@ -123,7 +123,11 @@ export class PermissionService {
    * @throws whatever the app's `isDangerous` predicate throws
    */
   async evaluate(request: AuthorizationRequest): Promise<PermissionEvaluation> {
-    if (!this.isDangerous(request)) return { outcome: "allow", decisionSource: "policy_not_dangerous" };
+    return this.#evaluate(request, this.isDangerous(request));
+  }
+
+  async #evaluate(request: AuthorizationRequest, dangerous: boolean): Promise<PermissionEvaluation> {
+    if (!dangerous) return { outcome: "allow", decisionSource: "policy_not_dangerous" };
     const rendered = renderPermission(request);
     if (await this.#coveringGrant(request, rendered))
       return { outcome: "allow", decisionSource: "existing_grant" };
@@ -271,9 +275,15 @@ export class PermissionService {
 
   async #authorize(request: AuthorizationRequest): Promise<AuthorizationDecision> {
     // Single use: a recorded decision is consumed here, whatever happens next.
-    const recorded = await this.#decisions.take(request, () => this.isDangerous(request));
+    // The app's predicate runs once per call, whether the recorded-decision check needs it or not.
+    let dangerous: boolean | undefined;
+    const isDangerous = () => {
+      dangerous ??= this.isDangerous(request);
+      return dangerous;
+    };
+    const recorded = await this.#decisions.take(request, isDangerous);
     if (recorded) return recorded;
-    const verdict = await this.evaluate(request);
+    const verdict = await this.#evaluate(request, isDangerous());
     if (verdict.outcome === "allow") {
       const id = await this.#recorder.append(request, renderPermission(request), verdict.decisionSource);
       return { allowed: true, authorizationId: id };
