@@ -73,9 +73,9 @@ export async function runBrokerTour(governance: Governance): Promise<void> {
   step(8, "The private LLM Wiki: off per session until the app enables it");
   const wikiSearch = { sourceId: "llm-wiki", toolId: "search", input: { query: "base editing" } };
   await call("session switch off", wikiSearch);
-  governance.sessions.enableSource("demo", "llm-wiki");
+  await governance.sessions.enableSource("demo", "llm-wiki");
   // Private data is dangerous by default; the demo's operator approves this session's wiki reads.
-  governance.permissions.setApprovalMode("demo", "always_allow");
+  await governance.permissions.setApprovalMode("demo", "always_allow");
   await call("enabled: hybrid search, page citations", wikiSearch);
   await call("one page", {
     sourceId: "llm-wiki",

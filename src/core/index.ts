@@ -21,6 +21,7 @@ export {
 } from "./open-postgres.js";
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
+export type { PostgresListener, PostgresListenHandlers, PostgresListenOptions } from "./postgres-listener.js";
 export { redactUrl, redactUrls } from "./redact-url.js";
 export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";
 export {

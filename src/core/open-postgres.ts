@@ -3,8 +3,14 @@
  * limits): one bounded `pg` pool per database URL, parameterised statements only, schema migrations
  * versioned per store and run once under a lock.
  */
-import type { Pool, PoolClient, QueryResultRow } from "pg";
+import type { ClientConfig, Pool, PoolClient, QueryResultRow } from "pg";
 import { GovernanceError } from "./errors.js";
+import {
+  type PostgresListener,
+  type PostgresListenHandlers,
+  type PostgresListenOptions,
+  startPostgresListener,
+} from "./postgres-listener.js";
 import { redactUrl } from "./redact-url.js";
 
 /** Options of `openPostgres`. */
@@ -54,6 +60,20 @@ export interface PostgresDatabase extends SqlRunner {
    * @param options `serializable` for `ISOLATION LEVEL SERIALIZABLE` @default read committed
    */
   transaction<T>(work: (sql: SqlRunner) => Promise<T>, options?: { serializable?: boolean }): Promise<T>;
+  /**
+   * `LISTEN`s on a channel over a dedicated connection (outside the pool) that reconnects when it
+   * drops; `onConnect` runs after every (re)connect so the caller can reload what it missed.
+   * @param channel a lower-case identifier
+   * @param handlers notification, (re)connect and error callbacks
+   * @param options reconnect delay
+   * @returns the listener, once listening; close it before the database
+   * @throws GovernanceError `INVALID_INPUT` for a bad channel; whatever the first connect throws
+   */
+  listen(
+    channel: string,
+    handlers: PostgresListenHandlers,
+    options?: PostgresListenOptions,
+  ): Promise<PostgresListener>;
   /** Closes the pool; later statements fail. Idempotent. */
   close(): Promise<void>;
 }
@@ -77,16 +97,18 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   }
   // Loaded on first use: only apps that keep their state in PostgreSQL need the driver.
   const { default: pg } = await import("pg");
-  const pool: Pool = new pg.Pool({
+  const connection: ClientConfig = {
     connectionString: url,
-    max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     application_name: options.applicationName ?? "sciencegate",
-  });
+  };
+  const pool: Pool = new pg.Pool({ ...connection, max: options.maxConnections ?? 10 });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on("error", () => {});
-  const db = new PoolDatabase(pool, label);
+  const db = new PoolDatabase(pool, label, (channel, handlers, listenOptions) =>
+    startPostgresListener(pg.Client, { ...connection, keepAlive: true }, channel, handlers, listenOptions),
+  );
   try {
     await db.query("SELECT 1");
   } catch (error) {
@@ -103,11 +125,13 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 class PoolDatabase implements PostgresDatabase {
   readonly #pool: Pool;
   readonly label: string;
+  readonly listen: PostgresDatabase["listen"];
   #closed: Promise<void> | undefined;
 
-  constructor(pool: Pool, label: string) {
+  constructor(pool: Pool, label: string, listen: PostgresDatabase["listen"]) {
     this.#pool = pool;
     this.label = label;
+    this.listen = listen;
   }
 
   async query<Row extends QueryResultRow = Record<string, unknown>>(

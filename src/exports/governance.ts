@@ -101,6 +101,7 @@ export {
   grantStorePath,
   type IsDangerous,
   MemoryGrantStore,
+  MemorySessionStateStore,
   type PendingEndSource,
   type PendingPermission,
   type PermissionCard,
@@ -113,7 +114,10 @@ export {
   type PermissionServiceOptions,
   PostgresGrantStore,
   permissionDecisionSchema,
+  type RecordedDecision,
   SessionSettings,
+  type SessionSettingsOptions,
+  type SessionStateStore,
   SqliteGrantStore,
 } from "../governance/permissions/index.js";
 export {

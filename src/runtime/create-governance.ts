@@ -1,13 +1,20 @@
 import { join } from "node:path";
 import { DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
+import type { PostgresDatabase } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import { type ContentStore, FileContentStore, withLedgerObjects } from "../governance/audit/index.js";
 import { Broker } from "../governance/broker/index.js";
 import { type CatalogSnapshot, SourceCatalog } from "../governance/catalog/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
 import { builtinManifestDir, SourceRegistry } from "../governance/manifests/index.js";
-import { PermissionService, SessionSettings } from "../governance/permissions/index.js";
+import {
+  MemorySessionStateStore,
+  PermissionService,
+  PostgresSessionStateStore,
+  SessionSettings,
+  type SessionStateStore,
+} from "../governance/permissions/index.js";
 import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
 import {
   effectiveRateLimits,
@@ -124,13 +131,19 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const { ledger, grants, jobStore, database } = await openGovernanceStores(options, dataDir, storage, own);
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
     const store = withLedgerObjects(options.store ?? new FileContentStore(join(dataDir, "cas")), ledger);
+    // One store behind both: a mode or switch set through either is the same state; with a database,
+    // every replica's.
+    const sessionState =
+      options.sessionState ??
+      (database ? own(await openSharedSessionState(database)) : new MemorySessionStateStore());
     const permissions = new PermissionService({
       ledger,
       grants,
+      state: sessionState,
       ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
       ...clock,
     });
-    const sessions = new SessionSettings();
+    const sessions = new SessionSettings({ state: sessionState });
     const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
     // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
     const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
@@ -211,6 +224,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
             () => pool.close(),
             () => ledger.close(),
             () => grants.close(),
+            () => sessionState.close(),
             () => jobStore.close(),
             () => limiter.close?.(),
             () => database?.close(),
@@ -227,6 +241,18 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
 }
 
 type Closer = () => unknown;
+
+/**
+ * The session state every replica on one PostgreSQL database shares: approval modes, per-session
+ * source switches and recorded decisions (a `PostgresSessionStateStore`). Pass it as `sessionState`;
+ * the runtime closes it, the database stays the caller's to close afterwards.
+ * @param db the open database
+ * @returns the store, loaded and following other replicas' changes
+ * @throws GovernanceError `INVALID_CONFIG` for a newer schema; `UPSTREAM_UNAVAILABLE` when unreachable
+ */
+export function openSharedSessionState(db: PostgresDatabase): Promise<SessionStateStore> {
+  return PostgresSessionStateStore.open(db);
+}
 
 /**
  * Runs every closer in order, also after one throws.

@@ -2,7 +2,12 @@ import type { DownloadFetch, DownloadJobStore, DownloadNetworkOptions } from "..
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Clock } from "../core/index.js";
 import type { ContentStore, Ledger } from "../governance/audit/index.js";
-import type { Authorize, GrantStore, PermissionPolicy } from "../governance/permissions/index.js";
+import type {
+  Authorize,
+  GrantStore,
+  PermissionPolicy,
+  SessionStateStore,
+} from "../governance/permissions/index.js";
 import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
 import type { ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
 import type { GovernanceExtension } from "./governance-extension.js";
@@ -74,6 +79,13 @@ export interface GovernanceOptions {
    * the app passes its own `ledger` and no `dataDir` (an in-memory setup leaves no files behind)
    */
   grants?: GrantStore;
+  /**
+   * Approval modes, per-session source switches and recorded human decisions. Replicas that share one
+   * (`openSharedSessionState(db)`, a `PostgresSessionStateStore`) honour each other's approvals and
+   * switches. Like a passed `grants`, it is closed by `close()`.
+   * @default in memory (this process only)
+   */
+  sessionState?: SessionStateStore | undefined;
   /** @default SQLite at `<dataDir>/ledger.sqlite` */
   ledger?: Ledger;
   /** @default a file CAS at `<dataDir>/cas` */

@@ -1,4 +1,9 @@
-export { createGovernance, extensionTransports, type Governance } from "./create-governance.js";
+export {
+  createGovernance,
+  extensionTransports,
+  type Governance,
+  openSharedSessionState,
+} from "./create-governance.js";
 export { resolveDataDir } from "./data-dir.js";
 export type { ExtensionTransport, GovernanceExtension } from "./governance-extension.js";
 export {

@@ -23,3 +23,7 @@ export {
   type ReferenceWikiOptions,
   startReferenceWikiServer,
 } from "./reference-wiki-server.js";
+export {
+  describeSessionStateStoreConformance,
+  type SessionStateStoreConformanceOptions,
+} from "./session-state-store-conformance.js";

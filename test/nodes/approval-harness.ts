@@ -13,6 +13,7 @@ import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import type { SessionStateStore } from "../../src/governance/permissions/index.js";
 import type { PermissionCard, PermissionPolicy } from "../../src/governance/permissions/permission-types.js";
 import type { ApprovalHook } from "../../src/nodes/approval-hook.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
@@ -44,12 +45,24 @@ const dangerous = (id: string) =>
     routing: { keywords: [], mode: "off", priority: 0 },
   });
 
+/** What replicas of the lab share: the session state store and the MCP call counter. */
+export interface LabReplica {
+  /** @default in memory */
+  sessionState?: SessionStateStore;
+  /** @default a fresh counter */
+  calls?: Record<string, number>;
+}
+
 /**
  * Builds the lab runtime (in-memory ledger, CAS and grants; a manual clock).
  * @param policy the permission policy
+ * @param replica the session state and call counter, when several replicas share them
  */
-export async function createLabRuntime(policy: PermissionPolicy = {}): Promise<LabRuntime> {
-  const calls: Record<string, number> = {};
+export async function createLabRuntime(
+  policy: PermissionPolicy = {},
+  replica: LabReplica = {},
+): Promise<LabRuntime> {
+  const calls = replica.calls ?? {};
   const server = new McpServer({ name: "lab", version: "1.0.0" });
   const registered = new Map<string, RegisteredTool>();
   for (const name of ["write", "delete", "search"]) {
@@ -86,6 +99,7 @@ export async function createLabRuntime(policy: PermissionPolicy = {}): Promise<L
     ledger: new MemoryLedger(),
     store: new MemoryContentStore(),
     permissionPolicy: policy,
+    sessionState: replica.sessionState,
     clock,
   });
   return {

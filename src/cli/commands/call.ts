@@ -46,7 +46,7 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
           `--enable-source ${sourceId}: no source has that id. Run 'sciencegate tools' to list the sources.`,
         );
       }
-      runtime.sessions.enableSource(options.session, sourceId);
+      await runtime.sessions.enableSource(options.session, sourceId);
     }
     const { sourceId, toolId } = resolveToolName(runtime.catalog, options.name);
     target = sourceId;

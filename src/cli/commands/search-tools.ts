@@ -108,7 +108,7 @@ async function liveTools(
       }
     }
     const sessions = new SessionSettings();
-    for (const source of snapshot.sources) sessions.enableSource(CLI_SESSION, source.id);
+    for (const source of snapshot.sources) await sessions.enableSource(CLI_SESSION, source.id);
     return new ToolSurface({ catalog, sessions, serverRouting: config.servers }).tools(CLI_SESSION);
   } finally {
     await pool.close();

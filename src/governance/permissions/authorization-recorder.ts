@@ -10,7 +10,7 @@ import type { AuthorizationRequest } from "./authorization.js";
 import type { GrantStore } from "./grant-store.js";
 import type { RenderedPermission } from "./permission-render.js";
 import type { PermissionDecision, PermissionDecisionSource } from "./permission-types.js";
-import type { DecideResult, PendingEndSource } from "./recorded-decisions.js";
+import type { DecideResult, PendingEndSource } from "./session-state-store.js";
 
 const USER_SOURCES = {
   allow_once: "user_once",

@@ -18,6 +18,16 @@ export {
   permissionDecisionSchema,
 } from "./permission-types.js";
 export { PostgresGrantStore } from "./postgres-grant-store.js";
-export type { DecideResult, PendingEndSource } from "./recorded-decisions.js";
-export { SessionSettings } from "./session-settings.js";
+export {
+  PostgresSessionStateStore,
+  type PostgresSessionStateStoreOptions,
+} from "./postgres-session-state-store.js";
+export { SessionSettings, type SessionSettingsOptions } from "./session-settings.js";
+export {
+  type DecideResult,
+  MemorySessionStateStore,
+  type PendingEndSource,
+  type RecordedDecision,
+  type SessionStateStore,
+} from "./session-state-store.js";
 export { grantStorePath, SqliteGrantStore } from "./sqlite-grant-store.js";

@@ -9,16 +9,13 @@ import type { AuthorizationRecorder } from "./authorization-recorder.js";
 import { renderPermission } from "./permission-render.js";
 import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
 import type { PermissionCard, PermissionDecision } from "./permission-types.js";
-import {
-  type DecideResult,
-  type PendingEndSource,
-  type RecordedDecisions,
-  requireCallKey,
-} from "./recorded-decisions.js";
+import { type RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
+import type { DecideResult, PendingEndSource } from "./session-state-store.js";
 
 /**
  * An approval card shown and not yet answered (`open`), or one that ended without an answer.
- * In memory: a new process starts with no pending cards (their graph tasks ask again).
+ * In memory of the replica that showed the card: a new process starts with none (their graph tasks
+ * ask again); the answer, once recorded, goes to the shared `SessionStateStore` like any decision.
  */
 export interface PendingPermission {
   card: PermissionCard;
@@ -151,7 +148,7 @@ export class PendingPermissions {
     const authorizationId = await this.#recorder.append(request, renderPermission(request), source);
     const result: DecideResult = { authorizationId, decisionSource: source };
     const decision: PermissionDecision = { decision: "deny" };
-    this.#decisions.set(key, { fingerprint: permissionFingerprint(request), decision, result, reason });
+    await this.#decisions.set(key, { fingerprint: permissionFingerprint(request), decision, result, reason });
     return result;
   }
 }

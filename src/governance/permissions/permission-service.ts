@@ -20,7 +20,8 @@ import {
   type PermissionPolicy,
   permissionDecisionSchema,
 } from "./permission-types.js";
-import { type DecideResult, RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
+import { RecordedDecisions, requireCallKey } from "./recorded-decisions.js";
+import { type DecideResult, MemorySessionStateStore, type SessionStateStore } from "./session-state-store.js";
 
 /** Options of `PermissionService`. */
 export interface PermissionServiceOptions {
@@ -34,6 +35,12 @@ export interface PermissionServiceOptions {
   policy?: PermissionPolicy;
   /** Id generator of authorizations and grants. @default crypto.randomUUID */
   newId?: () => string;
+  /**
+   * Approval modes and recorded decisions (share it with `SessionSettings`). A shared store lets
+   * every replica honour a mode set, or a decision recorded, on another.
+   * @default a `MemorySessionStateStore` (this process only)
+   */
+  state?: SessionStateStore | undefined;
 }
 
 const APPROVAL_MODES: readonly ApprovalMode[] = ["ask_for_dangerous", "always_allow"];
@@ -51,8 +58,8 @@ export class PermissionService {
   readonly #grants: GrantStore;
   readonly #policy: PermissionPolicy;
   readonly #recorder: AuthorizationRecorder;
-  readonly #modes = new Map<string, ApprovalMode>();
-  readonly #decisions = new RecordedDecisions();
+  readonly #state: SessionStateStore;
+  readonly #decisions: RecordedDecisions;
   readonly #pending: PendingPermissions;
 
   /** @param options the ledger, and optional grant store, clock, policy and id generator */
@@ -61,6 +68,8 @@ export class PermissionService {
     const newId = options.newId ?? randomUUID;
     this.#grants = options.grants ?? new MemoryGrantStore();
     this.#policy = options.policy ?? {};
+    this.#state = options.state ?? new MemorySessionStateStore();
+    this.#decisions = new RecordedDecisions(this.#state);
     this.#recorder = new AuthorizationRecorder({
       ledger: options.ledger,
       grants: this.#grants,
@@ -81,19 +90,21 @@ export class PermissionService {
   readonly authorize: Authorize = (request) => this.#authorize(request);
 
   /**
-   * Sets how a session treats dangerous calls. Switching back to `ask_for_dangerous` asks again.
+   * Sets how a session treats dangerous calls. Switching back to `ask_for_dangerous` asks again. In
+   * memory the mode applies at once; await it with a shared store (it resolves once stored).
    * @param sessionId the session (a LangGraph thread unless the app says otherwise)
    * @param mode `ask_for_dangerous` or `always_allow`
-   * @throws GovernanceError `INVALID_INPUT` for another mode
+   * @throws GovernanceError `INVALID_INPUT` (synchronously) for another mode; the promise rejects
+   *   with `UPSTREAM_UNAVAILABLE` when the store is closed or unreachable
    */
-  setApprovalMode(sessionId: string, mode: ApprovalMode): void {
+  setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void> {
     if (!APPROVAL_MODES.includes(mode)) {
       throw new GovernanceError(
         "INVALID_INPUT",
         `Unknown approval mode '${String(mode)}'; use ${APPROVAL_MODES.join(" or ")}.`,
       );
     }
-    this.#modes.set(sessionId, mode);
+    return this.#state.setApprovalMode(sessionId, mode);
   }
 
   /**
@@ -102,7 +113,7 @@ export class PermissionService {
    * @returns the mode set for it, else the policy's default (`ask_for_dangerous`)
    */
   approvalMode(sessionId: string): ApprovalMode {
-    return this.#modes.get(sessionId) ?? this.#policy.defaultApprovalMode ?? "ask_for_dangerous";
+    return this.#state.approvalMode(sessionId) ?? this.#policy.defaultApprovalMode ?? "ask_for_dangerous";
   }
 
   /**
@@ -112,7 +123,11 @@ export class PermissionService {
    * @throws whatever the app's `isDangerous` predicate throws
    */
   async evaluate(request: AuthorizationRequest): Promise<PermissionEvaluation> {
-    if (!this.isDangerous(request)) return { outcome: "allow", decisionSource: "policy_not_dangerous" };
+    return this.#evaluate(request, this.isDangerous(request));
+  }
+
+  async #evaluate(request: AuthorizationRequest, dangerous: boolean): Promise<PermissionEvaluation> {
+    if (!dangerous) return { outcome: "allow", decisionSource: "policy_not_dangerous" };
     const rendered = renderPermission(request);
     if (await this.#coveringGrant(request, rendered))
       return { outcome: "allow", decisionSource: "existing_grant" };
@@ -218,12 +233,13 @@ export class PermissionService {
     const fingerprint = permissionFingerprint(request);
     // Answered: the card no longer waits (a timeout or cancel cannot end it any more).
     this.#pending.answered(key);
-    const waiting = this.#decisions.repeated(key, fingerprint, parsed.data);
+    const waiting = await this.#decisions.repeated(key, fingerprint, parsed.data);
     if (waiting) return waiting;
     const rendered = renderPermission(request);
     const result = await this.#recorder.recordDecision(request, rendered, parsed.data);
-    this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
-    if (parsed.data.decision === "allow_always") this.setApprovalMode(request.sessionId, "always_allow");
+    await this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
+    if (parsed.data.decision === "allow_always")
+      await this.setApprovalMode(request.sessionId, "always_allow");
     return result;
   }
 
@@ -259,9 +275,15 @@ export class PermissionService {
 
   async #authorize(request: AuthorizationRequest): Promise<AuthorizationDecision> {
     // Single use: a recorded decision is consumed here, whatever happens next.
-    const recorded = this.#decisions.take(request);
+    // The app's predicate runs once per call, whether the recorded-decision check needs it or not.
+    let dangerous: boolean | undefined;
+    const isDangerous = () => {
+      dangerous ??= this.isDangerous(request);
+      return dangerous;
+    };
+    const recorded = await this.#decisions.take(request, isDangerous);
     if (recorded) return recorded;
-    const verdict = await this.evaluate(request);
+    const verdict = await this.#evaluate(request, isDangerous());
     if (verdict.outcome === "allow") {
       const id = await this.#recorder.append(request, renderPermission(request), verdict.decisionSource);
       return { allowed: true, authorizationId: id };

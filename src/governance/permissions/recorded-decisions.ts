@@ -1,47 +1,34 @@
 /**
  * Decisions recorded for calls before their broker invocation (a human's answer, or an approval card
- * that ended without one), keyed by `threadId:toolCallId`, each consumed by one `authorize`.
+ * that ended without one), keyed by `threadId:toolCallId`, each consumed by one `authorize`, on any
+ * replica that shares the `SessionStateStore`.
  */
 
 import { canonicalJson, GovernanceError } from "../../core/index.js";
 import type { AuthorizationDecision, AuthorizationRequest } from "./authorization.js";
-import type { Grant } from "./grant-store.js";
 import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
 import type { PermissionDecision } from "./permission-types.js";
+import type { DecideResult, RecordedDecision, SessionStateStore } from "./session-state-store.js";
 
-/** How an approval card ended without a human answer: it waited too long, or the app cancelled it. */
-export type PendingEndSource = "wait_timeout" | "cancelled";
-
-/** What `PermissionService.decide` (or an ended card) recorded. */
-export interface DecideResult {
-  /** The authorization row written for this decision (the call's broker row will reference it). */
-  authorizationId: string;
-  decisionSource: "user_once" | "user_grant" | "user_always" | "user_deny" | PendingEndSource;
-  /** The session grant an `allow_matching` decision created or reused. */
-  grant?: Grant;
-}
-
-/** A decision waiting for its call, keyed by thread and tool call id; consumed by one `authorize`. */
-export interface RecordedDecision {
-  /** `permissionFingerprint` of the call decided on: the decision authorizes that very call only. */
-  fingerprint: string;
-  decision: PermissionDecision;
-  result: DecideResult;
-  /** Why the call is refused when nobody decided (timeout, cancellation). */
-  reason?: string;
-}
-
-/** The decisions of one `PermissionService` that wait for their call (in memory). */
+/**
+ * The decisions of one `PermissionService` that wait for their call, kept in its `SessionStateStore`
+ * (in memory by default; shared by every replica with a shared store).
+ */
 export class RecordedDecisions {
-  readonly #byCall = new Map<string, RecordedDecision>();
+  readonly #store: SessionStateStore;
+
+  /** @param store where the decisions wait */
+  constructor(store: SessionStateStore) {
+    this.#store = store;
+  }
 
   /**
    * Records (or replaces) the decision of a call.
    * @param key the call key (`permissionCallKey`)
    * @param recorded the decision, bound to the call's fingerprint
    */
-  set(key: string, recorded: RecordedDecision): void {
-    this.#byCall.set(key, recorded);
+  set(key: string, recorded: RecordedDecision): Promise<void> {
+    return this.#store.putDecision(key, recorded);
   }
 
   /**
@@ -51,8 +38,12 @@ export class RecordedDecisions {
    * @param decision the validated decision
    * @returns the earlier result, or `undefined` when the call, or the decision, differs
    */
-  repeated(key: string, fingerprint: string, decision: PermissionDecision): DecideResult | undefined {
-    const waiting = this.#byCall.get(key);
+  async repeated(
+    key: string,
+    fingerprint: string,
+    decision: PermissionDecision,
+  ): Promise<DecideResult | undefined> {
+    const waiting = await this.#store.peekDecision(key);
     if (waiting?.fingerprint === fingerprint && canonicalJson(waiting.decision) === canonicalJson(decision)) {
       return waiting.result;
     }
@@ -63,14 +54,21 @@ export class RecordedDecisions {
    * Consumes the decision recorded for a call's key: whatever the outcome, it cannot authorize
    * another call afterwards.
    * @param request the broker's description of the call
+   * @param isDangerous whether the policy makes the call dangerous (asked only when needed)
    * @returns the broker's verdict when a decision for this very call (same fingerprint) was recorded,
    * else `undefined` (the policy decides)
    */
-  take(request: AuthorizationRequest): AuthorizationDecision | undefined {
+  async take(
+    request: AuthorizationRequest,
+    isDangerous: () => boolean,
+  ): Promise<AuthorizationDecision | undefined> {
     const key = permissionCallKey(request);
-    const recorded = key === undefined ? undefined : this.#byCall.get(key);
-    if (key === undefined || recorded === undefined) return undefined;
-    this.#byCall.delete(key);
+    if (key === undefined) return undefined;
+    // A safe call asks the store only when this replica has heard of a decision for it: a shared
+    // store costs no round trip per safe call (ARCHITECTURE.md "State: who owns what").
+    if (!this.#store.mayHoldDecision(key) && !isDangerous()) return undefined;
+    const recorded = await this.#store.takeDecision(key);
+    if (recorded === undefined) return undefined;
     return recorded.fingerprint === permissionFingerprint(request) ? toBrokerDecision(recorded) : undefined;
   }
 }

@@ -1,0 +1,178 @@
+/**
+ * The behaviour every `SessionStateStore` must show. A shared backend (PostgreSQL for several
+ * replicas) also passes `peer`, a second store over the same state, and is then checked across the two.
+ */
+import { afterEach, describe, expect, test, vi } from "vitest";
+import type { RecordedDecision, SessionStateStore } from "../governance/permissions/index.js";
+
+/** Options of `describeSessionStateStoreConformance`. */
+export interface SessionStateStoreConformanceOptions {
+  /**
+   * Opens another store over the same shared state as `first` (another replica); the suite closes it.
+   * @default none: the cross-replica tests are skipped (a store of one process)
+   */
+  peer?: (first: SessionStateStore) => Promise<SessionStateStore> | SessionStateStore;
+  /** How long a peer may take to see a change without `sync()`, in ms. @default 5000 */
+  convergeWithinMs?: number;
+}
+
+function recorded(overrides: Partial<RecordedDecision> = {}): RecordedDecision {
+  return {
+    fingerprint: "fingerprint-1",
+    decision: { decision: "allow_matching", message: "fine by me" },
+    result: {
+      authorizationId: "auth-1",
+      decisionSource: "user_grant",
+      grant: {
+        id: "grant-1",
+        sessionId: "s1",
+        action: "filesystem:write_file",
+        resource: "filesystem:write_file:dir:/tmp/x",
+        createdAt: "2025-01-01T00:00:00.000Z",
+        toolDefinitionHash: "hash-a",
+      },
+    },
+    ...overrides,
+  };
+}
+
+/**
+ * Registers a vitest suite that checks a `SessionStateStore` implementation.
+ * @param name suite title, e.g. `"PostgresSessionStateStore"`
+ * @param factory returns a fresh, empty store for each test; the suite closes it afterwards
+ * @param options `peer` for a shared store, and how fast peers must converge
+ * @example
+ * describeSessionStateStoreConformance("MemorySessionStateStore", () => new MemorySessionStateStore());
+ */
+export function describeSessionStateStoreConformance(
+  name: string,
+  factory: () => Promise<SessionStateStore> | SessionStateStore,
+  options: SessionStateStoreConformanceOptions = {},
+): void {
+  describe(`${name} (SessionStateStore conformance)`, () => {
+    const opened: SessionStateStore[] = [];
+    const open = async () => {
+      const store = await factory();
+      opened.push(store);
+      return store;
+    };
+    afterEach(async () => {
+      // Peers first: a peer may share what the first store opened.
+      await Promise.all(
+        opened
+          .splice(0)
+          .reverse()
+          .map((store) => store.close()),
+      );
+    });
+
+    test("unset switches and modes read as undefined; a write reads back at once", async () => {
+      const store = await open();
+      expect(store.sourceSwitch("s1", "llm-wiki")).toBeUndefined();
+      expect(store.approvalMode("s1")).toBeUndefined();
+      await store.setSourceSwitch("s1", "llm-wiki", true);
+      await store.setApprovalMode("s1", "always_allow");
+      expect(store.sourceSwitch("s1", "llm-wiki")).toBe(true);
+      expect(store.approvalMode("s1")).toBe("always_allow");
+    });
+
+    test("switches and modes are per session and per source, and the last write wins", async () => {
+      const store = await open();
+      await store.setSourceSwitch("s1", "llm-wiki", true);
+      await store.setSourceSwitch("s1", "pubmed", false);
+      await store.setSourceSwitch("s1", "llm-wiki", false);
+      await store.setApprovalMode("s2", "always_allow");
+      await store.setApprovalMode("s2", "ask_for_dangerous");
+      expect(store.sourceSwitch("s1", "llm-wiki")).toBe(false);
+      expect(store.sourceSwitch("s1", "pubmed")).toBe(false);
+      expect(store.sourceSwitch("s2", "llm-wiki")).toBeUndefined();
+      expect(store.approvalMode("s2")).toBe("ask_for_dangerous");
+      expect(store.approvalMode("s1")).toBeUndefined();
+    });
+
+    test("a decision round-trips exactly; peek leaves it, take consumes it once", async () => {
+      const store = await open();
+      const decision = recorded();
+      expect(store.mayHoldDecision("t1:call-1")).toBe(false);
+      await store.putDecision("t1:call-1", decision);
+      expect(store.mayHoldDecision("t1:call-1")).toBe(true);
+      expect(await store.peekDecision("t1:call-1")).toEqual(decision);
+      expect(await store.peekDecision("t1:call-2")).toBeUndefined();
+      expect(await store.takeDecision("t1:call-1")).toEqual(decision);
+      expect(await store.takeDecision("t1:call-1")).toBeUndefined();
+      expect(await store.peekDecision("t1:call-1")).toBeUndefined();
+    });
+
+    test("a decision recorded again for the same call replaces the first", async () => {
+      const store = await open();
+      await store.putDecision("t1:call-1", recorded());
+      const denial = recorded({
+        decision: { decision: "deny" },
+        result: { authorizationId: "auth-2", decisionSource: "wait_timeout" },
+        reason: "nobody answered",
+      });
+      await store.putDecision("t1:call-1", denial);
+      expect(await store.takeDecision("t1:call-1")).toEqual(denial);
+    });
+
+    test("of concurrent takes, exactly one gets the decision", async () => {
+      const store = await open();
+      await store.putDecision("t1:call-1", recorded());
+      const taken = await Promise.all([1, 2, 3, 4].map(() => store.takeDecision("t1:call-1")));
+      expect(taken.filter((t) => t !== undefined)).toEqual([recorded()]);
+    });
+
+    test("a closed store rejects writes and decisions with UPSTREAM_UNAVAILABLE; close is idempotent", async () => {
+      const store = await open();
+      await store.setSourceSwitch("s1", "llm-wiki", true);
+      await store.close();
+      await store.close();
+      const closed = { code: "UPSTREAM_UNAVAILABLE" };
+      await expect(store.setSourceSwitch("s1", "llm-wiki", false)).rejects.toMatchObject(closed);
+      await expect(store.setApprovalMode("s1", "always_allow")).rejects.toMatchObject(closed);
+      await expect(store.putDecision("t1:c", recorded())).rejects.toMatchObject(closed);
+      await expect(store.takeDecision("t1:c")).rejects.toMatchObject(closed);
+      await expect(store.sync()).rejects.toMatchObject(closed);
+      // The last view still answers: a closing runtime may list tools.
+      expect(store.sourceSwitch("s1", "llm-wiki")).toBe(true);
+    });
+
+    const { peer } = options;
+    describe.skipIf(peer === undefined)("across two replicas", () => {
+      const openPair = async (): Promise<[SessionStateStore, SessionStateStore]> => {
+        const first = await open();
+        const second = await (peer as NonNullable<typeof peer>)(first);
+        opened.push(second);
+        return [first, second];
+      };
+      const within = { timeout: options.convergeWithinMs ?? 5000, interval: 20 };
+
+      test("a switch or mode written on one is read on the other, without sync() within the bound", async () => {
+        const [a, b] = await openPair();
+        await a.setSourceSwitch("s1", "pubmed", false);
+        await a.setApprovalMode("s1", "always_allow");
+        await vi.waitFor(() => {
+          expect(b.sourceSwitch("s1", "pubmed")).toBe(false);
+          expect(b.approvalMode("s1")).toBe("always_allow");
+        }, within);
+        await b.setSourceSwitch("s1", "pubmed", true);
+        await a.sync();
+        expect(a.sourceSwitch("s1", "pubmed")).toBe(true);
+      });
+
+      test("a decision put on one is consumed exactly once when both take at once", async () => {
+        const [a, b] = await openPair();
+        await a.putDecision("t1:call-1", recorded());
+        expect(await b.peekDecision("t1:call-1")).toEqual(recorded());
+        const taken = await Promise.all([a, b, a, b].map((store) => store.takeDecision("t1:call-1")));
+        expect(taken.filter((t) => t !== undefined)).toEqual([recorded()]);
+      });
+
+      test("the other replica hears of a recorded decision (mayHoldDecision) within the bound", async () => {
+        const [a, b] = await openPair();
+        await a.putDecision("t1:call-9", recorded());
+        await vi.waitFor(() => expect(b.mayHoldDecision("t1:call-9")).toBe(true), within);
+      });
+    });
+  });
+}

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { openPostgres, type PostgresDatabase } from "../../../src/core/index.js";
+import {
+  PostgresSessionStateStore,
+  type PostgresSessionStateStoreOptions,
+  type SessionStateStore,
+} from "../../../src/governance/permissions/index.js";
+import { describeSessionStateStoreConformance } from "../../../src/testing/index.js";
+import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startTestPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+
+/** Each store on its own pool (as on its own replica); the pools close with the file. */
+const databases: PostgresDatabase[] = [];
+const urls = new WeakMap<SessionStateStore, string>();
+afterAll(async () => {
+  await Promise.all(databases.splice(0).map((db) => db.close()));
+});
+
+async function openStore(url: string, options: PostgresSessionStateStoreOptions = {}) {
+  const db = await openPostgres(url, { maxConnections: 3, applicationName: "sciencegate-test" });
+  databases.push(db);
+  const store = await PostgresSessionStateStore.open(db, options);
+  urls.set(store, url);
+  return store;
+}
+
+// A catch-up every minute: the peers must converge through NOTIFY alone.
+const notifyOnly = { pollIntervalMs: 60_000 };
+describeSessionStateStoreConformance(
+  "PostgresSessionStateStore",
+  async () => openStore(await server.createDatabase(), notifyOnly),
+  { peer: (first) => openStore(urls.get(first) as string, notifyOnly) },
+);
+
+describe("PostgresSessionStateStore across replicas", () => {
+  test("a replica whose listener dropped reloads on reconnect and sees what it missed", async () => {
+    const url = await server.createDatabase();
+    const a = await openStore(url, notifyOnly);
+    const b = await openStore(url, { ...notifyOnly, reconnectDelayMs: 300 });
+    try {
+      // Cut every listener connection (pool connections are idle); changes made now send no
+      // notification that b can hear.
+      const [admin] = databases.slice(-1) as [PostgresDatabase];
+      const cut = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+      );
+      expect(cut).toHaveLength(2);
+      await a.setSourceSwitch("s1", "pubmed", false);
+      await a.setApprovalMode("s1", "always_allow");
+      await vi.waitFor(() => {
+        expect(b.sourceSwitch("s1", "pubmed")).toBe(false);
+        expect(b.approvalMode("s1")).toBe("always_allow");
+      }, 5_000);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test("without notifications at all, the catch-up interval bounds how stale a replica is", async () => {
+    const url = await server.createDatabase();
+    const a = await openStore(url, notifyOnly);
+    const b = await openStore(url, { pollIntervalMs: 100 });
+    try {
+      // Written straight into the table, as a replica whose NOTIFY was lost would leave it.
+      const [db] = databases.slice(-1) as [PostgresDatabase];
+      await db.query(
+        `WITH tick AS (UPDATE sciencegate_session_state_clock SET version = version + 1 RETURNING version)
+         INSERT INTO sciencegate_approval_modes (session_id, mode, version) SELECT $1, $2, version FROM tick`,
+        ["s9", "always_allow"],
+      );
+      const started = Date.now();
+      await vi.waitFor(() => expect(b.approvalMode("s9")).toBe("always_allow"), 2_000);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(a.approvalMode("s9")).toBeUndefined();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test("a malformed approval mode in the table is ignored, not served", async () => {
+    const url = await server.createDatabase();
+    const a = await openStore(url);
+    await a.close();
+    const [db] = databases.slice(-1) as [PostgresDatabase];
+    await db.query(
+      "INSERT INTO sciencegate_approval_modes (session_id, mode, version) VALUES ('s1', 'yolo', 1)",
+    );
+    const b = await openStore(url);
+    try {
+      expect(b.approvalMode("s1")).toBeUndefined();
+      await expect(b.setApprovalMode("s1", "yolo" as "always_allow")).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+      });
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,4 @@
+import { MemorySessionStateStore } from "../../../src/governance/permissions/index.js";
+import { describeSessionStateStoreConformance } from "../../../src/testing/index.js";
+
+describeSessionStateStoreConformance("MemorySessionStateStore", () => new MemorySessionStateStore());
