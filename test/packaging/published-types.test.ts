@@ -8,8 +8,8 @@
  * app whose node_modules links every package of this repository's node_modules except `langchain`
  * and vitest. So `sciencegate/testing`'s declarations are checked without vitest (they do not need
  * it); its conformance suites import vitest at run time, so that entry is not loaded here. Of the
- * type packages the app has `@types/node` (a Node app's) and `@types/better-sqlite3` (a dependency of
- * the package: the SQLite stores' declarations name it). The build skips type checking (`--noCheck`):
+ * type packages the app has `@types/node` (a Node app's) and the `@types/*` dependencies of the package
+ * (`better-sqlite3` and `pg`: the SQLite and PostgreSQL stores' declarations name them). The build skips type checking (`--noCheck`):
  * `npm run typecheck` does that; this test is about what the emitted declarations say.
  */
 import { execFile } from "node:child_process";
@@ -32,7 +32,13 @@ const MODULES = join(REPO, "node_modules");
 const TSC = join(MODULES, "typescript", "bin", "tsc");
 /** Left out of the app: the optional peer under test, and the test runner `sciencegate/testing` names. */
 const ABSENT = new Set(["langchain", "vitest", "@vitest", ".bin", "@types"]);
-const TYPES = ["node", "better-sqlite3"];
+/** `@types/node`, and the type packages the package depends on (an app installing it gets them). */
+const typePackages = (pkg: PackageJson & { dependencies?: Record<string, string> }) => [
+  "node",
+  ...Object.keys(pkg.dependencies ?? {})
+    .filter((name) => name.startsWith("@types/"))
+    .map((name) => name.slice("@types/".length)),
+];
 
 /** What the harness's consumer does not say: the agent's state and the middleware are typed. */
 const TYPED = `
@@ -72,7 +78,9 @@ beforeAll(async () => {
   for (const name of await readdir(MODULES)) {
     if (!ABSENT.has(name)) await symlink(join(MODULES, name), join(modules, name));
   }
-  for (const name of TYPES) await symlink(join(MODULES, "@types", name), join(modules, "@types", name));
+  const types = typePackages(await readJson(join(REPO, "package.json")));
+  expect(types).toEqual(expect.arrayContaining(["node", "better-sqlite3", "pg"]));
+  for (const name of types) await symlink(join(MODULES, "@types", name), join(modules, "@types", name));
   await writeFile(
     join(app, "package.json"),
     JSON.stringify({ name: "consumer", type: "module", private: true }),
