@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import type { DownloadJob, DownloadJobStore } from "../../src/artifacts/download-job-store.js";
 import { PostgresDownloadJobStore } from "../../src/artifacts/download-postgres-job-store.js";
 import { openPostgres } from "../../src/core/open-postgres.js";
 import { describeDownloadJobStoreConformance } from "../../src/testing/download-job-store-conformance.js";
-import { closingDatabase, schemaUrls } from "../postgres/fresh-schema.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { closingDatabase, useTestSchemas } from "../postgres/fresh-schema.js";
 
-let server: TestPostgres;
-let schemas: { next(): Promise<string> };
-beforeAll(async () => {
-  server = await startTestPostgres();
-  schemas = schemaUrls(await server.createDatabase());
-}, 60_000);
-afterAll(() => server?.stop(), 60_000);
+const schemas = useTestSchemas();
 
 /** The URL each store was opened on, so `reopen` can open it again (a restarted replica). */
 const urls = new WeakMap<DownloadJobStore, string>();

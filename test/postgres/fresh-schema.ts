@@ -4,6 +4,8 @@
  * Creating a database per test costs ~0.3 s; a schema costs a few ms.
  */
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
+import { startTestPostgres, type TestPostgres } from "./test-postgres.js";
 
 /**
  * A factory of URLs, each to a new empty schema of `databaseUrl`.
@@ -46,4 +48,25 @@ export function closingDatabase<T extends { close(): Promise<void> }>(
     await db.close();
   };
   return store;
+}
+
+/**
+ * A test PostgreSQL for the calling file (started before its tests, stopped after them) and fresh
+ * schemas of one of its databases.
+ * @returns `next()` for a new schema's URL (call it from a test or hook)
+ */
+export function useTestSchemas(): { next(): Promise<string> } {
+  let server: TestPostgres | undefined;
+  let schemas: { next(): Promise<string> } | undefined;
+  beforeAll(async () => {
+    server = await startTestPostgres();
+    schemas = schemaUrls(await server.createDatabase());
+  }, 60_000);
+  afterAll(() => server?.stop(), 60_000);
+  return {
+    next() {
+      if (!schemas) throw new Error("useTestSchemas: next() before the file's beforeAll ran");
+      return schemas.next();
+    },
+  };
 }

@@ -10,17 +10,10 @@ import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-
 import { PostgresLedger, type PostgresLedgerOptions } from "../../../src/governance/audit/postgres-ledger.js";
 import { checkStoreIntegrity } from "../../../src/governance/audit/store-integrity.js";
 import { describeLedgerConformance } from "../../../src/testing/ledger-conformance.js";
-import { closingDatabase, schemaUrls } from "../../postgres/fresh-schema.js";
-import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+import { closingDatabase, useTestSchemas } from "../../postgres/fresh-schema.js";
 import { ledgerRow as row } from "./ledger-row.js";
 
-let server: TestPostgres;
-let schemas: { next(): Promise<string> };
-beforeAll(async () => {
-  server = await startTestPostgres();
-  schemas = schemaUrls(await server.createDatabase());
-}, 60_000);
-afterAll(() => server?.stop(), 60_000);
+const schemas = useTestSchemas();
 
 /** A ledger in a schema of its own; closing the ledger also closes its pool. */
 async function freshLedger(options: PostgresLedgerOptions = {}): Promise<PostgresLedger> {

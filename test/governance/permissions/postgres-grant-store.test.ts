@@ -2,16 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgres, type PostgresDatabase } from "../../../src/core/open-postgres.js";
 import { PostgresGrantStore } from "../../../src/governance/permissions/postgres-grant-store.js";
 import { describeGrantStoreConformance } from "../../../src/testing/grant-store-conformance.js";
-import { closingDatabase, schemaUrls } from "../../postgres/fresh-schema.js";
-import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+import { closingDatabase, useTestSchemas } from "../../postgres/fresh-schema.js";
 
-let server: TestPostgres;
-let schemas: { next(): Promise<string> };
-beforeAll(async () => {
-  server = await startTestPostgres();
-  schemas = schemaUrls(await server.createDatabase());
-}, 60_000);
-afterAll(() => server?.stop(), 60_000);
+const schemas = useTestSchemas();
 
 describeGrantStoreConformance("PostgresGrantStore", async () => {
   const db = await openPostgres(await schemas.next(), { maxConnections: 4 });
