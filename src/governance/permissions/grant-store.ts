@@ -81,6 +81,23 @@ export function closedGrantStoreError(): GovernanceError {
   return new GovernanceError("UPSTREAM_UNAVAILABLE", "The grant store is closed.");
 }
 
+/**
+ * A grant from a table row of the SQL stores (`id`, `session_id`, `action`, `resource`, `created_at`,
+ * `tool_definition_hash`).
+ * @param row the row
+ * @returns the grant
+ */
+export function grantFromRow(row: Record<string, unknown>): Grant {
+  return {
+    id: String(row.id),
+    sessionId: String(row.session_id),
+    action: String(row.action),
+    resource: String(row.resource),
+    createdAt: String(row.created_at),
+    toolDefinitionHash: String(row.tool_definition_hash),
+  };
+}
+
 function sameKey(a: GrantKey, b: GrantKey): boolean {
   return (
     a.sessionId === b.sessionId &&

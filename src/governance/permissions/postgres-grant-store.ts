@@ -8,10 +8,9 @@ import {
   type Grant,
   type GrantKey,
   type GrantStore,
+  grantFromRow,
   normalizeGrant,
 } from "./grant-store.js";
-
-type Row = Record<string, unknown>;
 
 /** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
 const MIGRATIONS: readonly string[] = [
@@ -64,7 +63,7 @@ export class PostgresGrantStore implements GrantStore {
         `sciencegate:grant:${JSON.stringify([clean.sessionId, clean.action, clean.resource])}`,
       ]);
       const [existing] = await sql.query(FIND, key);
-      if (existing) return { grant: toGrant(existing), created: false };
+      if (existing) return { grant: grantFromRow(existing), created: false };
       // A grant bound to another definition of the tool can never match again: drop it.
       await sql.query(
         "DELETE FROM sciencegate_grants WHERE session_id = $1 AND action = $2 AND resource = $3",
@@ -87,7 +86,7 @@ export class PostgresGrantStore implements GrantStore {
       key.resource,
       key.toolDefinitionHash,
     ]);
-    return row && toGrant(row);
+    return row && grantFromRow(row);
   }
 
   async list(options: { sessionId?: string } = {}): Promise<Grant[]> {
@@ -98,13 +97,13 @@ export class PostgresGrantStore implements GrantStore {
           [options.sessionId],
         )
       : await this.#db.query("SELECT * FROM sciencegate_grants ORDER BY created_ms, seq");
-    return rows.map(toGrant);
+    return rows.map(grantFromRow);
   }
 
   async revoke(id: string): Promise<Grant | undefined> {
     this.#ensureOpen();
     const [row] = await this.#db.query("DELETE FROM sciencegate_grants WHERE id = $1 RETURNING *", [id]);
-    return row && toGrant(row);
+    return row && grantFromRow(row);
   }
 
   async nextEpoch(sessionId: string): Promise<number> {
@@ -134,15 +133,4 @@ export class PostgresGrantStore implements GrantStore {
   #ensureOpen(): void {
     if (this.#closed) throw closedGrantStoreError();
   }
-}
-
-function toGrant(row: Row): Grant {
-  return {
-    id: String(row.id),
-    sessionId: String(row.session_id),
-    action: String(row.action),
-    resource: String(row.resource),
-    createdAt: String(row.created_at),
-    toolDefinitionHash: String(row.tool_definition_hash),
-  };
 }

@@ -10,6 +10,7 @@ import {
   type Grant,
   type GrantKey,
   type GrantStore,
+  grantFromRow,
   normalizeGrant,
 } from "./grant-store.js";
 
@@ -70,7 +71,7 @@ export class SqliteGrantStore implements GrantStore {
     const clean = normalizeGrant(grant);
     return this.#transaction(() => {
       const existing = this.#findRow(clean);
-      if (existing) return { grant: toGrant(existing), created: false };
+      if (existing) return { grant: grantFromRow(existing), created: false };
       // A grant bound to another definition of the tool can never match again: drop it.
       this.#db
         .prepare("DELETE FROM grants WHERE session_id = ? AND action = ? AND resource = ?")
@@ -96,7 +97,7 @@ export class SqliteGrantStore implements GrantStore {
   async find(key: GrantKey): Promise<Grant | undefined> {
     this.#ensureOpen();
     const row = this.#findRow(key);
-    return row && toGrant(row);
+    return row && grantFromRow(row);
   }
 
   async list(options: { sessionId?: string } = {}): Promise<Grant[]> {
@@ -106,14 +107,14 @@ export class SqliteGrantStore implements GrantStore {
           .prepare("SELECT * FROM grants WHERE session_id = ? ORDER BY created_ms, seq")
           .all(options.sessionId)
       : this.#db.prepare("SELECT * FROM grants ORDER BY created_ms, seq").all();
-    return (rows as Row[]).map(toGrant);
+    return (rows as Row[]).map(grantFromRow);
   }
 
   async revoke(id: string): Promise<Grant | undefined> {
     return this.#transaction(() => {
       const row = this.#db.prepare("SELECT * FROM grants WHERE id = ?").get(id) as Row | undefined;
       if (row) this.#db.prepare("DELETE FROM grants WHERE id = ?").run(id);
-      return row && toGrant(row);
+      return row && grantFromRow(row);
     });
   }
 
@@ -168,15 +169,4 @@ function migrate(db: Database, path: string): void {
     path,
     migrations: MIGRATIONS,
   });
-}
-
-function toGrant(row: Row): Grant {
-  return {
-    id: String(row.id),
-    sessionId: String(row.session_id),
-    action: String(row.action),
-    resource: String(row.resource),
-    createdAt: String(row.created_at),
-    toolDefinitionHash: String(row.tool_definition_hash),
-  };
 }
