@@ -170,7 +170,7 @@ async function runAdmission(server: TestPostgres): Promise<AdmissionResults> {
   const db = await openPostgres(url);
   let postgres: PostgresRateLimiter | undefined;
   try {
-    postgres = await PostgresRateLimiter.open(db, { groups, listenUrl: url });
+    postgres = await PostgresRateLimiter.open(db, { groups, listen: true });
     const memory = new RateLimiter({ groups });
     return await measureAdmission({ memory, postgres }, ADMISSION_WARMUP, ADMISSION_ITERATIONS);
   } finally {

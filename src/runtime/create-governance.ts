@@ -171,7 +171,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ? own(
           await PostgresRateLimiter.open(database, {
             groups: rateLimits,
-            ...(storage.postgres ? { listenUrl: storage.postgres.url } : {}),
+            listen: true,
             ...clock,
           }),
         )

@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Client } from "pg";
-import { type Clock, migratePostgresSchema, type PostgresDatabase, systemClock } from "../../core/index.js";
+import {
+  type Clock,
+  migratePostgresSchema,
+  type PostgresDatabase,
+  type PostgresListener,
+  systemClock,
+} from "../../core/index.js";
 import { PostgresRateLimitGroup, type SharedGroupContext } from "./postgres-rate-limit-group.js";
 import {
   HEARTBEAT_SQL,
@@ -24,10 +29,11 @@ export interface PostgresRateLimiterOptions {
   /** Limits per `rateLimitGroup`; every replica should be given the same. @default no groups */
   groups?: Map<string, RateLimitGroupConfig> | Record<string, RateLimitGroupConfig> | undefined;
   /**
-   * The same database's URL, for one dedicated connection that `LISTEN`s for releases so that a
+   * Keep one dedicated connection that `LISTEN`s for releases (`PostgresDatabase.listen`), so that a
    * waiter starts as soon as a slot frees anywhere. Without it waiters look every `pollIntervalMs`.
+   * @default false
    */
-  listenUrl?: string | undefined;
+  listen?: boolean | undefined;
   /** How long a lease or queued caller outlives its replica's last heartbeat, in ms. @default 10000 */
   leaseTtlMs?: number | undefined;
   /** The longest a blocked waiter sleeps before it looks again (announcements wake it sooner). @default 250 */
@@ -46,7 +52,7 @@ export interface PostgresRateLimiterOptions {
  * with a retryable `UPSTREAM_UNAVAILABLE`: nothing is sent unlimited.
  * @example
  * const db = await openPostgres(url);
- * const limiter = await PostgresRateLimiter.open(db, { groups: { ncbi: { maxConcurrentRequests: 2 } }, listenUrl: url });
+ * const limiter = await PostgresRateLimiter.open(db, { groups: { ncbi: { maxConcurrentRequests: 2 } }, listen: true });
  * const lease = await limiter.acquire("ncbi");
  * try { await call(); } finally { lease.release(); }
  * await limiter.close();
@@ -60,15 +66,15 @@ export class PostgresRateLimiter implements RateLimitAdmission {
   readonly #waiters = new Set<string>();
   readonly #closing = new AbortController();
   #beating = false;
-  #listener: Client | undefined;
-  readonly #listenUrl: string | undefined;
+  #listener: PostgresListener | undefined;
+  readonly #listens: boolean;
 
   private constructor(db: PostgresDatabase, options: PostgresRateLimiterOptions) {
     this.#db = db;
     const groups = options.groups ?? {};
     const entries = groups instanceof Map ? groups.entries() : Object.entries(groups);
     for (const [name, config] of entries) this.#limits.set(name, resolveRateLimitConfig(name, config));
-    this.#listenUrl = options.listenUrl;
+    this.#listens = options.listen === true;
     this.#context = {
       db,
       clock: options.clock ?? systemClock,
@@ -88,7 +94,7 @@ export class PostgresRateLimiter implements RateLimitAdmission {
   /**
    * Creates or upgrades the schema (once across replicas) and starts listening for releases.
    * @param db the open database (the caller closes it, after `close()`)
-   * @param options groups, `listenUrl`, lease TTL, poll interval, clock
+   * @param options groups, `listen`, lease TTL, poll interval, clock
    * @returns the limiter
    * @throws GovernanceError `INVALID_CONFIG` for an out-of-range limit or a newer schema;
    *   `UPSTREAM_UNAVAILABLE` when the database cannot be reached
@@ -99,7 +105,7 @@ export class PostgresRateLimiter implements RateLimitAdmission {
   ): Promise<PostgresRateLimiter> {
     const limiter = new PostgresRateLimiter(db, options);
     await migratePostgresSchema(db, { store: RATE_LIMIT_STORE, migrations: RATE_LIMIT_MIGRATIONS });
-    await limiter.#listen().catch(() => limiter.#relisten());
+    await limiter.#listen();
     return limiter;
   }
 
@@ -142,7 +148,7 @@ export class PostgresRateLimiter implements RateLimitAdmission {
     for (const group of this.#groups.values()) group.close();
     const listener = this.#listener;
     this.#listener = undefined;
-    await listener?.end().catch(() => {});
+    await listener?.close().catch(() => {});
   }
 
   #group(name: string): PostgresRateLimitGroup {
@@ -176,47 +182,31 @@ export class PostgresRateLimiter implements RateLimitAdmission {
     })();
   }
 
+  /** Starts listening; while it cannot, waiters poll and it tries again after a pause. */
   async #listen(): Promise<void> {
-    if (this.#listenUrl === undefined || this.#closing.signal.aborted) return;
-    const { default: pg } = await import("pg");
-    const client = new pg.Client({
-      connectionString: this.#listenUrl,
-      application_name: "sciencegate-rate-limit",
-    });
-    client.on("notification", (message) => {
-      const group = message.payload === undefined ? undefined : this.#groups.get(message.payload);
-      group?.wake();
-    });
-    client.on("error", () => {});
-    client.on("end", () => {
-      if (this.#listener === client) {
-        this.#listener = undefined;
-        this.#relisten();
-      }
-    });
+    if (!this.#listens || this.#closing.signal.aborted) return;
+    const pause = this.#context.pollIntervalMs * 4;
     try {
-      await client.connect();
-      await client.query(`LISTEN ${RATE_LIMIT_CHANNEL}`);
-    } catch (error) {
-      await client.end().catch(() => {});
-      throw error;
+      const listener = await this.#db.listen(
+        RATE_LIMIT_CHANNEL,
+        {
+          onNotification: (group) => this.#groups.get(group)?.wake(),
+          // Announcements missed while not listening: everyone looks again.
+          onConnect: () => {
+            for (const group of this.#groups.values()) group.wake();
+          },
+          onError: () => {},
+        },
+        { reconnectDelayMs: pause },
+      );
+      if (this.#closing.signal.aborted) await listener.close();
+      else this.#listener = listener;
+    } catch {
+      this.#context.clock.sleep(pause, this.#closing.signal).then(
+        () => this.#listen(),
+        () => {},
+      );
     }
-    if (this.#closing.signal.aborted) {
-      await client.end().catch(() => {});
-      return;
-    }
-    this.#listener = client;
-    // Announcements missed while not listening: everyone looks again.
-    for (const group of this.#groups.values()) group.wake();
-  }
-
-  /** Reconnects the listener after a pause; meanwhile waiters poll. */
-  #relisten(): void {
-    if (this.#listenUrl === undefined || this.#closing.signal.aborted) return;
-    this.#context.clock
-      .sleep(this.#context.pollIntervalMs * 4, this.#closing.signal)
-      .then(() => this.#listen())
-      .catch(() => this.#relisten());
   }
 }
 

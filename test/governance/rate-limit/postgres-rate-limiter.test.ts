@@ -52,7 +52,7 @@ async function replicas(count: number, options: PostgresRateLimiterOptions) {
   const limiters: PostgresRateLimiter[] = [];
   for (let i = 0; i < count; i++) {
     const db = await openPostgres(url, { maxConnections: 4 });
-    const limiter = await PostgresRateLimiter.open(db, { listenUrl: url, ...options });
+    const limiter = await PostgresRateLimiter.open(db, { listen: true, ...options });
     dbs.push(db);
     limiters.push(limiter);
     opened.push(db, limiter);

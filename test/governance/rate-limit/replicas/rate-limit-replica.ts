@@ -26,7 +26,7 @@ const plan = JSON.parse(process.argv[2]!) as ReplicaPlan;
 const db = await openPostgres(plan.url, { maxConnections: 4 });
 const limiter = await PostgresRateLimiter.open(db, {
   groups: { g: plan.group },
-  listenUrl: plan.url,
+  listen: true,
   leaseTtlMs: plan.leaseTtlMs,
   replicaId: plan.replica,
 });
