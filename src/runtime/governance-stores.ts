@@ -69,7 +69,8 @@ export async function openGovernanceStores(
   const grants =
     options.grants ??
     (database
-      ? own(await PostgresGrantStore.open(database))
+      ? // Epochs skip their own log flush only when the rows that carry them commit on this database.
+        own(await PostgresGrantStore.open(database, { epochsCommitWithLedger: options.ledger === undefined }))
       : inMemory
         ? new MemoryGrantStore()
         : own(await SqliteGrantStore.open(grantStorePath(dataDir))));

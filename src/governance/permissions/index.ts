@@ -17,7 +17,7 @@ export {
   type PermissionRisk,
   permissionDecisionSchema,
 } from "./permission-types.js";
-export { PostgresGrantStore } from "./postgres-grant-store.js";
+export { PostgresGrantStore, type PostgresGrantStoreOptions } from "./postgres-grant-store.js";
 export {
   PostgresSessionStateStore,
   type PostgresSessionStateStoreOptions,

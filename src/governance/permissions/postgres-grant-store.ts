@@ -23,8 +23,27 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE sciencegate_permission_epochs (session_id TEXT PRIMARY KEY, epoch BIGINT NOT NULL);`,
 ];
 
+/** Options of `PostgresGrantStore.open`. */
+export interface PostgresGrantStoreOptions {
+  /**
+   * The authorization rows that carry the epochs go to a `PostgresLedger` on the same database. Then
+   * an epoch's increment commits without waiting for its own log flush: the row that carries the epoch
+   * commits after it, and that commit's flush covers the increment (a crash before it loses both, so
+   * no number is handed out twice). Leave it off when the ledger is elsewhere. @default false
+   */
+  epochsCommitWithLedger?: boolean;
+}
+
 const FIND =
   "SELECT * FROM sciencegate_grants WHERE session_id = $1 AND action = $2 AND resource = $3 AND tool_definition_hash = $4";
+
+const NEXT_EPOCH = `INSERT INTO sciencegate_permission_epochs (session_id, epoch) VALUES ($1, 1)
+  ON CONFLICT (session_id) DO UPDATE SET epoch = sciencegate_permission_epochs.epoch + 1 RETURNING epoch`;
+
+/** `NEXT_EPOCH` without the wait for the log flush at commit (the statement's own transaction only). */
+const NEXT_EPOCH_QUICK = `WITH quick AS (SELECT set_config('synchronous_commit', 'off', true))
+  INSERT INTO sciencegate_permission_epochs (session_id, epoch) SELECT $1, 1 FROM quick
+  ON CONFLICT (session_id) DO UPDATE SET epoch = sciencegate_permission_epochs.epoch + 1 RETURNING epoch`;
 
 /**
  * A `GrantStore` in PostgreSQL: a grant one replica creates is honoured by every other, and epochs
@@ -35,21 +54,27 @@ const FIND =
  */
 export class PostgresGrantStore implements GrantStore {
   readonly #db: PostgresDatabase;
+  readonly #nextEpochSql: string;
   #closed = false;
 
-  private constructor(db: PostgresDatabase) {
+  private constructor(db: PostgresDatabase, options: PostgresGrantStoreOptions) {
     this.#db = db;
+    this.#nextEpochSql = options.epochsCommitWithLedger ? NEXT_EPOCH_QUICK : NEXT_EPOCH;
   }
 
   /**
    * Migrates the grant tables (once across replicas) and returns the store.
    * @param db the open database (see `openPostgres`)
+   * @param options how epochs commit
    * @returns the store
    * @throws GovernanceError `INVALID_CONFIG` when the database has a newer grant schema
    */
-  static async open(db: PostgresDatabase): Promise<PostgresGrantStore> {
+  static async open(
+    db: PostgresDatabase,
+    options: PostgresGrantStoreOptions = {},
+  ): Promise<PostgresGrantStore> {
     await migratePostgresSchema(db, { store: "grants", migrations: MIGRATIONS });
-    return new PostgresGrantStore(db);
+    return new PostgresGrantStore(db, options);
   }
 
   async ensure(grant: Grant): Promise<{ grant: Grant; created: boolean }> {
@@ -108,11 +133,7 @@ export class PostgresGrantStore implements GrantStore {
 
   async nextEpoch(sessionId: string): Promise<number> {
     this.#ensureOpen();
-    const [row] = await this.#db.query<{ epoch: string }>(
-      `INSERT INTO sciencegate_permission_epochs (session_id, epoch) VALUES ($1, 1)
-       ON CONFLICT (session_id) DO UPDATE SET epoch = sciencegate_permission_epochs.epoch + 1 RETURNING epoch`,
-      [sessionId],
-    );
+    const [row] = await this.#db.query<{ epoch: string }>(this.#nextEpochSql, [sessionId]);
     return Number(row?.epoch);
   }
 

@@ -11,6 +11,11 @@ describeGrantStoreConformance("PostgresGrantStore", async () => {
   return closingDatabase(await PostgresGrantStore.open(db), db);
 });
 
+describeGrantStoreConformance("PostgresGrantStore (epochs commit with the ledger)", async () => {
+  const db = await openPostgres(await schemas.next(), { maxConnections: 4 });
+  return closingDatabase(await PostgresGrantStore.open(db, { epochsCommitWithLedger: true }), db);
+});
+
 const grant = (id: string, toolDefinitionHash = "h1") => ({
   id,
   sessionId: "s1",
@@ -54,4 +59,39 @@ describe("PostgresGrantStore across replicas", () => {
     expect([...epochs].sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect(await b.currentEpoch("s-epoch")).toBe(60);
   });
+});
+
+describe("PostgresGrantStore epochsCommitWithLedger", () => {
+  /** Log flushes this connection's backend has waited for (one connection: always the same backend). */
+  const walFlushes = async (db: PostgresDatabase) => {
+    await db.query("SELECT pg_stat_force_next_flush()");
+    const [row] = await db.query<{ n: string }>(
+      "SELECT coalesce(sum(fsyncs), 0)::text AS n FROM pg_stat_get_backend_io(pg_backend_pid()) WHERE object = 'wal'",
+    );
+    return Number(row?.n);
+  };
+
+  test.each([
+    [false, "one per commit"],
+    [true, "none"],
+  ])(
+    "with the option %s, 50 epoch increments wait for %s of their own log flushes; the connection keeps synchronous_commit on",
+    async (quick) => {
+      const db = await openPostgres(await schemas.next(), { maxConnections: 1 });
+      try {
+        const store = await PostgresGrantStore.open(db, { epochsCommitWithLedger: quick });
+        const before = await walFlushes(db);
+        for (let i = 1; i <= 50; i++) expect(await store.nextEpoch("s1")).toBe(i);
+        const flushes = (await walFlushes(db)) - before;
+        // Another backend's flush can cover a commit (a shared server), so "one per commit" is at least one.
+        if (quick) expect(flushes).toBe(0);
+        else expect(flushes).toBeGreaterThan(0);
+        // The setting was the statement's own transaction's: the pooled connection's next user is unaffected.
+        expect(await db.query("SHOW synchronous_commit")).toEqual([{ synchronous_commit: "on" }]);
+        expect(await store.currentEpoch("s1")).toBe(50);
+      } finally {
+        await db.close();
+      }
+    },
+  );
 });
