@@ -54,6 +54,12 @@ const CHANGES = `
   UNION ALL SELECT 'd', call_key, NULL, NULL, version::text FROM sciencegate_recorded_decisions WHERE version > $1
   UNION ALL SELECT 'c', NULL, NULL, NULL, version::text FROM ${CLOCK}`;
 
+const DEFAULT_DECISION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/** Deletes the decisions recorded more than `$1` ms ago (by the database clock). */
+const PURGE_DECISIONS = `DELETE FROM sciencegate_recorded_decisions
+  WHERE recorded_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)`;
+
 const APPROVAL_MODES: ReadonlySet<string> = new Set<ApprovalMode>(["ask_for_dangerous", "always_allow"]);
 
 /** Options of `PostgresSessionStateStore.open`. */
@@ -67,6 +73,12 @@ export interface PostgresSessionStateStoreOptions {
   reconnectDelayMs?: number;
   /** Decisions this replica remembers having heard of (oldest forgotten first). @default 10000 */
   maxDecisionHints?: number;
+  /**
+   * How long a recorded decision waits for its call, in ms (by the database clock). Older ones (the
+   * thread was abandoned) are deleted when a replica opens the store and every hour after; such a call,
+   * should its thread resume after all, asks its human again. @default 604800000 (7 days)
+   */
+  decisionRetentionMs?: number;
   /** Background failures (lost listener, failed catch-up); the store keeps its last view. @default ignored */
   onError?: (error: unknown) => void;
 }
@@ -100,6 +112,7 @@ export class PostgresSessionStateStore implements SessionStateStore {
   #seen = 0;
   #listener: PostgresListener | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #purgeTimer: ReturnType<typeof setInterval> | undefined;
   #catchingUp: Promise<void> | undefined;
   #again = false;
   #closed = false;
@@ -114,14 +127,22 @@ export class PostgresSessionStateStore implements SessionStateStore {
    * @param db the open database (stays the caller's to close, after this store)
    * @param options catch-up interval, reconnect delay, hint bound, error callback
    * @returns the open store
-   * @throws GovernanceError `INVALID_CONFIG` when the database has a newer schema; whatever the first
-   *   connection throws
+   * @throws GovernanceError `INVALID_CONFIG` when the database has a newer schema or
+   *   `decisionRetentionMs` is not a positive integer; whatever the first connection throws
    */
   static async open(
     db: PostgresDatabase,
     options: PostgresSessionStateStoreOptions = {},
   ): Promise<PostgresSessionStateStore> {
+    const retentionMs = options.decisionRetentionMs ?? DEFAULT_DECISION_RETENTION_MS;
+    if (!Number.isSafeInteger(retentionMs) || retentionMs <= 0) {
+      throw new GovernanceError(
+        "INVALID_CONFIG",
+        `PostgresSessionStateStore decisionRetentionMs must be a positive integer of milliseconds; got ${String(options.decisionRetentionMs)}.`,
+      );
+    }
     await migratePostgresSchema(db, { store: STORE, migrations: MIGRATIONS });
+    await db.query(PURGE_DECISIONS, [retentionMs]);
     const store = new PostgresSessionStateStore(db, options);
     store.#listener = await db.listen(
       CHANNEL,
@@ -140,6 +161,11 @@ export class PostgresSessionStateStore implements SessionStateStore {
       options.pollIntervalMs ?? 2000,
     );
     store.#timer.unref?.();
+    store.#purgeTimer = setInterval(
+      () => db.query(PURGE_DECISIONS, [retentionMs]).catch(store.#report),
+      Math.min(retentionMs, PURGE_INTERVAL_MS),
+    );
+    store.#purgeTimer.unref?.();
     return store;
   }
 
@@ -223,6 +249,7 @@ export class PostgresSessionStateStore implements SessionStateStore {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    clearInterval(this.#purgeTimer);
     await this.#listener?.close();
   }
 

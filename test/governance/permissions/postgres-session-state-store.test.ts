@@ -100,4 +100,49 @@ describe("PostgresSessionStateStore across replicas", () => {
       await b.close();
     }
   });
+
+  test("a decision whose call never came is deleted after decisionRetentionMs; a recent one stays", async () => {
+    const url = await server.createDatabase();
+    const a = await openStore(url);
+    const [db] = databases.slice(-1) as [PostgresDatabase];
+    const recorded = (id: string) => ({
+      fingerprint: `f-${id}`,
+      decision: { decision: "allow_once" as const },
+      result: { authorizationId: id, decisionSource: "user_once" as const },
+    });
+    await a.putDecision("t1:abandoned", recorded("a1"));
+    await a.putDecision("t1:recent", recorded("a2"));
+    await db.query(
+      "UPDATE sciencegate_recorded_decisions SET recorded_at = now() - interval '8 days' WHERE call_key = 't1:abandoned'",
+    );
+    await a.close();
+    // The next replica to open the store purges (the default retention is 7 days).
+    const b = await openStore(url);
+    try {
+      expect(await b.peekDecision("t1:abandoned")).toBeUndefined();
+      expect(await b.takeDecision("t1:recent")).toMatchObject({ fingerprint: "f-a2" });
+    } finally {
+      await b.close();
+    }
+    // With a short retention, a replica that stays open purges on its own timer.
+    const c = await openStore(url, { decisionRetentionMs: 300 });
+    try {
+      await c.putDecision("t2:waits", recorded("a3"));
+      expect(await c.peekDecision("t2:waits")).toBeDefined();
+      await vi.waitFor(async () => expect(await c.peekDecision("t2:waits")).toBeUndefined(), {
+        timeout: 5_000,
+        interval: 100,
+      });
+    } finally {
+      await c.close();
+    }
+  });
+
+  test.each([0, -1, 1.5, Number.NaN])("decisionRetentionMs %s is refused with INVALID_CONFIG", async (ms) => {
+    const url = await server.createDatabase();
+    await expect(openStore(url, { decisionRetentionMs: ms })).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining("decisionRetentionMs"),
+    });
+  });
 });
