@@ -298,7 +298,11 @@ export class DownloadManager {
     if (!this.#opts.authorize) return undefined;
     const startedAt = this.#clock.now();
     const decision = await this.#opts.authorize(plan);
-    if (decision.allowed) return decision.authorizationId;
+    if (decision.allowed) {
+      // A download is slow anyway: its authorization row commits before it starts.
+      await decision.committed;
+      return decision.authorizationId;
+    }
     const refusal = new GovernanceError("PERMISSION_DENIED", `Download refused: ${decision.reason}`, {
       data: { candidateId: plan.candidate.candidateId, destinationPath: plan.destinationPath },
     });

@@ -12,6 +12,7 @@ import { afterEach } from "vitest";
 import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import type { Ledger } from "../../src/governance/audit/index.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import type { SessionStateStore } from "../../src/governance/permissions/index.js";
 import type { PermissionCard, PermissionPolicy } from "../../src/governance/permissions/permission-types.js";
@@ -51,6 +52,8 @@ export interface LabReplica {
   sessionState?: SessionStateStore;
   /** @default a fresh counter */
   calls?: Record<string, number>;
+  /** @default a fresh `MemoryLedger` */
+  ledger?: Ledger;
 }
 
 /**
@@ -96,7 +99,7 @@ export async function createLabRuntime(
     builtinManifests: false,
     manifestDirs: [dir],
     pool: createInMemoryPool({ lab: server }),
-    ledger: new MemoryLedger(),
+    ledger: replica.ledger ?? new MemoryLedger(),
     store: new MemoryContentStore(),
     permissionPolicy: policy,
     sessionState: replica.sessionState,

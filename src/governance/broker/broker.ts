@@ -111,6 +111,8 @@ interface Call {
   input?: Record<string, unknown> | undefined;
   /** Whether the call's span records: its rate-limit wait and attempts are then spans too. */
   traced: boolean;
+  /** The commit of the call's authorization row when the permission hook did not wait for it. */
+  authorizationCommitted?: Promise<void> | undefined;
 }
 
 /**
@@ -398,6 +400,11 @@ export class Broker {
       )
       .catch((error: unknown): AuthorizationDecision => ({ allowed: false, reason: errorMessage(error) }));
     if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
+    if (decision.allowed && decision.committed) {
+      // Awaited when the row is written; a failure surfaces there, never as an unhandled rejection.
+      decision.committed.catch(() => undefined);
+      call.authorizationCommitted = decision.committed;
+    }
     if (!decision.allowed) {
       throw new GovernanceError(
         "PERMISSION_DENIED",
@@ -724,8 +731,11 @@ export class Broker {
       finishedAt: new Date(finishedMs).toISOString(),
       durationMs: Math.max(0, finishedMs - startedMs),
     };
-    if (call.inline.length === 0) await this.#o.ledger.append(record);
-    else await this.#o.ledger.append(record, call.inline);
+    const appended =
+      call.inline.length === 0 ? this.#o.ledger.append(record) : this.#o.ledger.append(record, call.inline);
+    // The row is recorded once the authorization row it names is committed too.
+    if (call.authorizationCommitted) await Promise.all([appended, call.authorizationCommitted]);
+    else await appended;
   }
 }
 

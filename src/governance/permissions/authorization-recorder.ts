@@ -89,9 +89,28 @@ export class AuthorizationRecorder {
     rendered: RenderedPermission,
     decisionSource: PermissionDecisionSource | PendingEndSource,
   ): Promise<string> {
+    const { id, committed } = await this.appendBehind(request, rendered, decisionSource);
+    await committed;
+    return id;
+  }
+
+  /**
+   * Like `append`, but returns once the epoch is taken and the row is queued in the ledger (ahead of
+   * any row queued after it), with its commit to wait for later.
+   * @param request the call
+   * @param rendered `renderPermission(request)`
+   * @param decisionSource why the call was allowed or refused
+   * @returns the new authorization id and the row's commit
+   * @throws whatever the grant store throws (the commit rejects with what the ledger throws)
+   */
+  async appendBehind(
+    request: AuthorizationRequest,
+    rendered: RenderedPermission,
+    decisionSource: PermissionDecisionSource | PendingEndSource,
+  ): Promise<{ id: string; committed: Promise<void> }> {
     const id = this.#newId();
     const epoch = await this.#grants.nextEpoch(request.sessionId);
-    await this.#ledger.appendAuthorization({
+    const committed = this.#ledger.appendAuthorization({
       id,
       sessionId: request.sessionId,
       sourceId: request.sourceId,
@@ -104,7 +123,7 @@ export class AuthorizationRecorder {
       ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
       ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
     });
-    return id;
+    return { id, committed };
   }
 
   #isoNow(): string {

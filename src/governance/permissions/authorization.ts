@@ -17,9 +17,13 @@ export interface AuthorizationRequest {
   input: Record<string, unknown>;
 }
 
-/** The permission hook's answer. `authorizationId` is recorded on the invocation row. */
+/**
+ * The permission hook's answer. `authorizationId` is recorded on the invocation row. `committed`,
+ * when present, is the commit of an authorization row the hook did not wait for: the broker lets
+ * the call run and its `recorded` waits for that commit with the invocation row's.
+ */
 export type AuthorizationDecision =
-  | { allowed: true; authorizationId?: string }
+  | { allowed: true; authorizationId?: string; committed?: Promise<void> }
   | { allowed: false; reason: string; authorizationId?: string };
 
 /** The permission hook. A throw counts as a denial. */

@@ -285,7 +285,20 @@ export class PermissionService {
     if (recorded) return recorded;
     const verdict = await this.#evaluate(request, isDangerous());
     if (verdict.outcome === "allow") {
-      const id = await this.#recorder.append(request, renderPermission(request), verdict.decisionSource);
+      const rendered = renderPermission(request);
+      if (verdict.decisionSource === "policy_not_dangerous") {
+        // Nobody decided anything about a safe call: its row commits with the invocation row
+        // (`Broker.recorded` waits for both) instead of before the call runs.
+        const { id, committed } = await this.#recorder.appendBehind(
+          request,
+          rendered,
+          verdict.decisionSource,
+        );
+        // Whoever ignores it must not crash the process when it fails; awaiting it still rejects.
+        committed.catch(() => undefined);
+        return { allowed: true, authorizationId: id, committed };
+      }
+      const id = await this.#recorder.append(request, rendered, verdict.decisionSource);
       return { allowed: true, authorizationId: id };
     }
     const { card } = verdict;
