@@ -3,6 +3,8 @@
  * limits): one bounded `pg` pool per database URL, parameterised statements only, schema migrations
  * versioned per store and run once under a lock.
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import type { ClientConfig, Pool, PoolClient, QueryResultRow } from "pg";
 import { GovernanceError } from "./errors.js";
 import {
@@ -74,6 +76,19 @@ export interface PostgresDatabase extends SqlRunner {
     handlers: PostgresListenHandlers,
     options?: PostgresListenOptions,
   ): Promise<PostgresListener>;
+  /**
+   * Runs statements from a caller that cannot wait (a process exit step): a short-lived child process
+   * connects and runs them in one transaction, each in a savepoint of its own so that a refused one
+   * does not undo the others. Blocks the event loop until they are done, at most `timeoutMs`.
+   * @param statements the statements and their values
+   * @param options the time bound @default 10000 ms
+   * @returns how many statements failed and the first failure's message; `failed` counts every one
+   *   when the child could not connect or commit, or ran out of time
+   */
+  runSync(
+    statements: readonly { sql: string; params: readonly SqlValue[] }[],
+    options?: { timeoutMs?: number },
+  ): { failed: number; error?: string };
   /** Closes the pool; later statements fail. Idempotent. */
   close(): Promise<void>;
 }
@@ -106,7 +121,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const pool: Pool = new pg.Pool({ ...connection, max: options.maxConnections ?? 10 });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on("error", () => {});
-  const db = new PoolDatabase(pool, label, (channel, handlers, listenOptions) =>
+  const db = new PoolDatabase(pool, label, connection, (channel, handlers, listenOptions) =>
     startPostgresListener(pg.Client, { ...connection, keepAlive: true }, channel, handlers, listenOptions),
   );
   try {
@@ -125,13 +140,43 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
 class PoolDatabase implements PostgresDatabase {
   readonly #pool: Pool;
   readonly label: string;
+  readonly #connection: ClientConfig;
   readonly listen: PostgresDatabase["listen"];
   #closed: Promise<void> | undefined;
 
-  constructor(pool: Pool, label: string, listen: PostgresDatabase["listen"]) {
+  constructor(pool: Pool, label: string, connection: ClientConfig, listen: PostgresDatabase["listen"]) {
     this.#pool = pool;
     this.label = label;
+    this.#connection = connection;
     this.listen = listen;
+  }
+
+  runSync(
+    statements: readonly { sql: string; params: readonly SqlValue[] }[],
+    options: { timeoutMs?: number } = {},
+  ): { failed: number; error?: string } {
+    if (statements.length === 0) return { failed: 0 };
+    const input = JSON.stringify({
+      connection: this.#connection,
+      statements: statements.map(({ sql, params }) => ({ sql, params: params.map(encodeSyncValue) })),
+    });
+    const child = spawnSync(process.execPath, [syncWriterPath()], {
+      input,
+      timeout: options.timeoutMs ?? 10_000,
+      encoding: "utf8",
+      maxBuffer: 1024 * 1024,
+      // The URL (with its password) travels on stdin, never in the arguments others can list.
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    if (child.status === 0) {
+      try {
+        return JSON.parse(child.stdout) as { failed: number; error?: string };
+      } catch {
+        // Fall through: an answer we cannot read counts as nothing written.
+      }
+    }
+    const why = child.error?.message ?? (child.stderr.trim() || `exit ${child.status ?? child.signal}`);
+    return { failed: statements.length, error: why };
   }
 
   async query<Row extends QueryResultRow = Record<string, unknown>>(
@@ -169,6 +214,18 @@ class PoolDatabase implements PostgresDatabase {
     this.#closed ??= this.#pool.end();
     return this.#closed;
   }
+}
+
+/** A statement value as JSON for `postgres-sync-writer.cjs`. */
+function encodeSyncValue(value: SqlValue): unknown {
+  if (Buffer.isBuffer(value)) return { $bytes: value.toString("base64") };
+  if (typeof value === "bigint") return { $bigint: value.toString() };
+  return value;
+}
+
+/** `postgres-sync-writer.cjs`, next to this module in the sources and in the package. */
+function syncWriterPath(): string {
+  return fileURLToPath(new URL("./postgres-sync-writer.cjs", import.meta.url));
 }
 
 /** Every Sciencegate store's schema version, one row per store, in one table of the database. */

@@ -4,6 +4,7 @@
  * duplicates refused per row, objects all or nothing with their row, reads after queued appends.
  */
 import {
+  atExit,
   GovernanceError,
   migratePostgresSchema,
   type PostgresDatabase,
@@ -69,7 +70,9 @@ interface PendingWrite {
  * inline objects wait), and batches commit one after another, so a burst of appends costs a few round
  * trips. A duplicate row
  * (invocation id, or thread and tool call) is refused alone; its objects are not stored. Reads first
- * commit what is queued. The ledger does not own the database: whoever opened it closes it.
+ * commit what is queued, and so does a process that exits with writes unsettled (`process.exit()`):
+ * a short-lived child process writes them (`PostgresDatabase.runSync`). The ledger does not own the
+ * database: whoever opened it closes it.
  * @example
  * const db = await openPostgres(process.env.SCIENCEGATE_DATABASE_URL!);
  * const ledger = await PostgresLedger.open(db);
@@ -84,6 +87,9 @@ export class PostgresLedger implements Ledger {
   #scheduled = false;
   /** The last batch's commit; the next batch starts after it (append order is commit order). */
   #committing: Promise<void> = Promise.resolve();
+  /** Every write not settled yet: queued, or in a statement the server has not answered. */
+  readonly #unsettled = new Set<Write>();
+  readonly #stopCommitAtExit: () => void;
   #closed = false;
 
   private constructor(db: PostgresDatabase, maxInlineBytes: number) {
@@ -97,6 +103,7 @@ export class PostgresLedger implements Ledger {
             get: (sha256) => this.#getObject(sha256),
             verifyAll: () => this.#verifyObjects(),
           };
+    this.#stopCommitAtExit = atExit("commit", () => this.#commitAtExit());
   }
 
   /**
@@ -213,6 +220,27 @@ export class PostgresLedger implements Ledger {
     this.#commitPending();
     this.#closed = true;
     await this.#committing;
+    this.#stopCommitAtExit();
+  }
+
+  /**
+   * At process exit (no later turn will come): writes every unsettled write through `runSync`, each
+   * in a savepoint of its own. A write whose statement was in flight is written again; the inserts
+   * skip what is already stored.
+   */
+  #commitAtExit(): void {
+    if (this.#unsettled.size === 0) return;
+    const statements = [...this.#unsettled].map((write) =>
+      write.kind === "authorization"
+        ? { sql: INSERT_AUTHORIZATIONS, params: [JSON.stringify([authorizationRow(write.record, 0)])] }
+        : insertInvocationsStatement([write]),
+    );
+    const { failed, error } = this.#db.runSync(statements);
+    if (failed > 0) {
+      process.stderr.write(
+        `sciencegate: ${failed} audit row(s) not committed to PostgreSQL ${this.#db.label} at exit: ${error ?? "unknown error"}\n`,
+      );
+    }
   }
 
   async #getObject(sha256: string): Promise<Uint8Array | undefined> {
@@ -241,7 +269,18 @@ export class PostgresLedger implements Ledger {
 
   #enqueue(write: Write): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const queued = this.#pending.push({ write, resolve, reject });
+      this.#unsettled.add(write);
+      const queued = this.#pending.push({
+        write,
+        resolve: () => {
+          this.#unsettled.delete(write);
+          resolve();
+        },
+        reject: (error) => {
+          this.#unsettled.delete(write);
+          reject(error);
+        },
+      });
       if (write.kind === "invocation") for (const object of write.objects) this.#pendingBytes += object.size;
       if (queued >= MAX_QUEUED_WRITES || this.#pendingBytes >= MAX_QUEUED_BYTES) this.#commitPending();
       else if (!this.#scheduled) {
@@ -328,30 +367,8 @@ export class PostgresLedger implements Ledger {
 
   /** Inserts the rows and, for the rows stored, their objects, in one statement; returns the stored ids. */
   async #insertInvocations(writes: readonly Write[]): Promise<string[]> {
-    const rows: Row[] = [];
-    const params: SqlValue[] = [];
-    const objectRows: string[] = [];
-    writes.forEach((write, ord) => {
-      if (write.kind !== "invocation") return;
-      const { record } = write;
-      rows.push(invocationRow(record, ord));
-      for (const object of write.objects) {
-        const n = params.length + 2;
-        objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
-        params.push(record.invocationId, object.sha256, toBuffer(object.bytes));
-      }
-    });
-    const sql =
-      objectRows.length === 0
-        ? INSERT_INVOCATIONS
-        : `WITH stored AS (${INSERT_INVOCATIONS}),
-           objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
-             SELECT o.sha256, octet_length(o.bytes), o.bytes
-             FROM (VALUES ${objectRows.join(", ")}) AS o(invocation_id, sha256, bytes)
-             WHERE o.invocation_id IN (SELECT invocation_id FROM stored)
-             ON CONFLICT (sha256) DO NOTHING)
-           SELECT invocation_id FROM stored`;
-    const stored = await this.#db.query<{ invocation_id: string }>(sql, [JSON.stringify(rows), ...params]);
+    const { sql, params } = insertInvocationsStatement(writes);
+    const stored = await this.#db.query<{ invocation_id: string }>(sql, params);
     return stored.map((row) => row.invocation_id);
   }
 
@@ -388,6 +405,34 @@ export class PostgresLedger implements Ledger {
   #ensureOpen(): void {
     if (this.#closed) throw closedLedgerError();
   }
+}
+
+/** The statement that inserts invocation rows and, for the rows stored, their objects. */
+function insertInvocationsStatement(writes: readonly Write[]): { sql: string; params: SqlValue[] } {
+  const rows: Row[] = [];
+  const params: SqlValue[] = [];
+  const objectRows: string[] = [];
+  writes.forEach((write, ord) => {
+    if (write.kind !== "invocation") return;
+    const { record } = write;
+    rows.push(invocationRow(record, ord));
+    for (const object of write.objects) {
+      const n = params.length + 2;
+      objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
+      params.push(record.invocationId, object.sha256, toBuffer(object.bytes));
+    }
+  });
+  const sql =
+    objectRows.length === 0
+      ? INSERT_INVOCATIONS
+      : `WITH stored AS (${INSERT_INVOCATIONS}),
+           objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
+             SELECT o.sha256, octet_length(o.bytes), o.bytes
+             FROM (VALUES ${objectRows.join(", ")}) AS o(invocation_id, sha256, bytes)
+             WHERE o.invocation_id IN (SELECT invocation_id FROM stored)
+             ON CONFLICT (sha256) DO NOTHING)
+           SELECT invocation_id FROM stored`;
+  return { sql, params: [JSON.stringify(rows), ...params] };
 }
 
 /** SQLSTATE class 22 (data exception) or 54 (program limit): the statement's values, not the server. */
