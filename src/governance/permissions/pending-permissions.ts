@@ -30,6 +30,13 @@ interface PendingEntry extends PendingPermission {
   request: AuthorizationRequest;
 }
 
+/**
+ * Cards remembered at most; past it the oldest is forgotten. A card answered on another replica stays
+ * open here until then, since nothing tells this replica (a forgotten card that is still waiting
+ * starts its wait again when its task next runs).
+ */
+const MAX_ENTRIES = 10_000;
+
 /** Options of `PendingPermissions`: the permission service's own clock, recorder and decisions. */
 export interface PendingPermissionsOptions {
   /** Dates `askedAt` and measures waits. */
@@ -74,6 +81,10 @@ export class PendingPermissions {
       request,
     };
     this.#entries.set(key, entry);
+    for (const oldest of this.#entries.keys()) {
+      if (this.#entries.size <= MAX_ENTRIES) break;
+      this.#entries.delete(oldest);
+    }
     return publicPending(entry);
   }
 

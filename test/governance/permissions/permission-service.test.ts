@@ -426,3 +426,17 @@ describe("persistence", () => {
     await Promise.all([second.ledger.close(), second.grants.close()]);
   });
 });
+
+describe("pending cards", () => {
+  test("a replica remembers at most 10,000 cards: the oldest is forgotten first", () => {
+    const { service } = setup();
+    for (let i = 0; i <= 10_000; i++) service.notePending(write({ toolCallId: `call-${i}` }));
+    const open = service.listPending();
+    expect(open).toHaveLength(10_000);
+    expect(service.pendingFor(write({ toolCallId: "call-0" }))).toBeUndefined();
+    expect(service.pendingFor(write({ toolCallId: "call-10000" }))?.state).toBe("open");
+    // Noting a forgotten card again starts its wait again.
+    expect(service.notePending(write({ toolCallId: "call-0" })).state).toBe("open");
+    expect(service.pendingFor(write({ toolCallId: "call-1" }))).toBeUndefined();
+  });
+});
