@@ -172,6 +172,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
           await PostgresRateLimiter.open(database, {
             groups: rateLimits,
             listen: true,
+            leaseTtlMs: storage.postgres?.rateLimitLeaseTtlMs,
             ...clock,
           }),
         )

@@ -29,6 +29,13 @@ export interface GovernanceStorage {
    * server sees up to replicas × this). @default 10
    */
   maxConnections?: number | undefined;
+  /**
+   * How long a rate-limit lease or queued caller of this replica outlives the replica's last heartbeat,
+   * in ms (renewed every third of it): a replica that dies holding slots gives them back within this
+   * time, and one whose event loop stalls longer loses its leases while its calls still run. A whole
+   * number, at least 1000. Only with a database. @default 10000
+   */
+  rateLimitLeaseTtlMs?: number | undefined;
 }
 
 /** Options of `createGovernance`. Every store and seam has a working default. */

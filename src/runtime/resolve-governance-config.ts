@@ -58,19 +58,22 @@ export async function resolveGovernanceConfig(
 /** Where `createGovernance` keeps its state, checked: a PostgreSQL URL and pool bound, or SQLite files. */
 export interface ResolvedGovernanceStorage {
   /** The database of the ledger, grants and download jobs; `undefined` for SQLite in the data directory. */
-  postgres: { url: string; maxConnections: number } | undefined;
+  postgres: { url: string; maxConnections: number; rateLimitLeaseTtlMs: number | undefined } | undefined;
 }
 
 /** The pool bound when `storage.maxConnections` is not given (that of `openPostgres`). */
 const DEFAULT_MAX_CONNECTIONS = 10;
+
+/** The shortest lease TTL `storage.rateLimitLeaseTtlMs` accepts (the heartbeat renews every third of it). */
+const MIN_LEASE_TTL_MS = 1_000;
 
 /**
  * Resolves `storage`: its `postgres` URL, else `SCIENCEGATE_DATABASE_URL` (empty strings are absent).
  * @param options the `storage` option of `createGovernance`
  * @param env environment to read `SCIENCEGATE_DATABASE_URL` from
  * @returns the database and its pool bound, or SQLite
- * @throws GovernanceError `INVALID_CONFIG` for a `maxConnections` that is not a positive integer, or
- *   one given without a database
+ * @throws GovernanceError `INVALID_CONFIG` for a `maxConnections` that is not a positive integer or a
+ *   `rateLimitLeaseTtlMs` below 1000, or either one given without a database
  */
 export function resolveGovernanceStorage(
   options: Pick<GovernanceOptions, "storage">,
@@ -85,15 +88,33 @@ export function resolveGovernanceStorage(
       `storage.maxConnections must be a positive integer (connections in the PostgreSQL pool); got ${String(maxConnections)}.`,
     );
   }
+  const rateLimitLeaseTtlMs = storage?.rateLimitLeaseTtlMs;
+  if (
+    rateLimitLeaseTtlMs !== undefined &&
+    (!Number.isSafeInteger(rateLimitLeaseTtlMs) || rateLimitLeaseTtlMs < MIN_LEASE_TTL_MS)
+  ) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `storage.rateLimitLeaseTtlMs must be a whole number of ms, at least ${MIN_LEASE_TTL_MS} (a shorter TTL lets a live replica's leases expire between its heartbeats); got ${String(rateLimitLeaseTtlMs)}.`,
+    );
+  }
   if (url === undefined && maxConnections !== undefined) {
     throw new GovernanceError(
       "INVALID_CONFIG",
       "storage.maxConnections bounds the PostgreSQL pool, but no database is set: give storage.postgres or SCIENCEGATE_DATABASE_URL.",
     );
   }
+  if (url === undefined && rateLimitLeaseTtlMs !== undefined) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      "storage.rateLimitLeaseTtlMs sets the lease TTL of the rate limits shared in PostgreSQL, but no database is set: give storage.postgres or SCIENCEGATE_DATABASE_URL.",
+    );
+  }
   return {
     postgres:
-      url === undefined ? undefined : { url, maxConnections: maxConnections ?? DEFAULT_MAX_CONNECTIONS },
+      url === undefined
+        ? undefined
+        : { url, maxConnections: maxConnections ?? DEFAULT_MAX_CONNECTIONS, rateLimitLeaseTtlMs },
   };
 }
 

@@ -202,6 +202,15 @@ describe("createGovernance({ storage: { postgres } })", () => {
     ["a pool bound of 0", { storage: { postgres: "postgres://x@127.0.0.1/db", maxConnections: 0 } }],
     ["a pool bound without a database", { storage: { maxConnections: 4 } }],
     ["a URL that is not PostgreSQL", { storage: { postgres: "mysql://x@127.0.0.1/db" } }],
+    [
+      "a lease TTL below 1000 ms",
+      { storage: { postgres: "postgres://x@127.0.0.1/db", rateLimitLeaseTtlMs: 999 } },
+    ],
+    [
+      "a lease TTL that is not a whole number",
+      { storage: { postgres: "postgres://x@127.0.0.1/db", rateLimitLeaseTtlMs: 1500.5 } },
+    ],
+    ["a lease TTL without a database", { storage: { rateLimitLeaseTtlMs: 5_000 } }],
   ])("%s is refused with INVALID_CONFIG", async (_label, options) => {
     await expect(replica(options, join(scratch, "bad"))).rejects.toMatchObject({ code: "INVALID_CONFIG" });
   });
