@@ -17,10 +17,15 @@ export interface AuthorizationRequest {
   input: Record<string, unknown>;
 }
 
-/** The permission hook's answer. `authorizationId` is recorded on the invocation row. */
+/**
+ * The permission hook's answer. `authorizationId` is recorded on the invocation row. `runningElsewhere`
+ * says that another invocation of the same `threadId:toolCallId` (another replica's, over a shared
+ * session state) consumed the human's decision for this call and runs it: the broker then waits for
+ * that invocation's row and replays it, and records nothing itself.
+ */
 export type AuthorizationDecision =
   | { allowed: true; authorizationId?: string }
-  | { allowed: false; reason: string; authorizationId?: string };
+  | { allowed: false; reason: string; authorizationId?: string; runningElsewhere?: boolean };
 
 /** The permission hook. A throw counts as a denial. */
 export type Authorize = (
