@@ -2,8 +2,8 @@ import { defineConfig } from "vitest/config";
 import { packageAliases } from "./vitest.shared.js";
 
 /**
- * `npm run test:replicas`: shared rate limits with real replica processes on one PostgreSQL
- * (`*.replicas.test.ts`), about two minutes.
+ * `npm run test:replicas`: real replica processes on one PostgreSQL (`*.replicas.test.ts`): shared
+ * rate limits, and approvals and interrupted threads moving between replicas; about two minutes.
  */
 export default defineConfig({
   resolve: { alias: packageAliases() },

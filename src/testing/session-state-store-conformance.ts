@@ -90,17 +90,35 @@ export function describeSessionStateStoreConformance(
       expect(store.approvalMode("s1")).toBeUndefined();
     });
 
-    test("a decision round-trips exactly; peek leaves it, take consumes it once", async () => {
+    test("a decision round-trips exactly; peek leaves it, take consumes it once and keeps it as taken", async () => {
       const store = await open();
       const decision = recorded();
       expect(store.mayHoldDecision("t1:call-1")).toBe(false);
       await store.putDecision("t1:call-1", decision);
       expect(store.mayHoldDecision("t1:call-1")).toBe(true);
-      expect(await store.peekDecision("t1:call-1")).toEqual(decision);
+      expect(await store.peekDecision("t1:call-1")).toEqual({ ...decision, taken: false });
       expect(await store.peekDecision("t1:call-2")).toBeUndefined();
-      expect(await store.takeDecision("t1:call-1")).toEqual(decision);
-      expect(await store.takeDecision("t1:call-1")).toBeUndefined();
-      expect(await store.peekDecision("t1:call-1")).toBeUndefined();
+      expect(await store.takeDecision("t1:call-2")).toBeUndefined();
+      expect(await store.takeDecision("t1:call-1")).toEqual({ ...decision, taken: false });
+      expect(store.mayHoldDecision("t1:call-1")).toBe(false);
+      expect(await store.takeDecision("t1:call-1")).toEqual({ ...decision, taken: true });
+      expect(await store.peekDecision("t1:call-1")).toEqual({ ...decision, taken: true });
+    });
+
+    test("a taken decision stays for its call; a decision about another call under the key waits again", async () => {
+      const store = await open();
+      expect(await store.putDecision("t1:call-1", recorded())).toEqual({ ...recorded(), taken: false });
+      await store.takeDecision("t1:call-1");
+      // The same call answered again (a second resume): it keeps the decision it runs with.
+      const again = recorded({ result: { authorizationId: "auth-3", decisionSource: "user_once" } });
+      expect(await store.putDecision("t1:call-1", again)).toEqual({ ...recorded(), taken: true });
+      expect(store.mayHoldDecision("t1:call-1")).toBe(false);
+      expect(await store.takeDecision("t1:call-1")).toEqual({ ...recorded(), taken: true });
+      // Another call under the key (edited arguments): its decision waits.
+      const edited = recorded({ fingerprint: "fingerprint-2" });
+      expect(await store.putDecision("t1:call-1", edited)).toEqual({ ...edited, taken: false });
+      expect(store.mayHoldDecision("t1:call-1")).toBe(true);
+      expect(await store.takeDecision("t1:call-1")).toEqual({ ...edited, taken: false });
     });
 
     test("a decision recorded again for the same call replaces the first", async () => {
@@ -112,14 +130,15 @@ export function describeSessionStateStoreConformance(
         reason: "nobody answered",
       });
       await store.putDecision("t1:call-1", denial);
-      expect(await store.takeDecision("t1:call-1")).toEqual(denial);
+      expect(await store.takeDecision("t1:call-1")).toEqual({ ...denial, taken: false });
     });
 
-    test("of concurrent takes, exactly one gets the decision", async () => {
+    test("of concurrent takes, exactly one gets the decision untaken; the others see it taken", async () => {
       const store = await open();
       await store.putDecision("t1:call-1", recorded());
       const taken = await Promise.all([1, 2, 3, 4].map(() => store.takeDecision("t1:call-1")));
-      expect(taken.filter((t) => t !== undefined)).toEqual([recorded()]);
+      expect(taken.filter((t) => t?.taken === false)).toEqual([{ ...recorded(), taken: false }]);
+      expect(taken.filter((t) => t?.taken === true)).toHaveLength(3);
     });
 
     test("a closed store rejects writes and decisions with UPSTREAM_UNAVAILABLE; close is idempotent", async () => {
@@ -163,9 +182,27 @@ export function describeSessionStateStoreConformance(
       test("a decision put on one is consumed exactly once when both take at once", async () => {
         const [a, b] = await openPair();
         await a.putDecision("t1:call-1", recorded());
-        expect(await b.peekDecision("t1:call-1")).toEqual(recorded());
+        expect(await b.peekDecision("t1:call-1")).toEqual({ ...recorded(), taken: false });
         const taken = await Promise.all([a, b, a, b].map((store) => store.takeDecision("t1:call-1")));
-        expect(taken.filter((t) => t !== undefined)).toEqual([recorded()]);
+        expect(taken.filter((t) => t?.taken === false)).toEqual([{ ...recorded(), taken: false }]);
+        expect(taken.filter((t) => t?.taken === true)).toHaveLength(3);
+        // Taken on either replica, it stays taken on both, and a second answer cannot replace it.
+        expect(await a.peekDecision("t1:call-1")).toMatchObject({ taken: true });
+        const again = recorded({ result: { authorizationId: "auth-4", decisionSource: "user_once" } });
+        expect(await b.putDecision("t1:call-1", again)).toEqual({ ...recorded(), taken: true });
+      });
+
+      test("a second answer racing a take on the other replica never yields a second untaken decision", async () => {
+        const [a, b] = await openPair();
+        for (const n of [1, 2, 3, 4, 5]) {
+          const key = `t1:race-${n}`;
+          await a.putDecision(key, recorded());
+          const again = recorded({ result: { authorizationId: `auth-${n}`, decisionSource: "user_once" } });
+          const [first] = await Promise.all([a.takeDecision(key), b.putDecision(key, again)]);
+          const later = await b.takeDecision(key);
+          // Exactly one take consumes a decision (the call runs once), whichever answer came last.
+          expect([first, later].filter((t) => t?.taken === false)).toHaveLength(1);
+        }
       });
 
       test("the other replica hears of a recorded decision (mayHoldDecision) within the bound", async () => {

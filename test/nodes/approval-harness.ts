@@ -46,18 +46,20 @@ const dangerous = (id: string) =>
     routing: { keywords: [], mode: "off", priority: 0 },
   });
 
-/** What replicas of the lab share: the session state store and the MCP call counter. */
+/** What replicas of the lab share: the session state store, the ledger and the MCP call counter. */
 export interface LabReplica {
   /** @default in memory */
   sessionState?: SessionStateStore;
-  /** @default a fresh counter */
-  calls?: Record<string, number>;
   /** @default a fresh `MemoryLedger` */
   ledger?: Ledger;
+  /** @default a fresh counter */
+  calls?: Record<string, number>;
+  /** Awaited by every MCP call (by `tool:query`) once counted, before it answers. @default none */
+  hold?: (key: string) => Promise<void>;
 }
 
 /**
- * Builds the lab runtime (in-memory ledger, CAS and grants; a manual clock).
+ * Builds the lab runtime (in-memory ledger unless shared, CAS and grants; a manual clock).
  * @param policy the permission policy
  * @param replica the session state and call counter, when several replicas share them
  */
@@ -78,6 +80,7 @@ export async function createLabRuntime(
       async ({ query }) => {
         const key = `${name}:${query}`;
         calls[key] = (calls[key] ?? 0) + 1;
+        await replica.hold?.(key);
         const result = demoResult(name, [query.replace(/\W/g, "") || "x"], { sourceId: "lab" });
         return {
           content: [{ type: "text", text: JSON.stringify(result) }],

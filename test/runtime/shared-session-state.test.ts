@@ -1,11 +1,14 @@
 /**
  * Two replicas (two governance runtimes, each with its own pool, ledger and session state store) over
- * one real PostgreSQL database: what one replica's human or app decides applies on the other.
+ * one real PostgreSQL database: what one replica's human or app decides applies on the other. The
+ * separate-process version is `cross-process-approvals.replicas.test.ts`.
  */
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from "vitest";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { isGovernanceError, openPostgres, type PostgresDatabase } from "../../src/core/index.js";
+import { PostgresLedger } from "../../src/governance/audit/index.js";
+import type { InvokeOutcome } from "../../src/governance/broker/index.js";
 import { createAuthorizationRequest } from "../../src/governance/permissions/index.js";
 import { openSharedSessionState } from "../../src/runtime/index.js";
 import {
@@ -32,8 +35,8 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-/** Two lab replicas sharing one database's session state and one MCP call counter. */
-async function replicas(): Promise<{
+/** Two lab replicas sharing one database's session state and ledger, and one MCP call counter. */
+async function replicas(hold?: (key: string) => Promise<void>): Promise<{
   a: LabRuntime;
   b: LabRuntime;
   calls: Record<string, number>;
@@ -44,7 +47,15 @@ async function replicas(): Promise<{
   const open = async () => {
     const db: PostgresDatabase = await openPostgres(url, { maxConnections: 3 });
     closers.push(() => db.close());
-    const rt = await createLabRuntime({}, { sessionState: await openSharedSessionState(db), calls });
+    const rt = await createLabRuntime(
+      {},
+      {
+        sessionState: await openSharedSessionState(db),
+        ledger: await PostgresLedger.open(db),
+        calls,
+        ...(hold ? { hold } : {}),
+      },
+    );
     // The runtime closes its session state before the database closes.
     closers.push(() => rt.governance.close());
     return rt;
@@ -67,6 +78,25 @@ const codeOf = (promise: Promise<unknown>) =>
   );
 
 const converged = { timeout: 5_000, interval: 20 };
+
+/** Settles `work` while advancing the replicas' manual clocks (a replay waits for a row by polling). */
+async function advancing<T>(replicas: LabRuntime[], work: Promise<T>): Promise<T> {
+  let settled = false;
+  const done = work.finally(() => {
+    settled = true;
+  });
+  while (!settled) {
+    for (const rt of replicas) await rt.clock.advance(25);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return done;
+}
+
+const outcomeOf = (promise: Promise<InvokeOutcome>) =>
+  promise.then(
+    (outcome) => ({ invocationId: outcome.invocationId, replayed: outcome.replayed }),
+    (error: unknown) => ({ code: isGovernanceError(error) ? error.code : String(error) }),
+  );
 
 describe("session state shared by two replicas on one PostgreSQL", () => {
   test("a source switched off on A is refused on B, and its tools leave B's surface", async () => {
@@ -98,23 +128,49 @@ describe("session state shared by two replicas on one PostgreSQL", () => {
     expect(sources).toEqual(["always_allow"]);
   });
 
-  test("a decision recorded on A runs its call exactly once when A and B both try it", async () => {
+  test("a decision recorded on A runs its call exactly once when A and B both try it; the other replays it", async () => {
     const { a, b, calls } = await replicas();
     const call = write("once", { toolCallId: "call-1", threadId: "s1" });
     const request = createAuthorizationRequest(a.governance.catalog, call);
     const decided = await a.governance.permissions.decide(request, { decision: "allow_once" });
-    const outcomes = await Promise.all([
-      codeOf(a.governance.broker.invoke(call)),
-      codeOf(b.governance.broker.invoke(call)),
-    ]);
-    expect([...outcomes].sort()).toEqual(["PERMISSION_DENIED", "ran"]);
+    const outcomes = await advancing(
+      [a, b],
+      Promise.all([outcomeOf(a.governance.broker.invoke(call)), outcomeOf(b.governance.broker.invoke(call))]),
+    );
+    // Not a refusal on the replica that found the decision consumed: it waited for the row and replayed it.
+    expect(outcomes.map((o) => ("replayed" in o ? o.replayed : o.code)).sort()).toEqual([false, true]);
+    expect(new Set(outcomes.map((o) => ("invocationId" in o ? o.invocationId : "")))).toHaveLength(1);
     expect(calls).toEqual({ "write:once": 1 });
-    // The replica that ran it used the human's authorization.
-    const ranOn = outcomes.indexOf("ran") === 0 ? a : b;
-    await vi.waitFor(async () => {
-      const row = await ranOn.governance.ledger.findByCall("s1", "call-1");
-      expect(row?.authorizationId).toBe(decided.authorizationId);
-    }, converged);
+    const row = await b.governance.ledger.findByCall("s1", "call-1");
+    expect(row).toMatchObject({ status: "ok", authorizationId: decided.authorizationId });
+  });
+
+  test("answered again on B while A runs the call: no second decision, no second run, B replays A's call", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { a, b, calls } = await replicas(() => held);
+    const call = write("held", { toolCallId: "call-2", threadId: "s1" });
+    const onA = createAuthorizationRequest(a.governance.catalog, call);
+    const first = await a.governance.permissions.decide(onA, { decision: "allow_once" });
+    const running = outcomeOf(a.governance.broker.invoke(call));
+    await vi.waitFor(() => expect(calls).toEqual({ "write:held": 1 }), converged);
+
+    // The same card resumed on B (a second submit, another replica): A consumed the decision already.
+    const onB = createAuthorizationRequest(b.governance.catalog, call);
+    const second = await b.governance.permissions.decide(onB, { decision: "allow_once" });
+    expect(second.authorizationId).toBe(first.authorizationId);
+    const replaying = outcomeOf(b.governance.broker.invoke(call));
+    await advancing([a, b], new Promise((resolve) => setTimeout(resolve, 200)));
+    expect(calls).toEqual({ "write:held": 1 });
+    release();
+    const [ran, replayed] = await advancing([a, b], Promise.all([running, replaying]));
+    expect(ran).toMatchObject({ replayed: false });
+    expect(replayed).toEqual({ ...ran, replayed: true });
+    expect(calls).toEqual({ "write:held": 1 });
+    const sources = (await b.governance.ledger.listAuthorizations()).map((row) => row.decisionSource);
+    expect(sources).toEqual(["user_once"]);
   });
 
   test("a thread interrupted on A and resumed on B runs its call once; allow_always answered on B applies on A", async () => {

@@ -30,7 +30,7 @@ import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
-import { callUpstream } from "./call-upstream.js";
+import { callUpstream, upstreamTimeoutMs } from "./call-upstream.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
@@ -73,6 +73,17 @@ export interface BrokerOptions {
 
 /** Returned calls whose rows may still be on their way; past this, a call waits for its own row. */
 const MAX_ROWS_BEHIND = 1_024;
+
+/**
+ * Beyond its deadline, how long a call that another invocation runs (see `#replayWhenRecorded`) waits
+ * for that invocation to record its row.
+ */
+const RECORDING_GRACE_MS = 5_000;
+
+/** Thrown inside a call whose permission hook said another invocation runs it: it records no row. */
+class RunningElsewhere {
+  constructor(readonly waitMs: number) {}
+}
 
 /** Failed row writes kept for `recorded`/`flush` to report; past this the oldest is dropped. */
 const MAX_FAILED_ROWS_KEPT = 1_000;
@@ -359,6 +370,7 @@ export class Broker {
       if (this.#queuedRows.size > MAX_ROWS_BEHIND) await recorded.catch(() => undefined);
       return outcome;
     } catch (caught) {
+      if (caught instanceof RunningElsewhere) return this.#replayWhenRecorded(request, span, caught.waitMs);
       const error = recordedError(caught, row);
       row.error = {
         code: error.code,
@@ -404,6 +416,10 @@ export class Broker {
       // Awaited when the row is written; a failure surfaces there, never as an unhandled rejection.
       decision.committed.catch(() => undefined);
       call.authorizationCommitted = decision.committed;
+    }
+    // Only a call with a thread has a row to replay; one without is refused below.
+    if (!decision.allowed && decision.runningElsewhere === true && request.threadId !== undefined) {
+      throw new RunningElsewhere(upstreamTimeoutMs(request, tool, this.#o) + RECORDING_GRACE_MS);
     }
     if (!decision.allowed) {
       throw new GovernanceError(
@@ -488,6 +504,42 @@ export class Broker {
       attempts: row.attempts,
       queueWaitMs: row.queueWaitMs,
     };
+  }
+
+  /**
+   * Replays a call that another invocation under the same `threadId:toolCallId` runs (another
+   * replica's, which consumed the human's decision first) once its row is recorded, polling the ledger
+   * within `waitMs`. This invocation records no row: the key's row is the other one's to write.
+   * @throws GovernanceError `TIMEOUT` (retryable) when no row came within `waitMs`; `CANCELLED` when
+   *   the caller aborted or `close()` cut the wait
+   */
+  async #replayWhenRecorded(request: InvokeRequest, span: Span, waitMs: number): Promise<InvokeOutcome> {
+    const { ledger, clock } = this.#o;
+    const threadId = request.threadId as string;
+    const toolCallId = request.toolCallId as string;
+    const until = clock.now() + waitMs;
+    let prior: InvocationRecord | undefined;
+    try {
+      for (let pause = 25; prior === undefined; pause = Math.min(pause * 2, 500)) {
+        prior = await ledger.findByCall(threadId, toolCallId);
+        const left = until - clock.now();
+        if (prior !== undefined) break;
+        if (left <= 0) {
+          throw new GovernanceError(
+            "TIMEOUT",
+            `Tool call '${toolCallId}' of thread '${threadId}' was approved and runs in another invocation (another replica consumed its decision first), which recorded no outcome within ${waitMs} ms; nothing was run here. Try again to replay its outcome once it is recorded.`,
+            { retryable: true, data: { threadId, toolCallId, runningElsewhere: true } },
+          );
+        }
+        await clock.sleep(Math.min(pause, left), request.signal);
+      }
+    } catch (caught) {
+      const error = toGovernanceError(caught);
+      endInvocationSpan(span, undefined, false, error);
+      throw error;
+    }
+    if (recordedDigest(prior) !== callDigest(request)) return this.#refuseReusedCall(request, span);
+    return this.#replay(prior, span);
   }
 
   async #replay(prior: InvocationRecord, span: Span): Promise<InvokeOutcome> {

@@ -84,12 +84,7 @@ export async function callUpstream(
         : options.limiter.acquire(group, optional({ signal: request.signal })))
     : undefined;
   if (lease) tally.queueWaitMs = lease.queueWaitMs;
-  // The operator's per-server setting wins over the manifest author's per-tool default (ARCHITECTURE.md).
-  const timeoutMs =
-    request.timeoutMs ??
-    options.serverTimeoutMs(tool.serverId) ??
-    tool.manifest.timeoutMs ??
-    options.defaultTimeoutMs;
+  const timeoutMs = upstreamTimeoutMs(request, tool, options);
   try {
     const { value, attempts } = await runWithRetry<CallToolResult>(
       ({ attempt, signal }) => {
@@ -129,6 +124,28 @@ export async function callUpstream(
   } finally {
     lease?.release();
   }
+}
+
+/**
+ * The deadline of a call's MCP attempts, in ms: the request's own, else the server's configured one,
+ * else the tool manifest's, else the broker default. The operator's per-server setting wins over the
+ * manifest author's per-tool default (ARCHITECTURE.md "The one call path").
+ * @param request the call (its `timeoutMs`)
+ * @param tool the catalog tool (its server and manifest)
+ * @param options the broker's default and per-server deadlines
+ * @returns the deadline over all attempts
+ */
+export function upstreamTimeoutMs(
+  request: Pick<InvokeRequest, "timeoutMs">,
+  tool: CatalogTool,
+  options: Pick<CallUpstreamOptions, "defaultTimeoutMs" | "serverTimeoutMs">,
+): number {
+  return (
+    request.timeoutMs ??
+    options.serverTimeoutMs(tool.serverId) ??
+    tool.manifest.timeoutMs ??
+    options.defaultTimeoutMs
+  );
 }
 
 /** One MCP request of the call, with the size cap checked on its answer. */

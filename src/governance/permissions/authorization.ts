@@ -20,11 +20,14 @@ export interface AuthorizationRequest {
 /**
  * The permission hook's answer. `authorizationId` is recorded on the invocation row. `committed`,
  * when present, is the commit of an authorization row the hook did not wait for: the broker lets
- * the call run and its `recorded` waits for that commit with the invocation row's.
+ * the call run and its `recorded` waits for that commit with the invocation row's. `runningElsewhere`
+ * says that another invocation of the same `threadId:toolCallId` (another replica's, over a shared
+ * session state) consumed the human's decision for this call and runs it: the broker then waits for
+ * that invocation's row and replays it, and records nothing itself.
  */
 export type AuthorizationDecision =
   | { allowed: true; authorizationId?: string; committed?: Promise<void> }
-  | { allowed: false; reason: string; authorizationId?: string };
+  | { allowed: false; reason: string; authorizationId?: string; runningElsewhere?: boolean };
 
 /** The permission hook. A throw counts as a denial. */
 export type Authorize = (

@@ -212,7 +212,8 @@ export class PermissionService {
    * plus one session grant on the card's `matchingScope` bound to the tool definition),
    * `allow_always` (this call, then the session's approval mode becomes `always_allow`) or `deny`.
    * Appends one authorization row; the broker call of the same `threadId:toolCallId` consumes it.
-   * Recording the same decision again for a call still waiting returns the first record.
+   * Recording the same decision again for a call still waiting returns the first record; so does any
+   * decision for a call whose decision a broker call (on any replica) already consumed.
    * @param request the call the card was about (with its `toolCallId`)
    * @param decision the resume value; validated with `permissionDecisionSchema`
    * @returns the authorization id and, for `allow_matching`, the grant
@@ -237,7 +238,9 @@ export class PermissionService {
     if (waiting) return waiting;
     const rendered = renderPermission(request);
     const result = await this.#recorder.recordDecision(request, rendered, parsed.data);
-    await this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
+    const stored = await this.#decisions.set(key, { fingerprint, decision: parsed.data, result });
+    // Another replica consumed a decision of this very call meanwhile: the call runs with that one.
+    if (stored.taken) return stored.result;
     if (parsed.data.decision === "allow_always")
       await this.setApprovalMode(request.sessionId, "always_allow");
     return result;

@@ -18,6 +18,7 @@ import {
   closedSessionStateError,
   type RecordedDecision,
   type SessionStateStore,
+  type StoredDecision,
 } from "./session-state-store.js";
 
 const STORE = "session-state";
@@ -39,7 +40,15 @@ const MIGRATIONS: readonly string[] = [
      call_key TEXT PRIMARY KEY, recorded JSONB NOT NULL, version BIGINT NOT NULL,
      recorded_at TIMESTAMPTZ NOT NULL DEFAULT now());
    CREATE INDEX sciencegate_recorded_decisions_version ON sciencegate_recorded_decisions (version);`,
+  // A taken decision stays as the mark that its call runs (`takes` counts the takes; 1 is the first).
+  `ALTER TABLE sciencegate_recorded_decisions
+     ADD COLUMN takes INTEGER NOT NULL DEFAULT 0, ADD COLUMN taken_at TIMESTAMPTZ;
+   CREATE INDEX sciencegate_recorded_decisions_taken ON sciencegate_recorded_decisions (taken_at)
+     WHERE taken_at IS NOT NULL;`,
 ];
+
+/** How long a taken decision is kept: far longer than any call takes to record its row. */
+const TAKEN_RETENTION = "1 day";
 
 /** Takes the next clock number (its row lock orders concurrent writers) in a CTE named `tick`. */
 const TICK = `tick AS (UPDATE ${CLOCK} SET version = version + 1 RETURNING version)`;
@@ -51,7 +60,8 @@ const CHANGES = `
   SELECT 's' AS kind, session_id AS id, source_id AS item, enabled::text AS value, version::text AS version
     FROM sciencegate_source_switches WHERE version > $1
   UNION ALL SELECT 'm', session_id, NULL, mode, version::text FROM sciencegate_approval_modes WHERE version > $1
-  UNION ALL SELECT 'd', call_key, NULL, NULL, version::text FROM sciencegate_recorded_decisions WHERE version > $1
+  UNION ALL SELECT 'd', call_key, NULL, NULL, version::text FROM sciencegate_recorded_decisions
+    WHERE version > $1 AND takes = 0
   UNION ALL SELECT 'c', NULL, NULL, NULL, version::text FROM ${CLOCK}`;
 
 const DEFAULT_DECISION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -203,37 +213,55 @@ export class PostgresSessionStateStore implements SessionStateStore {
     this.#applyMode(sessionId, mode, version);
   }
 
-  async putDecision(key: string, recorded: RecordedDecision): Promise<void> {
+  async putDecision(key: string, recorded: RecordedDecision): Promise<StoredDecision> {
     this.#ensureOpen();
+    // A human answer is rare next to calls: the place to drop the marks of long-finished calls.
+    await this.#db.query(
+      `DELETE FROM sciencegate_recorded_decisions WHERE taken_at < now() - interval '${TAKEN_RETENTION}'`,
+    );
+    // Under the row's lock, like a take: a decision of the same call taken meanwhile is kept.
     const version = await this.#write(
       `INSERT INTO sciencegate_recorded_decisions (call_key, recorded, version)
        SELECT $1, $2::jsonb, version FROM tick
        ON CONFLICT (call_key) DO UPDATE
-         SET recorded = EXCLUDED.recorded, version = EXCLUDED.version, recorded_at = now()
+         SET recorded = EXCLUDED.recorded, version = EXCLUDED.version, recorded_at = now(),
+             takes = 0, taken_at = NULL
+         WHERE sciencegate_recorded_decisions.takes = 0
+           OR sciencegate_recorded_decisions.recorded->>'fingerprint' IS DISTINCT FROM $3
        RETURNING version`,
-      [key, JSON.stringify(recorded)],
+      [key, JSON.stringify(recorded), recorded.fingerprint],
     );
+    if (Number.isNaN(version)) {
+      const kept = await this.peekDecision(key);
+      if (kept !== undefined) return kept;
+      throw new GovernanceError(
+        "UPSTREAM_UNAVAILABLE",
+        `The decision of call '${key}' could not be recorded.`,
+      );
+    }
     this.#hint(key, version);
+    return { ...recorded, taken: false };
   }
 
-  async peekDecision(key: string): Promise<RecordedDecision | undefined> {
+  async peekDecision(key: string): Promise<StoredDecision | undefined> {
     this.#ensureOpen();
-    const [row] = await this.#db.query<{ recorded: unknown }>(
-      "SELECT recorded FROM sciencegate_recorded_decisions WHERE call_key = $1",
+    const [row] = await this.#db.query<{ recorded: unknown; taken: boolean }>(
+      "SELECT recorded, takes > 0 AS taken FROM sciencegate_recorded_decisions WHERE call_key = $1",
       [key],
     );
-    return row && toRecorded(row.recorded, key);
+    return row && { ...toRecorded(row.recorded, key), taken: row.taken };
   }
 
-  async takeDecision(key: string): Promise<RecordedDecision | undefined> {
+  async takeDecision(key: string): Promise<StoredDecision | undefined> {
     this.#ensureOpen();
-    // One statement: of concurrent takers on any replica, only one gets the deleted row.
-    const [row] = await this.#db.query<{ recorded: unknown }>(
-      "DELETE FROM sciencegate_recorded_decisions WHERE call_key = $1 RETURNING recorded",
+    // One statement under the row's lock: of concurrent takers on any replica, only one counts 1.
+    const [row] = await this.#db.query<{ recorded: unknown; taken: boolean }>(
+      `UPDATE sciencegate_recorded_decisions SET takes = takes + 1, taken_at = coalesce(taken_at, now())
+       WHERE call_key = $1 RETURNING recorded, takes > 1 AS taken`,
       [key],
     );
     this.#hints.delete(key);
-    return row && toRecorded(row.recorded, key);
+    return row && { ...toRecorded(row.recorded, key), taken: row.taken };
   }
 
   mayHoldDecision(key: string): boolean {

@@ -31,12 +31,21 @@ export interface RecordedDecision {
 }
 
 /**
+ * A recorded decision as the store reads it back: `taken` once a `takeDecision` consumed it. A consumed
+ * decision stays (until a `putDecision` about another call under its key, or until the store drops it:
+ * the PostgreSQL store after a day, the memory store past its 10,000 most recent) as the mark that its
+ * call runs: a replica that resumes the same call then waits for that call's row instead of asking
+ * again or running it a second time.
+ */
+export type StoredDecision = RecordedDecision & { taken: boolean };
+
+/**
  * Where session settings and recorded decisions live. Settings are read synchronously (the broker
  * checks a source switch on every call) from a local view that a shared store keeps current; writes
  * resolve once durable, and the writer reads its own writes at once. Decisions are read from the store
- * itself: `takeDecision` hands a decision to one caller only, across every replica. After `close()` the
- * asynchronous methods reject with `UPSTREAM_UNAVAILABLE`; the synchronous reads keep answering from
- * the last view (a closing runtime may still list tools).
+ * itself: `takeDecision` hands a decision to one caller only, across every replica, and keeps it as
+ * taken. After `close()` the asynchronous methods reject with `UPSTREAM_UNAVAILABLE`; the synchronous
+ * reads keep answering from the last view (a closing runtime may still list tools).
  */
 export interface SessionStateStore {
   /**
@@ -53,15 +62,24 @@ export interface SessionStateStore {
   approvalMode(sessionId: string): ApprovalMode | undefined;
   /** Sets a session's approval mode. */
   setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void>;
-  /** Records (or replaces) the decision waiting for a call (`permissionCallKey`). */
-  putDecision(key: string, recorded: RecordedDecision): Promise<void>;
-  /** The decision waiting for a call, without consuming it. */
-  peekDecision(key: string): Promise<RecordedDecision | undefined>;
-  /** Removes and returns the decision waiting for a call: of concurrent callers, one gets it. */
-  takeDecision(key: string): Promise<RecordedDecision | undefined>;
   /**
-   * Whether a decision may wait for a call, from the local view, without I/O: `false` only when this
-   * replica has not heard of one (a shared store may learn of a new one after its notification delay).
+   * Records (or replaces) the decision waiting for a call (`permissionCallKey`), unless a decision
+   * about the very same call (same `fingerprint`) was already taken: that one stays, atomically across
+   * replicas, so the call cannot get a second decision to run again with.
+   * @returns what the key now holds: `recorded` (`taken: false`), or the taken decision unchanged
+   */
+  putDecision(key: string, recorded: RecordedDecision): Promise<StoredDecision>;
+  /** The decision of a call, waiting or taken, without consuming it. */
+  peekDecision(key: string): Promise<StoredDecision | undefined>;
+  /**
+   * Consumes the decision of a call and returns it as it was: of concurrent callers on every replica,
+   * exactly one gets it with `taken: false`; the others, and every later caller, get `taken: true`.
+   */
+  takeDecision(key: string): Promise<StoredDecision | undefined>;
+  /**
+   * Whether a decision may wait for a call (not yet taken), from the local view, without I/O: `false`
+   * only when this replica has not heard of one (a shared store may learn of a new one after its
+   * notification delay).
    */
   mayHoldDecision(key: string): boolean;
   /** Brings the local view up to date with the shared state now (nothing to do in memory). */
@@ -78,10 +96,12 @@ export function closedSessionStateError(): GovernanceError {
   return new GovernanceError("UPSTREAM_UNAVAILABLE", "The session state store is closed.");
 }
 
+const MAX_TAKEN_IN_MEMORY = 10_000;
+
 /**
  * A `SessionStateStore` in this process's memory: the default, for one process. Everything vanishes
  * with the process; another replica sees none of it (use `PostgresSessionStateStore` for that).
- * Decisions are copied in and out.
+ * Decisions are copied in and out; the last 10,000 taken ones are kept.
  * @example
  * const state = new MemorySessionStateStore();
  * const permissions = new PermissionService({ ledger, state });
@@ -90,7 +110,9 @@ export function closedSessionStateError(): GovernanceError {
 export class MemorySessionStateStore implements SessionStateStore {
   readonly #switches = new Map<string, Map<string, boolean>>();
   readonly #modes = new Map<string, ApprovalMode>();
-  readonly #decisions = new Map<string, RecordedDecision>();
+  readonly #decisions = new Map<string, { recorded: RecordedDecision; taken: boolean }>();
+  /** Keys of taken decisions, oldest first (a taken decision is a mark, not a wait: bounded). */
+  readonly #taken = new Set<string>();
   #closed = false;
 
   sourceSwitch(sessionId: string, sourceId: string): boolean | undefined {
@@ -116,26 +138,40 @@ export class MemorySessionStateStore implements SessionStateStore {
     this.#modes.set(sessionId, mode);
   }
 
-  async putDecision(key: string, recorded: RecordedDecision): Promise<void> {
+  async putDecision(key: string, recorded: RecordedDecision): Promise<StoredDecision> {
     this.#ensureOpen();
-    this.#decisions.set(key, structuredClone(recorded));
+    const known = this.#decisions.get(key);
+    if (known?.taken && known.recorded.fingerprint === recorded.fingerprint) {
+      return { ...structuredClone(known.recorded), taken: true };
+    }
+    this.#taken.delete(key);
+    this.#decisions.set(key, { recorded: structuredClone(recorded), taken: false });
+    return { ...structuredClone(recorded), taken: false };
   }
 
-  async peekDecision(key: string): Promise<RecordedDecision | undefined> {
+  async peekDecision(key: string): Promise<StoredDecision | undefined> {
     this.#ensureOpen();
-    const recorded = this.#decisions.get(key);
-    return recorded && structuredClone(recorded);
+    const entry = this.#decisions.get(key);
+    return entry && { ...structuredClone(entry.recorded), taken: entry.taken };
   }
 
-  async takeDecision(key: string): Promise<RecordedDecision | undefined> {
+  async takeDecision(key: string): Promise<StoredDecision | undefined> {
     this.#ensureOpen();
-    const recorded = this.#decisions.get(key);
-    this.#decisions.delete(key);
-    return recorded;
+    const entry = this.#decisions.get(key);
+    if (!entry) return undefined;
+    const stored = { ...structuredClone(entry.recorded), taken: entry.taken };
+    entry.taken = true;
+    this.#taken.add(key);
+    for (const oldest of this.#taken) {
+      if (this.#taken.size <= MAX_TAKEN_IN_MEMORY) break;
+      this.#taken.delete(oldest);
+      this.#decisions.delete(oldest);
+    }
+    return stored;
   }
 
   mayHoldDecision(key: string): boolean {
-    return this.#decisions.has(key);
+    return this.#decisions.get(key)?.taken === false;
   }
 
   async sync(): Promise<void> {
