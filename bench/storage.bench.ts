@@ -95,10 +95,11 @@ export async function run(): Promise<BenchResult> {
           "calls per case in alternating blocks of 250; 'invoke' is what the model waits for, 'invoke + recorded' what an " +
           `executor waits for (the row committed). The bench group caps ${MAX_CONCURRENT_REQUESTS} concurrent calls, so every uncached ` +
           "call takes and releases a lease (counted in PostgreSQL after the run); cache hits take none but still write a row.",
-        "Where a governed call's PostgreSQL time goes (its statements, seen once with log_statement=all): before the " +
-          "tool runs, the permission check awaits the session's epoch upsert and the authorization row (two synchronous " +
-          "commits; the SQLite runtime makes the same two writes in process), then an uncached call the admit statement; " +
-          "the invocation row is the third synchronous commit, which 'recorded' waits for; the lease release follows unawaited.",
+        "Where a governed call's PostgreSQL time goes: before the tool runs, the permission check awaits the session's " +
+          "epoch upsert (a commit that skips its log flush: the authorization row's commit flushes it) and queues the " +
+          "authorization row of this safe call, which commits while the tool runs; then an uncached call the admit " +
+          "statement; 'recorded' waits for the authorization row's commit and the invocation row's (two synchronous " +
+          "commits, each its own log flush); the lease release follows unawaited. The SQLite runtime makes the same writes in process.",
         "Admission: acquire then release of one group with a cap, sequential; a PostgreSQL release is a statement the caller " +
           "does not wait for, so it overlaps the next acquire, as in the broker.",
         `Whole run ${totalSeconds.toFixed(1)} s including PostgreSQL start-up; the ratios are PostgreSQL / SQLite (in-process ` +
