@@ -135,18 +135,21 @@ describe("createGatewayServer: calls go through the broker", () => {
     ["a dangerous call nobody approved", "mcp__lab__write", { query: "x" }, "PERMISSION_DENIED", false],
     ["a deferred tool not loaded yet", "mcp__lab__lookup", { query: "x" }, "TOOL_UNAVAILABLE", true],
     ["an unknown tool", "mcp__lab__nope", {}, "TOOL_UNAVAILABLE", false],
-  ])("%s is a tool error with the governance code, audited, and nothing runs upstream", async (_name, tool, args, code, retryable) => {
-    const { lab, gateway } = await setup();
-    const a = await connectClient(gateway);
-    await call(a, "tool_search", { query: "select:mcp__lab__search,mcp__lab__write" });
-    const result = await call(a, tool, args);
-    expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ code, retryable, message: expect.any(String) });
-    expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
-    expect(lab.calls).toEqual({});
-    const rows = await lab.governance.ledger.query({ sessionId: a.session.sessionId });
-    expect(rows).toMatchObject([{ status: "error", error: { code } }]);
-  });
+  ])(
+    "%s is a tool error with the governance code, audited, and nothing runs upstream",
+    async (_name, tool, args, code, retryable) => {
+      const { lab, gateway } = await setup();
+      const a = await connectClient(gateway);
+      await call(a, "tool_search", { query: "select:mcp__lab__search,mcp__lab__write" });
+      const result = await call(a, tool, args);
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ code, retryable, message: expect.any(String) });
+      expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
+      expect(lab.calls).toEqual({});
+      const rows = await lab.governance.ledger.query({ sessionId: a.session.sessionId });
+      expect(rows).toMatchObject([{ status: "error", error: { code } }]);
+    },
+  );
 
   test("cancelling an in-flight call aborts it upstream and leaves one CANCELLED row", async () => {
     const { lab, gateway } = await setup({ eager: true });

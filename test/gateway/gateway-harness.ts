@@ -56,7 +56,10 @@ export async function createLab(): Promise<Lab> {
     count(name);
     const demo = demoResult(name, [query.replace(/\W/g, "") || "x"], { sourceId: "lab" });
     const result = { ...demo, records: demo.records.map((record) => ({ ...record, source: "lab" })) };
-    return { content: [{ type: "text" as const, text: JSON.stringify(result) }], structuredContent: result as never };
+    return {
+      content: [{ type: "text" as const, text: JSON.stringify(result) }],
+      structuredContent: result as never,
+    };
   };
   const search: RegisteredTool = server.registerTool(
     "search",

@@ -23,8 +23,8 @@ export interface ServeGatewayOptions {
 export interface GatewayProcess {
   stdin: Readable;
   stdout: Writable;
-  /** Calls `listener` on SIGTERM and SIGINT; returns a function that stops listening. */
-  onShutdownSignal(listener: () => void): () => void;
+  /** Calls `listener` with the signal's name on SIGTERM and SIGINT; returns a function that stops listening. */
+  onShutdownSignal(listener: (signal: string) => void): () => void;
 }
 
 /**
@@ -52,6 +52,7 @@ export async function serveGatewayCommand(
       onError: (error) =>
         io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`),
     });
+    // Listening until the runtime is closed: a second signal during shutdown must not cut the ledger's flush.
     const shutdown = untilShutdown(process);
     try {
       const session = await gateway.connect(new StdioServerTransport(process.stdin, process.stdout), {
@@ -60,29 +61,34 @@ export async function serveGatewayCommand(
       io.stderr(
         `sciencegate gateway: serving session ${session.sessionId} on stdio (${runtime.configSource})\n`,
       );
-      await Promise.race([shutdown.requested, session.ended]);
+      const reason = await Promise.race([
+        shutdown.requested,
+        session.ended.then(() => "the client closed the session"),
+      ]);
+      io.stderr(`sciencegate gateway: stopping (${reason})\n`);
     } finally {
-      shutdown.stop();
       try {
         await gateway.close();
       } finally {
         await runtime.close();
+        shutdown.stop();
       }
     }
+    io.stderr("sciencegate gateway: stopped\n");
   } finally {
     restoreConsole();
   }
   return 0;
 }
 
-/** Settles when stdin ends or closes, or on SIGTERM/SIGINT; `stop` removes the listeners. */
-function untilShutdown(process: GatewayProcess): { requested: Promise<void>; stop: () => void } {
+/** Settles with the reason when stdin ends or closes, or on SIGTERM/SIGINT; `stop` removes the listeners. */
+function untilShutdown(process: GatewayProcess): { requested: Promise<string>; stop: () => void } {
   let stop = () => {};
-  const requested = new Promise<void>((resolve) => {
-    const onEnd = () => resolve();
+  const requested = new Promise<string>((resolve) => {
+    const onEnd = () => resolve("stdin closed: the client left");
     process.stdin.once("end", onEnd);
     process.stdin.once("close", onEnd);
-    const stopSignals = process.onShutdownSignal(onEnd);
+    const stopSignals = process.onShutdownSignal((signal) => resolve(signal));
     stop = () => {
       process.stdin.off("end", onEnd);
       process.stdin.off("close", onEnd);
@@ -97,11 +103,13 @@ function realProcess(): GatewayProcess {
     stdin: globalThis.process.stdin,
     stdout: globalThis.process.stdout,
     onShutdownSignal(listener) {
-      globalThis.process.once("SIGTERM", listener);
-      globalThis.process.once("SIGINT", listener);
+      const onTerm = () => listener("SIGTERM");
+      const onInt = () => listener("SIGINT");
+      globalThis.process.on("SIGTERM", onTerm);
+      globalThis.process.on("SIGINT", onInt);
       return () => {
-        globalThis.process.off("SIGTERM", listener);
-        globalThis.process.off("SIGINT", listener);
+        globalThis.process.off("SIGTERM", onTerm);
+        globalThis.process.off("SIGINT", onInt);
       };
     },
   };
