@@ -10,6 +10,7 @@ import { type CallToolResult, ToolListChangedNotificationSchema } from "@modelco
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { SqliteLedger } from "../../src/governance/audit/index.js";
 import { type FakeProviderServer, providerEnvFor, startFakeProviderServer } from "../../src/testing/index.js";
+import { runCli } from "../cli/cli-harness.js";
 import { PUBMED_FIXTURE_QUERY, pubmedFakeRoutes } from "../fixtures/providers/pubmed/routes.js";
 import { GATEWAY_COMMAND, type GatewayProject, writeGatewayProject } from "./gateway-project.js";
 
@@ -86,6 +87,18 @@ afterAll(async () => {
 });
 
 describe("sciencegate serve gateway (stdio)", () => {
+  test("a config that cannot be read exits 2 before serving, naming the file on stderr and writing nothing to stdout", async () => {
+    const run = await runCli(["serve", "gateway", "--config", "/nonexistent/gateway.json"]);
+    expect(run).toMatchObject({ code: 2, stdout: "" });
+    expect(run.stderr).toContain("INVALID_CONFIG: /nonexistent/gateway.json");
+  });
+
+  test("an unknown option is a usage error (exit 2)", async () => {
+    const run = await runCli(["serve", "gateway", "--http", "8080"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--http");
+  });
+
   test("lists, promotes with list_changed, calls PubMed with citations, refuses with tool errors; stdin end closes the runtime and its servers", async () => {
     const project = writeGatewayProject({ sources: true, env: providerEnvFor(providers.url) });
     const served = await serve(project, ["--session", "desk-1"]);
