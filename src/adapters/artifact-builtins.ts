@@ -4,7 +4,11 @@
  * with governed downloads. `createGovernedAgent` and the fixed tool table share this one rule.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { ArtifactDownloadToolOptions, PaperExtractToolOptions } from "../artifacts/index.js";
+import type {
+  ArtifactDownloadToolOptions,
+  DownloadApproval,
+  PaperExtractToolOptions,
+} from "../artifacts/index.js";
 import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
 import type {
   ApprovalCardFormat,
@@ -33,12 +37,19 @@ export interface ArtifactBuiltinsOptions {
   sessionId?: SessionIdResolver | undefined;
   /** The shape of `artifact_download`'s approval cards. @default "native" */
   cardFormat?: ApprovalCardFormat | undefined;
+  /**
+   * How a dangerous download is approved: `false` asks nobody (an executor outside a graph, where no
+   * card can pause a run: the manager's `authorize` alone decides, so without a grant, recorded
+   * decision or `always_allow` the download is refused), or the executor's own hook.
+   * @default the approval card (`createDownloadApproval`) when the runtime enforces permissions
+   */
+  downloadApproval?: DownloadApproval | false | undefined;
 }
 
 /**
  * The artifact built-ins of a runtime, or none (no `downloads`, or `artifactTools: false`).
  * @param governance the runtime
- * @param options opt-out, data directory and session resolver
+ * @param options opt-out, data directory, session resolver and download approval
  * @returns `[artifact_download, paper_extract_pdf]` or `[]`
  */
 export function createArtifactBuiltins(
@@ -48,7 +59,10 @@ export function createArtifactBuiltins(
   const downloads = governance.downloads;
   if (options.artifactTools === false || downloads === undefined) return [];
   const dataDir = options.dataDir ?? governance.dataDir ?? resolveDataDir();
-  const approval = createDownloadApproval(governance, { cardFormat: options.cardFormat });
+  const approval =
+    options.downloadApproval === false
+      ? undefined
+      : (options.downloadApproval ?? createDownloadApproval(governance, { cardFormat: options.cardFormat }));
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
     createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),

@@ -1,4 +1,9 @@
 export {
+  type ArtifactBuiltinsOptions,
+  type ArtifactBuiltinsRuntime,
+  createArtifactBuiltins,
+} from "./artifact-builtins.js";
+export {
   createGovernedAgent,
   type GovernedAgentOptions,
   type GovernedAgentRuntime,

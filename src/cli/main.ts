@@ -12,6 +12,7 @@ import { extractCommand } from "./commands/extract.js";
 import { grantsCommand } from "./commands/grants.js";
 import { jobsCommand } from "./commands/jobs.js";
 import { searchToolsCommand } from "./commands/search-tools.js";
+import { serveGatewayCommand } from "./commands/serve-gateway.js";
 import { toolsCommand } from "./commands/tools.js";
 import { verifyCommand } from "./commands/verify.js";
 import { type CliIo, type ExitCode, processIo } from "./io.js";
@@ -40,6 +41,9 @@ Commands:
                                                      manifest.json (default ./<name>-extracted)
   serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
   serve llm-wiki                                     run the LLM Wiki bridge (stdio; $SCIENCE_AGENT_LLM_WIKI_URL)
+  serve gateway [--config FILE] [--manifests DIR]... the governed MCP gateway (stdio): one MCP server in
+       [--eager] [--session ID]                      front of every configured server and source; --eager
+                                                     lists every allowed tool up front
 
 Options:
   --config FILE   extensions_config.json or science.toml to use (else $SCIENCEGATE_CONFIG,
@@ -290,6 +294,24 @@ async function withRuntime(
 
 async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
   const [name, ...rest] = args;
+  if (name === "gateway") {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        config: { type: "string" },
+        manifests: { type: "string", multiple: true },
+        eager: { type: "boolean", default: false },
+        session: { type: "string" },
+      },
+      strict: true,
+    });
+    return await serveGatewayCommand(io, {
+      configPath: values.config,
+      manifestDirs: values.manifests,
+      eager: values.eager ?? false,
+      session: values.session,
+    });
+  }
   const { values } = parseArgs({ args: rest, options: { only: { type: "string" } }, strict: true });
   if (name === "sources") {
     const { runSourcesServerStdio } = await import("../servers/index.js");
@@ -306,7 +328,7 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
     await runLlmWikiServerStdio({ env: io.env });
     return await new Promise<ExitCode>(() => {});
   }
-  io.stderr(`sciencegate serve: unknown server '${name ?? ""}'. Known: sources, llm-wiki.\n`);
+  io.stderr(`sciencegate serve: unknown server '${name ?? ""}'. Known: sources, llm-wiki, gateway.\n`);
   return 2;
 }
 

@@ -61,6 +61,9 @@ describe("Biome's import rules", () => {
     ["src/runtime/probe.ts", "../governance/audit/ledger.js", "only door"],
     ["src/adk/local-tools/probe.ts", "../../governance/catalog/source-catalog.js", "only door"],
     ["src/nodes/probe.ts", "../adapters/index.js", "lower layer"],
+    ["src/adk/probe.ts", "../gateway/index.js", "lower layer"],
+    ["src/gateway/probe.ts", "../cli/runtime.js", "lower layer"],
+    ["src/cli/commands/probe.ts", "../../gateway/gateway-session.js", "only door"],
   ])("%s importing %s is refused (%s)", (path, specifier, reason) => {
     expect(lint(path, specifier)).toContain(reason);
   });
@@ -70,6 +73,8 @@ describe("Biome's import rules", () => {
     ["src/governance/broker/probe.ts", "../permissions/index.js"],
     ["src/adk/local-tools/probe.ts", "../science-toml.js"],
     ["src/cli/commands/probe.ts", "../io.js"],
+    ["src/gateway/probe.ts", "../adapters/index.js"],
+    ["src/cli/commands/probe.ts", "../../gateway/index.js"],
   ])("%s importing %s is allowed", (path, specifier) => {
     expect(lint(path, specifier)).toBe("ok");
   });

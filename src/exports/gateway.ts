@@ -1,0 +1,17 @@
+/**
+ * `sciencegate/gateway`: the governed MCP gateway for apps that embed it. One MCP server in front of
+ * every configured server and source; each connection is its own governance session (see
+ * ARCHITECTURE.md, "The governed MCP gateway"). `sciencegate serve gateway` runs it on stdio.
+ */
+
+export {
+  createGatewayServer,
+  type GatewayApprovalHook,
+  type GatewayCallContext,
+  type GatewayConnectOptions,
+  type GatewayRequestExtra,
+  type GatewayRuntime,
+  type GatewayServer,
+  type GatewayServerOptions,
+  GatewaySession,
+} from "../gateway/index.js";

@@ -1,0 +1,168 @@
+/**
+ * The governed MCP gateway: one MCP server in front of every configured server and source, so that
+ * any MCP client gets the governance a LangGraph app gets. Each connection is its own session (see
+ * `GatewaySession`); the gateway follows the catalog and tells each session when its list changed.
+ */
+import { randomUUID } from "node:crypto";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
+import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
+import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
+import type { SourceCatalog } from "../governance/catalog/index.js";
+import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
+import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
+
+/** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
+export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
+  /** Its `change` events (a server's `tools/list_changed`, `refresh()`) re-check every session's list. */
+  catalog: SourceCatalog;
+}
+
+/** Options of `createGatewayServer`. */
+export interface GatewayServerOptions {
+  /**
+   * List every allowed tool from the start, for clients with a fixed tool table: each is promoted at
+   * the definition it has when the session first sees it (as `prepareFixedToolTable` does); a tool
+   * whose definition changes later leaves the list until `tool_search` shows its new schema.
+   * `tool_search` stays listed. @default false: `tool_search`, the built-ins and what the session loaded
+   */
+  eager?: boolean | undefined;
+  /**
+   * Asked before each governed MCP call that would execute (e.g. an MCP elicitation to a person).
+   * @default none: the broker's permission hook decides alone, so a dangerous call that no grant,
+   *   recorded decision or approval mode covers is a `PERMISSION_DENIED` tool error
+   */
+  approval?: GatewayApprovalHook | undefined;
+  /**
+   * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`).
+   * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads`, without an
+   *   approval card (a dangerous download is refused unless a grant or approval mode covers it)
+   */
+  builtins?: ((session: GatewaySession) => readonly StructuredToolInterface[]) | undefined;
+  /** The token budget of the deferred-tools catalog in the `instructions`. @default 2500 tokens */
+  instructions?: DeferredToolsSectionOptions | undefined;
+  /** The server's name and version in the initialize result. @default `sciencegate-gateway` and the package version */
+  serverInfo?: Implementation | undefined;
+  /** Receives failures no client can be told about (a notification that could not be sent). @default stderr */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+/** Options of one connection. */
+export interface GatewayConnectOptions {
+  /**
+   * The governance session of the connection; two connections given one id share its grants and source
+   * switches (each keeps its own promotions). @default `gateway:<uuid>`, new for each connection
+   */
+  sessionId?: string | undefined;
+}
+
+/** The gateway: a factory of governed MCP sessions over one runtime. */
+export interface GatewayServer {
+  /**
+   * Opens a session and connects it to a transport: stdio, an in-memory pair, or one Streamable HTTP
+   * session (one transport per MCP session id).
+   * @param transport the transport, not yet started
+   * @param options the session id
+   * @returns the connected session
+   * @throws GovernanceError `CANCELLED` after `close()`
+   */
+  connect(transport: Transport, options?: GatewayConnectOptions): Promise<GatewaySession>;
+  /** @returns the sessions connected now */
+  sessions(): readonly GatewaySession[];
+  /**
+   * Re-checks every session's list and sends `notifications/tools/list_changed` to each whose list
+   * changed. The gateway calls it on every catalog change; call it after switching a source for a session.
+   * @returns how many sessions were notified
+   */
+  toolsChanged(): Promise<number>;
+  /** Closes every session and stops following the catalog; the runtime stays open (it is the caller's). */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the governed MCP gateway over a runtime. Every `tools/call` of every session goes through
+ * `executeGovernedToolCall`, so through `Broker.invoke` with the session's id: validation, permission,
+ * cache, rate limits, retries, envelope checks, one ledger row per call.
+ * @param governance the runtime (`createGovernance`)
+ * @param options eager listing, approval hook, built-ins, instructions budget, server info
+ * @returns the gateway; `connect` one transport per client
+ * @throws GovernanceError `INVALID_CONFIG` for an instructions budget that is not a positive number
+ * @example
+ * const governance = await createGovernance({ config: "extensions_config.json" });
+ * const gateway = createGatewayServer(governance);
+ * await gateway.connect(new StdioServerTransport());
+ */
+export function createGatewayServer(
+  governance: GatewayRuntime,
+  options: GatewayServerOptions = {},
+): GatewayServer {
+  const sessions = new Set<GatewaySession>();
+  const onError =
+    options.onError ??
+    ((error: unknown) => process.stderr.write(`sciencegate gateway: ${errorText(error)}\n`));
+  const builtins =
+    options.builtins ??
+    ((session: GatewaySession) =>
+      createArtifactBuiltins(governance, { sessionId: () => session.sessionId, downloadApproval: false }));
+  const instructions = resolveDeferredToolsSectionOptions(options.instructions);
+  const serverInfo = options.serverInfo ?? { name: "sciencegate-gateway", version: PACKAGE_VERSION };
+  let closed = false;
+
+  const toolsChanged = async (): Promise<number> => {
+    const sent = await Promise.all(
+      [...sessions].map((session) =>
+        session.toolsChanged().catch((error: unknown) => {
+          onError(error);
+          return false;
+        }),
+      ),
+    );
+    return sent.filter(Boolean).length;
+  };
+  const stopFollowing = governance.catalog.on("change", () => {
+    void toolsChanged();
+  });
+
+  return {
+    async connect(transport, connectOptions = {}) {
+      if (closed) throw new GovernanceError("CANCELLED", "The gateway is closed; it opens no new session.");
+      const session = new GatewaySession({
+        runtime: governance,
+        sessionId: sessionIdOf(connectOptions.sessionId),
+        eager: options.eager ?? false,
+        serverInfo,
+        approval: options.approval,
+        builtins,
+        instructions,
+        onError,
+        onClose: (ended) => sessions.delete(ended),
+      });
+      sessions.add(session);
+      try {
+        await session.connect(transport);
+      } catch (error) {
+        sessions.delete(session);
+        throw error;
+      }
+      return session;
+    },
+    sessions: () => [...sessions],
+    toolsChanged,
+    async close() {
+      closed = true;
+      stopFollowing();
+      await Promise.all([...sessions].map((session) => session.close()));
+    },
+  };
+}
+
+/** A blank id counts as absent (a new `gateway:<uuid>`). */
+function sessionIdOf(requested: string | undefined): string {
+  const trimmed = requested?.trim();
+  return trimmed ? trimmed : `gateway:${randomUUID()}`;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,248 @@
+/**
+ * One MCP session of the gateway: its own low-level SDK `Server`, governance session, thread and
+ * promotion state. `tools/list` shows what the session may call now; `tools/call` runs through
+ * `executeGovernedToolCall` (so through `Broker.invoke`); a promotion or a catalog change that alters
+ * the list sends `notifications/tools/list_changed` (see ARCHITECTURE.md, "The governed MCP gateway").
+ */
+import { randomUUID } from "node:crypto";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  type Implementation,
+  ListToolsRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  type ApprovalDecision,
+  type ApprovalHook,
+  type ApprovalRequest,
+  executeGovernedToolCall,
+  type GovernedRuntime,
+} from "../nodes/index.js";
+import {
+  type DeferredToolsSectionOptions,
+  type PromotionState,
+  promote,
+  promotionReducer,
+} from "../visibility/index.js";
+import { toCallToolResult } from "./gateway-call-result.js";
+import { gatewayInstructions } from "./gateway-instructions.js";
+import { gatewayToolList } from "./gateway-tool-list.js";
+
+/** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
+export type GatewayRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Where a call runs, for the approval hook. */
+export interface GatewayCallContext {
+  session: GatewaySession;
+  /**
+   * The MCP request being answered: `sendRequest` sends a request related to it (an elicitation goes
+   * over this request's stream on Streamable HTTP), `signal` aborts with the client's cancellation.
+   */
+  request: GatewayRequestExtra;
+}
+
+/**
+ * Asked before each governed MCP call of a session that would execute (a promoted, current tool). An
+ * answer of `undefined` lets the broker's permission hook decide alone; a denial is the call's
+ * `PERMISSION_DENIED` tool error and nothing runs; a throw counts as a denial.
+ */
+export type GatewayApprovalHook = (
+  request: ApprovalRequest,
+  context: GatewayCallContext,
+) => ApprovalDecision | undefined | Promise<ApprovalDecision | undefined>;
+
+/** What a session needs, resolved once by `createGatewayServer`. */
+export interface GatewaySessionSettings {
+  runtime: GovernedRuntime;
+  sessionId: string;
+  eager: boolean;
+  serverInfo: Implementation;
+  approval: GatewayApprovalHook | undefined;
+  builtins: (session: GatewaySession) => readonly StructuredToolInterface[];
+  instructions: DeferredToolsSectionOptions;
+  onError: (error: unknown) => void;
+  onClose: (session: GatewaySession) => void;
+}
+
+/**
+ * One client connection: an MCP `Server` whose tool list and calls belong to one governance session.
+ * Two sessions share nothing but the runtime: promotions live here, grants and source switches are
+ * keyed by `sessionId` in the runtime's stores.
+ */
+export class GatewaySession {
+  /** The governance session: grants, source switches, ledger rows. */
+  readonly sessionId: string;
+  /** The broker's thread of this session's calls (`threadId:toolCallId` keys a call). */
+  readonly threadId: string;
+  /** Whether every allowed tool is listed from the start. */
+  readonly eager: boolean;
+  /** The session's MCP server; connect it to one transport. */
+  readonly server: Server;
+  /** Settles when the session ends: its transport closed (the client left) or `close()`. */
+  readonly ended: Promise<void>;
+  #resolveEnded!: () => void;
+  readonly #settings: GatewaySessionSettings;
+  readonly #builtins: readonly StructuredToolInterface[];
+  #promotion: PromotionState = { promoted: {} };
+  /** Names `eager` promoted once; a changed definition of one of them needs `tool_search` again. */
+  readonly #eagerSeen = new Set<string>();
+  /** The fingerprint of the list the client was last shown or told about. */
+  #announced: string;
+  #closed = false;
+
+  /** @param settings the runtime, ids, options and callbacks */
+  constructor(settings: GatewaySessionSettings) {
+    this.#settings = settings;
+    this.sessionId = settings.sessionId;
+    this.threadId = settings.sessionId;
+    this.eager = settings.eager;
+    this.ended = new Promise((resolve) => {
+      this.#resolveEnded = resolve;
+    });
+    const tools = this.#governedTools();
+    this.#promoteEagerly(tools);
+    this.server = new Server(settings.serverInfo, {
+      capabilities: { tools: { listChanged: true } },
+      instructions: gatewayInstructions(tools, this.#promotion, settings.instructions),
+    });
+    this.#builtins = settings.builtins(this);
+    this.#announced = this.#list(tools).fingerprint;
+    this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listTools() }));
+    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.callTool(request.params.name, request.params.arguments ?? {}, extra),
+    );
+    this.server.onclose = () => this.#ended();
+  }
+
+  /**
+   * Connects the session's server to a transport (stdio, in-memory, or one Streamable HTTP session).
+   * @param transport the transport, not yet started
+   */
+  async connect(transport: Transport): Promise<void> {
+    await this.server.connect(transport);
+  }
+
+  /**
+   * What `tools/list` answers now; the client is then up to date.
+   * @returns `tool_search`, the built-ins and the governed tools the session may call
+   */
+  listTools(): Tool[] {
+    const list = this.#list(this.#governedTools());
+    this.#announced = list.fingerprint;
+    return list.tools;
+  }
+
+  /**
+   * Runs one `tools/call` the governed way, with a fresh tool call id: `tool_search` promotes (and
+   * announces the new list before it answers), the built-ins run as they are, a governed tool goes
+   * through the approval hook (when given) and `Broker.invoke` with the request's abort signal.
+   * @param name the tool the client called
+   * @param args its arguments
+   * @param request the MCP request (signal, related messages)
+   * @returns the MCP result; every failure is `isError` with the governance error body
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    request: GatewayRequestExtra,
+  ): Promise<CallToolResult> {
+    const approval = this.#settings.approval;
+    const config: LangGraphRunnableConfig = {
+      configurable: { thread_id: this.threadId },
+      signal: request.signal,
+    };
+    const hook: ApprovalHook | undefined = approval && ((call) => approval(call, { session: this, request }));
+    const outcome = await executeGovernedToolCall(
+      this.#settings.runtime,
+      { id: randomUUID(), name, args },
+      {
+        sessionId: this.sessionId,
+        threadId: this.threadId,
+        promotion: this.#promotion,
+        builtinTools: this.#builtins,
+        signal: request.signal,
+        approval: hook && { hook, config },
+      },
+    );
+    if (outcome.promotion) {
+      this.#promotion = promotionReducer(this.#promotion, outcome.promotion);
+      // Related to the request, so Streamable HTTP sends it on this request's stream, before the answer.
+      await this.#announce((notification) => request.sendNotification(notification));
+    }
+    return toCallToolResult(outcome.message);
+  }
+
+  /**
+   * Re-reads the session's tools after a change outside a request (the catalog, a source switch): in
+   * `eager` mode a new tool is listed at once; the client is told when its list is out of date.
+   * @returns whether `notifications/tools/list_changed` was sent
+   */
+  async toolsChanged(): Promise<boolean> {
+    if (this.#closed) return false;
+    if (this.eager) this.#promoteEagerly(this.#governedTools());
+    return this.#announce(() => this.server.sendToolListChanged());
+  }
+
+  /** Closes the session's server (its transport; running calls are aborted and audited as `CANCELLED`). */
+  async close(): Promise<void> {
+    await this.server.close();
+    this.#ended();
+  }
+
+  #governedTools() {
+    return this.#settings.runtime.tools(this.sessionId);
+  }
+
+  #list(tools = this.#governedTools()) {
+    return gatewayToolList(tools, this.#promotion, this.#builtins);
+  }
+
+  /** Sends `list_changed` when the list differs from what the client knows. */
+  async #announce(send: (notification: ServerNotification) => Promise<void>): Promise<boolean> {
+    if (this.#closed || this.server.transport === undefined) return false;
+    const { fingerprint } = this.#list();
+    if (fingerprint === this.#announced) return false;
+    this.#announced = fingerprint;
+    try {
+      await send({ method: "notifications/tools/list_changed" });
+      return true;
+    } catch (error) {
+      // A client that went away misses nothing it could still use; the call's own answer stands.
+      this.#settings.onError(error);
+      return false;
+    }
+  }
+
+  /**
+   * The fixed-table rule (`prepareFixedToolTable`): each deferred tool is promoted at the definition it
+   * has when the session first sees it; one that changes later is withdrawn until `tool_search`.
+   */
+  #promoteEagerly(tools: ReturnType<GovernedRuntime["tools"]>): void {
+    if (!this.eager) return;
+    const fresh = tools.filter((tool) => tool.deferred && !this.#eagerSeen.has(tool.name));
+    if (fresh.length === 0) return;
+    for (const tool of fresh) this.#eagerSeen.add(tool.name);
+    this.#promotion = promotionReducer(
+      this.#promotion,
+      promote(
+        fresh.map((tool) => tool.name),
+        tools,
+      ),
+    );
+  }
+
+  #ended(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#settings.onClose(this);
+    this.#resolveEnded();
+  }
+}

@@ -1,0 +1,13 @@
+export {
+  createGatewayServer,
+  type GatewayConnectOptions,
+  type GatewayRuntime,
+  type GatewayServer,
+  type GatewayServerOptions,
+} from "./create-gateway-server.js";
+export {
+  type GatewayApprovalHook,
+  type GatewayCallContext,
+  type GatewayRequestExtra,
+  GatewaySession,
+} from "./gateway-session.js";
