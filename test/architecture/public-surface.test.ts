@@ -147,6 +147,17 @@ const PINNED: Record<string, string[]> = {
     "SignalListener",
     "governanceForProcess",
   ],
+  "./gateway": [
+    "GatewayApprovalHook",
+    "GatewayCallContext",
+    "GatewayConnectOptions",
+    "GatewayRequestExtra",
+    "GatewayRuntime",
+    "GatewayServer",
+    "GatewayServerOptions",
+    "GatewaySession",
+    "createGatewayServer",
+  ],
   "./governance": [
     "ApprovalAction",
     "ApprovalCall",
