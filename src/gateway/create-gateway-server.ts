@@ -10,6 +10,7 @@ import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
 import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
+import { resolveDataDir } from "../runtime/index.js";
 import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 
@@ -104,7 +105,11 @@ export function createGatewayServer(
   const builtins =
     options.builtins ??
     ((session: GatewaySession) =>
-      createArtifactBuiltins(governance, { sessionId: () => session.sessionId, downloadApproval: false }));
+      createArtifactBuiltins(governance, {
+        sessionId: () => session.sessionId,
+        downloadApproval: false,
+        cancelOnAbort: true,
+      }));
   const instructions = resolveDeferredToolsSectionOptions(options.instructions);
   const serverInfo = options.serverInfo ?? { name: "sciencegate-gateway", version: PACKAGE_VERSION };
   let closed = false;
@@ -134,6 +139,7 @@ export function createGatewayServer(
         serverInfo,
         approval: options.approval,
         builtins,
+        dataDir: governance.dataDir ?? resolveDataDir(),
         instructions,
         onError,
         onClose: (ended) => sessions.delete(ended),
