@@ -38,7 +38,8 @@ export interface GatewayServerOptions {
   /**
    * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`).
    * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads`, without an
-   *   approval card (a dangerous download is refused unless a grant or approval mode covers it)
+   *   approval card (a dangerous download is refused unless a grant or approval mode covers it); a
+   *   client's cancellation of a download cancels its job (`cancelOnAbort`)
    */
   builtins?: ((session: GatewaySession) => readonly StructuredToolInterface[]) | undefined;
   /** The token budget of the deferred-tools catalog in the `instructions`. @default 2500 tokens */

@@ -2,7 +2,8 @@
  * One MCP session of the gateway: its own low-level SDK `Server`, governance session, thread and
  * promotion state. `tools/list` shows what the session may call now; `tools/call` runs through
  * `executeGovernedToolCall` (so through `Broker.invoke`); a promotion or a catalog change that alters
- * the list sends `notifications/tools/list_changed` (see ARCHITECTURE.md, "The governed MCP gateway").
+ * the list sends `notifications/tools/list_changed`; the session's extracted papers are its resources
+ * (see ARCHITECTURE.md, "The governed MCP gateway").
  */
 import { randomUUID } from "node:crypto";
 import type { StructuredToolInterface } from "@langchain/core/tools";
@@ -152,8 +153,11 @@ export class GatewaySession {
 
   /**
    * Runs one `tools/call` the governed way, with a fresh tool call id: `tool_search` promotes (and
-   * announces the new list before it answers), the built-ins run as they are, a governed tool goes
-   * through the approval hook (when given) and `Broker.invoke` with the request's abort signal.
+   * announces the new list before it answers), the built-ins run with the request's signal, thread and
+   * (when the client sent a `progressToken`) a writer that turns download progress into
+   * `notifications/progress`, a governed tool goes through the approval hook (when given) and
+   * `Broker.invoke` with the request's abort signal. A successful `paper_extract_pdf` becomes a resource
+   * of the session: its result gains a `resource_link`, and a new one sends `resources/list_changed`.
    * @param name the tool the client called
    * @param args its arguments
    * @param request the MCP request (signal, related messages)

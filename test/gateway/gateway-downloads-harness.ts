@@ -51,8 +51,24 @@ async function startPdfPublisher(): Promise<PdfPublisher> {
   const abortedOnce = new Promise<void>((resolve) => {
     resolveAborted = resolve;
   });
-  const publisher = { pace: () => new Promise<void>((resolve) => setImmediate(resolve)) } as PdfPublisher;
-  const send = async (res: ServerResponse) => {
+  const server = createServer((req, res) => {
+    if (req.url === `/pdf/${PAPER_ID}`) void send(res);
+    else res.writeHead(404).end("not found");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const publisher: PdfPublisher = {
+    pace: () => new Promise<void>((resolve) => setImmediate(resolve)),
+    aborted: () => aborted,
+    abortedOnce,
+    fetch: (url, init) => fetch(`http://127.0.0.1:${port}${new URL(url).pathname}`, init),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  async function send(res: ServerResponse): Promise<void> {
     res.on("close", () => {
       if (res.writableFinished) return;
       aborted++;
@@ -66,24 +82,7 @@ async function startPdfPublisher(): Promise<PdfPublisher> {
       res.write(PDF.subarray(start, start + size));
     }
     res.end();
-  };
-  const server = createServer((req, res) => {
-    if (req.url === `/pdf/${PAPER_ID}`) void send(res);
-    else res.writeHead(404).end("not found");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  publisher.aborted = () => aborted;
-  publisher.abortedOnce = abortedOnce;
-  publisher.fetch = (url, init) => {
-    const target = new URL(url);
-    return fetch(`http://127.0.0.1:${port}${target.pathname}`, init);
-  };
-  publisher.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  }
   return publisher;
 }
 
