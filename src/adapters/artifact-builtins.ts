@@ -44,6 +44,11 @@ export interface ArtifactBuiltinsOptions {
    * @default the approval card (`createDownloadApproval`) when the runtime enforces permissions
    */
   downloadApproval?: DownloadApproval | false | undefined;
+  /**
+   * Whether aborting a call's signal cancels its download job (`ArtifactDownloadToolOptions.cancelOnAbort`).
+   * @default false
+   */
+  cancelOnAbort?: boolean | undefined;
 }
 
 /**
@@ -65,7 +70,12 @@ export function createArtifactBuiltins(
       : (options.downloadApproval ?? createDownloadApproval(governance, { cardFormat: options.cardFormat }));
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
-    createArtifactDownloadTool({ downloads, ...(approval ? { approval } : {}), ...session }),
+    createArtifactDownloadTool({
+      downloads,
+      ...(approval ? { approval } : {}),
+      ...session,
+      cancelOnAbort: options.cancelOnAbort,
+    }),
     createPaperExtractTool({ downloads, dataDir, ...session }),
   ];
 }

@@ -31,6 +31,13 @@ export interface ArtifactDownloadToolOptions {
    * @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`)
    */
   sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
+  /**
+   * Cancels the download job when the call's `config.signal` aborts (the gateway: a client's
+   * `notifications/cancelled`); the job ends `cancelled` with its ledger row.
+   * @default false: in a graph, a run's abort (a failing sibling task too) leaves the job running, so
+   *   that the resumed call replays the finished download instead of a cancelled one
+   */
+  cancelOnAbort?: boolean | undefined;
 }
 
 /** The custom-stream event written for each progress step. */
@@ -80,6 +87,7 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
             type: "artifact_download_progress",
             ...progress,
           } satisfies ArtifactDownloadProgressEvent),
+        signal: options.cancelOnAbort ? config.signal : undefined,
       };
       try {
         const denied = await approve(options, request);

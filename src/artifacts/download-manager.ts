@@ -56,6 +56,12 @@ import { createPinnedHttpsFetch } from "./pinned-https-fetch.js";
 
 type Progress = ((progress: DownloadProgress) => void) | undefined;
 
+/** What a caller hands a run of its job: the progress hook and the call's signal (aborting cancels the job). */
+interface CallHooks {
+  onProgress?: Progress;
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Runs governed downloads. Several may run at once; each returns at its terminal state. `close()`
  * stops admitting downloads and lets the running ones finish or cancels them, each with its row.
@@ -143,7 +149,8 @@ export class DownloadManager {
   /**
    * Checks and downloads one candidate. With `threadId` and `toolCallId` the call is idempotent: a
    * call that already has a job returns its terminal result (or waits for it), never downloading twice.
-   * @param request invocation, candidate, destination, session, call ids and progress hook
+   * @param request invocation, candidate, destination, session, call ids, progress hook and signal
+   *   (aborting it cancels the job: it ends `cancelled` with its row, for a twin of the call too)
    * @returns the terminal job result (failures are results, not throws)
    * @throws GovernanceError before any job exists: `NOT_FOUND` (unknown invocation or candidate),
    *   `PERMISSION_DENIED` (source mismatch, URL off the allowlist, an invocation of another session, or
@@ -162,7 +169,7 @@ export class DownloadManager {
     if (inFlight) return inFlight;
     const work = this.#admitted
       .run(async (closing) => {
-        const replayed = await this.#replay(threadId, toolCallId, request.onProgress, closing);
+        const replayed = await this.#replay(threadId, toolCallId, request, closing);
         return replayed ?? this.#fresh(request, closing);
       })
       .finally(() => this.#calls.delete(key));
@@ -230,7 +237,7 @@ export class DownloadManager {
           `Job ${jobId} is ${job.status}; only failed or cancelled jobs are retried.`,
         );
       }
-      return this.#rerun(job, onProgress, false, closing);
+      return this.#rerun(job, { onProgress }, false, closing);
     });
   }
 
@@ -255,7 +262,7 @@ export class DownloadManager {
       now: this.#clock.now(),
     });
     await this.#jobs.create(job);
-    return this.#start(job, plan, verified.hosts, request.onProgress, authorizationId, closing);
+    return this.#start(job, plan, verified.hosts, request, authorizationId, closing);
   }
 
   /**
@@ -320,7 +327,7 @@ export class DownloadManager {
   async #replay(
     threadId: string,
     toolCallId: string,
-    onProgress: Progress,
+    hooks: CallHooks,
     closing: AbortSignal,
   ): Promise<DownloadResult | undefined> {
     const job = await this.#jobs.get(callJobId(threadId, toolCallId));
@@ -331,13 +338,13 @@ export class DownloadManager {
     if (row?.toolId === DOWNLOAD_LEDGER_TOOL_ID) return recordedDownload(this.#opts.store, row);
     // A job of this call with no row and not running here: a crashed process left it mid-way; the
     // approved call resumes it (Range from the staged bytes).
-    return job ? this.#rerun(job, onProgress, true, closing) : undefined;
+    return job ? this.#rerun(job, hooks, true, closing) : undefined;
   }
 
   /** Runs a stored job again after re-checking its candidate and destination. */
   async #rerun(
     job: DownloadJob,
-    onProgress: Progress,
+    hooks: CallHooks,
     sameCall: boolean,
     closing: AbortSignal,
   ): Promise<DownloadResult> {
@@ -345,7 +352,7 @@ export class DownloadManager {
     const { error: _dropped, ...rest } = job;
     const queued: DownloadJob = { ...rest, finalPath, status: "queued", updatedAt: this.#clock.now() };
     await this.#jobs.update(queued);
-    return this.#start(queued, plan, verified.hosts, onProgress, undefined, closing);
+    return this.#start(queued, plan, verified.hosts, hooks, undefined, closing);
   }
 
   #planDeps(): PlanDeps {
@@ -356,11 +363,12 @@ export class DownloadManager {
     job: DownloadJob,
     plan: DownloadPlan,
     hosts: ReadonlySet<string>,
-    onProgress: Progress,
+    hooks: CallHooks,
     authorizationId: string | undefined,
     closing: AbortSignal,
   ): Promise<DownloadResult> {
-    // `cancel(jobId)` aborts the controller; `close()` past its grace period aborts `closing`.
+    // `cancel(jobId)` aborts the controller; `close()` past its grace period aborts `closing`; the
+    // caller's own signal (`DownloadRequest.signal`) cancels it too.
     const controller = new AbortController();
     const startedAt = this.#clock.now();
     this.#reserved.add(job.finalPath);
@@ -379,8 +387,10 @@ export class DownloadManager {
       checkHost: this.#checkHost,
       candidate: plan.candidate,
       hosts,
-      signal: AbortSignal.any([controller.signal, closing]),
-      onProgress,
+      signal: AbortSignal.any(
+        hooks.signal ? [controller.signal, closing, hooks.signal] : [controller.signal, closing],
+      ),
+      onProgress: hooks.onProgress,
     })
       .then(async (final) => {
         const row = await appendDownloadRow(this.#rows, plan, {

@@ -149,6 +149,12 @@ export interface DownloadRequest {
   threadId?: string;
   toolCallId?: string;
   onProgress?: (progress: DownloadProgress) => void;
+  /**
+   * The caller's cancellation: once the job exists, aborting ends it `cancelled` (partial file removed,
+   * one ledger row with `CANCELLED`); aborted earlier, the job ends so as soon as it starts.
+   * @default none: only `cancel(jobId)` and `close()` stop it
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** What a download returns, always at a terminal state. */

@@ -61,6 +61,7 @@ export {
   type PaperExtractionRequest,
   type PaperExtractionRuntime,
 } from "./paper-extraction.js";
+export { paperTextPath, type ReadPaperTextOptions, readPaperText } from "./paper-text.js";
 export { DEFAULT_PDF_LIMITS, type PdfLimits } from "./pdf-limits.js";
 export type { PdfManifest, PdfManifestPage } from "./pdf-manifest.js";
 export {

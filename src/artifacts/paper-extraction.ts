@@ -5,7 +5,6 @@
  * extraction never changes the download's state.
  */
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { toGovernanceError } from "../contract/index.js";
 import {
   type Clock,
@@ -19,6 +18,7 @@ import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifac
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import { appendArtifactRow } from "./download-ledger.js";
 import { extractPdf, type PdfExtractor } from "./extract-pdf.js";
+import { paperFolder } from "./paper-text.js";
 import type { PdfLimits } from "./pdf-limits.js";
 
 /** What an extraction needs: the download jobs (read only), the ledger and CAS, and where to write. */
@@ -153,7 +153,7 @@ async function appendOrReplay(
 }
 
 function extractShared(runtime: PaperExtractionRuntime, job: DownloadJob): Promise<ExtractionLedgerEntry> {
-  const outDir = join(runtime.dataDir, "papers", job.jobId);
+  const outDir = paperFolder(runtime.dataDir, job.jobId);
   const running = inFlight.get(outDir);
   if (running) return running;
   const work = extractPdf({ pdfPath: job.finalPath, outDir, id: job.jobId }, runtime.limits ?? {}, {

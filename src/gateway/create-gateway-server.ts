@@ -10,6 +10,7 @@ import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
 import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
+import { resolveDataDir } from "../runtime/index.js";
 import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 
@@ -37,7 +38,8 @@ export interface GatewayServerOptions {
   /**
    * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`).
    * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads`, without an
-   *   approval card (a dangerous download is refused unless a grant or approval mode covers it)
+   *   approval card (a dangerous download is refused unless a grant or approval mode covers it); a
+   *   client's cancellation of a download cancels its job (`cancelOnAbort`)
    */
   builtins?: ((session: GatewaySession) => readonly StructuredToolInterface[]) | undefined;
   /** The token budget of the deferred-tools catalog in the `instructions`. @default 2500 tokens */
@@ -104,7 +106,11 @@ export function createGatewayServer(
   const builtins =
     options.builtins ??
     ((session: GatewaySession) =>
-      createArtifactBuiltins(governance, { sessionId: () => session.sessionId, downloadApproval: false }));
+      createArtifactBuiltins(governance, {
+        sessionId: () => session.sessionId,
+        downloadApproval: false,
+        cancelOnAbort: true,
+      }));
   const instructions = resolveDeferredToolsSectionOptions(options.instructions);
   const serverInfo = options.serverInfo ?? { name: "sciencegate-gateway", version: PACKAGE_VERSION };
   let closed = false;
@@ -134,6 +140,7 @@ export function createGatewayServer(
         serverInfo,
         approval: options.approval,
         builtins,
+        dataDir: governance.dataDir ?? resolveDataDir(),
         instructions,
         onError,
         onClose: (ended) => sessions.delete(ended),

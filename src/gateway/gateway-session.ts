@@ -2,7 +2,8 @@
  * One MCP session of the gateway: its own low-level SDK `Server`, governance session, thread and
  * promotion state. `tools/list` shows what the session may call now; `tools/call` runs through
  * `executeGovernedToolCall` (so through `Broker.invoke`); a promotion or a catalog change that alters
- * the list sends `notifications/tools/list_changed` (see ARCHITECTURE.md, "The governed MCP gateway").
+ * the list sends `notifications/tools/list_changed`; the session's extracted papers are its resources
+ * (see ARCHITECTURE.md, "The governed MCP gateway").
  */
 import { randomUUID } from "node:crypto";
 import type { StructuredToolInterface } from "@langchain/core/tools";
@@ -19,6 +20,7 @@ import {
   type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { PAPER_EXTRACT_TOOL_ID } from "../artifacts/index.js";
 import {
   type ApprovalDecision,
   type ApprovalHook,
@@ -34,6 +36,8 @@ import {
 } from "../visibility/index.js";
 import { toCallToolResult } from "./gateway-call-result.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
+import { GatewayPaperResources } from "./gateway-paper-resources.js";
+import { progressRelay } from "./gateway-progress.js";
 import { gatewayToolList } from "./gateway-tool-list.js";
 
 /** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
@@ -67,6 +71,8 @@ export interface GatewaySessionSettings {
   serverInfo: Implementation;
   approval: GatewayApprovalHook | undefined;
   builtins: (session: GatewaySession) => readonly StructuredToolInterface[];
+  /** Where `paper_extract_pdf` writes `papers/<jobId>/`: the session's paper resources are read there. */
+  dataDir: string;
   instructions: DeferredToolsSectionOptions;
   onError: (error: unknown) => void;
   onClose: (session: GatewaySession) => void;
@@ -91,6 +97,8 @@ export class GatewaySession {
   #resolveEnded!: () => void;
   readonly #settings: GatewaySessionSettings;
   readonly #builtins: readonly StructuredToolInterface[];
+  /** The session's extracted papers as resources (with a `paper_extract_pdf` built-in). */
+  readonly #papers: GatewayPaperResources | undefined;
   #promotion: PromotionState = { promoted: {} };
   /** Names `eager` promoted once; a changed definition of one of them needs `tool_search` again. */
   readonly #eagerSeen = new Set<string>();
@@ -114,6 +122,9 @@ export class GatewaySession {
       instructions: gatewayInstructions(tools, this.#promotion, settings.instructions),
     });
     this.#builtins = settings.builtins(this);
+    const extracts = this.#builtins.some((tool) => tool.name === PAPER_EXTRACT_TOOL_ID);
+    this.#papers = extracts ? new GatewayPaperResources(settings.dataDir) : undefined;
+    this.#papers?.serve(this.server);
     this.#announced = this.#list(tools).fingerprint;
     this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listTools() }));
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
@@ -142,8 +153,11 @@ export class GatewaySession {
 
   /**
    * Runs one `tools/call` the governed way, with a fresh tool call id: `tool_search` promotes (and
-   * announces the new list before it answers), the built-ins run as they are, a governed tool goes
-   * through the approval hook (when given) and `Broker.invoke` with the request's abort signal.
+   * announces the new list before it answers), the built-ins run with the request's signal, thread and
+   * (when the client sent a `progressToken`) a writer that turns download progress into
+   * `notifications/progress`, a governed tool goes through the approval hook (when given) and
+   * `Broker.invoke` with the request's abort signal. A successful `paper_extract_pdf` becomes a resource
+   * of the session: its result gains a `resource_link`, and a new one sends `resources/list_changed`.
    * @param name the tool the client called
    * @param args its arguments
    * @param request the MCP request (signal, related messages)
@@ -160,6 +174,8 @@ export class GatewaySession {
       signal: request.signal,
     };
     const hook: ApprovalHook | undefined = approval && ((call) => approval(call, { session: this, request }));
+    // Download progress as `notifications/progress`, when the client asked for progress.
+    const progress = progressRelay(request, this.#settings.onError);
     const outcome = await executeGovernedToolCall(
       this.#settings.runtime,
       { id: randomUUID(), name, args },
@@ -168,6 +184,7 @@ export class GatewaySession {
         threadId: this.threadId,
         promotion: this.#promotion,
         builtinTools: this.#builtins,
+        builtinConfig: { ...config, ...(progress ? { writer: progress.writer } : {}) },
         signal: request.signal,
         approval: hook && { hook, config },
       },
@@ -177,7 +194,18 @@ export class GatewaySession {
       // Related to the request, so Streamable HTTP sends it on this request's stream, before the answer.
       await this.#announce((notification) => request.sendNotification(notification));
     }
-    return toCallToolResult(outcome.message);
+    await progress?.settled();
+    const result = toCallToolResult(outcome.message);
+    const paper = this.#papers?.offer(outcome.message);
+    if (paper) {
+      result.content.push(paper.link);
+      if (paper.added) {
+        await request
+          .sendNotification({ method: "notifications/resources/list_changed" })
+          .catch(this.#settings.onError);
+      }
+    }
+    return result;
   }
 
   /**

@@ -56,6 +56,12 @@ export interface ToolCallContext {
   promotion: PromotionState | undefined;
   /** The app's own tools: not deferred, not governed by the broker. */
   builtinTools?: readonly StructuredToolInterface[];
+  /**
+   * The config the app's own tools are invoked with, for a caller outside a graph task (the gateway:
+   * the request's `signal`, a `writer` for their custom-stream events, the thread).
+   * @default none: inside a graph task they read the task's own config
+   */
+  builtinConfig?: LangGraphRunnableConfig | undefined;
   signal?: AbortSignal | undefined;
   /**
    * Asked before an MCP call that would execute (promoted, current), in the caller's graph task; may
@@ -139,7 +145,10 @@ async function runToolCall(
     const builtin = context.builtinTools?.find((t) => t.name === call.name);
     if (builtin) {
       if (traced) span.setAttribute(A.genAiToolType, "function");
-      const message = (await builtin.invoke({ ...call, id: toolCallId, type: "tool_call" })) as ToolMessage;
+      const message = (await builtin.invoke(
+        { ...call, id: toolCallId, type: "tool_call" },
+        context.builtinConfig,
+      )) as ToolMessage;
       return { message };
     }
     const refused = checkToolCall(call.name, context.promotion, tools);

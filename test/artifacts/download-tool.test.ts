@@ -1,8 +1,8 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { Annotation, type LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { createArtifactDownloadTool } from "../../src/artifacts/artifact-download-tool.js";
-import { createBench, PDF } from "./download-harness.js";
+import { createBench, PDF, stalledBody } from "./download-harness.js";
 
 const State = Annotation.Root({
   args: Annotation<Record<string, unknown>>,
@@ -58,4 +58,50 @@ describe("artifact_download tool", () => {
     expect(message?.status).toBe("error");
     expect(JSON.parse(String(message?.content))).toMatchObject({ code: "INVALID_INPUT", retryable: false });
   });
+
+  test.each([
+    [true, "cancelled"],
+    [false, "completed"],
+  ])(
+    "cancelOnAbort %s: aborting the call's signal mid-transfer leaves the job %s",
+    async (cancelOnAbort, status) => {
+      const bench = await createBench(undefined, { invocationSessionId: "t1" });
+      let release!: (rest: Uint8Array) => void;
+      const rest = new Promise<Uint8Array>((resolve) => {
+        release = resolve;
+      });
+      bench.routes.set(
+        "https://arxiv.org/pdf/2401.00001v1",
+        (_request, signal) => new Response(stalledBody(PDF.slice(0, 10), rest, signal)),
+      );
+      const downloadTool = createArtifactDownloadTool({ downloads: bench.manager, cancelOnAbort });
+      const controller = new AbortController();
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const call = downloadTool.invoke(
+        {
+          type: "tool_call",
+          id: "call-1",
+          name: "artifact_download",
+          args: { mcpInvocationId: "inv-1", candidateId: "c1" },
+        },
+        {
+          signal: controller.signal,
+          configurable: { thread_id: "t1" },
+          writer: (event: { bytesDownloaded: number }) => event.bytesDownloaded > 0 && started(),
+        } as LangGraphRunnableConfig,
+      );
+      await running;
+      controller.abort();
+      await expect(call).rejects.toThrow();
+      release(PDF.slice(10));
+      await vi.waitFor(async () => expect(await bench.manager.list()).toMatchObject([{ status }]));
+      const rows = await bench.ledger.query({ toolId: "artifact_download" });
+      expect(rows).toMatchObject([
+        cancelOnAbort ? { status: "error", error: { code: "CANCELLED" } } : { status: "ok" },
+      ]);
+    },
+  );
 });

@@ -1,0 +1,156 @@
+/**
+ * A gateway runtime with governed downloads: the bundled sources server (arXiv only, in memory) over
+ * the loopback fake providers for the candidates, and a loopback HTTP publisher of the PDFs whose
+ * bodies the test paces (the download `fetch` seam sends each `https://arxiv.org/pdf/…` request to it).
+ * Real SDK clients connect through `InMemoryTransport`, with a tap on what the gateway sends.
+ */
+import { mkdtemp } from "node:fs/promises";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
+import type { GatewayServer, GatewaySession } from "../../src/gateway/index.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import { createSourcesServer, SOURCES_SERVER_ID } from "../../src/servers/sources/sources-server.js";
+import { providerEnvFor, startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
+import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
+import { publicLookup } from "../artifacts/download-harness.js";
+import { makePdf } from "../fixtures/pdf/make-pdf.js";
+import { arxivFakeRoutes } from "../fixtures/providers/arxiv/routes.js";
+
+/** The paper the candidates name, and the words its PDF holds. */
+export const PAPER_ID = "2403.01234v2";
+export const PAPER_TEXT = ["Off-target prediction for base editors", "Results: validated sites rank first."];
+/** The PDF the publisher serves, in `CHUNKS` parts. */
+export const PDF = makePdf([[PAPER_TEXT[0] as string, "x".repeat(600)], [PAPER_TEXT[1] as string]]);
+export const CHUNKS = 4;
+
+/** A loopback HTTP publisher of the arXiv PDFs. */
+export interface PdfPublisher {
+  /** Awaited before each part after the first, with the bytes written so far. @default one event-loop turn */
+  pace: (sentBytes: number) => Promise<void>;
+  /** Bodies whose client went away before their end. */
+  aborted: () => number;
+  /** Settles when a body's client goes away before its end (a cancelled transfer). */
+  abortedOnce: Promise<void>;
+  /** The download `fetch` seam: arxiv.org URLs to the loopback port. */
+  fetch: DownloadFetch;
+  close: () => Promise<void>;
+}
+
+async function startPdfPublisher(): Promise<PdfPublisher> {
+  let aborted = 0;
+  let resolveAborted!: () => void;
+  const abortedOnce = new Promise<void>((resolve) => {
+    resolveAborted = resolve;
+  });
+  const server = createServer((req, res) => {
+    if (req.url === `/pdf/${PAPER_ID}`) void send(res);
+    else res.writeHead(404).end("not found");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const publisher: PdfPublisher = {
+    pace: () => new Promise<void>((resolve) => setImmediate(resolve)),
+    aborted: () => aborted,
+    abortedOnce,
+    fetch: (url, init) => fetch(`http://127.0.0.1:${port}${new URL(url).pathname}`, init),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  async function send(res: ServerResponse): Promise<void> {
+    res.on("close", () => {
+      if (res.writableFinished) return;
+      aborted++;
+      resolveAborted();
+    });
+    res.writeHead(200, { "content-type": "application/pdf", "content-length": String(PDF.length) });
+    const size = Math.ceil(PDF.length / CHUNKS);
+    for (let start = 0; start < PDF.length; start += size) {
+      if (start > 0) await publisher.pace(start);
+      if (res.destroyed) return;
+      res.write(PDF.subarray(start, start + size));
+    }
+    res.end();
+  }
+  return publisher;
+}
+
+/** The runtime, its publisher and data directory. */
+export interface DownloadLab {
+  governance: Governance;
+  publisher: PdfPublisher;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** A real runtime (built-in manifests, in-memory ledger, CAS and grants) with downloads into a temporary data directory. */
+export async function createDownloadLab(): Promise<DownloadLab> {
+  const provider = await startFakeProviderServer({ routes: arxivFakeRoutes() });
+  const publisher = await startPdfPublisher();
+  const dataDir = await mkdtemp(join(tmpdir(), "sciencegate-gateway-downloads-"));
+  const governance = await createGovernance({
+    config: { servers: [] },
+    pool: createInMemoryPool({
+      [SOURCES_SERVER_ID]: () => createSourcesServer({ only: ["arxiv"], env: providerEnvFor(provider.url) }),
+    }),
+    dataDir,
+    ledger: new MemoryLedger(),
+    store: new MemoryContentStore(),
+    grants: new MemoryGrantStore(),
+    fetch: publisher.fetch,
+    downloads: { lookup: publicLookup },
+  });
+  return {
+    governance,
+    publisher,
+    dataDir,
+    async close() {
+      await governance.close();
+      await publisher.close();
+      await provider.close();
+    },
+  };
+}
+
+/** A real SDK client of one session, and every message the gateway sent it. */
+export interface TappedClient {
+  client: Client;
+  session: GatewaySession;
+  sent: JSONRPCMessage[];
+  /** The methods of the notifications the gateway sent. */
+  notifications(method: string): JSONRPCMessage[];
+}
+
+/**
+ * Connects a client through an in-memory pair whose server side records what it sends.
+ * @param gateway the gateway
+ */
+export async function connectTapped(gateway: GatewayServer): Promise<TappedClient> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const sent: JSONRPCMessage[] = [];
+  const send = serverSide.send.bind(serverSide);
+  serverSide.send = (message, options) => {
+    sent.push(message);
+    return send(message, options);
+  };
+  const session = await gateway.connect(serverSide);
+  const client = new Client({ name: "gateway-downloads-test", version: "1.0.0" });
+  await client.connect(clientSide);
+  return {
+    client,
+    session,
+    sent,
+    notifications: (method) => sent.filter((message) => "method" in message && message.method === method),
+  };
+}
