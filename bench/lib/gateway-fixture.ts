@@ -118,6 +118,7 @@ async function stdioClient(
   try {
     await client.connect(transport);
   } catch (error) {
+    await transport.close();
     throw new Error(`${command.args.join(" ")} did not start: ${stderr}`, { cause: error });
   }
   return { client, stderr: () => stderr };
