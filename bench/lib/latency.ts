@@ -101,3 +101,33 @@ export async function measureBatch(
   const wallMs = performance.now() - start;
   return { wallMs, callsPerSecond: (count / wallMs) * 1000 };
 }
+
+/**
+ * Keeps `concurrency` calls in flight until `total` calls have finished (a closed loop: each worker
+ * starts its next call when its last one returns), so throughput is measured at a steady load rather
+ * than on one burst.
+ * @param total calls in all
+ * @param concurrency calls in flight at once
+ * @param call the operation, given the call index (unique within this run)
+ * @returns wall time in ms, calls per second and the latency of each call in ms
+ */
+export async function measureClosedLoop(
+  total: number,
+  concurrency: number,
+  call: (index: number) => Promise<unknown>,
+): Promise<{ wallMs: number; callsPerSecond: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      const index = next++;
+      const start = performance.now();
+      await call(index);
+      latencies.push(performance.now() - start);
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  const wallMs = performance.now() - start;
+  return { wallMs, callsPerSecond: (total / wallMs) * 1000, latencies };
+}
