@@ -6,6 +6,15 @@ export {
   type GatewayServerOptions,
 } from "./create-gateway-server.js";
 export {
+  GATEWAY_HTTP_PATH,
+  type GatewayHttpOptions,
+  type GatewayHttpServer,
+  type ResolvedGatewayHttpOptions,
+  resolveGatewayHttpOptions,
+  serveGatewayHttp,
+} from "./gateway-http.js";
+export { GATEWAY_TOKEN_ENV } from "./gateway-http-guard.js";
+export {
   type GatewayApprovalHook,
   type GatewayCallContext,
   type GatewayRequestExtra,
