@@ -110,7 +110,7 @@ export function normalizeOrigin(origin: string): string {
  */
 export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
   const hostNames = boundHostNames(settings);
-  for (const name of settings.allowedHosts) hostNames.add(hostNameOf(name) ?? name.toLowerCase());
+  for (const name of settings.allowedHosts) hostNames.add(hostNameOf(bracket(name)) ?? name.toLowerCase());
   const sameOrigins = new Set(
     isLoopbackHost(settings.host)
       ? ["localhost", "127.0.0.1", "[::1]", bracket(settings.host)].map(
@@ -148,7 +148,7 @@ export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
         if (!matches) {
           return {
             status: 401,
-            code: -32001,
+            code: -32000,
             message: given
               ? "Unauthorized: the bearer token is not valid"
               : "Unauthorized: send Authorization: Bearer <token>",

@@ -118,15 +118,17 @@ export async function serveGatewayHttp(
       idleTimeoutMs: settings.idleTimeoutMs,
       onIdle: (idle) => void end(idle, "The session expired after being idle"),
     });
+    // Held under its id at once: it counts towards the bound while it connects, and `initialize` is
+    // answered before `handle` settles.
+    sessions.set(entry.id, entry);
     try {
       const session = await entry.connect(gateway);
       void session.ended.then(() => forget(entry));
     } catch (error) {
+      forget(entry);
       onError(error);
       return reply(response, { status: 503, code: -32000, message: "The gateway is shutting down" });
     }
-    // Held under its id at once: `initialize` is answered before `handle` settles.
-    sessions.set(entry.id, entry);
     await entry.handle(request, response, message);
     // The transport refused the initialize (an Accept header, a batch): nothing to keep.
     if (!entry.isInitialized) await end(entry, "The session did not initialize");
@@ -181,6 +183,8 @@ export async function serveGatewayHttp(
     });
   });
   const address = await listen(server, settings.host, settings.port);
+  // A failed accept (too many open files) is reported, never an uncaught 'error' event.
+  server.on("error", onError);
   const guard = createHttpGuard({
     host: settings.host,
     port: address.port,
@@ -296,6 +300,11 @@ async function readJsonBody(
     return NO_BODY;
   }
   const text = await readCapped(request, maxBytes);
+  if (text === null) {
+    // The client went away mid-body: nobody to answer.
+    response.destroy();
+    return NO_BODY;
+  }
   if (text === undefined) {
     // The rest of the body is never read: the connection cannot carry another request.
     response.shouldKeepAlive = false;
@@ -314,16 +323,24 @@ async function readJsonBody(
   }
 }
 
-/** The body as text, or `undefined` once it is (or declares to be) larger than `maxBytes`. */
-function readCapped(request: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+/**
+ * The body as text; `undefined` once it is (or declares to be) larger than `maxBytes`; `null` when the
+ * client went away before its end.
+ */
+function readCapped(request: IncomingMessage, maxBytes: number): Promise<string | undefined | null> {
   if (Number(request.headers["content-length"]) > maxBytes) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const stop = () => {
       request.off("data", onData);
       request.off("end", onEnd);
-      request.off("error", reject);
+      request.off("error", onGone);
+      request.off("close", onGone);
+    };
+    const onGone = () => {
+      stop();
+      resolve(null);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -341,7 +358,8 @@ function readCapped(request: IncomingMessage, maxBytes: number): Promise<string 
     };
     request.on("data", onData);
     request.on("end", onEnd);
-    request.on("error", reject);
+    request.on("error", onGone);
+    request.on("close", onGone);
   });
 }
 

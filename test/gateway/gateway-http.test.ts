@@ -1,3 +1,5 @@
+import { connect } from "node:net";
+import { networkInterfaces } from "node:os";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, test, vi } from "vitest";
 import {
@@ -225,6 +227,53 @@ describe("serveGatewayHttp: start-up refusals", () => {
     });
   });
 
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((entry) => entry?.family === "IPv4" && !entry.internal)?.address;
+  test.skipIf(external === undefined)(
+    "the machine's non-loopback address needs the token; with it, clients that send it are served",
+    async () => {
+      lab = await createLab();
+      gateway = createGatewayServer(lab.governance);
+      await expect(serveGatewayHttp(gateway, { host: external })).rejects.toMatchObject({
+        code: "INVALID_CONFIG",
+        message: expect.stringContaining("SCIENCEGATE_GATEWAY_TOKEN"),
+      });
+      http = await serveGatewayHttp(gateway, { host: external, token: TOKEN, onError: () => {} });
+      expect(http.url).toBe(`http://${external}:${new URL(http.url).port}/mcp`);
+      expect((await rawRequest(http.url, { headers: MCP_POST_HEADERS, body: initializeBody() })).status).toBe(
+        401,
+      );
+      const a = await connectHttpClient(http.url, TOKEN);
+      expect(await a.toolNames()).toEqual(BUILTINS);
+      // Bound to that address only: a loopback Host names another server.
+      const loopback = await rawRequest(http.url, {
+        headers: {
+          ...MCP_POST_HEADERS,
+          Authorization: `Bearer ${TOKEN}`,
+          Host: `localhost:${new URL(http.url).port}`,
+        },
+        body: initializeBody(),
+      });
+      expect(loopback.status).toBe(403);
+      await a.client.close();
+    },
+  );
+
+  test("a host name in allowedHosts passes the Host check (a DNS name, a proxy's name)", async () => {
+    const { http } = await serve({ allowedHosts: ["Gateway.Example.org"] });
+    const named = await rawRequest(http.url, {
+      headers: { ...MCP_POST_HEADERS, Host: "gateway.example.org:443" },
+      body: initializeBody(),
+    });
+    expect(named.status).toBe(200);
+    const other = await rawRequest(http.url, {
+      headers: { ...MCP_POST_HEADERS, Host: "example.org" },
+      body: initializeBody(),
+    });
+    expect(other.status).toBe(403);
+  });
+
   test("a wildcard bind with a token serves loopback clients that send it", async () => {
     const { http } = await serve({ host: "0.0.0.0", token: TOKEN });
     const port = new URL(http.url).port;
@@ -370,6 +419,22 @@ describe("serveGatewayHttp: each refusal, and the server keeps serving", () => {
     await Promise.all([a.client.close(), b.client.close()]);
   });
 
+  test("bytes that are not HTTP, and a client that leaves mid-body, do not stop the server", async () => {
+    const { http } = await serve({ token: TOKEN });
+    const a = await connectHttpClient(http.url, TOKEN);
+    const port = Number(new URL(http.url).port);
+    const garbage = await rawSocket(port, "\x00\x01 NOT HTTP AT ALL\r\n\r\n");
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+    await rawSocket(
+      port,
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: ${a.mcpSessionId}\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`,
+      { leave: true },
+    );
+    expect(await a.toolNames()).toEqual(BUILTINS);
+    expect(http.sessionCount()).toBe(1);
+    await a.client.close();
+  });
+
   test("a JSON-RPC batch of requests to a session is answered per the SDK (both responses)", async () => {
     const { http } = await serve({ token: TOKEN });
     const a = await connectHttpClient(http.url, TOKEN);
@@ -413,3 +478,25 @@ describe("serveGatewayHttp: each refusal, and the server keeps serving", () => {
     });
   });
 });
+
+/**
+ * Writes bytes on a raw connection; resolves with what the server answered once it closes, or at once
+ * after writing when `leave` (the client goes away mid-request).
+ */
+function rawSocket(port: number, bytes: string, options: { leave?: boolean } = {}): Promise<string> {
+  return new Promise((resolve) => {
+    let answer = "";
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(bytes);
+      if (options.leave) {
+        socket.destroy();
+        resolve("");
+      }
+    });
+    socket.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("utf8");
+    });
+    socket.on("error", () => undefined);
+    socket.on("close", () => resolve(answer));
+  });
+}
