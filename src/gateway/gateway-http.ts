@@ -14,7 +14,7 @@ import { assertSafeBind, createHttpGuard, type HttpRefusal, normalizeOrigin } fr
 import { GatewayHttpSession } from "./gateway-http-session.js";
 
 /** The one MCP endpoint; every other path is 404. */
-export const GATEWAY_HTTP_PATH = "/mcp";
+const GATEWAY_HTTP_PATH = "/mcp";
 
 /** Options of `serveGatewayHttp`. */
 export interface GatewayHttpOptions {

@@ -6,10 +6,8 @@ export {
   type GatewayServerOptions,
 } from "./create-gateway-server.js";
 export {
-  GATEWAY_HTTP_PATH,
   type GatewayHttpOptions,
   type GatewayHttpServer,
-  type ResolvedGatewayHttpOptions,
   resolveGatewayHttpOptions,
   serveGatewayHttp,
 } from "./gateway-http.js";
