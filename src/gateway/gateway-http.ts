@@ -6,11 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { isInitializeRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type Clock, GovernanceError, systemClock } from "../core/index.js";
 import type { GatewayServer } from "./create-gateway-server.js";
 import { assertSafeBind, createHttpGuard, type HttpRefusal, normalizeOrigin } from "./gateway-http-guard.js";
+import { readJsonBody, reply } from "./gateway-http-request.js";
 import { GatewayHttpSession } from "./gateway-http-session.js";
 
 /** The one MCP endpoint; every other path is 404. */
@@ -61,7 +61,8 @@ export interface GatewayHttpServer {
   sessionCount(): number;
   /**
    * Stops accepting, closes every session it opened (running calls are cancelled and audited) and every
-   * connection. The gateway and the runtime stay open: they are the caller's.
+   * connection. The gateway and the runtime stay open: they are the caller's. Calling it again returns
+   * the same promise.
    */
   close(): Promise<void>;
 }
@@ -166,7 +167,7 @@ export async function serveGatewayHttp(
       return entry ? entry.handle(request, response) : reply(response, missingSessionId());
     }
     const message = await readJsonBody(request, response, settings.maxBodyBytes);
-    if (message === NO_BODY) return;
+    if (message === undefined) return;
     if (entry !== undefined) return entry.handle(request, response, message.value);
     const messages = Array.isArray(message.value) ? message.value : [message.value];
     if (!messages.every((one) => JSONRPCMessageSchema.safeParse(one).success)) {
@@ -194,16 +195,20 @@ export async function serveGatewayHttp(
   });
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
+  let closed: Promise<void> | undefined;
+  const close = async () => {
+    closing = true;
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all([...sessions.values()].map((entry) => end(entry, "The gateway is shutting down")));
+    server.closeAllConnections();
+    await stopped;
+  };
   return {
     url: `http://${host}:${address.port}${GATEWAY_HTTP_PATH}`,
     sessionCount: () => sessions.size,
-    async close() {
-      if (closing) return;
-      closing = true;
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all([...sessions.values()].map((entry) => end(entry, "The gateway is shutting down")));
-      server.closeAllConnections();
-      await stopped;
+    close: () => {
+      closed ??= close();
+      return closed;
     },
   };
 }
@@ -279,90 +284,6 @@ async function listen(server: ReturnType<typeof createServer>, host: string, por
   return server.address() as AddressInfo;
 }
 
-const NO_BODY = Symbol("no body");
-
-/**
- * A POST body as JSON: refused with 415 unless it says JSON, with 413 as soon as it is larger than the
- * cap (the connection is then closed), with 400 / -32700 when it does not parse.
- * @returns the parsed value, or `NO_BODY` once the refusal is sent
- */
-async function readJsonBody(
-  request: IncomingMessage,
-  response: ServerResponse,
-  maxBytes: number,
-): Promise<{ value: unknown } | typeof NO_BODY> {
-  if (!isJsonContentType(request.headers["content-type"])) {
-    reply(response, {
-      status: 415,
-      code: -32000,
-      message: "Unsupported Media Type: Content-Type must be application/json",
-    });
-    return NO_BODY;
-  }
-  const text = await readCapped(request, maxBytes);
-  if (text === null) {
-    // The client went away mid-body: nobody to answer.
-    response.destroy();
-    return NO_BODY;
-  }
-  if (text === undefined) {
-    // The rest of the body is never read: the connection cannot carry another request.
-    response.shouldKeepAlive = false;
-    reply(response, {
-      status: 413,
-      code: -32000,
-      message: `Payload Too Large: Request body must not exceed ${maxBytes} bytes`,
-    });
-    return NO_BODY;
-  }
-  try {
-    return { value: JSON.parse(text) };
-  } catch {
-    reply(response, { status: 400, code: -32700, message: "Parse error: Invalid JSON" });
-    return NO_BODY;
-  }
-}
-
-/**
- * The body as text; `undefined` once it is (or declares to be) larger than `maxBytes`; `null` when the
- * client went away before its end.
- */
-function readCapped(request: IncomingMessage, maxBytes: number): Promise<string | undefined | null> {
-  if (Number(request.headers["content-length"]) > maxBytes) return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stop = () => {
-      request.off("data", onData);
-      request.off("end", onEnd);
-      request.off("error", onGone);
-      request.off("close", onGone);
-    };
-    const onGone = () => {
-      stop();
-      resolve(null);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) {
-        chunks.push(chunk);
-        return;
-      }
-      stop();
-      request.pause();
-      resolve(undefined);
-    };
-    const onEnd = () => {
-      stop();
-      resolve(Buffer.concat(chunks).toString("utf8"));
-    };
-    request.on("data", onData);
-    request.on("end", onEnd);
-    request.on("error", onGone);
-    request.on("close", onGone);
-  });
-}
-
 function preflight(response: ServerResponse): void {
   response.writeHead(204, {
     "Access-Control-Allow-Methods": "GET, POST, DELETE",
@@ -375,16 +296,4 @@ function preflight(response: ServerResponse): void {
 
 function missingSessionId(): HttpRefusal {
   return { status: 400, code: -32000, message: "Bad Request: Mcp-Session-Id header is required" };
-}
-
-/** A JSON-RPC error as the SDK's transport sends it; a response already under way is cut instead. */
-function reply(response: ServerResponse, refusal: HttpRefusal): void {
-  if (response.headersSent) {
-    response.destroy();
-    return;
-  }
-  response.writeHead(refusal.status, { "Content-Type": "application/json", ...refusal.headers });
-  response.end(
-    JSON.stringify({ jsonrpc: "2.0", error: { code: refusal.code, message: refusal.message }, id: null }),
-  );
 }

@@ -11,6 +11,7 @@ import {
   createGatewayServer,
   GATEWAY_TOKEN_ENV,
   type GatewayHttpOptions,
+  type GatewayHttpServer,
   type GatewayServer,
   resolveGatewayHttpOptions,
   serveGatewayHttp,
@@ -73,17 +74,23 @@ export async function serveGatewayCommand(
     });
     // Listening until the runtime is closed: a second signal during shutdown must not cut the ledger's flush.
     const shutdown = untilShutdown(process, { stdin: http === undefined });
+    let listener: GatewayHttpServer | undefined;
     try {
-      const reason = http
-        ? await serveHttp(io, gateway, http, shutdown.requested, runtime.configSource)
+      if (http) listener = await listenHttp(io, gateway, http, runtime.configSource);
+      const reason = listener
+        ? await shutdown.requested
         : await serveStdio(io, gateway, options.session, process, shutdown.requested, runtime.configSource);
       io.stderr(`sciencegate gateway: stopping (${reason})\n`);
     } finally {
       try {
-        await gateway.close();
+        await listener?.close();
       } finally {
-        await runtime.close();
-        shutdown.stop();
+        try {
+          await gateway.close();
+        } finally {
+          await runtime.close();
+          shutdown.stop();
+        }
       }
     }
     io.stderr("sciencegate gateway: stopped\n");
@@ -109,25 +116,20 @@ async function serveStdio(
   return Promise.race([shutdown, session.ended.then(() => "the client closed the session")]);
 }
 
-/** Streamable HTTP until a signal; the listener is closed (its sessions with it) before returning. */
-async function serveHttp(
+/** Listens for Streamable HTTP and says where on stderr. */
+async function listenHttp(
   io: CliIo,
   gateway: GatewayServer,
   options: GatewayHttpOptions,
-  shutdown: Promise<string>,
   configSource: string,
-): Promise<string> {
+): Promise<GatewayHttpServer> {
   const server = await serveGatewayHttp(gateway, {
     ...options,
     onError: (error) => io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`),
   });
-  try {
-    const auth = options.token ? `bearer token from ${GATEWAY_TOKEN_ENV}` : "no token: loopback only";
-    io.stderr(`sciencegate gateway: listening on ${server.url} (${auth}; ${configSource})\n`);
-    return await shutdown;
-  } finally {
-    await server.close();
-  }
+  const auth = options.token ? `bearer token from ${GATEWAY_TOKEN_ENV}` : "no token: loopback only";
+  io.stderr(`sciencegate gateway: listening on ${server.url} (${auth}; ${configSource})\n`);
+  return server;
 }
 
 /**
