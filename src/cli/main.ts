@@ -44,6 +44,10 @@ Commands:
   serve gateway [--config FILE] [--manifests DIR]... the governed MCP gateway (stdio): one MCP server in
        [--eager] [--session ID]                      front of every configured server and source; --eager
                                                      lists every allowed tool up front
+       [--http [HOST:]PORT] [--allow-origin ORIGIN]...
+       [--allow-host NAME]...                        Streamable HTTP at http://HOST:PORT/mcp instead (HOST
+                                                     127.0.0.1 unless given; any other bind needs a token
+                                                     in $SCIENCEGATE_GATEWAY_TOKEN)
 
 Options:
   --config FILE   extensions_config.json or science.toml to use (else $SCIENCEGATE_CONFIG,
@@ -302,14 +306,29 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
         manifests: { type: "string", multiple: true },
         eager: { type: "boolean", default: false },
         session: { type: "string" },
+        http: { type: "string" },
+        "allow-origin": { type: "string", multiple: true },
+        "allow-host": { type: "string", multiple: true },
       },
       strict: true,
     });
+    const httpOnly = values["allow-origin"] ?? values["allow-host"];
+    if (values.http === undefined ? httpOnly !== undefined : values.session !== undefined) {
+      io.stderr(
+        values.http === undefined
+          ? "sciencegate serve gateway: --allow-origin and --allow-host go with --http [HOST:]PORT.\n"
+          : "sciencegate serve gateway: --session is for stdio; over --http each MCP session is its own governance session (gateway:<mcp-session-id>).\n",
+      );
+      return 2;
+    }
     return await serveGatewayCommand(io, {
       configPath: values.config,
       manifestDirs: values.manifests,
       eager: values.eager ?? false,
       session: values.session,
+      http: values.http,
+      allowOrigins: values["allow-origin"],
+      allowHosts: values["allow-host"],
     });
   }
   const { values } = parseArgs({ args: rest, options: { only: { type: "string" } }, strict: true });

@@ -1,7 +1,8 @@
 /**
  * `sciencegate/gateway`: the governed MCP gateway for apps that embed it. One MCP server in front of
  * every configured server and source; each connection is its own governance session (see
- * ARCHITECTURE.md, "The governed MCP gateway"). `sciencegate serve gateway` runs it on stdio.
+ * ARCHITECTURE.md, "The governed MCP gateway"). `serveGatewayHttp` serves it over Streamable HTTP;
+ * `sciencegate serve gateway` runs it on stdio, or with `--http` over HTTP.
  */
 
 export {
@@ -9,9 +10,12 @@ export {
   type GatewayApprovalHook,
   type GatewayCallContext,
   type GatewayConnectOptions,
+  type GatewayHttpOptions,
+  type GatewayHttpServer,
   type GatewayRequestExtra,
   type GatewayRuntime,
   type GatewayServer,
   type GatewayServerOptions,
   GatewaySession,
+  serveGatewayHttp,
 } from "../gateway/index.js";

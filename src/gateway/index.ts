@@ -6,6 +6,13 @@ export {
   type GatewayServerOptions,
 } from "./create-gateway-server.js";
 export {
+  type GatewayHttpOptions,
+  type GatewayHttpServer,
+  resolveGatewayHttpOptions,
+  serveGatewayHttp,
+} from "./gateway-http.js";
+export { GATEWAY_TOKEN_ENV } from "./gateway-http-guard.js";
+export {
   type GatewayApprovalHook,
   type GatewayCallContext,
   type GatewayRequestExtra,

@@ -94,9 +94,9 @@ describe("sciencegate serve gateway (stdio)", () => {
   });
 
   test("an unknown option is a usage error (exit 2)", async () => {
-    const run = await runCli(["serve", "gateway", "--http", "8080"]);
+    const run = await runCli(["serve", "gateway", "--port", "8080"]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("--http");
+    expect(run.stderr).toContain("--port");
   });
 
   test("lists, promotes with list_changed, calls PubMed with citations, refuses with tool errors; stdin end closes the runtime and its servers", async () => {

@@ -1,11 +1,21 @@
 /**
  * `sciencegate serve gateway`: the governed MCP gateway on stdin/stdout for one MCP client (a desktop
- * assistant, a Python agent, the MCP Inspector). stdout carries only the protocol; diagnostics go to
- * stderr. The runtime is closed when stdin ends, the client closes the session, or on SIGTERM/SIGINT.
+ * assistant, a Python agent, the MCP Inspector), or with `--http` over Streamable HTTP for many. On
+ * stdio, stdout carries only the protocol; diagnostics go to stderr. The runtime is closed when stdin
+ * ends or the client closes the session (stdio), or on SIGTERM/SIGINT.
  */
 import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { createGatewayServer } from "../../gateway/index.js";
+import { GovernanceError } from "../../core/index.js";
+import {
+  createGatewayServer,
+  GATEWAY_TOKEN_ENV,
+  type GatewayHttpOptions,
+  type GatewayHttpServer,
+  type GatewayServer,
+  resolveGatewayHttpOptions,
+  serveGatewayHttp,
+} from "../../gateway/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { openRuntime } from "../runtime.js";
 
@@ -15,8 +25,14 @@ export interface ServeGatewayOptions {
   manifestDirs?: string[] | undefined;
   /** List every allowed tool from the start (clients with a fixed tool table). */
   eager: boolean;
-  /** The governance session of the client. @default `gateway:<uuid>` */
+  /** The governance session of the client (stdio only). @default `gateway:<uuid>` */
   session?: string | undefined;
+  /** Serve Streamable HTTP on `[host:]port` instead of stdio (host 127.0.0.1 unless given). */
+  http?: string | undefined;
+  /** Browser origins allowed besides same-origin loopback (`--allow-origin`, HTTP only). */
+  allowOrigins?: string[] | undefined;
+  /** Host names allowed in `Host` besides the bound ones (`--allow-host`, HTTP only). */
+  allowHosts?: string[] | undefined;
 }
 
 /** The process the gateway serves on. @default the real stdin, stdout and signals */
@@ -28,20 +44,24 @@ export interface GatewayProcess {
 }
 
 /**
- * Serves the gateway until the client leaves or the process is told to stop, then closes the session
- * (a running call is cancelled and audited) and the runtime (every row written, every child stopped).
- * @param io the CLI's environment and stderr (its stdout is not used: stdout is the protocol)
- * @param options config, manifests, eager listing, session id
+ * Serves the gateway until the client leaves (stdio) or the process is told to stop, then closes the
+ * sessions (a running call is cancelled and audited) and the runtime (every row written, every child
+ * stopped).
+ * @param io the CLI's environment (`SCIENCEGATE_GATEWAY_TOKEN`) and stderr (on stdio its stdout is not
+ *   used: stdout is the protocol)
+ * @param options config, manifests, eager listing, session id or HTTP address and allow-lists
  * @param process where the protocol runs
  * @returns 0 after a clean shutdown
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` from the runtime, before anything is served
+ * @throws GovernanceError `INVALID_CONFIG` for a bad `--http` address, a non-loopback bind without a
+ *   token (before the runtime starts), or from the runtime / `INVALID_MANIFEST`, before anything is served
  */
 export async function serveGatewayCommand(
   io: CliIo,
   options: ServeGatewayOptions,
   process: GatewayProcess = realProcess(),
 ): Promise<ExitCode> {
-  const restoreConsole = consoleToStderr();
+  const http = options.http === undefined ? undefined : httpOptions(io, options, options.http);
+  const restoreConsole = http ? () => {} : consoleToStderr();
   try {
     const runtime = await openRuntime(io, {
       ...(options.configPath ? { configPath: options.configPath } : {}),
@@ -53,25 +73,24 @@ export async function serveGatewayCommand(
         io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`),
     });
     // Listening until the runtime is closed: a second signal during shutdown must not cut the ledger's flush.
-    const shutdown = untilShutdown(process);
+    const shutdown = untilShutdown(process, { stdin: http === undefined });
+    let listener: GatewayHttpServer | undefined;
     try {
-      const session = await gateway.connect(new StdioServerTransport(process.stdin, process.stdout), {
-        sessionId: options.session,
-      });
-      io.stderr(
-        `sciencegate gateway: serving session ${session.sessionId} on stdio (${runtime.configSource})\n`,
-      );
-      const reason = await Promise.race([
-        shutdown.requested,
-        session.ended.then(() => "the client closed the session"),
-      ]);
+      if (http) listener = await listenHttp(io, gateway, http, runtime.configSource);
+      const reason = listener
+        ? await shutdown.requested
+        : await serveStdio(io, gateway, options.session, process, shutdown.requested, runtime.configSource);
       io.stderr(`sciencegate gateway: stopping (${reason})\n`);
     } finally {
       try {
-        await gateway.close();
+        await listener?.close();
       } finally {
-        await runtime.close();
-        shutdown.stop();
+        try {
+          await gateway.close();
+        } finally {
+          await runtime.close();
+          shutdown.stop();
+        }
       }
     }
     io.stderr("sciencegate gateway: stopped\n");
@@ -81,13 +100,89 @@ export async function serveGatewayCommand(
   return 0;
 }
 
-/** Settles with the reason when stdin ends or closes, or on SIGTERM/SIGINT; `stop` removes the listeners. */
-function untilShutdown(process: GatewayProcess): { requested: Promise<string>; stop: () => void } {
+/** One session on stdin/stdout until the client leaves or a signal. @returns why it stops */
+async function serveStdio(
+  io: CliIo,
+  gateway: GatewayServer,
+  sessionId: string | undefined,
+  process: GatewayProcess,
+  shutdown: Promise<string>,
+  configSource: string,
+): Promise<string> {
+  const session = await gateway.connect(new StdioServerTransport(process.stdin, process.stdout), {
+    sessionId,
+  });
+  io.stderr(`sciencegate gateway: serving session ${session.sessionId} on stdio (${configSource})\n`);
+  return Promise.race([shutdown, session.ended.then(() => "the client closed the session")]);
+}
+
+/** Listens for Streamable HTTP and says where on stderr. */
+async function listenHttp(
+  io: CliIo,
+  gateway: GatewayServer,
+  options: GatewayHttpOptions,
+  configSource: string,
+): Promise<GatewayHttpServer> {
+  const server = await serveGatewayHttp(gateway, {
+    ...options,
+    onError: (error) => io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`),
+  });
+  const auth = options.token ? `bearer token from ${GATEWAY_TOKEN_ENV}` : "no token: loopback only";
+  io.stderr(`sciencegate gateway: listening on ${server.url} (${auth}; ${configSource})\n`);
+  return server;
+}
+
+/**
+ * The HTTP options of the command line, checked before the runtime starts.
+ * @throws GovernanceError `INVALID_CONFIG` for an address that is not `[host:]port`, or what
+ *   `resolveGatewayHttpOptions` refuses (a non-loopback bind without `SCIENCEGATE_GATEWAY_TOKEN`)
+ */
+function httpOptions(io: CliIo, options: ServeGatewayOptions, address: string): GatewayHttpOptions {
+  const { host, port } = parseListenAddress(address);
+  const http: GatewayHttpOptions = {
+    host,
+    port,
+    token: io.env[GATEWAY_TOKEN_ENV] || undefined,
+    allowedOrigins: options.allowOrigins,
+    allowedHosts: options.allowHosts,
+  };
+  resolveGatewayHttpOptions(http);
+  return http;
+}
+
+/**
+ * `--http`'s `[host:]port`: `8080`, `127.0.0.1:8080`, `0.0.0.0:0`, `[::1]:8080`.
+ * @throws GovernanceError `INVALID_CONFIG` naming the value and the expected form
+ */
+export function parseListenAddress(value: string): { host: string; port: number } {
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):)?(\d{1,5})$/.exec(value.trim());
+  const port = Number(match?.[2]);
+  if (!match || port > 65_535) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `--http takes [host:]port, e.g. 8080, 127.0.0.1:8080 or [::1]:0 (0: a free port); got '${value}'.`,
+      { data: { field: "--http", value } },
+    );
+  }
+  const host = match[1]?.replace(/^\[(.*)\]$/, "$1") ?? "127.0.0.1";
+  return { host, port };
+}
+
+/**
+ * Settles with the reason on SIGTERM/SIGINT, or (stdio) when stdin ends or closes; `stop` removes the
+ * listeners.
+ */
+function untilShutdown(
+  process: GatewayProcess,
+  watch: { stdin: boolean },
+): { requested: Promise<string>; stop: () => void } {
   let stop = () => {};
   const requested = new Promise<string>((resolve) => {
     const onEnd = () => resolve("stdin closed: the client left");
-    process.stdin.once("end", onEnd);
-    process.stdin.once("close", onEnd);
+    if (watch.stdin) {
+      process.stdin.once("end", onEnd);
+      process.stdin.once("close", onEnd);
+    }
     const stopSignals = process.onShutdownSignal((signal) => resolve(signal));
     stop = () => {
       process.stdin.off("end", onEnd);

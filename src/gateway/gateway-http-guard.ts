@@ -1,0 +1,222 @@
+/**
+ * The checks every HTTP request to the gateway passes before the MCP transport sees it: the `Host`
+ * header names this server (DNS rebinding), the `Origin` is absent, same-origin loopback or allowed,
+ * and the bearer token matches (see ARCHITECTURE.md, "The governed MCP gateway").
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { isIP, isIPv6 } from "node:net";
+import { networkInterfaces } from "node:os";
+import { GovernanceError } from "../core/index.js";
+
+/** The environment variable `sciencegate serve gateway --http` reads the bearer token from. */
+export const GATEWAY_TOKEN_ENV = "SCIENCEGATE_GATEWAY_TOKEN";
+
+/** The shortest bearer token accepted: a guessable token is no protection. */
+const MIN_TOKEN_LENGTH = 16;
+
+/** A refused request: the HTTP status, the JSON-RPC error and extra headers. */
+export interface HttpRefusal {
+  status: number;
+  code: number;
+  message: string;
+  headers?: Record<string, string> | undefined;
+}
+
+/** What the guard checks against, known once the server listens. */
+export interface HttpGuardSettings {
+  /** The address the server is bound to. */
+  host: string;
+  /** The port it listens on. */
+  port: number;
+  token: string | undefined;
+  /** Origins allowed besides same-origin loopback (`scheme://host[:port]`). */
+  allowedOrigins: readonly string[];
+  /** Host names allowed besides the bound ones. */
+  allowedHosts: readonly string[];
+  /** The machine's addresses, for a wildcard bind. @default `os.networkInterfaces()` */
+  interfaceAddresses?: (() => string[]) | undefined;
+}
+
+/** The checks of one listening server. */
+export interface HttpGuard {
+  /**
+   * Checks `Host`, then `Origin`, then the bearer token.
+   * @returns the refusal, or `undefined` when the request may go on
+   */
+  check(request: IncomingMessage): HttpRefusal | undefined;
+  /** The CORS headers for a request from an allowed cross origin (none for others). */
+  corsHeaders(request: IncomingMessage): Record<string, string>;
+}
+
+/**
+ * Whether a bind address is loopback only (`127.0.0.0/8`, `::1`, `localhost`).
+ * @param host the address or name
+ */
+export function isLoopbackHost(host: string): boolean {
+  const bare = unbracket(host).toLowerCase();
+  if (bare === "localhost") return true;
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  return bare === "::1" || bare.startsWith("::ffff:127.");
+}
+
+/**
+ * Refuses a bind that would serve the network without a token, or with a token too short to protect.
+ * @param host the bind address
+ * @param token the bearer token, if any
+ * @throws GovernanceError `INVALID_CONFIG` naming `SCIENCEGATE_GATEWAY_TOKEN` and the fix
+ */
+export function assertSafeBind(host: string, token: string | undefined): void {
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `The gateway's bearer token (${GATEWAY_TOKEN_ENV}) has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH}, e.g. the output of \`openssl rand -hex 32\`.`,
+      { data: { field: "token" } },
+    );
+  }
+  if (token === undefined && !isLoopbackHost(host)) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `The gateway would listen on ${host}, which is reachable from other machines, without a bearer token. Set ${GATEWAY_TOKEN_ENV} (e.g. to the output of \`openssl rand -hex 32\`) so that every request must carry "Authorization: Bearer <token>", or bind 127.0.0.1.`,
+      { data: { field: "token", host, env: GATEWAY_TOKEN_ENV } },
+    );
+  }
+}
+
+/**
+ * An origin as browsers send it (`scheme://host[:port]`, default port dropped).
+ * @throws GovernanceError `INVALID_CONFIG` for something that is not an http(s) origin
+ */
+export function normalizeOrigin(origin: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `Allowed origin '${origin}' is not an http(s) origin; write it as the browser sends it, e.g. http://localhost:6274.`,
+      { data: { field: "allowedOrigins", origin } },
+    );
+  }
+  return url.origin;
+}
+
+/**
+ * The guard of a listening server.
+ * @param settings bound address and port, token, allow-lists
+ */
+export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
+  const hostNames = boundHostNames(settings);
+  for (const name of settings.allowedHosts) hostNames.add(hostNameOf(bracket(name)) ?? name.toLowerCase());
+  const sameOrigins = new Set(
+    isLoopbackHost(settings.host)
+      ? ["localhost", "127.0.0.1", "[::1]", bracket(settings.host)].map(
+          (name) => new URL(`http://${name}:${settings.port}`).origin,
+        )
+      : [],
+  );
+  const crossOrigins = new Set(settings.allowedOrigins.map(normalizeOrigin));
+  const expected = settings.token === undefined ? undefined : digest(settings.token);
+
+  const originOf = (request: IncomingMessage) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return undefined;
+    try {
+      return new URL(origin).origin;
+    } catch {
+      return origin;
+    }
+  };
+
+  return {
+    check(request) {
+      const host = hostNameOf(request.headers.host ?? "");
+      if (host === undefined || !hostNames.has(host)) {
+        return forbidden(`Invalid Host header: ${request.headers.host ?? "(none)"}`);
+      }
+      const origin = originOf(request);
+      if (origin !== undefined && !sameOrigins.has(origin) && !crossOrigins.has(origin)) {
+        return forbidden(`Invalid Origin header: ${request.headers.origin}`);
+      }
+      if (expected !== undefined && request.method !== "OPTIONS") {
+        const given = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1];
+        // Equal-length digests: the comparison takes the same time whatever the token.
+        const matches = timingSafeEqual(digest(given ?? ""), expected) && given !== undefined;
+        if (!matches) {
+          return {
+            status: 401,
+            code: -32000,
+            message: given
+              ? "Unauthorized: the bearer token is not valid"
+              : "Unauthorized: send Authorization: Bearer <token>",
+            headers: {
+              "WWW-Authenticate": given
+                ? 'Bearer realm="sciencegate-gateway", error="invalid_token"'
+                : 'Bearer realm="sciencegate-gateway"',
+            },
+          };
+        }
+      }
+      return undefined;
+    },
+    corsHeaders(request) {
+      const origin = originOf(request);
+      if (origin === undefined || !crossOrigins.has(origin)) return {};
+      return {
+        "Access-Control-Allow-Origin": origin,
+        "Access-Control-Expose-Headers": "Mcp-Session-Id, WWW-Authenticate",
+        Vary: "Origin",
+      };
+    },
+  };
+}
+
+function forbidden(message: string): HttpRefusal {
+  return { status: 403, code: -32000, message };
+}
+
+/** The host names a request may name: loopback names on a loopback bind, the machine's on a wildcard. */
+function boundHostNames(settings: HttpGuardSettings): Set<string> {
+  const bound = unbracket(settings.host).toLowerCase();
+  const names = new Set<string>();
+  const add = (name: string) => names.add(hostNameOf(bracket(name)) ?? name);
+  if (bound === "0.0.0.0" || bound === "::") {
+    for (const name of ["localhost", "127.0.0.1", "::1"]) add(name);
+    for (const address of (settings.interfaceAddresses ?? interfaceAddresses)()) add(address);
+  } else if (isLoopbackHost(bound)) {
+    for (const name of ["localhost", "127.0.0.1", "::1", bound]) add(name);
+  } else {
+    add(bound);
+  }
+  return names;
+}
+
+function interfaceAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((entry) => entry.address));
+}
+
+/** The lowercase host name of a `Host` header (`[::1]` bracketed, port dropped), or `undefined`. */
+function hostNameOf(header: string): string | undefined {
+  if (header === "") return undefined;
+  try {
+    const url = new URL(`http://${header}`);
+    return url.username || url.password || url.pathname !== "/" ? undefined : url.hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+function bracket(host: string): string {
+  return isIPv6(host) ? `[${host}]` : host;
+}
+
+function unbracket(host: string): string {
+  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}
