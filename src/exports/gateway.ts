@@ -5,7 +5,10 @@
  */
 
 export {
+  createElicitationApproval,
   createGatewayServer,
+  type ElicitationApprovalOptions,
+  type ElicitationApprovalRuntime,
   type GatewayApprovalHook,
   type GatewayCallContext,
   type GatewayConnectOptions,
@@ -14,4 +17,5 @@ export {
   type GatewayServer,
   type GatewayServerOptions,
   GatewaySession,
+  type OutOfBandApproval,
 } from "../gateway/index.js";

@@ -148,6 +148,8 @@ const PINNED: Record<string, string[]> = {
     "governanceForProcess",
   ],
   "./gateway": [
+    "ElicitationApprovalOptions",
+    "ElicitationApprovalRuntime",
     "GatewayApprovalHook",
     "GatewayCallContext",
     "GatewayConnectOptions",
@@ -156,6 +158,8 @@ const PINNED: Record<string, string[]> = {
     "GatewayServer",
     "GatewayServerOptions",
     "GatewaySession",
+    "OutOfBandApproval",
+    "createElicitationApproval",
     "createGatewayServer",
   ],
   "./governance": [

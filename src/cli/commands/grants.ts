@@ -151,6 +151,11 @@ export async function grantAddCommand(
   const toolWide = runtime.permissions.cardFor(request).matchingScope;
   const scope = checkedScope(options, toolWide.resource, tool.manifest.permission.scopeTemplate);
   const { grant, authorizationId } = await runtime.permissions.grant(request, scope);
+  if (!runtime.permissions.isDangerous(request)) {
+    io.stderr(
+      `sciencegate grants: note: calls of ${options.tool} need no approval under the current policy.\n`,
+    );
+  }
   if (options.json) {
     io.stdout(`${JSON.stringify({ grant, authorizationId }, null, 2)}\n`);
     return 0;
@@ -161,11 +166,6 @@ export async function grantAddCommand(
     `Granted in session ${grant.sessionId}: ${covers} (grant ${grant.id}, definition ${grant.toolDefinitionHash.slice(0, 12)}, authorization ${authorizationId}).\n` +
       `Revoke it with: sciencegate grants revoke ${grant.id}\n`,
   );
-  if (!runtime.permissions.isDangerous(request)) {
-    io.stderr(
-      `sciencegate grants: note: calls of ${options.tool} need no approval under the current policy.\n`,
-    );
-  }
   return 0;
 }
 
