@@ -127,7 +127,8 @@ async function elicit(
       continue;
     }
     // Cancelled or timed out meanwhile (by the app): that outcome stands, and the broker consumes it.
-    if (permissions.pendingFor(request)?.state !== "open") return undefined;
+    const state = permissions.pendingFor(request)?.state;
+    if (state === "cancelled" || state === "timed_out") return undefined;
     const answer = answerOf(result, card);
     if (answer.success) return record(permissions, request, answer.decision, pending.askedAt);
     invalid = answer.error;
