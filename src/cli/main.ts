@@ -9,7 +9,7 @@ import { isGovernanceError } from "../core/index.js";
 import { auditCommand } from "./commands/audit.js";
 import { type CallIo, callCommand } from "./commands/call.js";
 import { extractCommand } from "./commands/extract.js";
-import { grantsCommand } from "./commands/grants.js";
+import { APPROVAL_MODES, grantAddCommand, grantModeCommand, grantsCommand } from "./commands/grants.js";
 import { jobsCommand } from "./commands/jobs.js";
 import { searchToolsCommand } from "./commands/search-tools.js";
 import { serveGatewayCommand } from "./commands/serve-gateway.js";
@@ -30,6 +30,12 @@ Commands:
   audit [--session ID] [--limit N] [--json]          ledger rows and a summary
   audit --verify [--json]                            every ledger reference stored and intact (after a crash)
   grants [list|revoke ID] [--session ID] [--json]    session permission grants; revoke one
+  grants add --session ID --tool NAME                grant a session a tool's calls out of band, as Allow
+       [--resource SCOPE] [--config FILE]            matching on its card would (SCOPE: the card's
+       [--manifests DIR]...                          matchingScope.resource; default the whole tool)
+  grants mode --session ID always_allow|ask_for_dangerous
+                                                     set a session's approval mode (needs
+                                                     SCIENCEGATE_DATABASE_URL: a running gateway follows it)
   jobs [list|cancel ID|retry ID] [--json]            download jobs; cancel one, or retry a failed one
   verify --workflow FILE --run RUN_ID [--json]      tool_use_verified gate: every node that declared
                                                      tools made a successful call of one in the run
@@ -181,14 +187,37 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
         const { values, positionals } = parseArgs({
           args: rest,
           allowPositionals: true,
-          options: { session: { type: "string" }, json: { type: "boolean", default: false } },
+          options: {
+            session: { type: "string" },
+            json: { type: "boolean", default: false },
+            tool: { type: "string" },
+            resource: { type: "string" },
+            config: { type: "string" },
+            manifests: { type: "string", multiple: true },
+          },
           strict: true,
         });
         const [action = "list", id, ...extra] = positionals;
+        const session = values.session?.trim() || undefined;
+        const forAdd = [values.tool, values.resource, values.config, values.manifests].some(
+          (v) => v !== undefined,
+        );
+        if (action === "add" && id === undefined && extra.length === 0 && session && values.tool) {
+          const { tool, resource } = values;
+          return await withRuntime(io, values, (runtime) =>
+            grantAddCommand(runtime, io, { session, tool, resource, json: values.json ?? false }),
+          );
+        }
+        const mode = APPROVAL_MODES.find((m) => m === id);
+        if (action === "mode" && mode && extra.length === 0 && session && !forAdd) {
+          return await grantModeCommand(io, { session, mode, json: values.json ?? false });
+        }
         const valid = (action === "list" && id === undefined) || (action === "revoke" && id !== undefined);
-        if (!valid || extra.length > 0) {
+        if (!valid || extra.length > 0 || forAdd) {
           io.stderr(
-            "sciencegate grants: use 'grants list' or 'grants revoke ID' (see sciencegate grants list)\n",
+            "sciencegate grants: use 'grants list', 'grants revoke ID', " +
+              "'grants add --session ID --tool NAME [--resource SCOPE] [--config FILE]' or " +
+              `'grants mode --session ID ${APPROVAL_MODES.join("|")}' (see sciencegate --help)\n`,
           );
           return 2;
         }

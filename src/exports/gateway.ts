@@ -6,7 +6,10 @@
  */
 
 export {
+  createElicitationApproval,
   createGatewayServer,
+  type ElicitationApprovalOptions,
+  type ElicitationApprovalRuntime,
   type GatewayApprovalHook,
   type GatewayCallContext,
   type GatewayConnectOptions,
@@ -17,5 +20,6 @@ export {
   type GatewayServer,
   type GatewayServerOptions,
   GatewaySession,
+  type OutOfBandApproval,
   serveGatewayHttp,
 } from "../gateway/index.js";

@@ -12,6 +12,7 @@ import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { resolveDataDir } from "../runtime/index.js";
 import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
+import { createElicitationApproval } from "./gateway-elicitation.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 
 /** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
@@ -30,11 +31,13 @@ export interface GatewayServerOptions {
    */
   eager?: boolean | undefined;
   /**
-   * Asked before each governed MCP call that would execute (e.g. an MCP elicitation to a person).
-   * @default none: the broker's permission hook decides alone, so a dangerous call that no grant,
-   *   recorded decision or approval mode covers is a `PERMISSION_DENIED` tool error
+   * Asked before each governed MCP call that would execute; `false` asks nobody (the broker's
+   * permission hook decides alone, so a dangerous call that no grant or approval mode covers is a
+   * `PERMISSION_DENIED` tool error).
+   * @default `createElicitationApproval(governance)` when the runtime enforces permissions: a dangerous
+   *   call asks the client's user through MCP elicitation, or is refused saying how to approve it
    */
-  approval?: GatewayApprovalHook | undefined;
+  approval?: GatewayApprovalHook | false | undefined;
   /**
    * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`).
    * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads`, without an
@@ -87,7 +90,7 @@ export interface GatewayServer {
  * `executeGovernedToolCall`, so through `Broker.invoke` with the session's id: validation, permission,
  * cache, rate limits, retries, envelope checks, one ledger row per call.
  * @param governance the runtime (`createGovernance`)
- * @param options eager listing, approval hook, built-ins, instructions budget, server info
+ * @param options eager listing, approval hook (elicitation by default), built-ins, instructions budget, server info
  * @returns the gateway; `connect` one transport per client
  * @throws GovernanceError `INVALID_CONFIG` for an instructions budget that is not a positive number
  * @example
@@ -113,6 +116,7 @@ export function createGatewayServer(
       }));
   const instructions = resolveDeferredToolsSectionOptions(options.instructions);
   const serverInfo = options.serverInfo ?? { name: "sciencegate-gateway", version: PACKAGE_VERSION };
+  const approval = options.approval === false ? undefined : (options.approval ?? defaultApproval(governance));
   let closed = false;
 
   const toolsChanged = async (): Promise<number> => {
@@ -138,7 +142,7 @@ export function createGatewayServer(
         sessionId: sessionIdOf(connectOptions.sessionId),
         eager: options.eager ?? false,
         serverInfo,
-        approval: options.approval,
+        approval,
         builtins,
         dataDir: governance.dataDir ?? resolveDataDir(),
         instructions,
@@ -162,6 +166,14 @@ export function createGatewayServer(
       await Promise.all([...sessions].map((session) => session.close()));
     },
   };
+}
+
+/** Elicitation, when the broker asks the permission service whose decisions it records. */
+function defaultApproval(governance: GatewayRuntime): GatewayApprovalHook | undefined {
+  const { catalog, permissions, permissionsEnforced } = governance;
+  return permissions && permissionsEnforced === true
+    ? createElicitationApproval({ catalog, permissions })
+    : undefined;
 }
 
 /** A blank id counts as absent (a new `gateway:<uuid>`). */

@@ -5,6 +5,12 @@ export {
   type GatewayServer,
   type GatewayServerOptions,
 } from "./create-gateway-server.js";
+export { type OutOfBandApproval, shellQuote } from "./gateway-approval-text.js";
+export {
+  createElicitationApproval,
+  type ElicitationApprovalOptions,
+  type ElicitationApprovalRuntime,
+} from "./gateway-elicitation.js";
 export {
   type GatewayHttpOptions,
   type GatewayHttpServer,

@@ -24,11 +24,12 @@ export interface ApprovalRequest {
 
 /**
  * The hook's answer; `undefined` (no answer) allows the call. `args` runs the call with other
- * arguments (a human edited them); the executor passes them to the broker, which validates them.
+ * arguments (a human edited them); the executor passes them to the broker, which validates them. A
+ * denial's `data` joins the `PERMISSION_DENIED` body's `data` (e.g. how to approve the call).
  */
 export type ApprovalDecision =
   | { allowed: true; args?: Record<string, unknown> }
-  | { allowed: false; reason: string };
+  | { allowed: false; reason: string; data?: Record<string, unknown> | undefined };
 
 /** What `runApprovalHook` concluded: the call runs (with these arguments) or is refused. */
 export type ApprovalOutcome =
@@ -70,7 +71,7 @@ export async function runApprovalHook(
   const message = `Call to ${request.name} was not approved: ${decision.reason}. Nothing was executed.`;
   const body = toErrorBody(
     new GovernanceError("PERMISSION_DENIED", message, {
-      data: { name: request.name, toolCallId: request.toolCallId },
+      data: { ...decision.data, name: request.name, toolCallId: request.toolCallId },
     }),
   );
   return { allowed: false, body };

@@ -148,6 +148,8 @@ const PINNED: Record<string, string[]> = {
     "governanceForProcess",
   ],
   "./gateway": [
+    "ElicitationApprovalOptions",
+    "ElicitationApprovalRuntime",
     "GatewayApprovalHook",
     "GatewayCallContext",
     "GatewayConnectOptions",
@@ -158,6 +160,8 @@ const PINNED: Record<string, string[]> = {
     "GatewayServer",
     "GatewayServerOptions",
     "GatewaySession",
+    "OutOfBandApproval",
+    "createElicitationApproval",
     "createGatewayServer",
     "serveGatewayHttp",
   ],

@@ -1,11 +1,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { SqliteLedger } from "../../src/governance/audit/index.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { PermissionService } from "../../src/governance/permissions/permission-service.js";
 import { grantStorePath, SqliteGrantStore } from "../../src/governance/permissions/sqlite-grant-store.js";
 import { DOWNLOAD_TOOL, makeRequest, WRITE_TOOL } from "../governance/permissions/permission-fixtures.js";
-import { runCli, tempDir } from "./cli-harness.js";
+import { runCli, tempDir, testServerEntry, writeEchoManifests, writeJson } from "./cli-harness.js";
 
 /** A project whose data directory holds grants made by the service: s1 demo:write, s2 demo:write, s1 artifact:arxiv. */
 async function projectWithGrants(): Promise<{ dir: string; ids: string[] }> {
@@ -103,16 +104,78 @@ describe("sciencegate grants", () => {
     expect(JSON.parse((await runCli(["grants", "--json"], {}, dir)).stdout).grants).toHaveLength(3);
   });
 
-  test.each([[["grants", "revoke"]], [["grants", "drop", "x"]], [["grants", "list", "x"]]])(
-    "usage error %j exits 2",
-    async (argv) => {
-      const run = await runCli(argv);
-      expect(run.code).toBe(2);
-      expect(run.stderr).toContain("grants revoke ID");
-    },
-  );
+  test.each([
+    [["grants", "revoke"]],
+    [["grants", "drop", "x"]],
+    [["grants", "list", "x"]],
+    [["grants", "list", "--tool", "mcp__echo-source__echo"]],
+    [["grants", "add", "--session", "s1"]],
+    [["grants", "add", "--tool", "mcp__echo-source__echo"]],
+    [["grants", "add", "--session", " ", "--tool", "mcp__echo-source__echo"]],
+    [["grants", "mode", "--session", "s1", "sometimes"]],
+    [["grants", "mode", "always_allow"]],
+  ])("usage error %j exits 2", async (argv) => {
+    const run = await runCli(argv);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("grants revoke ID");
+    expect(run.stderr).toContain("grants add --session ID --tool NAME");
+  });
 
-  test("the usage lists the grants command", async () => {
-    expect((await runCli(["--help"])).stdout).toContain("grants [list|revoke ID] [--session ID] [--json]");
+  test("the usage lists the grants commands", async () => {
+    const { stdout } = await runCli(["--help"]);
+    expect(stdout).toContain("grants [list|revoke ID] [--session ID] [--json]");
+    expect(stdout).toContain("grants add --session ID --tool NAME");
+    expect(stdout).toContain("grants mode --session ID always_allow|ask_for_dangerous");
+  });
+});
+
+describe("sciencegate grants add", () => {
+  test("grants a session a tool bound to its live definition, with one user_grant authorization row; a scope the tool's cards never show is INVALID_INPUT", async () => {
+    const dir = tempDir();
+    const manifests = writeEchoManifests(dir);
+    const config = writeJson(dir, "extensions_config.json", { mcpServers: { local: testServerEntry() } });
+    const argv = ["grants", "add", "--session", "desk-1", "--tool", "mcp__echo-source__echo"];
+    const catalog = ["--config", config, "--manifests", manifests];
+    const added = await runCli([...argv, ...catalog, "--json"], {}, dir);
+    expect(added.stderr).toContain("need no approval under the current policy");
+    expect(added.code).toBe(0);
+    const { grant, authorizationId } = JSON.parse(added.stdout);
+    expect(grant).toMatchObject({
+      sessionId: "desk-1",
+      action: "demo:echo",
+      resource: "demo:echo",
+      toolDefinitionHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    const listed = JSON.parse((await runCli(["grants", "--json"], {}, dir)).stdout).grants;
+    expect(listed).toEqual([expect.objectContaining({ id: grant.id })]);
+    const ledger = await SqliteLedger.open(join(dir, ".sciencegate", "ledger.sqlite"));
+    expect(await ledger.listAuthorizations({ sessionId: "desk-1" })).toMatchObject([
+      {
+        id: authorizationId,
+        decisionSource: "user_grant",
+        sourceId: "echo-source",
+        toolId: "echo",
+        epoch: 1,
+      },
+    ]);
+    await ledger.close();
+
+    const wrong = await runCli([...argv, ...catalog, "--resource", "other:scope"], {}, dir);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(
+      "INVALID_INPUT: --resource 'other:scope' is not a grant scope of mcp__echo-source__echo: use 'demo:echo' (every call of the tool).",
+    );
+  }, 60_000);
+});
+
+describe("sciencegate grants mode", () => {
+  test("without SCIENCEGATE_DATABASE_URL it exits 2, saying that modes need PostgreSQL and grants work with SQLite; nothing is created", async () => {
+    const dir = tempDir();
+    const run = await runCli(["grants", "mode", "--session", "s1", "always_allow"], {}, dir);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("INVALID_CONFIG");
+    expect(run.stderr).toContain("set SCIENCEGATE_DATABASE_URL to the gateway's database");
+    expect(run.stderr).toContain("sciencegate grants add");
+    expect(existsSync(join(dir, ".sciencegate"))).toBe(false);
   });
 });

@@ -1,10 +1,11 @@
 /** `sciencegate grants` and `sciencegate jobs` read the database `SCIENCEGATE_DATABASE_URL` names. */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { PostgresDownloadJobStore } from "../../src/artifacts/download-postgres-job-store.js";
 import { openPostgres } from "../../src/core/open-postgres.js";
 import { PostgresGrantStore } from "../../src/governance/permissions/postgres-grant-store.js";
+import { PostgresSessionStateStore } from "../../src/governance/permissions/postgres-session-state-store.js";
 import { schemaUrls } from "../postgres/fresh-schema.js";
 import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 import { runCli, tempDir } from "./cli-harness.js";
@@ -57,6 +58,26 @@ describe("the CLI with SCIENCEGATE_DATABASE_URL", () => {
     expect((await runCli(["grants", "revoke", "grant-pg"], env, dir)).code).toBe(0);
     expect(JSON.parse((await runCli(["grants", "list", "--json"], env, dir)).stdout).grants).toEqual([]);
     expect(existsSync(join(dir, ".sciencegate", "grants.sqlite"))).toBe(false);
+  });
+
+  test("grants mode sets a session's approval mode that another process's session state follows at once", async () => {
+    const db = await openPostgres(url, { maxConnections: 2 });
+    const running = await PostgresSessionStateStore.open(db);
+    try {
+      expect(running.approvalMode("desk-1")).toBeUndefined();
+      const env = { SCIENCEGATE_DATABASE_URL: url };
+      const set = await runCli(["grants", "mode", "--session", "desk-1", "always_allow", "--json"], env);
+      expect(set.code).toBe(0);
+      expect(JSON.parse(set.stdout)).toEqual({ sessionId: "desk-1", mode: "always_allow" });
+      await vi.waitFor(() => expect(running.approvalMode("desk-1")).toBe("always_allow"));
+      expect((await runCli(["grants", "mode", "--session", "desk-1", "ask_for_dangerous"], env)).stdout).toBe(
+        "Session desk-1 is now ask_for_dangerous.\n",
+      );
+      await vi.waitFor(() => expect(running.approvalMode("desk-1")).toBe("ask_for_dangerous"));
+    } finally {
+      await running.close();
+      await db.close();
+    }
   });
 
   test("jobs list and cancel work on the database", async () => {

@@ -4,20 +4,25 @@
  * stdio, stdout carries only the protocol; diagnostics go to stderr. The runtime is closed when stdin
  * ends or the client closes the session (stdio), or on SIGTERM/SIGINT.
  */
+import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { GovernanceError } from "../../core/index.js";
 import {
+  createElicitationApproval,
   createGatewayServer,
   GATEWAY_TOKEN_ENV,
   type GatewayHttpOptions,
   type GatewayHttpServer,
   type GatewayServer,
+  type OutOfBandApproval,
   resolveGatewayHttpOptions,
   serveGatewayHttp,
+  shellQuote,
 } from "../../gateway/index.js";
+import { resolveGovernanceStorage } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
-import { openRuntime } from "../runtime.js";
+import { type CliRuntime, openRuntime } from "../runtime.js";
 
 /** Options of `sciencegate serve gateway`. */
 export interface ServeGatewayOptions {
@@ -69,6 +74,7 @@ export async function serveGatewayCommand(
     });
     const gateway = createGatewayServer(runtime, {
       eager: options.eager,
+      approval: createElicitationApproval(runtime, { outOfBand: outOfBandOf(io, options, runtime) }),
       onError: (error) =>
         io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`),
     });
@@ -166,6 +172,29 @@ export function parseListenAddress(value: string): { host: string; port: number 
   }
   const host = match[1]?.replace(/^\[(.*)\]$/, "$1") ?? "127.0.0.1";
   return { host, port };
+}
+
+/**
+ * The `sciencegate grants` commands that reach this gateway: its data directory, its config and
+ * manifests (or its working directory, where it found both a `science.toml` and a config), and
+ * `grants mode` only when the session state is shared through PostgreSQL.
+ */
+function outOfBandOf(io: CliIo, options: ServeGatewayOptions, runtime: CliRuntime): OutOfBandApproval {
+  const found = [runtime.config.path, runtime.science?.path].filter((p) => p !== undefined);
+  const config = options.configPath
+    ? resolve(io.cwd, options.configPath)
+    : found.length === 1
+      ? found[0]
+      : undefined;
+  const cd = !options.configPath && found.length > 1 ? `cd ${shellQuote(io.cwd)} && ` : "";
+  return {
+    cli: `${cd}SCIENCEGATE_HOME=${shellQuote(runtime.dataDir)} sciencegate`,
+    catalogArgs: [
+      ...(config === undefined ? [] : ["--config", shellQuote(config)]),
+      ...(options.manifestDirs ?? []).flatMap((dir) => ["--manifests", shellQuote(resolve(io.cwd, dir))]),
+    ],
+    modesShared: resolveGovernanceStorage({}, io.env).postgres !== undefined,
+  };
 }
 
 /**

@@ -131,15 +131,17 @@ export class PendingPermissions {
   }
 
   /**
-   * Ends every open card of a thread as a `cancelled` denial.
+   * Ends every open card of a thread (or only the card of one tool call) as a `cancelled` denial.
    * @param threadId the LangGraph thread (the session when calls carry no thread)
    * @param message why, shown to the model if the call's task runs again
+   * @param toolCallId only this call's card
    * @returns the cancelled entries
    */
-  async cancel(threadId: string, message?: string): Promise<PendingPermission[]> {
+  async cancel(threadId: string, message?: string, toolCallId?: string): Promise<PendingPermission[]> {
     const cancelled: PendingPermission[] = [];
     for (const [key, entry] of this.#entries) {
       if (entry.state !== "open" || (entry.threadId ?? entry.sessionId) !== threadId) continue;
+      if (toolCallId !== undefined && entry.request.toolCallId !== toolCallId) continue;
       const reason = `the approval request was cancelled${message ? `: ${message}` : ""}`;
       // #end flips the state before its first await, so a second cancel finds nothing open.
       cancelled.push(publicPending(entry));

@@ -197,14 +197,20 @@ export class PermissionService {
   }
 
   /**
-   * Cancels every open card of a thread (an app abandons a run): each gets one authorization row
-   * (`cancelled`) and its call, should its task run again, is refused without asking.
+   * Cancels every open card of a thread (an app abandons a run), or the card of one call (its client
+   * cancelled it): each gets one authorization row (`cancelled`) and its call, should it run again, is
+   * refused without asking.
    * @param threadId the LangGraph thread (the session when calls carry no thread)
    * @param message why, shown to the model if the call's task runs again
+   * @param options `toolCallId` to cancel only that call's card
    * @returns the cancelled entries
    */
-  cancelPending(threadId: string, message?: string): Promise<PendingPermission[]> {
-    return this.#pending.cancel(threadId, message);
+  cancelPending(
+    threadId: string,
+    message?: string,
+    options: { toolCallId?: string | undefined } = {},
+  ): Promise<PendingPermission[]> {
+    return this.#pending.cancel(threadId, message, options.toolCallId);
   }
 
   /**
@@ -244,6 +250,22 @@ export class PermissionService {
     if (parsed.data.decision === "allow_always")
       await this.setApprovalMode(request.sessionId, "always_allow");
     return result;
+  }
+
+  /**
+   * Grants a session, outside any call, what an `allow_matching` answer grants (an operator approving
+   * out of band, `sciencegate grants add`): one session grant on the scope, bound to the tool's
+   * definition, and one `user_grant` authorization row without a tool call id.
+   * @param request the tool and the session (a `toolCallId` is not needed; `input` renders the scope)
+   * @param scope the grant scope (a card's `matchingScope.resource`) @default the request's own scope
+   * @returns the authorization id and the grant (an equal grant that exists is reused)
+   * @throws GovernanceError `INVALID_INPUT` for an empty scope
+   */
+  async grant(request: AuthorizationRequest, scope?: string): Promise<DecideResult & { grant: Grant }> {
+    const rendered = renderPermission(request);
+    const granted = { ...rendered, scope: scope ?? rendered.scope };
+    const result = await this.#recorder.recordDecision(request, granted, { decision: "allow_matching" });
+    return result as DecideResult & { grant: Grant };
   }
 
   /**

@@ -440,3 +440,39 @@ describe("pending cards", () => {
     expect(service.pendingFor(write({ toolCallId: "call-1" }))).toBeUndefined();
   });
 });
+
+describe("out-of-band grants and one call's cancellation", () => {
+  test("grant() records what allow_matching records, without a call: one grant and one user_grant row without a tool call id", async () => {
+    const { service, ledger } = setup();
+    const { toolCallId: _none, ...outside } = write({});
+    const { grant, authorizationId } = await service.grant(outside);
+    expect(grant).toMatchObject({ sessionId: "s1", action: "demo:write", resource: "demo:write" });
+    const [row] = await ledger.listAuthorizations();
+    expect(row).toMatchObject({ id: authorizationId, decisionSource: "user_grant", epoch: 1 });
+    expect(row?.toolCallId).toBeUndefined();
+    expect(await service.evaluate(write({ toolCallId: "later" }))).toEqual({
+      outcome: "allow",
+      decisionSource: "existing_grant",
+    });
+    // An explicit scope is the grant's key as given.
+    expect((await service.grant(outside, "demo:write:elsewhere")).grant.resource).toBe(
+      "demo:write:elsewhere",
+    );
+  });
+
+  test("cancelPending with a toolCallId ends only that call's card; its sibling stays open", async () => {
+    const { service, ledger } = setup();
+    service.notePending(write({ toolCallId: "a" }));
+    service.notePending(write({ toolCallId: "b" }));
+    const cancelled = await service.cancelPending("t1", "the client cancelled it", { toolCallId: "a" });
+    expect(cancelled.map((p) => p.card.toolCallId)).toEqual(["a"]);
+    expect(service.listPending().map((p) => p.card.toolCallId)).toEqual(["b"]);
+    expect((await ledger.listAuthorizations()).map((r) => [r.toolCallId, r.decisionSource])).toEqual([
+      ["a", "cancelled"],
+    ]);
+    expect(await service.authorize(write({ toolCallId: "a" }))).toMatchObject({
+      allowed: false,
+      reason: "the approval request was cancelled: the client cancelled it",
+    });
+  });
+});

@@ -1,0 +1,241 @@
+/**
+ * The gateway's approval path: a dangerous call that no grant or approval mode covers is put to the
+ * client's human through MCP elicitation (`elicitation/create`, sent related to the tool call), and the
+ * answer is recorded with the permission service exactly as a card answered in a graph. A client
+ * without elicitation gets a `PERMISSION_DENIED` that says how to approve out of band (see
+ * ARCHITECTURE.md, "The governed MCP gateway").
+ */
+import {
+  type ClientCapabilities,
+  type ElicitResult,
+  ElicitResultSchema,
+  ErrorCode,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { SPAN_ATTRIBUTES as A, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
+import type { SourceCatalog } from "../governance/catalog/index.js";
+import {
+  type AuthorizationRequest,
+  createAuthorizationRequest,
+  type PermissionCard,
+  type PermissionDecision,
+  type PermissionService,
+} from "../governance/permissions/index.js";
+import type { ApprovalDecision, ApprovalRequest } from "../nodes/index.js";
+import {
+  approvalForm,
+  type OutOfBandApproval,
+  outOfBandRefusal,
+  parseApprovalForm,
+} from "./gateway-approval-text.js";
+import type { GatewayApprovalHook, GatewayCallContext } from "./gateway-session.js";
+
+/** What the elicitation approval needs of a runtime (`createGovernance` returns it). */
+export interface ElicitationApprovalRuntime {
+  catalog: SourceCatalog;
+  permissions: PermissionService;
+}
+
+/** Options of {@link createElicitationApproval}. */
+export interface ElicitationApprovalOptions {
+  /**
+   * The commands a client without elicitation is told to run. @default none: the refusal says that the
+   *   app embedding the gateway approves (`governance.permissions.grant` or `setApprovalMode`)
+   */
+  outOfBand?: OutOfBandApproval | undefined;
+  /**
+   * How long one elicitation waits for the human; past it the call is denied (`wait_timeout`).
+   * @default none: it waits as long as the tool call lasts (the client's cancellation ends it)
+   */
+  waitTimeoutMs?: number | undefined;
+  /** Answers asked for at most, malformed ones included; then the call is denied (`cancelled`). @default 3 */
+  maxAttempts?: number | undefined;
+}
+
+/** The longest timer Node.js keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Creates the gateway's default approval hook. A call the policy finds safe, or that a grant or the
+ * session's `always_allow` mode covers, passes without a question. Otherwise, when the client declared
+ * form elicitation, one `elicitation/create` related to the tool call shows the card's text and a
+ * form of the card's decisions (`allow_once`, `allow_matching`, `allow_always`, `deny` with an
+ * optional message); `accept` is recorded with `permissions.decide` (authorization row, grant,
+ * approval mode), `decline` and `cancel` as a denial, and a malformed answer asks again up to
+ * `maxAttempts` times. The broker's permission hook then consumes the recorded decision. A client
+ * cancellation or disconnect during the question records the card as `cancelled`. A client without
+ * elicitation gets a `PERMISSION_DENIED` whose message and `data.approve` say how to approve out of band.
+ * @param governance the catalog and the permission service (`createGovernance`)
+ * @param options out-of-band commands, wait timeout, attempts
+ * @returns the hook for `createGatewayServer({approval})` (its default when the runtime enforces permissions)
+ * @example
+ * const gateway = createGatewayServer(governance, {
+ *   approval: createElicitationApproval(governance, { waitTimeoutMs: 300_000 }),
+ * });
+ */
+export function createElicitationApproval(
+  governance: ElicitationApprovalRuntime,
+  options: ElicitationApprovalOptions = {},
+): GatewayApprovalHook {
+  const { catalog, permissions } = governance;
+  return async (call, context) => {
+    const request = authorizationRequestOf(catalog, call);
+    // Invalid input or an unavailable tool: the broker reports (and records) the precise error.
+    if (request === undefined || !permissions.isDangerous(request)) return undefined;
+    const verdict = await permissions.evaluate(request);
+    if (verdict.outcome === "allow") return undefined;
+    if (!supportsFormElicitation(context.session.server.getClientCapabilities())) {
+      return outOfBandRefusal(verdict.card, call.name, call.sessionId, options.outOfBand);
+    }
+    return elicit(permissions, request, verdict.card, call.name, context, options);
+  };
+}
+
+/** Asks until a valid answer, the bound, a timeout or a cancellation; records the outcome. */
+async function elicit(
+  permissions: PermissionService,
+  request: AuthorizationRequest,
+  card: PermissionCard,
+  name: string,
+  { request: mcp }: GatewayCallContext,
+  options: ElicitationApprovalOptions,
+): Promise<ApprovalDecision | undefined> {
+  const pending = permissions.notePending(request);
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+  const timeout = Math.min(options.waitTimeoutMs ?? MAX_TIMER_MS, MAX_TIMER_MS);
+  let invalid: string | undefined;
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    let result: ElicitResult;
+    try {
+      result = await mcp.sendRequest(
+        { method: "elicitation/create", params: approvalForm(card, name, invalid) },
+        ElicitResultSchema,
+        { signal: mcp.signal, timeout },
+      );
+    } catch (error) {
+      if (mcp.signal.aborted) {
+        return cancel(
+          permissions,
+          request,
+          "the tool call was cancelled, or its client left, while the user was asked",
+        );
+      }
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        return expire(permissions, request, options.waitTimeoutMs ?? MAX_TIMER_MS);
+      }
+      invalid = `The client failed the approval request (${errorText(error)}).`;
+      continue;
+    }
+    // Cancelled or timed out meanwhile (by the app): that outcome stands, and the broker consumes it.
+    const state = permissions.pendingFor(request)?.state;
+    if (state === "cancelled" || state === "timed_out") return undefined;
+    const answer = answerOf(result, card);
+    if (answer.success) return record(permissions, request, answer.decision, pending.askedAt);
+    invalid = answer.error;
+  }
+  return cancel(
+    permissions,
+    request,
+    `no valid answer in ${maxAttempts} ${maxAttempts === 1 ? "try" : "tries"} (${invalid ?? "none"})`,
+  );
+}
+
+type Answer = { success: true; decision: PermissionDecision } | { success: false; error: string };
+
+/** `accept` with a valid form is the form's decision; `decline` and `cancel` deny. */
+function answerOf(result: ElicitResult, card: PermissionCard): Answer {
+  if (result.action === "decline") return { success: true, decision: { decision: "deny" } };
+  if (result.action === "cancel") {
+    return {
+      success: true,
+      decision: { decision: "deny", message: "the user dismissed the approval request without answering" },
+    };
+  }
+  return parseApprovalForm(result.content, card);
+}
+
+async function record(
+  permissions: PermissionService,
+  request: AuthorizationRequest,
+  decision: PermissionDecision,
+  askedAt: number,
+): Promise<undefined> {
+  await permissions.decide(request, decision);
+  approvalEvent(permissions, request, "answered", decision.decision, askedAt);
+  return undefined;
+}
+
+async function cancel(
+  permissions: PermissionService,
+  request: AuthorizationRequest,
+  why: string,
+): Promise<undefined> {
+  const askedAt = permissions.pendingFor(request)?.askedAt;
+  await permissions.cancelPending(request.threadId ?? request.sessionId, why, {
+    toolCallId: request.toolCallId,
+  });
+  approvalEvent(permissions, request, "cancelled", undefined, askedAt);
+  return undefined;
+}
+
+async function expire(
+  permissions: PermissionService,
+  request: AuthorizationRequest,
+  timeoutMs: number,
+): Promise<undefined> {
+  const askedAt = permissions.pendingFor(request)?.askedAt;
+  // The SDK's timer and the permission service's clock may disagree by a tick: the card ends either way.
+  const expired = await permissions.expirePending(request, timeoutMs);
+  if (expired === undefined) {
+    return cancel(permissions, request, `nobody answered the approval request within ${timeoutMs} ms`);
+  }
+  approvalEvent(permissions, request, "timed_out", undefined, askedAt);
+  return undefined;
+}
+
+/** The approval event on the executor's span (the wait happens inside it here). */
+function approvalEvent(
+  permissions: PermissionService,
+  request: AuthorizationRequest,
+  outcome: string,
+  decision: string | undefined,
+  askedAt: number | undefined,
+): void {
+  const span = recordingActiveSpan();
+  if (!span) return;
+  span.addEvent(SPAN_NAMES.approval, {
+    [A.approvalOutcome]: outcome,
+    [A.approvalCardId]: permissions.cardFor(request).requestId,
+    ...(decision === undefined ? {} : { [A.approvalDecision]: decision }),
+    ...(askedAt === undefined ? {} : { [A.approvalAskedAt]: new Date(askedAt).toISOString() }),
+  });
+}
+
+/** Form mode is what a client supports when it declares `elicitation` without naming a mode. */
+function supportsFormElicitation(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  if (elicitation === undefined) return false;
+  return elicitation.form !== undefined || elicitation.url === undefined;
+}
+
+function authorizationRequestOf(
+  catalog: SourceCatalog,
+  call: ApprovalRequest,
+): AuthorizationRequest | undefined {
+  try {
+    return createAuthorizationRequest(catalog, {
+      sourceId: call.tool.sourceId,
+      toolId: call.tool.toolId,
+      input: call.args,
+      session: call.sessionId,
+      toolCallId: call.toolCallId,
+      threadId: call.threadId,
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
