@@ -2,7 +2,8 @@
  * `npm run test:package`: the package as users install it. Packs the repository, installs the tarball into
  * a fresh app next to the required peers, and drives it from there: the installed CLI on a `science.toml`
  * project with a TypeScript and a Python local tool, a strict type check of every `exports` entry point,
- * and a governed call through the library API. Each step prints its time; the temp dirs go in any case.
+ * a governed call through the library API, and the installed gateway serving the MCP SDK client. Each step
+ * prints its time; the temp dirs go in any case.
  */
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -128,6 +129,7 @@ describe("the packed tarball, installed in a fresh app", () => {
     project = join(app, "science-project");
     await cp(join(FIXTURES, "science-project"), project, { recursive: true });
     await cp(join(FIXTURES, "governed-call.mjs"), join(app, "governed-call.mjs"));
+    await cp(join(FIXTURES, "gateway-client.mjs"), join(app, "gateway-client.mjs"));
   });
 
   // One at a time: under load, parallel runs starve the local TypeScript provider's 30 s tools/list budget.
@@ -215,6 +217,39 @@ describe("the packed tarball, installed in a fresh app", () => {
           sourceId: "local",
           toolId: "mean_ratio",
         });
+      });
+    });
+
+    it("g. the installed gateway serves an MCP client: tool_search loads the local tool, which runs governed", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      await step("g. sciencegate serve gateway + SDK client", async () => {
+        const home = join(tmp, "cli-homes", "gateway");
+        const result = await run(
+          process.execPath,
+          ["gateway-client.mjs", join(project, "science.toml"), home],
+          app,
+        );
+        expect(result.code, result.stderr).toBe(0);
+        const seen = JSON.parse(result.stdout) as {
+          before: string[];
+          after: string[];
+          changed: number;
+          searchError: boolean;
+          loaded?: string;
+          callError: boolean;
+          text?: string;
+        };
+        expect(seen.before).toContain("tool_search");
+        expect(seen.before.some((name) => name.endsWith("mean_ratio"))).toBe(false);
+        expect(seen.searchError).toBe(false);
+        expect(seen.changed).toBeGreaterThan(0);
+        expect(seen.loaded).toBeDefined();
+        expect(seen.callError, seen.text).toBe(false);
+        expect(seen.text).toContain("2.5");
+        // The call has its ledger row in the gateway's data directory.
+        const audit = await cli(["audit", "--json"], "gateway");
+        expect(audit.code, audit.stderr).toBe(0);
+        expect(audit.stdout).toContain("mean_ratio");
       });
     });
   });
