@@ -28,11 +28,11 @@ export interface GatewayProject {
 
 /**
  * Writes the project.
- * @param options `sources`: add the bundled sources server (PubMed only); `env`: more variables
- *   (the fake providers' base URLs)
+ * @param options `sources`: add the bundled sources server (PubMed only); `dangerousEcho`: `echo` not
+ *   declared read-only (a call to it needs a human); `env`: more variables (the fake providers' base URLs)
  */
 export function writeGatewayProject(
-  options: { sources?: boolean; env?: Record<string, string> } = {},
+  options: { sources?: boolean; dangerousEcho?: boolean; env?: Record<string, string> } = {},
 ): GatewayProject {
   const dir = tempDir();
   const object = (properties: Record<string, object>) => ({ type: "object" as const, properties });
@@ -47,7 +47,12 @@ export function writeGatewayProject(
       // `stats` and `whoami` answer what the server is now.
       cache: { enabled: false, ttlSeconds: 0 },
       tools: [
-        makeTool({ id: "echo", inputSchema: object({ text: { type: "string" } }) }),
+        // Not declared read-only when asked: a call to it is dangerous and needs a human.
+        makeTool({
+          id: "echo",
+          inputSchema: object({ text: { type: "string" } }),
+          ...(options.dangerousEcho ? { readOnly: false } : {}),
+        }),
         makeTool({ id: "whoami", inputSchema: object({}) }),
         makeTool({ id: "stats", inputSchema: object({}) }),
         makeTool({
