@@ -7,6 +7,7 @@
 
 export {
   createElicitationApproval,
+  createElicitationDownloadApproval,
   createGatewayServer,
   type ElicitationApprovalOptions,
   type ElicitationApprovalRuntime,

@@ -8,11 +8,12 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
+import type { DownloadApproval } from "../artifacts/index.js";
 import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { resolveDataDir } from "../runtime/index.js";
 import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
-import { createElicitationApproval } from "./gateway-elicitation.js";
+import { createElicitationApproval, createElicitationDownloadApproval } from "./gateway-elicitation.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 
 /** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
@@ -40,8 +41,9 @@ export interface GatewayServerOptions {
   approval?: GatewayApprovalHook | false | undefined;
   /**
    * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`).
-   * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads`, without an
-   *   approval card (a dangerous download is refused unless a grant or approval mode covers it); a
+   * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads`; unless
+   *   `approval` is `false`, a dangerous download is asked about by elicitation like an MCP call
+   *   (`createElicitationDownloadApproval`), else refused unless a grant or approval mode covers it; a
    *   client's cancellation of a download cancels its job (`cancelOnAbort`)
    */
   builtins?: ((session: GatewaySession) => readonly StructuredToolInterface[]) | undefined;
@@ -106,12 +108,15 @@ export function createGatewayServer(
   const onError =
     options.onError ??
     ((error: unknown) => process.stderr.write(`sciencegate gateway: ${errorText(error)}\n`));
+  // A dangerous download is asked about like an MCP call, unless the app turned approvals off.
+  const downloadApproval =
+    options.approval === false ? false : (defaultDownloadApproval(governance) ?? false);
   const builtins =
     options.builtins ??
     ((session: GatewaySession) =>
       createArtifactBuiltins(governance, {
         sessionId: () => session.sessionId,
-        downloadApproval: false,
+        downloadApproval,
         cancelOnAbort: true,
       }));
   const instructions = resolveDeferredToolsSectionOptions(options.instructions);
@@ -173,6 +178,13 @@ function defaultApproval(governance: GatewayRuntime): GatewayApprovalHook | unde
   const { catalog, permissions, permissionsEnforced } = governance;
   return permissions && permissionsEnforced === true
     ? createElicitationApproval({ catalog, permissions })
+    : undefined;
+}
+
+function defaultDownloadApproval(governance: GatewayRuntime): DownloadApproval | undefined {
+  const { catalog, permissions, permissionsEnforced } = governance;
+  return permissions && permissionsEnforced === true
+    ? createElicitationDownloadApproval({ catalog, permissions })
     : undefined;
 }
 

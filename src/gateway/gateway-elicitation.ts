@@ -12,6 +12,7 @@ import {
   ErrorCode,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import { type DownloadApproval, downloadAuthorizationRequest } from "../artifacts/index.js";
 import { SPAN_ATTRIBUTES as A, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import {
@@ -28,7 +29,7 @@ import {
   outOfBandRefusal,
   parseApprovalForm,
 } from "./gateway-approval-text.js";
-import type { GatewayApprovalHook, GatewayCallContext } from "./gateway-session.js";
+import { currentGatewayCall, type GatewayApprovalHook, type GatewayCallContext } from "./gateway-session.js";
 
 /** What the elicitation approval needs of a runtime (`createGovernance` returns it). */
 export interface ElicitationApprovalRuntime {
@@ -88,6 +89,36 @@ export function createElicitationApproval(
       return outOfBandRefusal(verdict.card, call.name, call.sessionId, options.outOfBand);
     }
     return elicit(permissions, request, verdict.card, call.name, context, options);
+  };
+}
+
+/**
+ * Creates the gateway's approval of `artifact_download`: the same question as for an MCP call, about the
+ * download's plan (file, source, destination), asked through the MCP request the download tool runs in.
+ * A download the policy finds safe, or that a grant or the session's mode covers, passes; without a
+ * client that declared elicitation (or outside a gateway call) nothing is asked, and the download
+ * manager's permission check refuses it as before. The manager then consumes the recorded decision.
+ * @param governance the catalog and the permission service (`createGovernance`)
+ * @param options wait timeout and attempts (out-of-band commands do not apply to downloads)
+ * @returns the hook for `createArtifactBuiltins({downloadApproval})` (the gateway's default built-ins use it)
+ */
+export function createElicitationDownloadApproval(
+  governance: ElicitationApprovalRuntime,
+  options: Omit<ElicitationApprovalOptions, "outOfBand"> = {},
+): DownloadApproval {
+  const { catalog, permissions } = governance;
+  return async (_sessionId, plan) => {
+    const context = currentGatewayCall();
+    if (!context || !supportsFormElicitation(context.session.server.getClientCapabilities()))
+      return undefined;
+    const planned = await plan();
+    if (planned === undefined) return undefined;
+    const request = downloadAuthorizationRequest(catalog, planned);
+    if (!permissions.isDangerous(request)) return undefined;
+    const verdict = await permissions.evaluate(request);
+    if (verdict.outcome === "allow") return undefined;
+    await elicit(permissions, request, verdict.card, "artifact_download", context, options);
+    return undefined;
   };
 }
 

@@ -5,6 +5,7 @@
  * the list sends `notifications/tools/list_changed`; the session's extracted papers are its resources
  * (see ARCHITECTURE.md, "The governed MCP gateway").
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
@@ -51,6 +52,21 @@ export interface GatewayCallContext {
    * over this request's stream on Streamable HTTP), `signal` aborts with the client's cancellation.
    */
   request: GatewayRequestExtra;
+}
+
+/**
+ * The gateway tool call the caller runs in, for code the call reaches without a parameter to carry it
+ * (the download tool's approval, called with the session id and plan only).
+ */
+const gatewayCalls = new AsyncLocalStorage<GatewayCallContext>();
+
+/** @returns the gateway tool call the caller runs in, or `undefined` outside one */
+export function currentGatewayCall(): GatewayCallContext | undefined {
+  return gatewayCalls.getStore();
+}
+
+function runInGatewayCall<T>(context: GatewayCallContext, work: () => Promise<T>): Promise<T> {
+  return gatewayCalls.run(context, work);
 }
 
 /**
@@ -176,18 +192,21 @@ export class GatewaySession {
     const hook: ApprovalHook | undefined = approval && ((call) => approval(call, { session: this, request }));
     // Download progress as `notifications/progress`, when the client asked for progress.
     const progress = progressRelay(request, this.#settings.onError);
-    const outcome = await executeGovernedToolCall(
-      this.#settings.runtime,
-      { id: randomUUID(), name, args },
-      {
-        sessionId: this.sessionId,
-        threadId: this.threadId,
-        promotion: this.#promotion,
-        builtinTools: this.#builtins,
-        builtinConfig: { ...config, ...(progress ? { writer: progress.writer } : {}) },
-        signal: request.signal,
-        approval: hook && { hook, config },
-      },
+    // The download tool's approval asks through this request (`currentGatewayCall`).
+    const outcome = await runInGatewayCall({ session: this, request }, () =>
+      executeGovernedToolCall(
+        this.#settings.runtime,
+        { id: randomUUID(), name, args },
+        {
+          sessionId: this.sessionId,
+          threadId: this.threadId,
+          promotion: this.#promotion,
+          builtinTools: this.#builtins,
+          builtinConfig: { ...config, ...(progress ? { writer: progress.writer } : {}) },
+          signal: request.signal,
+          approval: hook && { hook, config },
+        },
+      ),
     );
     if (outcome.promotion) {
       this.#promotion = promotionReducer(this.#promotion, outcome.promotion);

@@ -8,6 +8,7 @@ export {
 export { type OutOfBandApproval, shellQuote } from "./gateway-approval-text.js";
 export {
   createElicitationApproval,
+  createElicitationDownloadApproval,
   type ElicitationApprovalOptions,
   type ElicitationApprovalRuntime,
 } from "./gateway-elicitation.js";

@@ -162,6 +162,7 @@ const PINNED: Record<string, string[]> = {
     "GatewaySession",
     "OutOfBandApproval",
     "createElicitationApproval",
+    "createElicitationDownloadApproval",
     "createGatewayServer",
     "serveGatewayHttp",
   ],
