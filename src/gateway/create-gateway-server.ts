@@ -8,12 +8,15 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
-import type { DownloadApproval } from "../artifacts/index.js";
 import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { resolveDataDir } from "../runtime/index.js";
 import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
-import { createElicitationApproval, createElicitationDownloadApproval } from "./gateway-elicitation.js";
+import {
+  createElicitationApproval,
+  createElicitationDownloadApproval,
+  type ElicitationApprovalRuntime,
+} from "./gateway-elicitation.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 
 /** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
@@ -109,8 +112,8 @@ export function createGatewayServer(
     options.onError ??
     ((error: unknown) => process.stderr.write(`sciencegate gateway: ${errorText(error)}\n`));
   // A dangerous download is asked about like an MCP call, unless the app turned approvals off.
-  const downloadApproval =
-    options.approval === false ? false : (defaultDownloadApproval(governance) ?? false);
+  const asking = options.approval === false ? undefined : elicitationRuntime(governance);
+  const downloadApproval = asking ? createElicitationDownloadApproval(asking) : false;
   const builtins =
     options.builtins ??
     ((session: GatewaySession) =>
@@ -121,7 +124,10 @@ export function createGatewayServer(
       }));
   const instructions = resolveDeferredToolsSectionOptions(options.instructions);
   const serverInfo = options.serverInfo ?? { name: "sciencegate-gateway", version: PACKAGE_VERSION };
-  const approval = options.approval === false ? undefined : (options.approval ?? defaultApproval(governance));
+  const approval =
+    options.approval === false
+      ? undefined
+      : (options.approval ?? (asking && createElicitationApproval(asking)));
   let closed = false;
 
   const toolsChanged = async (): Promise<number> => {
@@ -173,19 +179,13 @@ export function createGatewayServer(
   };
 }
 
-/** Elicitation, when the broker asks the permission service whose decisions it records. */
-function defaultApproval(governance: GatewayRuntime): GatewayApprovalHook | undefined {
+/**
+ * What the elicitation approvals need, when the broker asks the permission service whose decisions
+ * they record; else `undefined` (nothing to ask).
+ */
+function elicitationRuntime(governance: GatewayRuntime): ElicitationApprovalRuntime | undefined {
   const { catalog, permissions, permissionsEnforced } = governance;
-  return permissions && permissionsEnforced === true
-    ? createElicitationApproval({ catalog, permissions })
-    : undefined;
-}
-
-function defaultDownloadApproval(governance: GatewayRuntime): DownloadApproval | undefined {
-  const { catalog, permissions, permissionsEnforced } = governance;
-  return permissions && permissionsEnforced === true
-    ? createElicitationDownloadApproval({ catalog, permissions })
-    : undefined;
+  return permissions && permissionsEnforced === true ? { catalog, permissions } : undefined;
 }
 
 /** A blank id counts as absent (a new `gateway:<uuid>`). */

@@ -75,8 +75,7 @@ export async function serveGatewayCommand(
     const gateway = createGatewayServer(runtime, {
       eager: options.eager,
       approval: createElicitationApproval(runtime, { outOfBand: outOfBandOf(io, options, runtime) }),
-      onError: (error) =>
-        io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`),
+      onError: reportTo(io),
     });
     // Listening until the runtime is closed: a second signal during shutdown must not cut the ledger's flush.
     const shutdown = untilShutdown(process, { stdin: http === undefined });
@@ -122,6 +121,11 @@ async function serveStdio(
   return Promise.race([shutdown, session.ended.then(() => "the client closed the session")]);
 }
 
+/** Writes a failure no client can be told about to stderr. */
+function reportTo(io: CliIo): (error: unknown) => void {
+  return (error) => io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`);
+}
+
 /** Listens for Streamable HTTP and says where on stderr. */
 async function listenHttp(
   io: CliIo,
@@ -131,7 +135,7 @@ async function listenHttp(
 ): Promise<GatewayHttpServer> {
   const server = await serveGatewayHttp(gateway, {
     ...options,
-    onError: (error) => io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`),
+    onError: reportTo(io),
   });
   const auth = options.token ? `bearer token from ${GATEWAY_TOKEN_ENV}` : "no token: loopback only";
   io.stderr(`sciencegate gateway: listening on ${server.url} (${auth}; ${configSource})\n`);

@@ -66,9 +66,13 @@ const CHANGES = `
 
 const DEFAULT_DECISION_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
-/** Deletes the decisions recorded more than `$1` ms ago (by the database clock). */
+/**
+ * Deletes the decisions recorded more than `$1` ms ago, and the marks of decisions taken more than
+ * `TAKEN_RETENTION` ago (by the database clock).
+ */
 const PURGE_DECISIONS = `DELETE FROM sciencegate_recorded_decisions
-  WHERE recorded_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)`;
+  WHERE recorded_at < clock_timestamp() - make_interval(secs => $1::float8 / 1000)
+     OR taken_at < clock_timestamp() - interval '${TAKEN_RETENTION}'`;
 
 const APPROVAL_MODES: ReadonlySet<string> = new Set<ApprovalMode>(["ask_for_dangerous", "always_allow"]);
 
@@ -86,7 +90,8 @@ export interface PostgresSessionStateStoreOptions {
   /**
    * How long a recorded decision waits for its call, in ms (by the database clock). Older ones (the
    * thread was abandoned) are deleted when a replica opens the store and every hour after; such a call,
-   * should its thread resume after all, asks its human again. @default 604800000 (7 days)
+   * should its thread resume after all, asks its human again. The same purge drops the marks of
+   * decisions taken more than a day ago. @default 604800000 (7 days)
    */
   decisionRetentionMs?: number;
   /** Background failures (lost listener, failed catch-up); the store keeps its last view. @default ignored */
@@ -215,10 +220,6 @@ export class PostgresSessionStateStore implements SessionStateStore {
 
   async putDecision(key: string, recorded: RecordedDecision): Promise<StoredDecision> {
     this.#ensureOpen();
-    // A human answer is rare next to calls: the place to drop the marks of long-finished calls.
-    await this.#db.query(
-      `DELETE FROM sciencegate_recorded_decisions WHERE taken_at < now() - interval '${TAKEN_RETENTION}'`,
-    );
     // Under the row's lock, like a take: a decision of the same call taken meanwhile is kept.
     const version = await this.#write(
       `INSERT INTO sciencegate_recorded_decisions (call_key, recorded, version)

@@ -138,6 +138,32 @@ describe("PostgresSessionStateStore across replicas", () => {
     }
   });
 
+  test("the purge also drops a taken decision's mark after a day; a fresh mark stays", async () => {
+    const url = await server.createDatabase();
+    const a = await openStore(url);
+    const [db] = databases.slice(-1) as [PostgresDatabase];
+    const recorded = (id: string) => ({
+      fingerprint: `f-${id}`,
+      decision: { decision: "allow_once" as const },
+      result: { authorizationId: id, decisionSource: "user_once" as const },
+    });
+    await a.putDecision("t1:old", recorded("a1"));
+    await a.putDecision("t1:new", recorded("a2"));
+    await a.takeDecision("t1:old");
+    await a.takeDecision("t1:new");
+    await db.query(
+      "UPDATE sciencegate_recorded_decisions SET taken_at = now() - interval '2 days' WHERE call_key = 't1:old'",
+    );
+    await a.close();
+    const b = await openStore(url);
+    try {
+      expect(await b.peekDecision("t1:old")).toBeUndefined();
+      expect(await b.peekDecision("t1:new")).toMatchObject({ taken: true });
+    } finally {
+      await b.close();
+    }
+  });
+
   test.each([0, -1, 1.5, Number.NaN])("decisionRetentionMs %s is refused with INVALID_CONFIG", async (ms) => {
     const url = await server.createDatabase();
     await expect(openStore(url, { decisionRetentionMs: ms })).rejects.toMatchObject({
