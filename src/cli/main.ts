@@ -8,6 +8,7 @@ import type { PdfExtractor } from "../artifacts/index.js";
 import { isGovernanceError } from "../core/index.js";
 import { auditCommand } from "./commands/audit.js";
 import { type CallIo, callCommand } from "./commands/call.js";
+import { consoleCommand } from "./commands/console.js";
 import { extractCommand } from "./commands/extract.js";
 import { APPROVAL_MODES, grantAddCommand, grantModeCommand, grantsCommand } from "./commands/grants.js";
 import { jobsCommand } from "./commands/jobs.js";
@@ -54,6 +55,11 @@ Commands:
        [--allow-host NAME]...                        Streamable HTTP at http://HOST:PORT/mcp instead (HOST
                                                      127.0.0.1 unless given; any other bind needs a token
                                                      in $SCIENCEGATE_GATEWAY_TOKEN)
+  console [--port N] [--host H] [--writable]         the Sciencegate console in the browser (default
+       [--allow-host NAME]... [--config FILE]        http://127.0.0.1:4680): sources, invocations,
+                                                     evidence, downloads, papers, permissions; read-only
+                                                     unless --writable; a HOST other than loopback needs
+                                                     a token in $SCIENCEGATE_CONSOLE_TOKEN
 
 Options:
   --config FILE   extensions_config.json or science.toml to use (else $SCIENCEGATE_CONFIG,
@@ -300,6 +306,28 @@ export async function main(argv: string[], io: CallIo = processIo()): Promise<Ex
       }
       case "serve":
         return await serveCommand(rest, io);
+      case "console": {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            config: { type: "string" },
+            manifests: { type: "string", multiple: true },
+            host: { type: "string" },
+            port: { type: "string" },
+            writable: { type: "boolean", default: false },
+            "allow-host": { type: "string", multiple: true },
+          },
+          strict: true,
+        });
+        return await consoleCommand(io, {
+          configPath: values.config,
+          manifestDirs: values.manifests,
+          host: values.host,
+          port: values.port,
+          writable: values.writable ?? false,
+          allowHosts: values["allow-host"],
+        });
+      }
       default:
         io.stderr(`sciencegate: unknown command '${command}'.\n\n${USAGE}`);
         return 2;

@@ -109,8 +109,7 @@ export function normalizeOrigin(origin: string): string {
  * @param settings bound address and port, token, allow-lists
  */
 export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
-  const hostNames = boundHostNames(settings);
-  for (const name of settings.allowedHosts) hostNames.add(hostNameOf(bracket(name)) ?? name.toLowerCase());
+  const hostAllowed = createHostCheck(settings);
   const sameOrigins = new Set(
     isLoopbackHost(settings.host)
       ? ["localhost", "127.0.0.1", "[::1]", bracket(settings.host)].map(
@@ -133,8 +132,7 @@ export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
 
   return {
     check(request) {
-      const host = hostNameOf(request.headers.host ?? "");
-      if (host === undefined || !hostNames.has(host)) {
+      if (!hostAllowed(request.headers.host)) {
         return forbidden(`Invalid Host header: ${request.headers.host ?? "(none)"}`);
       }
       const origin = originOf(request);
@@ -174,12 +172,29 @@ export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
   };
 }
 
+/**
+ * The `Host` check alone (DNS rebinding): whether a request's `Host` header names the bound server
+ * (the loopback names, the bound address, the machine's addresses on a wildcard bind) or an allowed name.
+ * @param settings the bound address and port and the allowed host names
+ * @returns a predicate over the raw `Host` header
+ */
+export function createHostCheck(
+  settings: Pick<HttpGuardSettings, "host" | "allowedHosts" | "interfaceAddresses">,
+): (hostHeader: string | undefined) => boolean {
+  const hostNames = boundHostNames(settings);
+  for (const name of settings.allowedHosts) hostNames.add(hostNameOf(bracket(name)) ?? name.toLowerCase());
+  return (header) => {
+    const host = hostNameOf(header ?? "");
+    return host !== undefined && hostNames.has(host);
+  };
+}
+
 function forbidden(message: string): HttpRefusal {
   return { status: 403, code: -32000, message };
 }
 
 /** The host names a request may name: loopback names on a loopback bind, the machine's on a wildcard. */
-function boundHostNames(settings: HttpGuardSettings): Set<string> {
+function boundHostNames(settings: Pick<HttpGuardSettings, "host" | "interfaceAddresses">): Set<string> {
   const bound = unbracket(settings.host).toLowerCase();
   const names = new Set<string>();
   const add = (name: string) => names.add(hostNameOf(bracket(name)) ?? name);

@@ -18,7 +18,7 @@ export {
   resolveGatewayHttpOptions,
   serveGatewayHttp,
 } from "./gateway-http.js";
-export { GATEWAY_TOKEN_ENV } from "./gateway-http-guard.js";
+export { createHostCheck, GATEWAY_TOKEN_ENV, isLoopbackHost } from "./gateway-http-guard.js";
 export {
   type GatewayApprovalHook,
   type GatewayCallContext,

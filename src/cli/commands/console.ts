@@ -1,0 +1,106 @@
+/**
+ * `sciencegate console`: the Sciencegate console in the browser over the same data directory (or the
+ * PostgreSQL database `SCIENCEGATE_DATABASE_URL` names) and config the app uses. Read-only unless
+ * `--writable`; loopback unless `--host` names another address, which needs `SCIENCEGATE_CONSOLE_TOKEN`.
+ */
+import { CONSOLE_TOKEN_ENV, type ConsoleServer, serveConsole } from "../../console/index.js";
+import { GovernanceError } from "../../core/index.js";
+import type { CliIo, ExitCode } from "../io.js";
+import { openRuntime } from "../runtime.js";
+
+/** Options of `sciencegate console`. */
+export interface ConsoleCommandOptions {
+  configPath?: string | undefined;
+  manifestDirs?: string[] | undefined;
+  /** @default "127.0.0.1" */
+  host?: string | undefined;
+  /** A port number as given; 0 picks a free one. @default "4680" */
+  port?: string | undefined;
+  writable: boolean;
+  allowHosts?: string[] | undefined;
+}
+
+/** Signals the console stops on. @default the real SIGTERM and SIGINT */
+export interface ConsoleProcess {
+  onShutdownSignal(listener: (signal: string) => void): () => void;
+}
+
+/**
+ * Serves the console until SIGTERM or SIGINT, then stops listening and closes the runtime.
+ * @param io environment (`SCIENCEGATE_CONSOLE_TOKEN`), stdout (the URL) and stderr
+ * @param options config, manifests, address, writes, allowed host names
+ * @param process the shutdown signals
+ * @returns 0 after a clean shutdown
+ * @throws GovernanceError `INVALID_CONFIG` for a bad port, or a non-loopback host without a token
+ */
+export async function consoleCommand(
+  io: CliIo,
+  options: ConsoleCommandOptions,
+  process: ConsoleProcess = realProcess(),
+): Promise<ExitCode> {
+  const port = parsePort(options.port ?? "4680");
+  const token = io.env[CONSOLE_TOKEN_ENV] || undefined;
+  const runtime = await openRuntime(io, {
+    ...(options.configPath ? { configPath: options.configPath } : {}),
+    ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
+  });
+  let server: ConsoleServer | undefined;
+  let stopSignals = () => {};
+  try {
+    const stopped = new Promise<string>((resolve) => {
+      stopSignals = process.onShutdownSignal(resolve);
+    });
+    server = await serveConsole(runtime, {
+      host: options.host ?? "127.0.0.1",
+      port,
+      writable: options.writable,
+      allowedHosts: options.allowHosts ?? [],
+      ...(token ? { token } : {}),
+    });
+    io.stdout(
+      `Sciencegate console: ${server.url}/${token ? "?token=<your SCIENCEGATE_CONSOLE_TOKEN>" : ""}\n`,
+    );
+    io.stderr(
+      `sciencegate console: ${options.writable ? "writable" : "read-only"}; data ${runtime.dataDir}; config ${runtime.configSource}\n`,
+    );
+    const reason = await stopped;
+    io.stderr(`sciencegate console: stopping (${reason})\n`);
+  } finally {
+    stopSignals();
+    try {
+      await server?.close();
+    } finally {
+      await runtime.close();
+    }
+  }
+  return 0;
+}
+
+function parsePort(value: string): number {
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(port >= 0 && port <= 65_535)) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `--port takes a number from 0 to 65535 (0: a free port); got '${value}'.`,
+      {
+        data: { field: "--port", value },
+      },
+    );
+  }
+  return port;
+}
+
+function realProcess(): ConsoleProcess {
+  return {
+    onShutdownSignal(listener) {
+      const onTerm = () => listener("SIGTERM");
+      const onInt = () => listener("SIGINT");
+      globalThis.process.on("SIGTERM", onTerm);
+      globalThis.process.on("SIGINT", onInt);
+      return () => {
+        globalThis.process.off("SIGTERM", onTerm);
+        globalThis.process.off("SIGINT", onInt);
+      };
+    },
+  };
+}

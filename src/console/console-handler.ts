@@ -1,0 +1,309 @@
+/**
+ * `createConsoleHandler`: the console as one Node request listener an app mounts in its own server (or
+ * `serveConsole` serves alone). It checks the access token, serves the console's two asset files,
+ * routes to the pages, reads a POST's form under a cap and checks its CSRF token and origin, refuses
+ * writes on a read-only console, and renders what the page returns (see ARCHITECTURE.md, "The console").
+ */
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
+import type { Governance } from "../runtime/index.js";
+import { html } from "./console-html.js";
+import { renderLayout } from "./console-layout.js";
+import type { ConsoleContext, ConsoleRequest, ConsoleResult } from "./console-route.js";
+import { consoleRoutes } from "./console-routes.js";
+import { ConsoleSecurity, setSecurityHeaders } from "./console-security.js";
+
+/** Options of `createConsoleHandler`. */
+export interface ConsoleHandlerOptions {
+  /** The path the console is mounted at (`/sciencegate`); requests outside it go to `next` or get 404. @default "" */
+  basePath?: string;
+  /**
+   * The access token: every request must carry it as `Authorization: Bearer <token>` or the cookie a
+   * `?token=<token>` visit sets. Without it every request is let in (bind loopback, or mount behind the
+   * app's own authentication).
+   */
+  token?: string;
+  /** Allow write actions (revoke grants, approval modes, source switches, cancel and retry jobs). @default false */
+  writable?: boolean;
+  /** A secret the console's replicas share, so a form served by one is accepted by another. @default random */
+  csrfSecret?: string;
+  /** The largest POST body read, in bytes. @default 1 MiB */
+  maxBodyBytes?: number;
+  clock?: Clock;
+}
+
+/** The console as a Node request listener; `next` (Express style) gets requests outside `basePath`. */
+export interface ConsoleHandler {
+  (request: IncomingMessage, response: ServerResponse, next?: () => void): void;
+  /** Ends the open event streams. Idempotent. */
+  close(): void;
+}
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  "/assets/console.css": { file: "./assets/console.css", type: "text/css; charset=utf-8" },
+  "/assets/console.js": { file: "./assets/console.js", type: "text/javascript; charset=utf-8" },
+};
+
+const STATUS_OF: Record<string, number> = {
+  UNKNOWN_ID: 404,
+  NOT_FOUND: 404,
+  INVALID_INPUT: 400,
+  PERMISSION_DENIED: 403,
+};
+
+/**
+ * The console over an open runtime: the same ledger, content store, grants, session state and jobs
+ * the app uses.
+ * @param governance the runtime (`createGovernance`)
+ * @param options base path, access token, writes, CSRF secret, body cap, clock
+ * @returns the request listener
+ * @example
+ * const consoleHandler = createConsoleHandler(governance, { basePath: "/sciencegate" });
+ * http.createServer((req, res) => consoleHandler(req, res, () => app(req, res))).listen(3000);
+ */
+export function createConsoleHandler(
+  governance: Governance,
+  options: ConsoleHandlerOptions = {},
+): ConsoleHandler {
+  const basePath = normalizeBasePath(options.basePath ?? "");
+  const security = new ConsoleSecurity(options.token, options.csrfSecret);
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const closing = new AbortController();
+  const assets = new Map(
+    Object.entries(ASSETS).map(([path, { file, type }]) => [
+      path,
+      { type, body: readFileSync(new URL(file, import.meta.url)) },
+    ]),
+  );
+  const routes = consoleRoutes().map((route) => ({ route, match: compile(route.pattern) }));
+  const href: ConsoleContext["href"] = (path, query) => {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined && value !== "") search.set(key, String(value));
+    }
+    const qs = search.toString();
+    return `${basePath}${path}${qs ? `?${qs}` : ""}`;
+  };
+  const context: ConsoleContext = {
+    governance,
+    writable: options.writable === true,
+    csrfToken: security.csrfToken,
+    clock: options.clock ?? systemClock,
+    href,
+    signal: closing.signal,
+  };
+
+  const serve = async (request: IncomingMessage, response: ServerResponse, path: string, url: URL) => {
+    setSecurityHeaders(response);
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    const given = url.searchParams.get("token");
+    if (given !== null && method === "GET" && security.tokenMatches(given)) {
+      url.searchParams.delete("token");
+      response.setHeader("Set-Cookie", security.sessionCookie(basePath));
+      return redirect(response, `${basePath}${path}${url.search}`);
+    }
+    if (!security.authenticated(request)) {
+      response.setHeader("WWW-Authenticate", 'Bearer realm="sciencegate-console"');
+      return sendText(
+        response,
+        401,
+        "Unauthorized: open the console with ?token=<token> once, or send Authorization: Bearer <token>.",
+      );
+    }
+    const asset = method === "GET" ? assets.get(path) : undefined;
+    if (asset) {
+      response.setHeader("Cache-Control", "no-cache");
+      return send(response, 200, asset.type, asset.body);
+    }
+    if (path === "/" || path === "") return redirect(response, href("/sources"));
+    const found = routes.find(({ match }) => match(path) !== undefined);
+    const matching = routes.filter(({ match }) => match(path) !== undefined);
+    const hit = matching.find(({ route }) => route.method === method);
+    if (!hit) {
+      if (found) {
+        response.setHeader("Allow", [...new Set(matching.map(({ route }) => route.method))].join(", "));
+        return sendPage(
+          response,
+          405,
+          "Method not allowed",
+          html`<p>This page answers ${matching.map(({ route }) => route.method).join(" or ")}.</p>`,
+        );
+      }
+      return sendPage(response, 404, "Not found", html`<p>No console page at <code>${path}</code>.</p>`);
+    }
+    let form = new URLSearchParams();
+    if (method === "POST") {
+      const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+      if (type !== "application/x-www-form-urlencoded") {
+        return sendText(response, 415, "Send the form as application/x-www-form-urlencoded.");
+      }
+      const body = await readBody(request, maxBodyBytes);
+      if (body === undefined) {
+        response.setHeader("Connection", "close");
+        return sendText(response, 413, `The form is larger than ${maxBodyBytes} bytes.`);
+      }
+      form = new URLSearchParams(body);
+      const refused = security.checkWrite(request, form.get("_csrf") ?? undefined);
+      if (refused !== undefined)
+        return sendPage(response, 403, "Refused", html`<p class="error-box">${refused}</p>`);
+      if (hit.route.writes && !context.writable) {
+        return sendPage(
+          response,
+          403,
+          "Read-only console",
+          html`<p class="error-box">This console is read-only. Start it with <code>sciencegate console --writable</code> (or <code>writable: true</code>) to change grants, modes, switches and jobs.</p>`,
+        );
+      }
+    }
+    const consoleRequest: ConsoleRequest = {
+      method: method as "GET" | "POST",
+      url,
+      params: hit.match(path) ?? {},
+      form,
+    };
+    let result: ConsoleResult;
+    try {
+      result = await hit.route.handle(consoleRequest, context);
+    } catch (error) {
+      if (!isGovernanceError(error)) throw error;
+      const status = STATUS_OF[error.code] ?? 500;
+      return sendPage(
+        response,
+        status,
+        status === 404 ? "Not found" : "Error",
+        html`<p class="error-box"><code>${error.code}</code> ${error.message}</p>`,
+      );
+    }
+    switch (result.kind) {
+      case "page":
+        return sendPage(response, result.status ?? 200, result.title, result.body, result.section);
+      case "redirect":
+        return redirect(response, `${basePath}${result.location}`);
+      case "file":
+        for (const [name, value] of Object.entries(result.headers ?? {})) response.setHeader(name, value);
+        return send(response, result.status ?? 200, result.contentType, result.body);
+      case "stream":
+        return result.run(response, closing.signal);
+    }
+  };
+
+  const sendPage = (
+    response: ServerResponse,
+    status: number,
+    title: string,
+    body: ReturnType<typeof html>,
+    section: Parameters<typeof renderLayout>[1]["section"] = "sources",
+  ) =>
+    send(
+      response,
+      status,
+      "text/html; charset=utf-8",
+      renderLayout(context, { title, section, body }).markup,
+    );
+
+  const handler = ((request: IncomingMessage, response: ServerResponse, next?: () => void) => {
+    let url: URL;
+    try {
+      url = new URL(request.url ?? "/", "http://console.invalid");
+    } catch {
+      return sendText(response, 400, "Malformed request URL.");
+    }
+    const inside = basePath === "" || url.pathname === basePath || url.pathname.startsWith(`${basePath}/`);
+    if (!inside) {
+      if (next) return next();
+      return sendText(response, 404, "Not found.");
+    }
+    const path = url.pathname.slice(basePath.length) || "/";
+    serve(request, response, path, url).catch((error: unknown) => {
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      sendText(response, 500, `The console failed: ${message}`);
+    });
+  }) as ConsoleHandler;
+  handler.close = () => closing.abort();
+  return handler;
+}
+
+function normalizeBasePath(path: string): string {
+  if (path === "" || path === "/") return "";
+  if (!path.startsWith("/") || /[?#\s]/.test(path)) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `The console's basePath '${path}' must be a path such as /sciencegate.`,
+      {
+        data: { field: "basePath" },
+      },
+    );
+  }
+  return path.replace(/\/+$/, "");
+}
+
+function compile(pattern: string): (path: string) => Record<string, string> | undefined {
+  const parts = pattern.split("/");
+  return (path) => {
+    const segments = path.split("/");
+    if (segments.length !== parts.length) return undefined;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i] as string;
+      const segment = segments[i] as string;
+      if (part.startsWith(":")) {
+        if (segment === "") return undefined;
+        try {
+          params[part.slice(1)] = decodeURIComponent(segment);
+        } catch {
+          return undefined;
+        }
+      } else if (part !== segment) {
+        return undefined;
+      }
+    }
+    return params;
+  };
+}
+
+function readBody(request: IncomingMessage, cap: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(request.headers["content-length"] ?? "0");
+    if (declared > cap) {
+      request.resume();
+      resolve(undefined);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > cap) {
+        request.removeAllListeners("data");
+        request.resume();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+function redirect(response: ServerResponse, location: string): void {
+  response.statusCode = 303;
+  response.setHeader("Location", location);
+  response.end();
+}
+
+function send(response: ServerResponse, status: number, type: string, body: string | Uint8Array): void {
+  response.statusCode = status;
+  response.setHeader("Content-Type", type);
+  response.end(body);
+}
+
+function sendText(response: ServerResponse, status: number, text: string): void {
+  setSecurityHeaders(response);
+  send(response, status, "text/plain; charset=utf-8", `${text}\n`);
+}

@@ -1,0 +1,8 @@
+/** Every route of the console, page by page. */
+import type { ConsoleRoute } from "./console-route.js";
+import { sourcesRoutes } from "./page-sources.js";
+
+/** The console's routes. */
+export function consoleRoutes(): ConsoleRoute[] {
+  return [...sourcesRoutes];
+}

@@ -1,0 +1,172 @@
+/**
+ * Who may use the console and how a write proves it came from the console's own page: the access
+ * token (a bearer header, or a cookie set from a `?token=` link), the CSRF token of every form, the
+ * `Origin` of a POST, and the headers every answer carries (see ARCHITECTURE.md, "The console").
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { GovernanceError } from "../core/index.js";
+import { isLoopbackHost } from "../gateway/index.js";
+
+/** The environment variable `sciencegate console` reads its access token from. */
+export const CONSOLE_TOKEN_ENV = "SCIENCEGATE_CONSOLE_TOKEN";
+
+/** The cookie that carries the access token's digest after a `?token=` visit. */
+export const CONSOLE_COOKIE = "sciencegate_console";
+
+const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * The content security policy of every answer: scripts and styles only from the console's own files,
+ * no inline script, no frames, forms posting only to the console.
+ */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/**
+ * Refuses a bind reachable from other machines without a token, or a token too short to protect.
+ * @param host the bind address
+ * @param token the access token, if any
+ * @throws GovernanceError `INVALID_CONFIG` naming `SCIENCEGATE_CONSOLE_TOKEN` and the fix
+ */
+export function assertConsoleBind(host: string, token: string | undefined): void {
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `The console's access token (${CONSOLE_TOKEN_ENV}) has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH}, e.g. the output of \`openssl rand -hex 32\`.`,
+      { data: { field: "token" } },
+    );
+  }
+  if (token === undefined && !isLoopbackHost(host)) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `The console would listen on ${host}, which is reachable from other machines, without an access token. Set ${CONSOLE_TOKEN_ENV} (e.g. to the output of \`openssl rand -hex 32\`) and open the console once with ?token=<token>, or bind 127.0.0.1.`,
+      { data: { field: "token", host, env: CONSOLE_TOKEN_ENV } },
+    );
+  }
+}
+
+/** The access and CSRF checks of one console. */
+export class ConsoleSecurity {
+  readonly #tokenDigest: Buffer | undefined;
+  readonly #csrfKey: Buffer;
+  /** The token every form carries (`_csrf`) and every write must send back. */
+  readonly csrfToken: string;
+
+  /**
+   * @param token the access token; without it every request is let in (a loopback console)
+   * @param csrfSecret a secret shared by the replicas of one console; @default random per process
+   */
+  constructor(token: string | undefined, csrfSecret?: string) {
+    this.#tokenDigest = token === undefined ? undefined : digest(token);
+    this.#csrfKey = csrfSecret === undefined ? randomBytes(32) : digest(csrfSecret);
+    this.csrfToken = createHmac("sha256", this.#csrfKey).update("sciencegate-console-csrf").digest("hex");
+  }
+
+  /** Whether the console asks for a token at all. */
+  get requiresToken(): boolean {
+    return this.#tokenDigest !== undefined;
+  }
+
+  /**
+   * Whether a request carries the access token (`Authorization: Bearer`, or the console's cookie).
+   * @param request the request
+   */
+  authenticated(request: IncomingMessage): boolean {
+    if (this.#tokenDigest === undefined) return true;
+    const bearer = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1];
+    if (bearer !== undefined && equalDigests(digest(bearer), this.#tokenDigest)) return true;
+    const cookie = cookieValue(request.headers.cookie, CONSOLE_COOKIE);
+    return cookie !== undefined && equalDigests(digest(cookie), digest(this.#cookieValue()));
+  }
+
+  /**
+   * Whether `?token=` names the access token; then the answer sets the cookie.
+   * @param given the query's token
+   */
+  tokenMatches(given: string): boolean {
+    return this.#tokenDigest !== undefined && equalDigests(digest(given), this.#tokenDigest);
+  }
+
+  /**
+   * The `Set-Cookie` header that lets a browser in after a `?token=` visit (`HttpOnly`, `SameSite=Strict`).
+   * @param path the console's base path
+   */
+  sessionCookie(path: string): string {
+    return `${CONSOLE_COOKIE}=${this.#cookieValue()}; Path=${path || "/"}; HttpOnly; SameSite=Strict`;
+  }
+
+  /**
+   * Whether a write came from the console's own page: the CSRF token matches, and the `Origin` (or,
+   * when absent, `Sec-Fetch-Site`) is the console's own.
+   * @param request the POST
+   * @param sent the `_csrf` field of its form (or the `X-CSRF-Token` header)
+   * @returns the reason it is refused, or `undefined`
+   */
+  checkWrite(request: IncomingMessage, sent: string | undefined): string | undefined {
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== "null") {
+      let host: string | undefined;
+      try {
+        host = new URL(origin).host;
+      } catch {
+        host = undefined;
+      }
+      if (host === undefined || host !== request.headers.host) return `Cross-origin request from ${origin}.`;
+    } else if (origin === "null") {
+      return "Request from an opaque origin.";
+    } else {
+      const site = request.headers["sec-fetch-site"];
+      if (site !== undefined && site !== "same-origin" && site !== "none")
+        return `Cross-site request (${site}).`;
+    }
+    const token = sent ?? headerValue(request.headers["x-csrf-token"]);
+    if (token === undefined || token === "")
+      return "The form has no CSRF token; reload the page and try again.";
+    if (!equalDigests(digest(token), digest(this.csrfToken))) {
+      return "The form's CSRF token is not valid (the console restarted?); reload the page and try again.";
+    }
+    return undefined;
+  }
+
+  #cookieValue(): string {
+    // The cookie holds a digest of the token, not the token.
+    return createHmac("sha256", this.#tokenDigest ?? Buffer.alloc(0))
+      .update("sciencegate-console-cookie")
+      .digest("hex");
+  }
+}
+
+/**
+ * The headers every console answer carries: the CSP, no sniffing, no framing, no referrer, no caching.
+ * @param response the answer
+ */
+export function setSecurityHeaders(response: ServerResponse): void {
+  response.setHeader("Content-Security-Policy", CONSOLE_CSP);
+  response.setHeader("X-Content-Type-Options", "nosniff");
+  response.setHeader("X-Frame-Options", "DENY");
+  response.setHeader("Referrer-Policy", "no-referrer");
+  response.setHeader("Cross-Origin-Opener-Policy", "same-origin");
+  response.setHeader("Cross-Origin-Resource-Policy", "same-origin");
+  response.setHeader("Cache-Control", "no-store");
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}
+
+function equalDigests(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}

@@ -1,0 +1,13 @@
+/**
+ * `sciencegate/console`: the Sciencegate console (sources, invocations, evidence, downloads, papers and
+ * permissions in the browser) as a request handler to mount in an app's own server, or served alone.
+ */
+export {
+  CONSOLE_TOKEN_ENV,
+  type ConsoleHandler,
+  type ConsoleHandlerOptions,
+  type ConsoleServer,
+  type ConsoleServerOptions,
+  createConsoleHandler,
+  serveConsole,
+} from "../console/index.js";
