@@ -63,6 +63,9 @@ describe("Biome's import rules", () => {
     ["src/nodes/probe.ts", "../adapters/index.js", "lower layer"],
     ["src/adk/probe.ts", "../gateway/index.js", "lower layer"],
     ["src/gateway/probe.ts", "../cli/runtime.js", "lower layer"],
+    ["src/gateway/probe.ts", "../console/index.js", "lower layer"],
+    ["src/console/probe.ts", "../cli/runtime.js", "lower layer"],
+    ["src/console/probe.ts", "../gateway/gateway-http-guard.js", "only door"],
     ["src/cli/commands/probe.ts", "../../gateway/gateway-session.js", "only door"],
   ])("%s importing %s is refused (%s)", (path, specifier, reason) => {
     expect(lint(path, specifier)).toContain(reason);
@@ -75,6 +78,8 @@ describe("Biome's import rules", () => {
     ["src/cli/commands/probe.ts", "../io.js"],
     ["src/gateway/probe.ts", "../adapters/index.js"],
     ["src/cli/commands/probe.ts", "../../gateway/index.js"],
+    ["src/console/probe.ts", "../gateway/index.js"],
+    ["src/cli/commands/probe.ts", "../../console/index.js"],
   ])("%s importing %s is allowed", (path, specifier) => {
     expect(lint(path, specifier)).toBe("ok");
   });

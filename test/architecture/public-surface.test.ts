@@ -139,6 +139,15 @@ const PINNED: Record<string, string[]> = {
     "fullTextExtractions",
     "reviewEvidence",
   ],
+  "./console": [
+    "CONSOLE_TOKEN_ENV",
+    "ConsoleHandler",
+    "ConsoleHandlerOptions",
+    "ConsoleServer",
+    "ConsoleServerOptions",
+    "createConsoleHandler",
+    "serveConsole",
+  ],
   "./deploy": [
     "ClosableGovernance",
     "GovernanceForProcessOptions",
