@@ -12,6 +12,7 @@ export default defineConfig({
       "test/**/*.package.test.ts",
       "test/**/*.server.test.ts",
       "test/**/*.replicas.test.ts",
+      "test/**/*.browser.test.ts",
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

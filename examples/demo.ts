@@ -4,8 +4,10 @@
  * LangGraph agent with a scripted model searches, looks a paper up, downloads it (the PDF comes from
  * an offline fetch seam that serves only arxiv.org) and reads it before answering with citations.
  * `npm run demo -- --live "<question>"` runs the same agent on the real providers (demo/live-demo.ts).
+ * `--data-dir DIR` keeps the ledger, grants, jobs and papers in DIR (else a new temp folder), and
+ * `--answer-file FILE` writes the agent's final answer there: the console's browser test runs the demo so.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGovernance } from "sciencegate";
@@ -30,7 +32,8 @@ if (args.includes("--live")) {
 /** The offline demo; returns 1 when the final answer's citations do not check out. */
 async function runOfflineDemo(): Promise<number> {
   const started = performance.now();
-  const dataDir = mkdtempSync(join(tmpdir(), "sciencegate-demo-"));
+  const dataDir = optionValue("--data-dir") ?? mkdtempSync(join(tmpdir(), "sciencegate-demo-"));
+  mkdirSync(dataDir, { recursive: true });
   const providers = await startOfflineProviders();
   // A loopback LLM Wiki over the test pages, for the bundled llm-wiki bridge.
   const wiki = await startReferenceWikiServer({
@@ -67,6 +70,9 @@ async function runOfflineDemo(): Promise<number> {
       interactive: Boolean(process.stdin.isTTY),
     });
 
+    const answerFile = optionValue("--answer-file");
+    if (answerFile) writeFileSync(answerFile, answer);
+
     step(10, "Evidence: every cited label must come from a governed invocation in the ledger");
     const backed = await showEvidence(governance, answer, threadId);
 
@@ -76,10 +82,17 @@ async function runOfflineDemo(): Promise<number> {
     console.log(
       `\nDone in ${seconds} s. Provider requests served: ${providers.server.requests.length}; paper requests: ${paperFetch.requests.length}.`,
     );
+    console.log(`Look at it in the browser: SCIENCEGATE_HOME=${dataDir} npx sciencegate console`);
     return backed ? 0 : 1;
   } finally {
     await governance.close();
     await providers.server.close();
     await wiki.close();
   }
+}
+
+/** The value after a `--flag` of the command line, if given. */
+function optionValue(flag: string): string | undefined {
+  const at = args.indexOf(flag);
+  return at >= 0 ? args[at + 1] : undefined;
 }
