@@ -130,7 +130,12 @@ export function createConsoleHandler(
           html`<p>This page answers ${matching.map(({ route }) => route.method).join(" or ")}.</p>`,
         );
       }
-      return sendPage(response, 404, "Not found", html`<p>No console page at <code>${path}</code>.</p>`);
+      return sendPage(
+        response,
+        404,
+        "Not found",
+        html`<p>No console page at <code>${decodedPath(path)}</code>.</p>`,
+      );
     }
     let form = new URLSearchParams();
     if (method === "POST") {
@@ -264,6 +269,14 @@ function compile(pattern: string): (path: string) => Record<string, string> | un
     }
     return params;
   };
+}
+
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 function readBody(request: IncomingMessage, cap: number): Promise<string | undefined> {

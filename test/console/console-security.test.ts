@@ -1,0 +1,206 @@
+/**
+ * The console's HTTP checks: the access token (bearer or the cookie of a ?token= visit), the bind rule,
+ * the Host header, the security headers on every answer, the POST body rules, mounting under a base
+ * path, and the escaping of every value.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type ConsoleServer, createConsoleHandler, serveConsole } from "sciencegate/console";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { escapeHtml, html } from "../../src/console/console-html.js";
+import { createLab, type Lab } from "../gateway/gateway-harness.js";
+
+const TOKEN = "console-token-0123456789abcdef";
+let lab: Lab;
+let open: ConsoleServer;
+let guarded: ConsoleServer;
+
+beforeAll(async () => {
+  lab = await createLab();
+  open = await serveConsole(lab.governance, { port: 0 });
+  guarded = await serveConsole(lab.governance, { port: 0, token: TOKEN });
+});
+
+afterAll(async () => {
+  await open?.close();
+  await guarded?.close();
+  await lab?.governance.close();
+});
+
+const get = (url: string, headers: Record<string, string> = {}) =>
+  fetch(url, { headers, redirect: "manual" });
+
+describe("html", () => {
+  test("escapes every interpolated value and nothing the console wrote", () => {
+    const title = `<script>alert(1)</script><img src=x onerror="alert('2')">\`&`;
+    const markup = html`<td title="${title}">${title}</td>${[title, html`<b>${title}</b>`]}`.markup;
+    expect(markup).not.toContain("<script>");
+    expect(markup).not.toContain("<img");
+    expect(markup).toBe(
+      `<td title="${escapeHtml(title)}">${escapeHtml(title)}</td>${escapeHtml(title)}<b>${escapeHtml(title)}</b>`,
+    );
+    expect(escapeHtml(title)).toBe(
+      "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=&quot;alert(&#39;2&#39;)&quot;&gt;&#96;&amp;",
+    );
+    expect(html`${null}${undefined}${false}${0}`.markup).toBe("0");
+  });
+});
+
+describe("the bind rule", () => {
+  test("a non-loopback bind needs a token, and a token of 16 characters at least", async () => {
+    await expect(serveConsole(lab.governance, { host: "0.0.0.0", port: 0 })).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining("SCIENCEGATE_CONSOLE_TOKEN"),
+    });
+    await expect(serveConsole(lab.governance, { port: 0, token: "short" })).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining("at least 16"),
+    });
+    const wide = await serveConsole(lab.governance, { host: "0.0.0.0", port: 0, token: TOKEN });
+    try {
+      expect((await get(`http://127.0.0.1:${wide.port}/sources`)).status).toBe(401);
+    } finally {
+      await wide.close();
+    }
+  });
+});
+
+describe("the access token", () => {
+  test("without credentials, with a wrong bearer or a forged cookie: 401 and no page", async () => {
+    for (const headers of [
+      {},
+      { authorization: "Bearer wrong-token-0123456789" },
+      { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` },
+      { cookie: `sciencegate_console=${"0".repeat(64)}` },
+      { cookie: `sciencegate_console=${TOKEN}` },
+    ]) {
+      const response = await get(`${guarded.url}/sources`, headers);
+      expect(response.status).toBe(401);
+      expect(response.headers.get("www-authenticate")).toContain("Bearer");
+      expect(response.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(await response.text()).not.toContain("Sources and tools");
+    }
+    expect((await get(`${guarded.url}/assets/console.js`)).status).toBe(401);
+    expect((await get(`${guarded.url}/sources?token=wrong-token-0123456789`)).status).toBe(401);
+  });
+
+  test("a bearer token opens the page", async () => {
+    const response = await get(`${guarded.url}/sources`, { authorization: `Bearer ${TOKEN}` });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain("Sources and tools");
+  });
+
+  test("?token= sets an HttpOnly SameSite=Strict cookie holding no token, and redirects without it", async () => {
+    const visit = await get(`${guarded.url}/sources?refresh=1&token=${TOKEN}`);
+    expect(visit.status).toBe(303);
+    expect(visit.headers.get("location")).toBe("/sources?refresh=1");
+    const cookie = visit.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/^sciencegate_console=[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(cookie).not.toContain(TOKEN);
+    const pair = cookie.split(";")[0] as string;
+    const page = await get(`${guarded.url}/sources`, { cookie: pair });
+    expect(page.status).toBe(200);
+    // Another console with another token does not accept this cookie.
+    const other = await serveConsole(lab.governance, { port: 0, token: `${TOKEN}-other` });
+    try {
+      expect((await get(`${other.url}/sources`, { cookie: pair })).status).toBe(401);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("requests", () => {
+  test("a Host header naming another server is refused (DNS rebinding)", async () => {
+    const { port } = open;
+    const refused = await rawGet(port, "/sources", "evil.example");
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain("Invalid Host header");
+    expect((await rawGet(port, "/sources", `localhost:${port}`)).status).toBe(200);
+  });
+
+  test("every answer carries the security headers; unknown pages 404, wrong methods 405", async () => {
+    const page = await get(`${open.url}/sources`);
+    expect(page.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    const body = await page.text();
+    // No inline script: the one script is the console's own file.
+    expect(body.match(/<script\b[^>]*>/g)).toEqual(['<script src="/assets/console.js" defer>']);
+    const missing = await get(`${open.url}/nothing/<b>here</b>`);
+    expect(missing.status).toBe(404);
+    const missingBody = await missing.text();
+    expect(missingBody).toContain("&lt;b&gt;here&lt;/b&gt;");
+    expect(missingBody).not.toContain("<b>here");
+    expect(missing.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const post = await fetch(`${open.url}/sources`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "a=b",
+    });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET");
+  });
+
+  test("assets are the console's own files with their types", async () => {
+    const css = await get(`${open.url}/assets/console.css`);
+    expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(await css.text()).toContain("prefers-color-scheme: dark");
+    const js = await get(`${open.url}/assets/console.js`);
+    expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await js.text()).toContain("sciencegate-theme");
+  });
+});
+
+describe("mounted in an app's server", () => {
+  let server: Server;
+  let origin: string;
+  beforeAll(async () => {
+    const handler = createConsoleHandler(lab.governance, { basePath: "/sciencegate/" });
+    server = createServer((req, res) =>
+      handler(req, res, () => {
+        res.end("the app's own page");
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test("serves under its base path, links stay under it, and the rest goes to the app", async () => {
+    const root = await get(`${origin}/sciencegate`);
+    expect(root.status).toBe(303);
+    expect(root.headers.get("location")).toBe("/sciencegate/sources");
+    const page = await (await get(`${origin}/sciencegate/sources`)).text();
+    expect(page).toContain('href="/sciencegate/assets/console.css"');
+    expect(page).toContain('href="/sciencegate/invocations"');
+    expect(page).not.toMatch(/href="\/(?!sciencegate)/);
+    expect(await (await get(`${origin}/other`)).text()).toBe("the app's own page");
+    expect(await (await get(`${origin}/sciencegateX/sources`)).text()).toBe("the app's own page");
+  });
+
+  test("a base path that is not a path is refused", () => {
+    expect(() => createConsoleHandler(lab.governance, { basePath: "sciencegate" })).toThrow(/must be a path/);
+  });
+});
+
+/** A GET with a chosen Host header (fetch does not let a caller set it). */
+async function rawGet(port: number, path: string, host: string): Promise<{ status: number; body: string }> {
+  const { request } = await import("node:http");
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
