@@ -1,3 +1,3 @@
 export { type ConsoleHandler, type ConsoleHandlerOptions, createConsoleHandler } from "./console-handler.js";
-export { CONSOLE_TOKEN_ENV } from "./console-security.js";
+export { assertConsoleBind, CONSOLE_TOKEN_ENV } from "./console-security.js";
 export { type ConsoleServer, type ConsoleServerOptions, serveConsole } from "./serve-console.js";

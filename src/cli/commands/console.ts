@@ -3,7 +3,12 @@
  * PostgreSQL database `SCIENCEGATE_DATABASE_URL` names) and config the app uses. Read-only unless
  * `--writable`; loopback unless `--host` names another address, which needs `SCIENCEGATE_CONSOLE_TOKEN`.
  */
-import { CONSOLE_TOKEN_ENV, type ConsoleServer, serveConsole } from "../../console/index.js";
+import {
+  assertConsoleBind,
+  CONSOLE_TOKEN_ENV,
+  type ConsoleServer,
+  serveConsole,
+} from "../../console/index.js";
 import { GovernanceError } from "../../core/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { openRuntime } from "../runtime.js";
@@ -40,6 +45,8 @@ export async function consoleCommand(
 ): Promise<ExitCode> {
   const port = parsePort(options.port ?? "4680");
   const token = io.env[CONSOLE_TOKEN_ENV] || undefined;
+  // Refused before the runtime starts any server.
+  assertConsoleBind(options.host ?? "127.0.0.1", token);
   const runtime = await openRuntime(io, {
     ...(options.configPath ? { configPath: options.configPath } : {}),
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
