@@ -248,6 +248,7 @@ const PINNED: Record<string, string[]> = {
     "ServerStatus",
     "SessionSettings",
     "SessionSettingsOptions",
+    "SessionStateEntry",
     "SessionStateStore",
     "SourceCatalog",
     "SourceManifest",
