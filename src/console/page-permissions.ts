@@ -206,7 +206,7 @@ function authorizationsTable(
   if (rows.length === 0) {
     return html`<p class="muted" id="authorizations-empty">No authorization rows${sessionId === undefined ? "" : " for this session"}.</p>`;
   }
-  return html`<p class="muted">The latest ${rows.length} rows, newest first${sessionId === undefined ? "" : html` (session <code>${sessionId}</code>)`}.</p>
+  return html`<p class="muted">${rows.length === 1 ? "The latest row" : `The latest ${rows.length} rows, newest first`}${sessionId === undefined ? "" : html` (session <code>${sessionId}</code>)`}.</p>
 <div class="table-wrap"><table id="authorizations">
 <thead><tr><th>Time</th><th>Session</th><th>Source / tool</th><th>Action</th><th>Resource</th><th>Decision</th><th class="num">Epoch</th><th>Call</th></tr></thead>
 <tbody>${rows.map(
