@@ -1,8 +1,9 @@
 /** Every route of the console, page by page. */
 import type { ConsoleRoute } from "./console-route.js";
+import { permissionsRoutes } from "./page-permissions.js";
 import { sourcesRoutes } from "./page-sources.js";
 
 /** The console's routes. */
 export function consoleRoutes(): ConsoleRoute[] {
-  return [...sourcesRoutes];
+  return [...sourcesRoutes, ...permissionsRoutes];
 }

@@ -117,6 +117,7 @@ export {
   type RecordedDecision,
   SessionSettings,
   type SessionSettingsOptions,
+  type SessionStateEntry,
   type SessionStateStore,
   SqliteGrantStore,
 } from "../governance/permissions/index.js";

@@ -90,6 +90,44 @@ export function describeSessionStateStoreConformance(
       expect(store.approvalMode("s1")).toBeUndefined();
     });
 
+    test("listSessions lists every session with a mode or a switch, ordered by id, as fresh copies", async () => {
+      const store = await open();
+      expect(store.listSessions()).toEqual([]);
+      await store.setApprovalMode("s2", "always_allow");
+      await store.setSourceSwitch("s1", "pubmed", false);
+      await store.setSourceSwitch("s1", "llm-wiki", true);
+      await store.setSourceSwitch("s1", "llm-wiki", false);
+      await store.setSourceSwitch("s3", "arxiv", true);
+      await store.setApprovalMode("s3", "ask_for_dangerous");
+      const expected = [
+        {
+          sessionId: "s1",
+          approvalMode: undefined,
+          sourceSwitches: [
+            { sourceId: "llm-wiki", enabled: false },
+            { sourceId: "pubmed", enabled: false },
+          ],
+        },
+        { sessionId: "s2", approvalMode: "always_allow", sourceSwitches: [] },
+        {
+          sessionId: "s3",
+          approvalMode: "ask_for_dangerous",
+          sourceSwitches: [{ sourceId: "arxiv", enabled: true }],
+        },
+      ];
+      const listed = store.listSessions();
+      expect(listed).toEqual(expected);
+      expect(listed[0]?.approvalMode).toBeUndefined();
+      // A caller's changes to the list change nothing in the store.
+      listed[0]?.sourceSwitches.push({ sourceId: "wiki", enabled: true });
+      listed.pop();
+      expect(store.listSessions()).toEqual(expected);
+      expect(store.sourceSwitch("s1", "wiki")).toBeUndefined();
+      // The last view still answers after close (as sourceSwitch and approvalMode do).
+      await store.close();
+      expect(store.listSessions()).toEqual(expected);
+    });
+
     test("a decision round-trips exactly; peek leaves it, take consumes it once and keeps it as taken", async () => {
       const store = await open();
       const decision = recorded();
@@ -177,6 +215,27 @@ export function describeSessionStateStoreConformance(
         await b.setSourceSwitch("s1", "pubmed", true);
         await a.sync();
         expect(a.sourceSwitch("s1", "pubmed")).toBe(true);
+      });
+
+      test("the other replica lists what one wrote, without sync() within the bound", async () => {
+        const [a, b] = await openPair();
+        // A store other replicas read says so (an operator is told whether what they see is everyone's).
+        expect([a.isShared, b.isShared]).toEqual([true, true]);
+        await a.setApprovalMode("s1", "always_allow");
+        await a.setSourceSwitch("s2", "pubmed", false);
+        const expected = [
+          { sessionId: "s1", approvalMode: "always_allow", sourceSwitches: [] },
+          {
+            sessionId: "s2",
+            approvalMode: undefined,
+            sourceSwitches: [{ sourceId: "pubmed", enabled: false }],
+          },
+        ];
+        expect(a.listSessions()).toEqual(expected);
+        await vi.waitFor(() => expect(b.listSessions()).toEqual(expected), within);
+        await b.setSourceSwitch("s2", "pubmed", true);
+        await a.sync();
+        expect(a.listSessions()[1]?.sourceSwitches).toEqual([{ sourceId: "pubmed", enabled: true }]);
       });
 
       test("a decision put on one is consumed exactly once when both take at once", async () => {

@@ -257,6 +257,7 @@ const PINNED: Record<string, string[]> = {
     "ServerStatus",
     "SessionSettings",
     "SessionSettingsOptions",
+    "SessionStateEntry",
     "SessionStateStore",
     "SourceCatalog",
     "SourceManifest",

@@ -28,6 +28,7 @@ export {
   MemorySessionStateStore,
   type PendingEndSource,
   type RecordedDecision,
+  type SessionStateEntry,
   type SessionStateStore,
 } from "./session-state-store.js";
 export { grantStorePath, SqliteGrantStore } from "./sqlite-grant-store.js";

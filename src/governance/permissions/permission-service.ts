@@ -117,6 +117,28 @@ export class PermissionService {
   }
 
   /**
+   * The sessions whose approval mode was set, from the session state's local view (a shared store's
+   * view of every replica's writes), ordered by session id. A session not listed has the policy's
+   * default.
+   * @param options `sessionId` to list only that session
+   * @returns each session and its mode
+   * @example
+   * for (const { sessionId, mode } of governance.permissions.listApprovalModes()) console.log(sessionId, mode);
+   */
+  listApprovalModes(
+    options: { sessionId?: string | undefined } = {},
+  ): { sessionId: string; mode: ApprovalMode }[] {
+    const { sessionId } = options;
+    return this.#state
+      .listSessions()
+      .flatMap((entry) =>
+        entry.approvalMode === undefined || (sessionId !== undefined && entry.sessionId !== sessionId)
+          ? []
+          : [{ sessionId: entry.sessionId, mode: entry.approvalMode }],
+      );
+  }
+
+  /**
    * What the policy says about a call, without recording anything.
    * @param request the broker's description of the call
    * @returns `allow` with the reason, or `ask` with the approval card

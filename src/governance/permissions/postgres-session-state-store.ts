@@ -16,7 +16,9 @@ import {
 import type { ApprovalMode } from "./permission-types.js";
 import {
   closedSessionStateError,
+  listSessionEntries,
   type RecordedDecision,
+  type SessionStateEntry,
   type SessionStateStore,
   type StoredDecision,
 } from "./session-state-store.js";
@@ -131,6 +133,8 @@ export class PostgresSessionStateStore implements SessionStateStore {
   #catchingUp: Promise<void> | undefined;
   #again = false;
   #closed = false;
+  /** Every replica on the database reads the same state. */
+  readonly isShared = true;
 
   private constructor(db: PostgresDatabase, options: PostgresSessionStateStoreOptions) {
     this.#db = db;
@@ -216,6 +220,17 @@ export class PostgresSessionStateStore implements SessionStateStore {
       [sessionId, mode],
     );
     this.#applyMode(sessionId, mode, version);
+  }
+
+  listSessions(): SessionStateEntry[] {
+    const modes = new Map([...this.#modes].map(([id, { mode }]) => [id, mode] as const));
+    const switches = new Map(
+      [...this.#switches].map(([id, map]) => [
+        id,
+        new Map([...map].map(([source, { enabled }]) => [source, enabled] as const)),
+      ]),
+    );
+    return listSessionEntries(modes, switches);
   }
 
   async putDecision(key: string, recorded: RecordedDecision): Promise<StoredDecision> {

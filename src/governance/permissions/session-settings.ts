@@ -43,6 +43,39 @@ export class SessionSettings {
   }
 
   /**
+   * The switches set for sessions (sources nobody switched keep their manifest default and are not
+   * listed), from the local view, ordered by session and source id.
+   * @param options `sessionId` to list only that session's switches
+   * @returns one entry per session and source switched
+   * @example
+   * const off = governance.sessions.listSourceSwitches({ sessionId: threadId }).filter((s) => !s.enabled);
+   */
+  listSourceSwitches(
+    options: { sessionId?: string | undefined } = {},
+  ): { sessionId: string; sourceId: string; enabled: boolean }[] {
+    const { sessionId } = options;
+    return this.#state
+      .listSessions()
+      .filter((entry) => sessionId === undefined || entry.sessionId === sessionId)
+      .flatMap((entry) =>
+        entry.sourceSwitches.map(({ sourceId, enabled }) => ({
+          sessionId: entry.sessionId,
+          sourceId,
+          enabled,
+        })),
+      );
+  }
+
+  /**
+   * Whether the switches (and the approval modes of a permission service on the same store) are
+   * shared with other processes (`PostgresSessionStateStore`); `false` when they live in this
+   * process's memory only, so that another process's switches are not seen here.
+   */
+  get isShared(): boolean {
+    return this.#state.isShared === true;
+  }
+
+  /**
    * Whether the session may call the source; synchronous (a shared store's local view).
    * @param sessionId the session
    * @param source the source id and its manifest default

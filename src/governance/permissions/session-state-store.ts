@@ -11,6 +11,15 @@ import type { ApprovalMode, PermissionDecision } from "./permission-types.js";
 /** How an approval card ended without a human answer: it waited too long, or the app cancelled it. */
 export type PendingEndSource = "wait_timeout" | "cancelled";
 
+/** One session's settings as a store lists them: its approval mode (if set) and the switches set. */
+export interface SessionStateEntry {
+  sessionId: string;
+  /** The mode set for the session; absent when never set (the policy's default applies). */
+  approvalMode?: ApprovalMode | undefined;
+  /** The source switches set for the session, ordered by source id (unset sources are not listed). */
+  sourceSwitches: { sourceId: string; enabled: boolean }[];
+}
+
 /** What `PermissionService.decide` (or an ended card) recorded. */
 export interface DecideResult {
   /** The authorization row written for this decision (the call's broker row will reference it). */
@@ -63,6 +72,16 @@ export interface SessionStateStore {
   /** Sets a session's approval mode. */
   setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void>;
   /**
+   * Every session with a mode or a switch set, from the local view (what `approvalMode` and
+   * `sourceSwitch` answer), ordered by session id; fresh copies. Keeps answering after `close()`.
+   */
+  listSessions(): SessionStateEntry[];
+  /**
+   * Whether other processes share this state (a database every replica reads); `false` or absent:
+   * it lives in this process only, so a mode or switch set elsewhere is not seen here.
+   */
+  readonly isShared?: boolean;
+  /**
    * Records (or replaces) the decision waiting for a call (`permissionCallKey`), unless a decision
    * about the very same call (same `fingerprint`) was already taken: that one stays, atomically across
    * replicas, so the call cannot get a second decision to run again with.
@@ -114,6 +133,8 @@ export class MemorySessionStateStore implements SessionStateStore {
   /** Keys of taken decisions, oldest first (a taken decision is a mark, not a wait: bounded). */
   readonly #taken = new Set<string>();
   #closed = false;
+  /** This process only. */
+  readonly isShared = false;
 
   sourceSwitch(sessionId: string, sourceId: string): boolean | undefined {
     return this.#switches.get(sessionId)?.get(sourceId);
@@ -136,6 +157,10 @@ export class MemorySessionStateStore implements SessionStateStore {
   async setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void> {
     this.#ensureOpen();
     this.#modes.set(sessionId, mode);
+  }
+
+  listSessions(): SessionStateEntry[] {
+    return listSessionEntries(this.#modes, this.#switches);
   }
 
   async putDecision(key: string, recorded: RecordedDecision): Promise<StoredDecision> {
@@ -185,4 +210,30 @@ export class MemorySessionStateStore implements SessionStateStore {
   #ensureOpen(): void {
     if (this.#closed) throw closedSessionStateError();
   }
+}
+
+/**
+ * The entries of a local view: every session with a mode or a switch, ordered by session id, each
+ * session's switches ordered by source id (the listing of both stores).
+ * @param modes the approval mode of each session
+ * @param switches each session's switches by source id
+ * @returns fresh entries
+ */
+export function listSessionEntries(
+  modes: ReadonlyMap<string, ApprovalMode>,
+  switches: ReadonlyMap<string, ReadonlyMap<string, boolean>>,
+): SessionStateEntry[] {
+  const ids = [...new Set([...modes.keys(), ...switches.keys()])].sort(compareIds);
+  return ids.map((sessionId) => ({
+    sessionId,
+    approvalMode: modes.get(sessionId),
+    sourceSwitches: [...(switches.get(sessionId) ?? new Map<string, boolean>())]
+      .sort(([a], [b]) => compareIds(a, b))
+      .map(([sourceId, enabled]) => ({ sourceId, enabled })),
+  }));
+}
+
+/** Code-unit order, the same on every machine (no locale). */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

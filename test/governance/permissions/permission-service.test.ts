@@ -14,6 +14,8 @@ import {
   type PermissionPolicy,
   permissionDecisionSchema,
 } from "../../../src/governance/permissions/permission-types.js";
+import { SessionSettings } from "../../../src/governance/permissions/session-settings.js";
+import { MemorySessionStateStore } from "../../../src/governance/permissions/session-state-store.js";
 import { grantStorePath, SqliteGrantStore } from "../../../src/governance/permissions/sqlite-grant-store.js";
 import { ManualClock } from "../../../src/testing/manual-clock.js";
 import { type CallSpec, DOWNLOAD_TOOL, makeRequest, WRITE_TOOL } from "./permission-fixtures.js";
@@ -116,6 +118,45 @@ describe("policy", () => {
     ]);
     service.setApprovalMode("s1", "ask_for_dangerous");
     expect((await service.authorize(write({ toolCallId: "call-2" }))).allowed).toBe(false);
+  });
+
+  test("listApprovalModes lists the sessions whose mode was set, also through allow_always", async () => {
+    const state = new MemorySessionStateStore();
+    const { service } = setup({ state });
+    const sessions = new SessionSettings({ state });
+    expect(service.listApprovalModes()).toEqual([]);
+    await service.setApprovalMode("s2", "always_allow");
+    await sessions.disableSource("s3", "pubmed");
+    await service.decide(write({ sessionId: "s1" }), { decision: "allow_always" });
+    await service.setApprovalMode("s2", "ask_for_dangerous");
+    expect(service.listApprovalModes()).toEqual([
+      { sessionId: "s1", mode: "always_allow" },
+      { sessionId: "s2", mode: "ask_for_dangerous" },
+    ]);
+    expect(service.listApprovalModes({ sessionId: "s2" })).toEqual([
+      { sessionId: "s2", mode: "ask_for_dangerous" },
+    ]);
+    // s3 has a switch but no mode: it is not listed here, and keeps the default.
+    expect(service.listApprovalModes({ sessionId: "s3" })).toEqual([]);
+    expect(sessions.listSourceSwitches()).toEqual([{ sessionId: "s3", sourceId: "pubmed", enabled: false }]);
+  });
+
+  test("listSourceSwitches lists each session's switches; isShared says the memory store is this process only", async () => {
+    const sessions = new SessionSettings();
+    await sessions.enableSource("b", "llm-wiki");
+    await sessions.disableSource("a", "pubmed");
+    await sessions.disableSource("a", "arxiv");
+    await sessions.enableSource("a", "arxiv");
+    expect(sessions.listSourceSwitches()).toEqual([
+      { sessionId: "a", sourceId: "arxiv", enabled: true },
+      { sessionId: "a", sourceId: "pubmed", enabled: false },
+      { sessionId: "b", sourceId: "llm-wiki", enabled: true },
+    ]);
+    expect(sessions.listSourceSwitches({ sessionId: "b" })).toEqual([
+      { sessionId: "b", sourceId: "llm-wiki", enabled: true },
+    ]);
+    expect(sessions.isSourceEnabled("a", { id: "pubmed", enabledByDefault: true })).toBe(false);
+    expect(sessions.isShared).toBe(false);
   });
 
   test("an unknown approval mode is INVALID_INPUT", () => {
