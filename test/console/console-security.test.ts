@@ -156,6 +156,89 @@ describe("requests", () => {
   });
 });
 
+describe("writes", () => {
+  let writable: ConsoleServer;
+  let csrf = "";
+  beforeAll(async () => {
+    writable = await serveConsole(lab.governance, { port: 0, writable: true });
+    const page = await (await get(`${writable.url}/permissions`)).text();
+    csrf = /name="_csrf" value="([0-9a-f]{64})"/.exec(page)?.[1] ?? "";
+    expect(csrf).not.toBe("");
+  });
+  afterAll(() => writable.close());
+
+  const setMode = (body: string, headers: Record<string, string> = {}) =>
+    fetch(`${writable.url}/sessions/mode`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      body,
+    });
+
+  test("a form with the token from the console's own origin is applied", async () => {
+    const response = await setMode(`_csrf=${csrf}&session=w-ok&mode=always_allow`, {
+      origin: writable.url,
+      "sec-fetch-site": "same-origin",
+    });
+    expect(response.status).toBe(303);
+    expect(lab.governance.permissions.approvalMode("w-ok")).toBe("always_allow");
+  });
+
+  test.each([
+    ["no CSRF token", "session=w-1&mode=always_allow", {}, "no CSRF token"],
+    ["a wrong CSRF token", `_csrf=${"0".repeat(64)}&session=w-2&mode=always_allow`, {}, "not valid"],
+    [
+      "another origin",
+      "CSRF&session=w-3&mode=always_allow",
+      { origin: "http://evil.example" },
+      "Cross-origin",
+    ],
+    ["an opaque origin", "CSRF&session=w-4&mode=always_allow", { origin: "null" }, "opaque origin"],
+    [
+      "a cross-site fetch",
+      "CSRF&session=w-5&mode=always_allow",
+      { "sec-fetch-site": "cross-site" },
+      "Cross-site",
+    ],
+  ])("%s is refused with 403 and changes nothing", async (_name, body, headers, reason) => {
+    const session = /session=([\w-]+)/.exec(body)?.[1] as string;
+    const response = await setMode(body.replace("CSRF", `_csrf=${csrf}`), headers);
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain(reason);
+    expect(lab.governance.permissions.approvalMode(session)).toBe("ask_for_dangerous");
+  });
+
+  test("a body that is not a form is 415; one over the cap is 413", async () => {
+    const json = await fetch(`${writable.url}/sessions/mode`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ _csrf: csrf, session: "w-6", mode: "always_allow" }),
+    });
+    expect(json.status).toBe(415);
+    const big = await fetch(`${writable.url}/sessions/mode`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `_csrf=${csrf}&session=w-7&mode=always_allow&pad=${"x".repeat(1024 * 1024)}`,
+    });
+    expect(big.status).toBe(413);
+    expect(lab.governance.permissions.approvalMode("w-7")).toBe("ask_for_dangerous");
+  });
+
+  test("a read-only console refuses a valid write with 403", async () => {
+    const page = await (await get(`${open.url}/permissions`)).text();
+    const token = /name="_csrf" value="([0-9a-f]{64})"/.exec(page)?.[1] ?? "";
+    const response = await fetch(`${open.url}/sessions/mode`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `_csrf=${token}&session=w-8&mode=always_allow`,
+    });
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain("read-only");
+    expect(lab.governance.permissions.approvalMode("w-8")).toBe("ask_for_dangerous");
+  });
+});
+
 describe("mounted in an app's server", () => {
   let server: Server;
   let origin: string;

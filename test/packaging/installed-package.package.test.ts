@@ -2,9 +2,11 @@
  * `npm run test:package`: the package as users install it. Packs the repository, installs the tarball into
  * a fresh app next to the required peers, and drives it from there: the installed CLI on a `science.toml`
  * project with a TypeScript and a Python local tool, a strict type check of every `exports` entry point,
- * a governed call through the library API, and the installed gateway serving the MCP SDK client. Each step
+ * a governed call through the library API, the installed gateway serving the MCP SDK client, and the
+ * installed console serving its pages. Each step
  * prints its time; the temp dirs go in any case.
  */
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -250,6 +252,47 @@ describe("the packed tarball, installed in a fresh app", () => {
         const audit = await cli(["audit", "--json"], "gateway");
         expect(audit.code, audit.stderr).toBe(0);
         expect(audit.stdout).toContain("mean_ratio");
+      });
+    });
+
+    it("h. the installed console serves its pages and assets from dist/ over the gateway's data directory", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      await step("h. sciencegate console + fetch", async () => {
+        const bin = join(app, "node_modules", ".bin", "sciencegate");
+        const child = spawn(bin, ["console", "--port", "0", "--config", join(project, "science.toml")], {
+          cwd: project,
+          env: childEnv({ SCIENCEGATE_HOME: join(tmp, "cli-homes", "gateway") }),
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stderr = "";
+        child.stderr.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+        try {
+          const url = await new Promise<string>((resolve, reject) => {
+            let stdout = "";
+            child.stdout.on("data", (chunk: Buffer) => {
+              stdout += chunk.toString();
+              const match = /Sciencegate console: (http:\/\/[^/\s]+)\//.exec(stdout);
+              if (match?.[1]) resolve(match[1]);
+            });
+            exited.then((code) => reject(new Error(`sciencegate console exited ${code}: ${stderr}`)));
+          });
+          const sources = await fetch(`${url}/sources`);
+          expect(sources.status).toBe(200);
+          expect(await sources.text()).toContain("mean_ratio");
+          const css = await fetch(`${url}/assets/console.css`);
+          expect(css.status).toBe(200);
+          expect(await css.text()).toContain("prefers-color-scheme");
+          const invocations = await fetch(`${url}/invocations?tool=mean_ratio`);
+          expect(invocations.status, stderr).toBe(200);
+          expect(await invocations.text()).toMatch(/1 invocation match/);
+          child.kill("SIGTERM");
+          expect(await exited, stderr).toBe(0);
+        } finally {
+          child.kill("SIGKILL");
+        }
       });
     });
   });
