@@ -86,7 +86,7 @@ export class DownloadManager {
   readonly #deadlines: DownloadDeadlines;
   readonly #checkHost: (hostname: string) => Promise<void>;
   readonly #progressPersistMs: number;
-  readonly #listeners = new Set<(progress: DownloadProgress) => void>();
+  readonly #listeners = new Set<(progress: DownloadProgress) => unknown>();
   readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadResult> }>();
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
@@ -135,8 +135,8 @@ export class DownloadManager {
    * Listens to the progress of every job this manager runs (fresh downloads, resumed calls, retries):
    * `queued` when a run starts, each status change and each byte count, in order per job, ending with
    * the terminal status; and the `cancelled` of a job `cancel` ends without running it. Listeners are
-   * called synchronously in the run, so keep them cheap (queue the work); one that throws is ignored
-   * and the download goes on. With no listener nothing is built for them.
+   * called synchronously in the run, so keep them cheap (queue the work); one that throws (or returns a
+   * promise that rejects) is ignored and the download goes on. With no listener nothing is built for them.
    * @param listener called with each event
    * @returns unsubscribes this listener (idempotent)
    * @example
@@ -481,11 +481,11 @@ export class DownloadManager {
 
   #publish(progress: DownloadProgress): void {
     for (const listener of this.#listeners) {
+      // A subscriber's failure is its own: the download and the other subscribers go on.
       try {
-        listener(progress);
-      } catch {
-        // A subscriber's failure is its own: the download and the other subscribers go on.
-      }
+        const returned = listener(progress);
+        if (returned instanceof Promise) returned.catch(() => undefined);
+      } catch {}
     }
   }
 

@@ -150,6 +150,10 @@ describe("DownloadManager.subscribe", () => {
       thrown++;
       throw new Error("the console's socket is gone");
     });
+    // An async listener whose promise rejects: no unhandled rejection (vitest would fail the run).
+    manager.subscribe(async () => {
+      throw new Error("the console's queue is full");
+    });
     const seen: DownloadProgress[] = [];
     manager.subscribe((p) => seen.push(p));
     const own: DownloadProgress[] = [];
