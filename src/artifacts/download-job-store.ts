@@ -17,6 +17,24 @@ export type DownloadJobStatus =
 /** The states a job never leaves on its own (only `retry` moves a failed or cancelled job on). */
 export const TERMINAL_DOWNLOAD_STATES: readonly DownloadJobStatus[] = ["completed", "failed", "cancelled"];
 
+/** The states of a job on its way: what a run may still write over (see `DownloadJobUpdateOptions`). */
+export const ACTIVE_DOWNLOAD_STATES: readonly DownloadJobStatus[] = [
+  "queued",
+  "running",
+  "retrying",
+  "verifying",
+];
+
+/** Options of `DownloadJobStore.update`. */
+export interface DownloadJobUpdateOptions {
+  /**
+   * Writes only when the stored job's status is one of these, checked and written in one step, so that
+   * a writer never replaces a status another process wrote after its own read (a running job's progress
+   * never overwrites a `cancelled` written by `sciencegate jobs cancel`). @default any status
+   */
+  ifStatus?: readonly DownloadJobStatus[] | undefined;
+}
+
 /** The error of a failed or cancelled job. */
 export interface DownloadJobError {
   code: string;
@@ -72,9 +90,16 @@ export interface DownloadJobStore {
   create(job: DownloadJob): Promise<void>;
   /**
    * Replaces a stored job whole (a field absent from `job` is absent afterwards); its place in `list` stays.
+   * With `ifStatus`, only when the stored status is one of those (one atomic step).
+   * @param job the job as it is to be stored
+   * @param options `ifStatus`: the statuses the stored job may have for the write to happen
+   * @returns true when the job was written; false when `ifStatus` did not hold (nothing changed)
    * @throws GovernanceError `UNKNOWN_ID` for an unknown `jobId`
+   * @example
+   * // Progress of a running job, unless another process has cancelled it meanwhile:
+   * const written = await jobs.update(job, { ifStatus: ACTIVE_DOWNLOAD_STATES });
    */
-  update(job: DownloadJob): Promise<void>;
+  update(job: DownloadJob, options?: DownloadJobUpdateOptions): Promise<boolean>;
   /**
    * The job, or `undefined`. A graph tool call's job is found by `callJobId(threadId, toolCallId)`.
    * Returns a copy: changing it changes nothing stored.
@@ -100,10 +125,13 @@ export class MemoryDownloadJobStore implements DownloadJobStore {
   }
 
   /** @inheritdoc */
-  async update(job: DownloadJob): Promise<void> {
+  async update(job: DownloadJob, options: DownloadJobUpdateOptions = {}): Promise<boolean> {
     this.#open();
-    if (!this.#jobs.has(job.jobId)) throw unknownJob(job.jobId);
+    const stored = this.#jobs.get(job.jobId);
+    if (stored === undefined) throw unknownJob(job.jobId);
+    if (options.ifStatus !== undefined && !options.ifStatus.includes(stored.status)) return false;
     this.#jobs.set(job.jobId, structuredClone(job));
+    return true;
   }
 
   /** @inheritdoc */
@@ -130,6 +158,44 @@ export class MemoryDownloadJobStore implements DownloadJobStore {
   #open(): void {
     if (this.#closed) throw closedJobStoreError();
   }
+}
+
+/**
+ * Marks a job cancelled in the store unless it has ended (so a job that ended meanwhile keeps its end):
+ * how a process that does not run the job cancels it. A run of the job in another process finds the
+ * mark at its next progress tick and stops as on a local cancel: partial file removed, job `cancelled`,
+ * its ledger row written by that process.
+ * @param jobs the job store
+ * @param jobId the job
+ * @param cancel the cancellation (a `CANCELLED` error whose message the job keeps) and the clock time
+ * @returns the job as now stored, and whether this call cancelled it
+ * @throws GovernanceError `UNKNOWN_ID` for an unknown job
+ * @example
+ * const { job, cancelled } = await cancelStoredJob(store, jobId, {
+ *   error: new GovernanceError("CANCELLED", "Cancelled from the console."),
+ *   now: Date.now(),
+ * });
+ */
+export async function cancelStoredJob(
+  jobs: DownloadJobStore,
+  jobId: string,
+  cancel: { error: GovernanceError; now: number },
+): Promise<{ job: DownloadJob; cancelled: boolean }> {
+  const job = await jobs.get(jobId);
+  if (job === undefined) throw unknownJob(jobId);
+  if (!ACTIVE_DOWNLOAD_STATES.includes(job.status)) return { job, cancelled: false };
+  const { error, now } = cancel;
+  const marked: DownloadJob = {
+    ...job,
+    status: "cancelled",
+    error: { code: error.code, message: error.message, retryable: false },
+    updatedAt: now,
+  };
+  if (await jobs.update(marked, { ifStatus: ACTIVE_DOWNLOAD_STATES }))
+    return { job: marked, cancelled: true };
+  const stored = await jobs.get(jobId);
+  if (stored === undefined) throw unknownJob(jobId);
+  return { job: stored, cancelled: false };
 }
 
 /**

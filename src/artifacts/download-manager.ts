@@ -2,7 +2,8 @@
  * The governed download manager: checks a candidate, its source hosts, license and
  * destination, asks permission, then runs a persisted job (see `download-run.ts`) and appends one
  * ledger row at its terminal state. A graph tool call (`threadId:toolCallId`) downloads at most once:
- * a re-run returns the recorded outcome.
+ * a re-run returns the recorded outcome. Every job's progress also goes to the manager's subscribers
+ * (`subscribe`), and a job's row in the store is how other processes watch and cancel it.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -27,8 +28,11 @@ import { SESSION_BINDING_REASONS } from "./download-candidate.js";
 import { type DownloadDeadlines, downloadDeadlines } from "./download-deadline.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import { createHostAddressCheck, defaultDownloadLookup } from "./download-host-check.js";
+import { progressPersistInterval } from "./download-job-row.js";
 import {
+  cancelStoredJob,
   type DownloadJob,
+  type DownloadJobStatus,
   type DownloadJobStore,
   MemoryDownloadJobStore,
   TERMINAL_DOWNLOAD_STATES,
@@ -43,7 +47,7 @@ import {
   recordedDownload,
 } from "./download-ledger.js";
 import { type PlanDeps, type PlannedDownload, planDownload, replanJob } from "./download-plan.js";
-import { cancelledError, jobResult, queuedJob, runDownloadJob } from "./download-run.js";
+import { cancelledError, jobResult, type ProgressSink, queuedJob, runDownloadJob } from "./download-run.js";
 import {
   DEFAULT_DOWNLOAD_MAX_BYTES,
   type DownloadManagerOptions,
@@ -65,6 +69,8 @@ interface CallHooks {
 /**
  * Runs governed downloads. Several may run at once; each returns at its terminal state. `close()`
  * stops admitting downloads and lets the running ones finish or cancels them, each with its row.
+ * While a job transfers, its row in the job store shows its bytes (saved every `progressPersistMs`),
+ * and a `cancelled` written there by another process stops it.
  * @example
  * const downloads = new DownloadManager({ ledger, store, catalog, workspaceDir: join(dataDir, "workspace") });
  * const result = await downloads.download({ mcpInvocationId, candidateId, sessionId: "t1" });
@@ -79,6 +85,8 @@ export class DownloadManager {
   readonly #sessions: SessionSettings;
   readonly #deadlines: DownloadDeadlines;
   readonly #checkHost: (hostname: string) => Promise<void>;
+  readonly #progressPersistMs: number;
+  readonly #listeners = new Set<(progress: DownloadProgress) => unknown>();
   readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadResult> }>();
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
@@ -88,12 +96,13 @@ export class DownloadManager {
 
   /**
    * @param options stores, workspace, limits and seams
-   * @throws GovernanceError `INVALID_INPUT` for a deadline that is not a positive number of ms, or an
-   *   `allowPrivateAddresses` entry that is no host name, address or CIDR range
+   * @throws GovernanceError `INVALID_INPUT` for a deadline or `progressPersistMs` that is not a positive
+   *   number of ms, or an `allowPrivateAddresses` entry that is no host name, address or CIDR range
    */
   constructor(options: DownloadManagerOptions) {
     this.#opts = options;
     this.#deadlines = downloadDeadlines(options);
+    this.#progressPersistMs = progressPersistInterval(options.progressPersistMs);
     const lookup = options.lookup ?? defaultDownloadLookup;
     this.#checkHost = createHostAddressCheck(lookup, options.allowPrivateAddresses);
     this.#jobs = options.jobStore ?? new MemoryDownloadJobStore();
@@ -120,6 +129,28 @@ export class DownloadManager {
   /** The CAS of those invocations and of the rows' entries. */
   get store(): ContentStore {
     return this.#opts.store;
+  }
+
+  /**
+   * Listens to the progress of every job this manager runs (fresh downloads, resumed calls, retries):
+   * `queued` when a run starts, each status change and each byte count, in order per job, ending with
+   * the terminal status; and the `cancelled` of a job `cancel` ends without running it. Listeners are
+   * called synchronously in the run, so keep them cheap (queue the work); one that throws (or returns a
+   * promise that rejects) is ignored and the download goes on. With no listener nothing is built for them.
+   * @param listener called with each event
+   * @returns unsubscribes this listener (idempotent)
+   * @example
+   * const stop = governance.downloads.subscribe((p) => sse.send(p.jobId, p));
+   * // later
+   * stop();
+   */
+  subscribe(listener: (progress: DownloadProgress) => void): () => void {
+    // A wrapper per call, so the same function subscribed twice is unsubscribed once per call.
+    const entry = (progress: DownloadProgress) => listener(progress);
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
   }
 
   /**
@@ -189,7 +220,11 @@ export class DownloadManager {
   }
 
   /**
-   * Cancels a queued or running job; its partial file is removed.
+   * Cancels a queued or running job; its partial file is removed. A job this manager does not run is
+   * taken as left by a crashed process: it is marked `cancelled` in the store (unless it ended
+   * meanwhile) and its row is written here. To cancel a job that runs in another process, mark its
+   * row instead (`cancelStoredJob`, as `sciencegate jobs cancel` does); that process stops it within
+   * `progressPersistMs` and writes its row.
    * @param jobId the job
    * @returns the job after cancellation (unchanged when it was already terminal)
    * @throws GovernanceError `UNKNOWN_ID` for an unknown job
@@ -199,22 +234,17 @@ export class DownloadManager {
     if (running) {
       running.controller.abort();
       await running.done;
-    } else {
-      const job = await this.#require(jobId);
-      // A job left non-terminal by a crashed process is cancelled on the spot.
-      if (!TERMINAL_DOWNLOAD_STATES.includes(job.status)) {
-        const error = cancelledError();
-        const cancelled: DownloadJob = {
-          ...job,
-          status: "cancelled",
-          error: { code: error.code, message: error.message, retryable: false },
-          updatedAt: this.#clock.now(),
-        };
-        await this.#jobs.update(cancelled);
-        await appendOrphanCancelRow(this.#rows, cancelled);
-      }
+      return this.#require(jobId);
     }
-    return this.#require(jobId);
+    const { job, cancelled } = await cancelStoredJob(this.#jobs, jobId, {
+      error: cancelledError(),
+      now: this.#clock.now(),
+    });
+    if (cancelled) {
+      await appendOrphanCancelRow(this.#rows, job);
+      this.#emit(job, job.status);
+    }
+    return job;
   }
 
   /**
@@ -232,10 +262,7 @@ export class DownloadManager {
     return this.#admitted.run(async (closing) => {
       const job = await this.#require(jobId);
       if ((job.status !== "failed" && job.status !== "cancelled") || this.#running.has(jobId)) {
-        throw new GovernanceError(
-          "INVALID_INPUT",
-          `Job ${jobId} is ${job.status}; only failed or cancelled jobs are retried.`,
-        );
+        throw notRetryable(jobId, job.status);
       }
       return this.#rerun(job, { onProgress }, false, closing);
     });
@@ -341,7 +368,10 @@ export class DownloadManager {
     return job ? this.#rerun(job, hooks, true, closing) : undefined;
   }
 
-  /** Runs a stored job again after re-checking its candidate and destination. */
+  /**
+   * Runs a stored job again after re-checking its candidate and destination. A retry requeues it only
+   * from the status it was read in, so that of two processes retrying one job only one runs it.
+   */
   async #rerun(
     job: DownloadJob,
     hooks: CallHooks,
@@ -351,7 +381,9 @@ export class DownloadManager {
     const { plan, verified, finalPath } = await replanJob(this.#planDeps(), job, sameCall);
     const { error: _dropped, ...rest } = job;
     const queued: DownloadJob = { ...rest, finalPath, status: "queued", updatedAt: this.#clock.now() };
-    await this.#jobs.update(queued);
+    if (!(await this.#jobs.update(queued, sameCall ? {} : { ifStatus: [job.status] }))) {
+      throw notRetryable(job.jobId, (await this.#require(job.jobId)).status);
+    }
     return this.#start(queued, plan, verified.hosts, hooks, undefined, closing);
   }
 
@@ -375,6 +407,7 @@ export class DownloadManager {
     // Under the active span (the tool call's); active itself while the transfer runs.
     const span = startSpan(SPAN_NAMES.downloadJob, DOWNLOAD_JOB_SPAN_OPTIONS);
     if (span.isRecording()) describeJob(span, job, plan);
+    this.#emit(job, "queued", plan.candidate.sizeBytes);
     const done = withActiveSpan(span, runDownloadJob, undefined, job, {
       jobs: this.#jobs,
       fetch: this.#fetch,
@@ -384,13 +417,14 @@ export class DownloadManager {
       maxAttempts: this.#opts.maxAttempts ?? 4,
       initialBackoffMs: this.#opts.initialBackoffMs ?? 500,
       deadlines: this.#deadlines,
+      progressPersistMs: this.#progressPersistMs,
       checkHost: this.#checkHost,
       candidate: plan.candidate,
       hosts,
       signal: AbortSignal.any(
         hooks.signal ? [controller.signal, closing, hooks.signal] : [controller.signal, closing],
       ),
-      onProgress: hooks.onProgress,
+      progress: this.#sink(hooks.onProgress),
     })
       .then(async (final) => {
         const row = await appendDownloadRow(this.#rows, plan, {
@@ -415,11 +449,59 @@ export class DownloadManager {
     return done;
   }
 
+  /** A run's progress sink: the call's own hook, then the subscribers. */
+  #sink(onProgress: Progress): ProgressSink {
+    const listeners = this.#listeners;
+    return {
+      get active() {
+        return onProgress !== undefined || listeners.size > 0;
+      },
+      emit: (progress) => {
+        try {
+          onProgress?.(progress);
+        } finally {
+          this.#publish(progress);
+        }
+      },
+    };
+  }
+
+  /** Tells the subscribers of a job's status that no run reports itself (a run's start, a cancel here). */
+  #emit(job: DownloadJob, status: DownloadJobStatus, totalBytes?: number): void {
+    if (this.#listeners.size === 0) return;
+    const { jobId, candidateId, bytesDownloaded } = job;
+    this.#publish({
+      jobId,
+      candidateId,
+      status,
+      bytesDownloaded,
+      ...(totalBytes === undefined ? {} : { totalBytes }),
+    });
+  }
+
+  #publish(progress: DownloadProgress): void {
+    for (const listener of this.#listeners) {
+      // A subscriber's failure is its own: the download and the other subscribers go on.
+      try {
+        const returned = listener(progress);
+        if (returned instanceof Promise) returned.catch(() => undefined);
+      } catch {}
+    }
+  }
+
   async #require(jobId: string): Promise<DownloadJob> {
     const job = await this.#jobs.get(jobId);
     if (job === undefined) throw unknownJob(jobId);
     return job;
   }
+}
+
+/** The refusal of a retry of a job that is not failed or cancelled (any more). */
+function notRetryable(jobId: string, status: DownloadJobStatus): GovernanceError {
+  return new GovernanceError(
+    "INVALID_INPUT",
+    `Job ${jobId} is ${status}; only failed or cancelled jobs are retried.`,
+  );
 }
 
 /** One run of a download job, from queued to its terminal state and ledger row. */

@@ -7,6 +7,7 @@ import {
   closedJobStoreError,
   type DownloadJob,
   type DownloadJobStore,
+  type DownloadJobUpdateOptions,
   unknownJob,
 } from "./download-job-store.js";
 
@@ -62,16 +63,31 @@ export class PostgresDownloadJobStore implements DownloadJobStore {
   }
 
   /** @inheritdoc */
-  async update(job: DownloadJob): Promise<void> {
+  async update(job: DownloadJob, options: DownloadJobUpdateOptions = {}): Promise<boolean> {
     this.#open();
-    // `created_at` stays: a job keeps its place in the list.
+    const { ifStatus } = options;
+    // `created_at` stays: a job keeps its place in the list. The status check is the UPDATE's own
+    // condition, which PostgreSQL re-checks on the newest row version after waiting for its lock.
     const rows = await this.#run(`Could not update job ${job.jobId}`, () =>
-      this.#db.query(
-        "UPDATE sciencegate_download_jobs SET status = $1, body = $2 WHERE job_id = $3 RETURNING job_id",
-        [job.status, JSON.stringify(job), job.jobId],
-      ),
+      ifStatus === undefined
+        ? this.#db.query(
+            "UPDATE sciencegate_download_jobs SET status = $1, body = $2 WHERE job_id = $3 RETURNING job_id",
+            [job.status, JSON.stringify(job), job.jobId],
+          )
+        : this.#db.query(
+            `UPDATE sciencegate_download_jobs SET status = $1, body = $2
+             WHERE job_id = $3 AND status IN (SELECT json_array_elements_text($4::json)) RETURNING job_id`,
+            [job.status, JSON.stringify(job), job.jobId, JSON.stringify(ifStatus)],
+          ),
     );
-    if (rows.length === 0) throw unknownJob(job.jobId);
+    if (rows.length > 0) return true;
+    if (ifStatus !== undefined) {
+      const known = await this.#run(`Could not read job ${job.jobId}`, () =>
+        this.#db.query("SELECT 1 FROM sciencegate_download_jobs WHERE job_id = $1", [job.jobId]),
+      );
+      if (known.length > 0) return false;
+    }
+    throw unknownJob(job.jobId);
   }
 
   /** @inheritdoc */

@@ -1,7 +1,9 @@
 /**
  * One run of a download job, from `queued` to a terminal state: transfer attempts with Range resume
  * and backoff, verification, an atomic no-overwrite rename and a read-only result. Every state change
- * is saved in the job store and reported as progress. Failures end the job; they never throw.
+ * is saved in the job store and reported as progress; while the job transfers its byte count is saved
+ * on a tick, and a cancel written by another process stops it (`download-job-row.ts`). Failures end the
+ * job; they never throw.
  */
 
 import { createHash } from "node:crypto";
@@ -11,9 +13,16 @@ import type { Clock } from "../core/index.js";
 import { GovernanceError, isGovernanceError } from "../core/index.js";
 import { DeadlineTimer, type DownloadDeadlines, downloadTimeout, stoppedError } from "./download-deadline.js";
 import { type DownloadFetch, transferOnce } from "./download-fetch.js";
+import { RunningJobRow } from "./download-job-row.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import type { DownloadPlan, DownloadProgress, DownloadResult } from "./download-types.js";
 import { newStagingName, StagingFile } from "./staging-file.js";
+
+/** Where a run's progress goes; while `active` is false no event is even built. */
+export interface ProgressSink {
+  readonly active: boolean;
+  emit(progress: DownloadProgress): void;
+}
 
 /** What a run needs. */
 export interface DownloadRunContext {
@@ -26,6 +35,8 @@ export interface DownloadRunContext {
   initialBackoffMs: number;
   /** Headers and idle timeouts per attempt, the job deadline over the whole run. */
   deadlines: DownloadDeadlines;
+  /** How often the transfer's bytes are saved and the row re-read for a cancel from elsewhere. */
+  progressPersistMs: number;
   /** Refuses a host that resolves to a non-public address (before every request). */
   checkHost: (hostname: string) => Promise<void>;
   candidate: ArtifactCandidate;
@@ -33,74 +44,84 @@ export interface DownloadRunContext {
   hosts: ReadonlySet<string>;
   /** Aborting cancels the run (the job ends `cancelled`, its partial file removed). */
   signal: AbortSignal;
-  onProgress: ((progress: DownloadProgress) => void) | undefined;
+  progress: ProgressSink;
 }
 
 /**
- * Runs a job to its terminal state.
+ * Runs a job to its terminal state. A job another process ends meanwhile (its row marked `cancelled`)
+ * stops as on a local cancel; a run never writes over a status another process wrote, so the first
+ * terminal status in the store is the job's (a file already placed is taken back).
  * @param initial the queued job (already stored)
- * @param ctx store, seams, limits, candidate, hosts, signal and progress hook
+ * @param ctx store, seams, limits, candidate, hosts, signal and progress sink
  * @returns the job as saved at its terminal state (`completed`, `failed` or `cancelled`)
  * @throws only when the job store itself fails
  */
 export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunContext): Promise<DownloadJob> {
   // A job a crashed run left keeps its staging name, so the transfer resumes from the staged bytes.
   const stagingName = initial.stagingName ?? newStagingName();
-  let job: DownloadJob = { ...initial, stagingName };
-  const { candidate, signal } = ctx;
+  const row = new RunningJobRow(ctx.jobs, ctx.clock, ctx.progressPersistMs, { ...initial, stagingName });
+  const { candidate } = ctx;
+  const signal = AbortSignal.any([ctx.signal, row.endedElsewhere]);
   let staging: StagingFile | undefined;
-  const progress = (current: DownloadJob) =>
-    ctx.onProgress?.({
-      jobId: current.jobId,
-      candidateId: current.candidateId,
-      status: current.status,
-      bytesDownloaded: current.bytesDownloaded,
+  const progress = () => {
+    if (!ctx.progress.active) return;
+    const { jobId, candidateId, status, bytesDownloaded } = row.job;
+    ctx.progress.emit({
+      jobId,
+      candidateId,
+      status,
+      bytesDownloaded,
       ...(candidate.sizeBytes === undefined ? {} : { totalBytes: candidate.sizeBytes }),
     });
+  };
   const set = async (patch: Partial<DownloadJob>) => {
-    job = { ...job, ...patch, updatedAt: ctx.clock.now() };
-    await ctx.jobs.update(job);
-    progress(job);
+    await row.save(patch);
+    progress();
   };
   // The job deadline covers every attempt and backoff of this run; it ends the job, never retried.
   const { jobTimeoutMs, headersTimeoutMs, idleTimeoutMs } = ctx.deadlines;
   const jobTimer = new DeadlineTimer(ctx.clock, signal);
-  const firstAttempt = job.attempts;
+  const firstAttempt = initial.attempts;
   jobTimer.arm(jobTimeoutMs, () => {
-    const attempts = job.attempts - firstAttempt;
+    const attempts = row.job.attempts - firstAttempt;
+    const bytes = row.job.bytesDownloaded;
     return downloadTimeout(
       "jobTimeoutMs",
       jobTimeoutMs,
-      `The download did not finish within its ${jobTimeoutMs} ms job deadline: ${attempts} attempt${attempts === 1 ? "" : "s"}, ${job.bytesDownloaded} bytes`,
-      { attempts, bytesDownloaded: job.bytesDownloaded },
+      `The download did not finish within its ${jobTimeoutMs} ms job deadline: ${attempts} attempt${attempts === 1 ? "" : "s"}, ${bytes} bytes`,
+      { attempts, bytesDownloaded: bytes },
     );
   });
   const transferSignal = jobTimer.signal;
   try {
     staging = await StagingFile.prepare(ctx.workspaceDir, stagingName);
     let offset = await staging.size();
+    row.startTicks();
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw cancelledError(signal.reason);
       if (transferSignal.aborted) throw stoppedError(transferSignal);
-      await set({ status: "running", attempts: job.attempts + 1 });
+      // Refused, and so stopped, when the row was cancelled elsewhere since the last write.
+      await set({ status: "running", attempts: row.job.attempts + 1 });
       try {
-        job.bytesDownloaded = await transferOnce({
-          fetch: ctx.fetch,
-          url: candidate.url,
-          hosts: ctx.hosts,
-          staging,
-          offset,
-          maxBytes: ctx.maxBytes,
-          clock: ctx.clock,
-          headersTimeoutMs,
-          idleTimeoutMs,
-          checkHost: ctx.checkHost,
-          signal: transferSignal,
-          onBytes: (bytes) => {
-            job.bytesDownloaded = bytes;
-            progress(job);
-          },
-        });
+        row.count(
+          await transferOnce({
+            fetch: ctx.fetch,
+            url: candidate.url,
+            hosts: ctx.hosts,
+            staging,
+            offset,
+            maxBytes: ctx.maxBytes,
+            clock: ctx.clock,
+            headersTimeoutMs,
+            idleTimeoutMs,
+            checkHost: ctx.checkHost,
+            signal: transferSignal,
+            onBytes: (bytes) => {
+              row.count(bytes);
+              progress();
+            },
+          }),
+        );
         break;
       } catch (error) {
         if (
@@ -118,26 +139,46 @@ export async function runDownloadJob(initial: DownloadJob, ctx: DownloadRunConte
       }
     }
     jobTimer.disarm();
+    row.stopTicks();
     await set({ status: "verifying" });
     const file = await staging.open({ create: false });
     try {
-      const actualChecksum = await verifyDownload(file, candidate, job.bytesDownloaded);
-      await staging.publish(file, job.destinationPath);
-      await set({ status: "completed", actualChecksum, stagingName: undefined });
+      const actualChecksum = await verifyDownload(file, candidate, row.job.bytesDownloaded);
+      if (signal.aborted) throw cancelledError(signal.reason);
+      const placed = await staging.publish(file, row.job.destinationPath);
+      // A cancel that reached the store while the file was checked and placed came first: take it back.
+      await set({ status: "completed", actualChecksum, stagingName: undefined }).catch(async (error) => {
+        await staging?.unpublish(file, placed);
+        throw error;
+      });
     } finally {
       await file.close();
     }
   } catch (error) {
     jobTimer.disarm();
+    row.stopTicks();
     await staging?.remove();
-    const body = signal.aborted ? cancelledError(signal.reason) : toGovernanceError(error);
-    await set({
+    if (!signal.aborted) {
+      const body = toGovernanceError(error);
+      const failed = { code: body.code, message: body.message, retryable: body.retryable };
+      // Refused (and `signal` aborted) when the job was cancelled elsewhere first: it ends cancelled.
+      const saved = await set({ stagingName: undefined, status: "failed", error: failed }).then(
+        () => true,
+        (refusal: unknown) => {
+          if (!signal.aborted) throw refusal;
+          return false;
+        },
+      );
+      if (saved) return row.job;
+    }
+    const body = cancelledError(signal.reason);
+    await row.saveCancelled({
       stagingName: undefined,
-      status: signal.aborted ? "cancelled" : "failed",
       error: { code: body.code, message: body.message, retryable: body.retryable },
     });
+    progress();
   }
-  return job;
+  return row.job;
 }
 
 /**

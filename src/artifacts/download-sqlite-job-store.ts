@@ -9,6 +9,7 @@ import {
   closedJobStoreError,
   type DownloadJob,
   type DownloadJobStore,
+  type DownloadJobUpdateOptions,
   unknownJob,
 } from "./download-job-store.js";
 
@@ -81,12 +82,28 @@ export class SqliteDownloadJobStore implements DownloadJobStore {
   }
 
   /** @inheritdoc */
-  async update(job: DownloadJob): Promise<void> {
+  async update(job: DownloadJob, options: DownloadJobUpdateOptions = {}): Promise<boolean> {
     this.#open();
-    const info = this.#db
-      .prepare("UPDATE download_jobs SET status = ?, body = ? WHERE job_id = ?")
-      .run(job.status, JSON.stringify(job), job.jobId);
-    if (info.changes === 0) throw unknownJob(job.jobId);
+    const { ifStatus } = options;
+    // One statement: SQLite holds the write lock from the status check to the write, so another
+    // connection's write to the same file cannot fall between them.
+    const info =
+      ifStatus === undefined
+        ? this.#db
+            .prepare("UPDATE download_jobs SET status = ?, body = ? WHERE job_id = ?")
+            .run(job.status, JSON.stringify(job), job.jobId)
+        : this.#db
+            .prepare(
+              "UPDATE download_jobs SET status = ?, body = ? WHERE job_id = ? AND status IN (SELECT value FROM json_each(?))",
+            )
+            .run(job.status, JSON.stringify(job), job.jobId, JSON.stringify(ifStatus));
+    if (info.changes > 0) return true;
+    if (
+      ifStatus !== undefined &&
+      this.#db.prepare("SELECT 1 FROM download_jobs WHERE job_id = ?").get(job.jobId)
+    )
+      return false;
+    throw unknownJob(job.jobId);
   }
 
   /** @inheritdoc */

@@ -120,17 +120,31 @@ export interface DownloadManagerOptions {
    * @default false
    */
   allowPrivateAddresses?: PrivateAddressAllowance;
+  /**
+   * While a job transfers, how often (in ms of `clock`) its `bytesDownloaded` is saved in the job store,
+   * so another process (`sciencegate jobs list`, a console) sees it move, and its row is re-read: a
+   * `cancelled` another process wrote there stops the run within one interval, as a local `cancel` does.
+   * At most one write per interval, none when no bytes came. `Infinity` turns the ticks off (the bytes are
+   * then saved only with status changes, and a cancel from elsewhere is found at the next one).
+   * @default 1000
+   */
+  progressPersistMs?: number;
   /** @default crypto.randomUUID */
   newId?: () => string;
 }
 
-/** The network limits of downloads that `createGovernance` takes as its `downloads` option. */
+/** The network limits of downloads, and how often progress is saved, that `createGovernance` takes as its `downloads` option. */
 export type DownloadNetworkOptions = Pick<
   DownloadManagerOptions,
-  "headersTimeoutMs" | "idleTimeoutMs" | "jobTimeoutMs" | "lookup" | "allowPrivateAddresses"
+  | "headersTimeoutMs"
+  | "idleTimeoutMs"
+  | "jobTimeoutMs"
+  | "lookup"
+  | "allowPrivateAddresses"
+  | "progressPersistMs"
 >;
 
-/** Progress of one job. */
+/** Progress of one job: a status change or a new byte count (see `DownloadManager.subscribe`). */
 export interface DownloadProgress {
   jobId: string;
   candidateId: string;

@@ -11,10 +11,13 @@ export type {
   ResolvedAddress,
 } from "./download-host-check.js";
 export {
+  ACTIVE_DOWNLOAD_STATES,
+  cancelStoredJob,
   type DownloadJob,
   type DownloadJobError,
   type DownloadJobStatus,
   type DownloadJobStore,
+  type DownloadJobUpdateOptions,
   MemoryDownloadJobStore,
   TERMINAL_DOWNLOAD_STATES,
   unknownJob,

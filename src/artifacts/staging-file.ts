@@ -164,6 +164,16 @@ export class StagingFile {
     return finalPath;
   }
 
+  /**
+   * Takes back a file `publish` placed, when its path still names that file (a job cancelled while
+   * its file was being placed ends with no file).
+   * @param file the handle `publish` was given
+   * @param finalPath what `publish` returned
+   */
+  async unpublish(file: FileHandle, finalPath: string): Promise<void> {
+    await unlinkIfSame(finalPath, await file.stat());
+  }
+
   /** Removes the staging file, when the path still names the file this object opened. */
   async remove(): Promise<void> {
     const identity = this.#identity;

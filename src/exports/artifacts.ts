@@ -27,6 +27,7 @@ export {
   type DownloadJobError,
   type DownloadJobStatus,
   type DownloadJobStore,
+  type DownloadJobUpdateOptions,
   type DownloadLookup,
   DownloadManager,
   type DownloadManagerOptions,

@@ -123,8 +123,9 @@ export interface GovernanceOptions {
   fetch?: DownloadFetch;
   /**
    * Deadlines and the address check of `artifact_download`: `headersTimeoutMs` (30 s), `idleTimeoutMs`
-   * (30 s), `jobTimeoutMs` (10 min), `lookup` (the DNS seam) and `allowPrivateAddresses` (false), as
-   * documented on `DownloadManagerOptions`. @default those defaults
+   * (30 s), `jobTimeoutMs` (10 min), `lookup` (the DNS seam) and `allowPrivateAddresses` (false), and
+   * `progressPersistMs` (1 s, how often a transfer's bytes are saved and a cancel from another process
+   * is looked for), as documented on `DownloadManagerOptions`. @default those defaults
    */
   downloads?: DownloadNetworkOptions | undefined;
   /**

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import type { DownloadJob, DownloadJobStatus, DownloadJobStore } from "../artifacts/index.js";
-import { callJobId } from "../artifacts/index.js";
+import { ACTIVE_DOWNLOAD_STATES, callJobId } from "../artifacts/index.js";
 
 /** Every status, typed as a record so that a new status fails to compile until it is listed here. */
 const STATUSES = Object.keys({
@@ -197,6 +197,81 @@ export function describeDownloadJobStoreConformance(
       expect(await store.get(second.jobId)).toStrictEqual(second);
     });
 
+    test("update without a condition writes whatever the stored status, and says so", async () => {
+      const store = await open();
+      const j = job({ status: "cancelled" });
+      await store.create(j);
+      expect(await store.update({ ...j, status: "queued", updatedAt: j.updatedAt + 1 })).toBe(true);
+      expect(await store.get(j.jobId)).toStrictEqual({ ...j, status: "queued", updatedAt: j.updatedAt + 1 });
+    });
+
+    test.each(STATUSES)(
+      "update with ifStatus over a stored %s job writes only when that status is listed",
+      async (status) => {
+        const store = await open();
+        const stored = fullJob({ status });
+        await store.create(stored);
+        const progress: DownloadJob = { ...stored, status: "running", bytesDownloaded: 8192, updatedAt: 9 };
+        const expected = ACTIVE_DOWNLOAD_STATES.includes(status);
+        expect(await store.update(progress, { ifStatus: ACTIVE_DOWNLOAD_STATES })).toBe(expected);
+        expect(await store.get(stored.jobId)).toStrictEqual(expected ? progress : stored);
+        // Listing exactly the stored status always writes; listing none never does.
+        const again: DownloadJob = { ...stored, bytesDownloaded: 1 };
+        expect(await store.update(again, { ifStatus: [] })).toBe(false);
+        const now = expected ? progress : stored;
+        expect(await store.update(again, { ifStatus: [now.status] })).toBe(true);
+        expect(await store.get(stored.jobId)).toStrictEqual(again);
+      },
+    );
+
+    test("a refused conditional update changes nothing: not the body, the status or the place in the list", async () => {
+      const store = await open();
+      const [first, second] = [job({ status: "running" }), job()];
+      await store.create(first);
+      await store.create(second);
+      // Another process cancels the job; the run's next progress write must not bring it back.
+      const cancelled: DownloadJob = {
+        ...first,
+        status: "cancelled",
+        error: { code: "CANCELLED", message: "Cancelled with sciencegate jobs cancel.", retryable: false },
+      };
+      expect(await store.update(cancelled, { ifStatus: ACTIVE_DOWNLOAD_STATES })).toBe(true);
+      const late = { ...first, bytesDownloaded: 4096, updatedAt: first.updatedAt + 7 };
+      expect(await store.update(late, { ifStatus: ACTIVE_DOWNLOAD_STATES })).toBe(false);
+      expect(await store.get(first.jobId)).toStrictEqual(cancelled);
+      expect(await store.list()).toStrictEqual([cancelled, second]);
+    });
+
+    test("a conditional update of an unknown id is UNKNOWN_ID and creates nothing", async () => {
+      const store = await open();
+      const j = job();
+      await expect(store.update(j, { ifStatus: ACTIVE_DOWNLOAD_STATES })).rejects.toMatchObject({
+        code: "UNKNOWN_ID",
+      });
+      await expect(store.update(j, { ifStatus: [] })).rejects.toMatchObject({ code: "UNKNOWN_ID" });
+      expect(await store.list()).toEqual([]);
+    });
+
+    test("writers racing from one expected status: exactly one wins (a cancel against a run's end)", async () => {
+      const store = await open();
+      const jobs = Array.from({ length: 20 }, () => job({ status: "verifying" }));
+      for (const j of jobs) await store.create(j);
+      const outcomes = await Promise.all(
+        jobs.map((j) =>
+          Promise.all(
+            (["cancelled", "completed", "failed"] as const).map((status) =>
+              store.update({ ...j, status }, { ifStatus: ["verifying"] }).then((won) => ({ status, won })),
+            ),
+          ),
+        ),
+      );
+      for (const [i, races] of outcomes.entries()) {
+        const winners = races.filter((race) => race.won);
+        expect(winners).toHaveLength(1);
+        expect((await store.get(jobs[i]?.jobId ?? ""))?.status).toBe(winners[0]?.status);
+      }
+    });
+
     test("get of an unknown id is undefined, even for a prefix, extension or other case of a known one", async () => {
       const store = await open();
       const id = callJobId("thread-1", "call_1");
@@ -341,6 +416,7 @@ export function describeDownloadJobStoreConformance(
         () => store.get("job-1"),
         () => store.create(job()),
         () => store.update(job()),
+        () => store.update(job(), { ifStatus: ACTIVE_DOWNLOAD_STATES }),
       ]) {
         await expect(call()).rejects.toMatchObject({ code: "UPSTREAM_UNAVAILABLE" });
       }

@@ -88,6 +88,7 @@ const PINNED: Record<string, string[]> = {
     "DownloadJobError",
     "DownloadJobStatus",
     "DownloadJobStore",
+    "DownloadJobUpdateOptions",
     "DownloadLookup",
     "DownloadManager",
     "DownloadManagerOptions",

@@ -124,10 +124,12 @@ export async function createBench(
     clock,
     lookup: publicLookup,
     // `settle` jumps the manual clock a minute at a time to fire backoffs, which would fire these
-    // deadlines too; the deadline tests set their own.
+    // deadlines too; the deadline tests set their own. The progress ticks would keep a timer pending
+    // all along; the live-progress tests set their own.
     headersTimeoutMs: Number.POSITIVE_INFINITY,
     idleTimeoutMs: Number.POSITIVE_INFINITY,
     jobTimeoutMs: Number.POSITIVE_INFINITY,
+    progressPersistMs: Number.POSITIVE_INFINITY,
     ...managerOptions,
   });
   /** Serves `bytes` at `url` (honouring Range with a 206). */

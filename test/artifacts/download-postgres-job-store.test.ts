@@ -4,6 +4,7 @@ import { PostgresDownloadJobStore } from "../../src/artifacts/download-postgres-
 import { openPostgres } from "../../src/core/open-postgres.js";
 import { describeDownloadJobStoreConformance } from "../../src/testing/download-job-store-conformance.js";
 import { closingDatabase, useTestSchemas } from "../postgres/fresh-schema.js";
+import { describeCrossProcessJobs } from "./download-cross-process.js";
 
 const schemas = useTestSchemas();
 
@@ -24,6 +25,12 @@ describeDownloadJobStoreConformance("PostgresDownloadJobStore", async () => stor
     await store.close();
     return storeAt(url);
   },
+});
+
+// Two pools on one database: the manager's replica, and another process (a console, `sciencegate jobs`).
+describeCrossProcessJobs("PostgreSQL", async () => {
+  const url = await schemas.next();
+  return { run: await storeAt(url), other: await storeAt(url) };
 });
 
 const job = (jobId: string): DownloadJob => ({

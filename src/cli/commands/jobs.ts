@@ -1,14 +1,13 @@
 import type { DownloadResult } from "../../artifacts/index.js";
 import {
+  cancelStoredJob,
   type DownloadJob,
   type DownloadJobStore,
   downloadJobsPath,
   PostgresDownloadJobStore,
   SqliteDownloadJobStore,
-  TERMINAL_DOWNLOAD_STATES,
-  unknownJob,
 } from "../../artifacts/index.js";
-import { GovernanceError, type PostgresDatabase } from "../../core/index.js";
+import { GovernanceError, type PostgresDatabase, systemClock } from "../../core/index.js";
 import { resolveDataDir } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { openRuntime } from "../runtime.js";
@@ -28,8 +27,9 @@ export interface JobsCommandOptions {
 /**
  * `sciencegate jobs [list|cancel ID|retry ID] [--json]`: the download jobs of the data directory, or of
  * the database `SCIENCEGATE_DATABASE_URL` names.
- * `list` and `cancel` need no MCP server; `cancel` ends a job another process left unfinished (a job
- * running inside an app is cancelled through `governance.downloads.cancel`). `retry` starts the
+ * `list` and `cancel` need no MCP server; `cancel` marks the job's row cancelled: a job another process
+ * left unfinished ends there, and a job running in another process stops at its next progress tick
+ * (`progressPersistMs`), removes its partial file and writes its ledger row. `retry` starts the
  * governed runtime and downloads a failed or cancelled job again, waiting for its terminal state.
  * @param io streams, environment and working directory
  * @param options the subcommand, job id, config and output format
@@ -52,21 +52,12 @@ export async function jobsCommand(io: CliIo, options: JobsCommandOptions): Promi
 }
 
 async function cancel(io: CliIo, store: DownloadJobStore, options: JobsCommandOptions): Promise<ExitCode> {
-  const id = options.id ?? "";
-  const job = await store.get(id);
-  if (job === undefined) throw unknownJob(id);
-  let cancelled = job;
-  if (!TERMINAL_DOWNLOAD_STATES.includes(job.status)) {
-    const error = new GovernanceError("CANCELLED", "Cancelled with sciencegate jobs cancel.");
-    cancelled = {
-      ...job,
-      status: "cancelled",
-      error: { code: error.code, message: error.message, retryable: false },
-    };
-    await store.update(cancelled);
-  }
-  if (options.json) io.stdout(`${JSON.stringify({ job: cancelled }, null, 2)}\n`);
-  else if (cancelled === job) io.stdout(`Job ${job.jobId} is already ${job.status}; nothing to cancel.\n`);
+  const { job, cancelled } = await cancelStoredJob(store, options.id ?? "", {
+    error: new GovernanceError("CANCELLED", "Cancelled with sciencegate jobs cancel."),
+    now: systemClock.now(),
+  });
+  if (options.json) io.stdout(`${JSON.stringify({ job }, null, 2)}\n`);
+  else if (!cancelled) io.stdout(`Job ${job.jobId} is already ${job.status}; nothing to cancel.\n`);
   else io.stdout(`Cancelled job ${job.jobId} (${job.destinationPath}).\n`);
   return 0;
 }
