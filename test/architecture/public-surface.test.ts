@@ -76,6 +76,9 @@ const PINNED: Record<string, string[]> = {
   "./artifacts": [
     "AcquiredPaper",
     "AcquiredPaperStatus",
+    "AnswerCitation",
+    "AnswerFact",
+    "AnswerReview",
     "ArtifactDownloadProgressEvent",
     "ArtifactDownloadToolOptions",
     "Claim",
@@ -124,6 +127,7 @@ const PINNED: Record<string, string[]> = {
     "PdfWorkerPoolStats",
     "PrivateAddressAllowance",
     "ResolvedAddress",
+    "ReviewAnswerOptions",
     "ReviewEvidenceOptions",
     "ReviewedClaim",
     "ReviewedEvidence",
@@ -137,6 +141,7 @@ const PINNED: Record<string, string[]> = {
     "extractDownloadedPaper",
     "extractPdf",
     "fullTextExtractions",
+    "reviewAnswer",
     "reviewEvidence",
   ],
   "./deploy": [

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { checkCitations } from "../../examples/demo/check-citations.js";
 import type { ExtractionLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
+import { reviewAnswer } from "../../src/artifacts/review-answer.js";
 import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
@@ -71,18 +71,42 @@ async function bench() {
   return { ledger, store };
 }
 
-describe("checkCitations", () => {
+describe("reviewAnswer", () => {
   test("every fact backed: each label names the invocation that returned it", async () => {
-    const report = await checkCitations(
+    const report = await reviewAnswer(
       await bench(),
       "- Base editing works [PMID:1].\n- A preprint predicts off-targets [arXiv:2403.01234v2](https://arxiv.org/abs/2403.01234v2).",
       { sessionId: "s1" },
     );
-    expect(report.ok).toBe(true);
-    expect(report.facts.map((f) => f.citations)).toEqual([
-      [{ label: "PMID:1", invocationId: "inv-1", sourceId: "pubmed", toolId: "search" }],
-      [{ label: "arXiv:2403.01234v2", invocationId: "inv-2", sourceId: "arxiv", toolId: "search" }],
+    expect(report.accepted).toBe(true);
+    expect(report.facts.map((f) => f.citations)).toMatchObject([
+      [
+        {
+          label: "PMID:1",
+          invocationId: "inv-1",
+          sourceId: "pubmed",
+          toolId: "search",
+          evidence: { mcpInvocationId: "inv-1", recordId: "1", accepted: true, record: { identifier: "1" } },
+        },
+      ],
+      [
+        {
+          label: "arXiv:2403.01234v2",
+          url: "https://arxiv.org/abs/2403.01234v2",
+          invocationId: "inv-2",
+          sourceId: "arxiv",
+          toolId: "search",
+          evidence: { url: "https://arxiv.org/abs/2403.01234v2", accepted: true },
+        },
+      ],
     ]);
+    expect(report.facts.map((f) => [f.id, f.accepted])).toEqual([
+      ["fact-1", true],
+      ["fact-2", true],
+    ]);
+    expect(report).toMatchObject({ omittedFacts: 0, omittedCitations: 0, searchLimited: false });
+    // Only the session's 3 successful rows were searched.
+    expect(report.searchedInvocations).toBe(2);
   });
 
   test.each([
@@ -98,21 +122,26 @@ describe("checkCitations", () => {
       problem: /^url_not_returned: .*evil\.example/,
     },
     {
+      answer: "Script link [PMID:1](javascript:alert(1)).",
+      problem: /^url_not_returned: The URL javascript:alert\(1 is not/,
+    },
+    {
       answer: "The full text says so [arXiv:2403.01234v2].",
       problem: /^full_text_not_extracted: .*paper_extract_pdf/,
     },
   ])("refuses: $problem", async ({ answer, problem }) => {
-    const report = await checkCitations(await bench(), `Summary:\n- Cited fact [PMID:1].\n- ${answer}`, {
+    const report = await reviewAnswer(await bench(), `Summary:\n- Cited fact [PMID:1].\n- ${answer}`, {
       sessionId: "s1",
     });
-    expect(report.ok).toBe(false);
+    expect(report.accepted).toBe(false);
     expect(report.facts[0]?.problems).toEqual([]);
+    expect(report.facts[1]?.accepted).toBe(false);
     expect(report.facts[1]?.problems).toHaveLength(1);
     expect(report.facts[1]?.problems[0]).toMatch(problem);
   });
 
   test("a sentence without a citation inside a cited line is its own unbacked fact", async () => {
-    const report = await checkCitations(await bench(), "Base editing works [PMID:1]. It cures everything.", {
+    const report = await reviewAnswer(await bench(), "Base editing works [PMID:1]. It cures everything.", {
       sessionId: "s1",
     });
     expect(report.facts.map((f) => f.problems)).toEqual([[], ["no citation"]]);
@@ -150,10 +179,10 @@ describe("checkCitations", () => {
       queueWaitMs: 0,
       normalizedRef: ref,
     });
-    const report = await checkCitations(sources, "The full text says so [arXiv:2403.01234v2].", {
+    const report = await reviewAnswer(sources, "The full text says so [arXiv:2403.01234v2].", {
       sessionId: "s1",
     });
-    expect(report.ok).toBe(true);
+    expect(report.accepted).toBe(true);
     expect(report.facts[0]).toMatchObject({
       fullText: true,
       problems: [],
@@ -162,6 +191,55 @@ describe("checkCitations", () => {
   });
 
   test("an empty answer is not backed", async () => {
-    expect((await checkCitations(await bench(), "  \n")).ok).toBe(false);
+    expect((await reviewAnswer(await bench(), "  \n")).accepted).toBe(false);
+  });
+
+  test("bounded: facts past maxFacts and labels past maxCitations are counted, not reviewed", async () => {
+    const answer = Array.from({ length: 5 }, (_, i) => `- Fact ${i} [PMID:1] [PMID:999].`).join("\n");
+    const report = await reviewAnswer(await bench(), answer, {
+      sessionId: "s1",
+      maxFacts: 3,
+      maxCitations: 5,
+    });
+    expect(report.facts).toHaveLength(3);
+    expect(report.facts.map((f) => f.citations.length)).toEqual([2, 2, 1]);
+    expect(report.omittedFacts).toBe(2);
+    expect(report.omittedCitations).toBe(1 + 4);
+    expect(report.facts[2]?.problems[0]).toBe("1 citation(s) past the review's limit were not checked");
+    expect(report.accepted).toBe(false);
+    // Limits never make an unreviewed answer pass: one accepted fact and one left out is not accepted.
+    const cut = await reviewAnswer(await bench(), "- A [PMID:1].\n- B [PMID:1].", {
+      sessionId: "s1",
+      maxFacts: 1,
+    });
+    expect(cut.facts.map((f) => f.accepted)).toEqual([true]);
+    expect(cut).toMatchObject({ accepted: false, omittedFacts: 1 });
+  });
+
+  test("only the latest maxInvocations successful rows are searched for labels", async () => {
+    const report = await reviewAnswer(
+      await bench(),
+      "Old record [PMID:1]. Newer record [arXiv:2403.01234v2].",
+      {
+        sessionId: "s1",
+        maxInvocations: 1,
+      },
+    );
+    expect(report).toMatchObject({ searchedInvocations: 1, searchLimited: true });
+    expect(report.facts.map((f) => f.accepted)).toEqual([false, true]);
+    expect(report.facts[0]?.problems).toEqual([
+      "PMID:1 was returned by no governed invocation of this session",
+    ]);
+  });
+
+  test("hostile text: a megabyte of unclosed labels is scanned in linear time", async () => {
+    const started = performance.now();
+    const report = await reviewAnswer(await bench(), `${"[a:".repeat(350_000)}x`, { sessionId: "s1" });
+    expect(report.facts).toHaveLength(1);
+    expect(report.facts[0]?.problems).toEqual(["no citation"]);
+    const links = await reviewAnswer(await bench(), `${"[a:1](".repeat(170_000)}x`, { sessionId: "s1" });
+    expect(links.facts[0]?.citations).toHaveLength(500);
+    expect(links.omittedCitations).toBe(170_000 - 500);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
