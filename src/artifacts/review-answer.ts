@@ -52,6 +52,8 @@ export interface AnswerFact {
   accepted: boolean;
   /** Why the fact is not backed, with how to fix it; empty when it is. */
   problems: string[];
+  /** Labels of this fact past `maxCitations`, not reviewed (the fact is then not accepted). */
+  omittedCitations: number;
   /** The `paper_extract_pdf` ledger row that backs a full-text fact. */
   extractionInvocationId?: string;
 }
@@ -117,6 +119,7 @@ export async function reviewAnswer(
       citations: [],
       accepted: false,
       problems: [],
+      omittedCitations: found.length - kept.length,
     };
     if (kept.length < found.length) {
       omittedCitations += found.length - kept.length;

@@ -144,6 +144,17 @@ const PINNED: Record<string, string[]> = {
     "reviewAnswer",
     "reviewEvidence",
   ],
+  "./console": [
+    "CONSOLE_TOKEN_ENV",
+    "CheckpointerThreadAnswerOptions",
+    "ConsoleHandler",
+    "ConsoleHandlerOptions",
+    "ConsoleServer",
+    "ConsoleServerOptions",
+    "checkpointerThreadAnswer",
+    "createConsoleHandler",
+    "serveConsole",
+  ],
   "./deploy": [
     "ClosableGovernance",
     "GovernanceForProcessOptions",
