@@ -79,13 +79,24 @@ interface LabelSource {
   toolId: string;
 }
 
-// Bounded repetitions that stop at the next bracket keep the scan linear on hostile input (a megabyte
-// of `[a:[a:[a:` or `[a:1]([a:1](` without spaces): each `[` starts one short scan.
-const LABEL = /\[([A-Za-z][\w.-]{0,40}:[^[\]\s]{1,200})\](?:\(([^[\]\s)]{1,2048})\))?/g;
+// A bracketed text, optionally linked: `[PMID:22663011](https://…)`, `[CHEMBL941]`. Bounded repetitions
+// that stop at the next bracket keep the scan linear on hostile input (a megabyte of `[a:[a:[a:` or
+// `[a:1]([a:1](` without spaces): each `[` starts one short scan.
+const BRACKETED = /\[([^[\]\n]{1,200})\](?:\(([^[\]\s)]{1,2048})\))?/g;
+// The shape of a source label (`PMID:22663011`, `arXiv:2403.01234v2`): a citation even when no
+// invocation returned it.
+const LABEL_SHAPE = /^[A-Za-z][\w.-]{0,40}:\S+$/;
 const FULL_TEXT = /full[- ]?text/i;
 
+interface Bracketed {
+  label: string;
+  url?: string;
+}
+
 /**
- * Reviews the facts of an answer with citation labels.
+ * Reviews the facts of an answer with citation labels. A citation is a bracketed label that a searched
+ * invocation returned (`[CHEMBL941]`), has a source label's `prefix:id` shape (`[PMID:22663011]`), or
+ * carries a link (`[text](url)`); other bracketed text (`[sic]`) is prose.
  * @param runtime the ledger and the CAS (a `Governance` fits)
  * @param answer the model's final text
  * @param options the session whose invocations count, and the review's bounds
@@ -103,13 +114,24 @@ export async function reviewAnswer(
   const maxFacts = options.maxFacts ?? 200;
   const maxCitations = options.maxCitations ?? 500;
   const all = splitFacts(answer);
+  const bracketed = all.slice(0, maxFacts).map((text) => [...text.matchAll(BRACKETED)].map(toBracketed));
+  // Bounded too: a label past this many distinct ones is a citation only by its shape or link.
+  const wanted = new Set<string>();
+  for (const item of bracketed.flat()) if (wanted.size < maxCitations * 4) wanted.add(item.label);
+  const search = await labelSources(runtime, wanted, options);
+  const isCitation = ({ label, url }: Bracketed) =>
+    url !== undefined || search.byLabel.has(label) || LABEL_SHAPE.test(label);
+
   const facts: AnswerFact[] = [];
-  const labelsOf = new Map<AnswerFact, { label: string; url?: string }[]>();
+  const labelsOf = new Map<AnswerFact, Bracketed[]>();
   let labels = 0;
   let omittedCitations = 0;
   for (const [i, text] of all.entries()) {
-    if (facts.length >= maxFacts || labels >= maxCitations) break;
-    const found = [...text.matchAll(LABEL)].map(([, label = "", url]) => (url ? { label, url } : { label }));
+    if (facts.length >= maxFacts || labels >= maxCitations) {
+      omittedCitations += [...text.matchAll(BRACKETED)].map(toBracketed).filter(isCitation).length;
+      continue;
+    }
+    const found = (bracketed[i] ?? []).filter(isCitation);
     const kept = found.slice(0, maxCitations - labels);
     labels += kept.length;
     const fact: AnswerFact = {
@@ -131,10 +153,7 @@ export async function reviewAnswer(
     labelsOf.set(fact, kept);
   }
   const omittedFacts = all.length - facts.length;
-  for (const text of all.slice(facts.length)) omittedCitations += [...text.matchAll(LABEL)].length;
 
-  const wanted = new Set([...labelsOf.values()].flat().map(({ label }) => label));
-  const search = await labelSources(runtime, wanted, options);
   const claims: (Claim & { id: string })[] = [];
   const resolved = new Map<AnswerFact, AnswerCitation[]>();
   for (const fact of facts) {
@@ -235,6 +254,10 @@ async function readStored(runtime: EvidenceRuntime, ref: string): Promise<unknow
     if (isGovernanceError(error) && error.code === "NOT_FOUND") return undefined;
     throw error;
   }
+}
+
+function toBracketed([, label = "", url]: RegExpMatchArray): Bracketed {
+  return url === undefined ? { label } : { label, url };
 }
 
 /** Lines without list markers; a long line splits into sentences. Headings and lead-ins are not facts. */

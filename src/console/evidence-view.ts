@@ -140,7 +140,10 @@ function evidenceItem(item: EvidenceView, context: ConsoleContext): SafeHtml {
   }${item.invocationId ? html` data-invocation="${item.invocationId}"` : ""}>
 ${item.accepted ? badge("accepted", "ok") : badge(item.reason ?? "refused", "error")}${
   item.label ? html` <code class="citation-label">${item.label}</code>` : ""
-}${invocation}${record}${extraction}${item.url && !item.record ? html` · cited URL ${externalLink(item.url)}` : ""}
+}${invocation}${record}${extraction}${
+  // A refused URL is the answer's, not a source's: shown, never linked.
+  item.url && !item.record ? html` · cited URL <code class="cited-url">${item.url}</code>` : ""
+}
 ${item.message ? html`<p class="evidence-message">${item.message}</p>` : ""}
 </li>`;
 }

@@ -140,6 +140,53 @@ describe("reviewAnswer", () => {
     expect(report.facts[1]?.problems[0]).toMatch(problem);
   });
 
+  test("labels without a prefix are citations when an invocation returned them; other brackets are prose", async () => {
+    const sources = await bench();
+    const { ref } = await sources.store.putJson({
+      records: [
+        record("chembl", "CHEMBL941", "https://www.ebi.ac.uk/chembl/explore/compound/CHEMBL941", "CHEMBL941"),
+        record(
+          "chembl",
+          "ChEMBL activity 7 (assay CHEMBL9)",
+          "https://www.ebi.ac.uk/chembl/assay/CHEMBL9",
+          "7",
+        ),
+      ],
+    });
+    await sources.ledger.append({
+      invocationId: "inv-chembl",
+      sessionId: "s1",
+      sourceId: "chembl",
+      toolId: "search_molecules",
+      status: "ok",
+      startedAt: "2026-01-01T00:00:08Z",
+      finishedAt: "2026-01-01T00:00:08Z",
+      durationMs: 1,
+      attempts: 1,
+      cacheHit: false,
+      queueWaitMs: 0,
+      normalizedRef: ref,
+    });
+    const report = await reviewAnswer(
+      sources,
+      [
+        "- Imatinib is in ChEMBL [CHEMBL941] [sic].",
+        "- Its activity was measured [ChEMBL activity 7 (assay CHEMBL9)].",
+        "- The docs say so [see the docs](https://docs.example/x).",
+      ].join("\n"),
+      { sessionId: "s1" },
+    );
+    expect(report.facts.map((f) => f.citations.map((c) => [c.label, c.invocationId]))).toEqual([
+      [["CHEMBL941", "inv-chembl"]],
+      [["ChEMBL activity 7 (assay CHEMBL9)", "inv-chembl"]],
+      [["see the docs", undefined]],
+    ]);
+    expect(report.facts.map((f) => f.accepted)).toEqual([true, true, false]);
+    expect(report.facts[2]?.problems).toEqual([
+      "see the docs was returned by no governed invocation of this session",
+    ]);
+  });
+
   test("a sentence without a citation inside a cited line is its own unbacked fact", async () => {
     const report = await reviewAnswer(await bench(), "Base editing works [PMID:1]. It cures everything.", {
       sessionId: "s1",

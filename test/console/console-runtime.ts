@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ConsoleServer, serveConsole } from "../../src/console/index.js";
-import { type Governance, createGovernance } from "../../src/runtime/create-governance.js";
-import { SOURCES_SERVER_ID, createSourcesServer } from "../../src/servers/index.js";
+import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import { createSourcesServer, SOURCES_SERVER_ID } from "../../src/servers/index.js";
 import {
   type FakeProviderServer,
   type FakeRoute,

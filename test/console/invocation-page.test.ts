@@ -75,7 +75,11 @@ beforeAll(async () => {
     title: "Foreign record",
     url: "JaVaScRiPt:alert(4)",
     source: "foreign",
-    citations: [citation("javascript:alert(3)"), citation("data:text/html,<b>x</b>"), citation("https://example.org/x1")],
+    citations: [
+      citation("javascript:alert(3)"),
+      citation("data:text/html,<b>x</b>"),
+      citation("https://example.org/x1"),
+    ],
     primaryCitation: citation("javascript:alert(3)"),
     contentScope: "metadata",
     crossReferences: [],
@@ -123,8 +127,8 @@ describe("GET /invocations/:id", () => {
       rows.hostile.catalogRevision ?? "missing",
       rows.hostile.toolDefinitionHash ?? "missing",
       rows.hostile.inputHash ?? "missing",
-      '<dt>Attempts</dt><dd>1</dd>',
-      '<dt>Cache hit</dt><dd>no',
+      "<dt>Attempts</dt><dd>1</dd>",
+      "<dt>Cache hit</dt><dd>no",
       `${rows.hostile.durationMs.toLocaleString("en")} ms`,
     ]) {
       expect(invocation).toContain(text);
@@ -164,8 +168,12 @@ describe("GET /invocations/:id", () => {
     const { status, body } = await runtime.get("/invocations/foreign-1");
     expect(status).toBe(200);
     const records = elementById(body, "records");
-    expect(records).toContain('<span class="unsafe-url" title="Not an http(s) link: shown as text">JaVaScRiPt:alert(4)</span>');
-    expect(records).toContain('<span class="unsafe-url" title="Not an http(s) link: shown as text">X:1</span>');
+    expect(records).toContain(
+      '<span class="unsafe-url" title="Not an http(s) link: shown as text">JaVaScRiPt:alert(4)</span>',
+    );
+    expect(records).toContain(
+      '<span class="unsafe-url" title="Not an http(s) link: shown as text">X:1</span>',
+    );
     expect(hrefs(body).filter((href) => !href.startsWith("/") && !href.startsWith("https://"))).toEqual([]);
     expect(body).not.toMatch(/href="\s*(javascript|data):/i);
     expect(hrefs(records)).toEqual(["https://example.org/x1"]);
@@ -213,7 +221,9 @@ describe("GET /invocations/:id", () => {
     expect(whole.headers.get("x-sciencegate-integrity")).toBe("verified");
     expect(whole.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(whole.headers.get("x-content-type-options")).toBe("nosniff");
-    const stored = Buffer.from(await runtime.governance.store.get(rows.hostile.rawRef ?? "")).toString("utf8");
+    const stored = Buffer.from(await runtime.governance.store.get(rows.hostile.rawRef ?? "")).toString(
+      "utf8",
+    );
     expect(whole.body).toBe(JSON.stringify(JSON.parse(stored), null, 2));
     expect(whole.body.length).toBeGreaterThan(4_000);
   });
@@ -239,7 +249,9 @@ describe("GET /invocations/:id", () => {
     expect(answer.status).toBe(200);
     expect(answer.headers.get("content-disposition")).toMatch(/filename="[0-9a-f]{64}\.txt"/);
     expect(answer.body.startsWith("x".repeat(1000))).toBe(true);
-    expect(answer.body).toMatch(/\[Cut at 32\.0 MiB of 32\.0 MiB: the console serves at most 33554432 bytes of an object\.\]\n$/);
+    expect(answer.body).toMatch(
+      /\[Cut at 32\.0 MiB of 32\.0 MiB: the console serves at most 33554432 bytes of an object\.\]\n$/,
+    );
     expect(answer.body.length).toBeLessThan(OBJECT_SERVE_LIMIT + 200);
   });
 
