@@ -4,7 +4,13 @@
  * backs each citation, or why it is refused. Reviewing reads the ledger and the CAS only, so the form
  * is not a write (it still carries the CSRF token, like every POST).
  */
-import { type AnswerReview, type EvidenceReview, reviewAnswer, reviewEvidence } from "../artifacts/index.js";
+import {
+  type AnswerReview,
+  type Claim,
+  type EvidenceReview,
+  reviewAnswer,
+  reviewEvidence,
+} from "../artifacts/index.js";
 import { isGovernanceError } from "../core/index.js";
 import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleResult, ConsoleRoute } from "./console-route.js";
@@ -34,8 +40,8 @@ export const evidenceRoutes: readonly ConsoleRoute[] = [
     method: "GET",
     pattern: "/evidence",
     async handle(request, context) {
-      const thread = text(request.url.searchParams.get("thread"));
-      const session = text(request.url.searchParams.get("session"));
+      const thread = field(request.url.searchParams.get("thread"));
+      const session = field(request.url.searchParams.get("session"));
       if (thread === undefined || context.threadAnswer === undefined) {
         return page(context, { session });
       }
@@ -62,7 +68,7 @@ export const evidenceRoutes: readonly ConsoleRoute[] = [
     pattern: "/evidence",
     async handle(request, context) {
       const answer = request.form.get("answer") ?? "";
-      const session = text(request.form.get("session_text")) ?? text(request.form.get("session"));
+      const session = field(request.form.get("session_text")) ?? field(request.form.get("session"));
       if (answer.trim() === "") {
         return page(context, {
           session,
@@ -100,14 +106,16 @@ async function review(
       kept.push(claim);
       items += count;
     }
-    const result: EvidenceReview = await reviewEvidence(context.governance, kept as never, scope);
+    // reviewEvidence validates each claim's shape (INVALID_INPUT naming the field).
+    const result: EvidenceReview = await reviewEvidence(context.governance, kept as Claim[], scope);
     const notes =
       kept.length < claims.length
         ? [
             `Reviewed the first ${kept.length} of ${claims.length} claims: the console reviews at most ${EVIDENCE_MAX_CLAIMS} claims and ${EVIDENCE_MAX_CITATIONS} evidence items at once.`,
           ]
         : [];
-    return { claims: claimsOfReview(result), notes, accepted: result.accepted && notes.length === 0 };
+    const accepted = result.accepted && kept.length > 0 && notes.length === 0;
+    return { claims: claimsOfReview(result), notes, accepted };
   }
   const result: AnswerReview = await reviewAnswer(context.governance, answer, {
     ...scope,
@@ -163,6 +171,7 @@ async function page(context: ConsoleContext, state: PageState): Promise<ConsoleR
       sessions.set(row.sessionId, { lastAt: row.startedAt, calls: 1 });
     if (threads.size < RECENT_SESSIONS) threads.add(row.threadId ?? row.sessionId);
   }
+  if (state.thread !== undefined && !threads.has(state.thread)) threads.add(state.thread);
   const chosen = state.session;
   const inList = chosen !== undefined && sessions.has(chosen);
   const form = html`<form method="post" action="${context.href("/evidence")}" id="evidence-form" class="evidence-form">
@@ -195,7 +204,7 @@ ${[...sessions].map(
   const heading = state.thread
     ? html`<p id="reviewed-thread">The final answer of thread <code>${state.thread}</code>, reviewed against session <code>${state.session ?? state.thread}</code>.</p>`
     : "";
-  const body = html`<p class="muted">A claim is accepted only when each citation traces to a successful governed invocation whose stored copies still verify and which really returned the cited record and URL. Reviewed at ${time(context.clock.now())}.</p>
+  const body = html`<p class="muted">A claim is accepted only when each citation traces to a successful governed invocation whose stored copies still verify and which really returned the cited record and URL.</p>
 ${threadForm}
 ${form}
 ${state.error ? html`<p class="error-box" role="alert" id="evidence-error">${state.error}</p>` : ""}
@@ -213,13 +222,13 @@ function verdict(run: ReviewRun, context: ConsoleContext): SafeHtml {
   const accepted = run.claims.filter((claim) => claim.accepted).length;
   return html`<section id="evidence-result" data-accepted="${String(run.accepted)}">
 <h2>Verdict ${run.accepted ? badge("every claim backed", "ok") : badge("not backed", "error")}</h2>
-<p>${accepted} of ${run.claims.length} claim(s) accepted.</p>
+<p>${accepted} of ${run.claims.length} claim(s) accepted, reviewed at ${time(context.clock.now())}.</p>
 ${run.notes.map((note) => html`<p class="muted evidence-note">${note}</p>`)}
 ${renderClaims(run.claims, context)}
 </section>`;
 }
 
-function text(value: string | null): string | undefined {
+function field(value: string | null): string | undefined {
   const trimmed = value?.trim();
   return trimmed === undefined || trimmed === "" ? undefined : trimmed.slice(0, 500);
 }

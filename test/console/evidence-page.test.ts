@@ -115,7 +115,7 @@ describe("POST /evidence", () => {
     expect(status).toBe(200);
     const result = elementById(body, "evidence-result");
     expect(result).toContain('data-accepted="false"');
-    expect(result).toContain("1 of 2 claim(s) accepted.");
+    expect(result).toContain("1 of 2 claim(s) accepted, reviewed at <time");
     const good = claim(body, "fact-1");
     expect(good).toContain('data-accepted="true"');
     expect(good).toContain("Imatinib is in ChEMBL [CHEMBL941]");
@@ -188,6 +188,13 @@ describe("POST /evidence", () => {
     expect(invented).toContain('data-reason="not_governed"');
     expect(invented).toContain("Invocation &quot;invented&quot; is not in the governed ledger");
     expect(hrefs(invented).filter((href) => href.startsWith("/invocations/"))).toEqual([]);
+  });
+
+  test("an empty JSON list of claims backs nothing", async () => {
+    const { status, body } = await runtime.post("/evidence", { _csrf: csrf, answer: "[]" });
+    expect(status).toBe(200);
+    expect(elementById(body, "evidence-result")).toContain('data-accepted="false"');
+    expect(body).toContain("The text holds no fact to review.");
   });
 
   test("malformed JSON claims: 400 naming the field", async () => {
