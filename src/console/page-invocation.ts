@@ -97,7 +97,16 @@ function rowFacts(row: InvocationRecord, context: ConsoleContext): SafeHtml {
       "Session",
       html`<code>${row.sessionId}</code> <a href="${context.href("/evidence", { session: row.sessionId })}">review an answer of this session</a>`,
     ],
-    ["Thread", row.threadId === undefined ? undefined : html`<code>${row.threadId}</code>`],
+    [
+      "Thread",
+      row.threadId === undefined
+        ? undefined
+        : html`<code>${row.threadId}</code>${
+            context.threadAnswer
+              ? html` <a href="${context.href("/evidence", { thread: row.threadId })}">review the thread's final answer</a>`
+              : ""
+          }`,
+    ],
     ["Tool call id", row.toolCallId === undefined ? undefined : html`<code>${row.toolCallId}</code>`],
     ["Run id", row.runId === undefined ? undefined : html`<code>${row.runId}</code>`],
     ["Started", time(row.startedAt)],

@@ -232,6 +232,11 @@ describe("GET /evidence?thread=", () => {
     expect(body).toContain("No citation: each fact needs the label");
   });
 
+  test("the invocation page of a thread's call links to the review of its answer", async () => {
+    const { body } = await runtime.get(`/invocations/${ids.graph}`);
+    expect(hrefs(elementById(body, "invocation"))).toContain("/evidence?thread=t-graph");
+  });
+
   test("a thread without an answer says so", async () => {
     const { status, body } = await runtime.get("/evidence?thread=t-unknown");
     expect(status).toBe(200);

@@ -134,6 +134,9 @@ describe("GET /invocations/:id", () => {
       expect(invocation).toContain(text);
     }
     expect(invocation).toContain('data-status="ok"');
+    // This console reads no checkpointer: no thread answer to review.
+    expect(invocation).not.toContain("/evidence?thread=");
+    expect(hrefs(invocation)).toContain("/evidence?session=s-console");
     expect(invocation).toContain(`datetime="${new Date(rows.hostile.startedAt).toISOString()}"`);
     const [authorization] = await runtime.governance.ledger.listAuthorizations({ sessionId: "s-console" });
     expect(rows.hostile.authorizationId).toBe(authorization?.id);
