@@ -1,7 +1,7 @@
 /** The closing steps of the demo: the evidence check of the final answer, and the audit ledger. */
 
 import type { Governance } from "sciencegate";
-import { checkCitations } from "./check-citations.js";
+import { reviewAnswer } from "sciencegate/artifacts";
 import { shortId } from "./print.js";
 
 /**
@@ -16,9 +16,9 @@ export async function showEvidence(
   answer: string,
   sessionId: string,
 ): Promise<boolean> {
-  const report = await checkCitations(governance, answer, { sessionId });
+  const report = await reviewAnswer(governance, answer, { sessionId });
   for (const fact of report.facts) {
-    console.log(`  ${fact.problems.length === 0 ? "✓" : "✗"} ${fact.text.slice(0, 90)}`);
+    console.log(`  ${fact.accepted ? "✓" : "✗"} ${fact.text.slice(0, 90)}`);
     for (const c of fact.citations) {
       if (c.invocationId)
         console.log(`      ${c.label} ← ${c.sourceId}/${c.toolId} invocation ${shortId(c.invocationId)}`);
@@ -30,11 +30,11 @@ export async function showEvidence(
   }
   const cited = report.facts.reduce((n, fact) => n + fact.citations.length, 0);
   console.log(
-    report.ok
+    report.accepted
       ? `  citations checked: ${report.facts.length} facts, ${cited} citations, each from a governed invocation in the ledger (reviewEvidence)`
       : "  citations checked: some facts are not backed by a governed invocation (see above)",
   );
-  return report.ok;
+  return report.accepted;
 }
 
 /**

@@ -75,6 +75,13 @@ export {
 } from "./pdf-worker-pool.js";
 export { requestDownloadApproval } from "./request-download-approval.js";
 export {
+  type AnswerCitation,
+  type AnswerFact,
+  type AnswerReview,
+  type ReviewAnswerOptions,
+  reviewAnswer,
+} from "./review-answer.js";
+export {
   type EvidenceRejection,
   type EvidenceReview,
   type ReviewEvidenceOptions,

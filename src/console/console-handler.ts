@@ -31,6 +31,11 @@ export interface ConsoleHandlerOptions {
   /** The largest POST body read, in bytes. @default 1 MiB */
   maxBodyBytes?: number;
   clock?: Clock;
+  /**
+   * Reads a thread's final answer, so the Evidence page can review it (`/evidence?thread=<id>`);
+   * `checkpointerThreadAnswer(checkpointer)` reads it from a LangGraph checkpointer. @default none
+   */
+  threadAnswer?: ((threadId: string) => Promise<string | undefined>) | undefined;
 }
 
 /** The console as a Node request listener; `next` (Express style) gets requests outside `basePath`. */
@@ -92,6 +97,7 @@ export function createConsoleHandler(
     clock: options.clock ?? systemClock,
     href,
     signal: closing.signal,
+    threadAnswer: options.threadAnswer,
   };
 
   const serve = async (request: IncomingMessage, response: ServerResponse, path: string, url: URL) => {

@@ -37,6 +37,12 @@ export interface ConsoleContext {
   href(path: string, query?: Readonly<Record<string, string | number | undefined>>): string;
   /** Aborted when the console closes (streams end with it). */
   signal: AbortSignal;
+  /**
+   * The final answer of a thread (the app's, e.g. read from its checkpointer with
+   * `checkpointerThreadAnswer`), or `undefined` when the thread has none. Absent: the Evidence page
+   * offers no thread to review.
+   */
+  threadAnswer?: ((threadId: string) => Promise<string | undefined>) | undefined;
 }
 
 /** What a page answers. */

@@ -1,9 +1,12 @@
 /** Every route of the console, page by page. */
 import type { ConsoleRoute } from "./console-route.js";
+import { evidenceRoutes } from "./page-evidence.js";
+import { invocationRoutes } from "./page-invocation.js";
+import { objectRoutes } from "./page-object.js";
 import { permissionsRoutes } from "./page-permissions.js";
 import { sourcesRoutes } from "./page-sources.js";
 
 /** The console's routes. */
 export function consoleRoutes(): ConsoleRoute[] {
-  return [...sourcesRoutes, ...permissionsRoutes];
+  return [...sourcesRoutes, ...invocationRoutes, ...objectRoutes, ...evidenceRoutes, ...permissionsRoutes];
 }

@@ -111,3 +111,23 @@ export function bytes(bytes: number | undefined): string {
   }
   return `${value.toFixed(1)} ${units[unit]}`;
 }
+
+/**
+ * A third-party URL as a link only when it is `http:` or `https:`; any other scheme (`javascript:`,
+ * `data:`, a relative path) renders as text, so a hostile record cannot put a script behind a click.
+ * @param url the URL a record or citation gives
+ * @param label the link text @default the URL
+ */
+export function externalLink(url: string, label: string = url): SafeHtml {
+  let href: string | undefined;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol === "http:" || parsed.protocol === "https:") href = parsed.href;
+  } catch {
+    href = undefined;
+  }
+  if (href === undefined) {
+    return html`<span class="unsafe-url" title="Not an http(s) link: shown as text">${label}</span>`;
+  }
+  return html`<a href="${href}" rel="noopener noreferrer nofollow" target="_blank">${label}</a>`;
+}

@@ -13,6 +13,9 @@ export {
   type PaperAcquisitionRuntime,
 } from "../adapters/index.js";
 export {
+  type AnswerCitation,
+  type AnswerFact,
+  type AnswerReview,
   type ArtifactDownloadProgressEvent,
   type ArtifactDownloadToolOptions,
   type Claim,
@@ -64,10 +67,12 @@ export {
   type PdfWorkerPoolStats,
   type PrivateAddressAllowance,
   type ResolvedAddress,
+  type ReviewAnswerOptions,
   type ReviewEvidenceOptions,
   type ReviewedClaim,
   type ReviewedEvidence,
   type ReviewedRecord,
+  reviewAnswer,
   reviewEvidence,
   SqliteDownloadJobStore,
   type TurnToolCallIds,

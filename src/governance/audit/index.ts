@@ -1,4 +1,10 @@
-export { type ContentObject, contentObject, jsonObject, jsonObjectAsIs } from "./content-object.js";
+export {
+  type ContentObject,
+  contentObject,
+  jsonObject,
+  jsonObjectAsIs,
+  parseContentRef,
+} from "./content-object.js";
 export { type ContentRef, type ContentStore, FileContentStore, MemoryContentStore } from "./content-store.js";
 export type {
   AuthorizationRecord,
