@@ -31,16 +31,25 @@ export function rowOf(page: string, jobId: string): string {
   return page.slice(open, page.indexOf("</tr>", start) + 5);
 }
 
+/** The headers Chromium sends with a form of a page served with `Referrer-Policy: no-referrer`. */
+export const BROWSER_FORM_HEADERS = { origin: "null", "sec-fetch-site": "same-origin" };
+
 /**
- * Posts a form to the console as the page would (same origin, urlencoded).
+ * Posts a form to the console as the page would (urlencoded).
  * @param base the console's URL
  * @param path the form's action
  * @param fields the fields (`_csrf` included when the test wants it)
+ * @param headers where the form comes from @default `Origin` the console's own
  */
-export function post(base: string, path: string, fields: Record<string, string>): Promise<Response> {
+export function post(
+  base: string,
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = { origin: base },
+): Promise<Response> {
   return fetch(`${base}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", origin: base },
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
     body: new URLSearchParams(fields).toString(),
     redirect: "manual",
   });

@@ -11,7 +11,15 @@ import type { DownloadResult } from "../../src/artifacts/index.js";
 import { type ConsoleServer, createConsoleHandler, serveConsole } from "../../src/console/index.js";
 import type { AuthorizationRecord } from "../../src/governance/audit/index.js";
 import { CHUNKS, createDownloadLab, type DownloadLab, PDF } from "../gateway/gateway-downloads-harness.js";
-import { csrfOf, eventReader, offerPaper, post, rowOf, type SseEvent } from "./console-client.js";
+import {
+  BROWSER_FORM_HEADERS,
+  csrfOf,
+  eventReader,
+  offerPaper,
+  post,
+  rowOf,
+  type SseEvent,
+} from "./console-client.js";
 
 const SESSION = "console-s1";
 const THREAD = "console-thread-1";
@@ -191,7 +199,16 @@ describe("the Downloads page", () => {
     expect(await status()).toBe("running");
     expect(await consoleRows()).toEqual([]);
 
-    const cancelled = await post(writable.url, `/jobs/${jobId}/cancel`, { _csrf: token });
+    // An opaque origin is refused; the console's own form as Chromium posts it is not.
+    const opaque = await post(writable.url, `/jobs/${jobId}/cancel`, { _csrf: token }, { origin: "null" });
+    expect(opaque.status).toBe(403);
+    expect(await status()).toBe("running");
+    const cancelled = await post(
+      writable.url,
+      `/jobs/${jobId}/cancel`,
+      { _csrf: token },
+      BROWSER_FORM_HEADERS,
+    );
     expect(cancelled.status).toBe(303);
     expect(cancelled.headers.get("location")).toBe("/jobs?done=cancelled");
     expect(await status()).toBe("cancelled");
