@@ -119,11 +119,8 @@ async function streamJobs(
   const gone = new AbortController();
   response.once("close", () => gone.abort());
   const stop = AbortSignal.any([closing, gone.signal]);
-  response.writeHead(200, {
-    "Content-Type": "text/event-stream; charset=utf-8",
-    "Cache-Control": "no-cache, no-transform",
-    "X-Accel-Buffering": "no",
-  });
+  // `Cache-Control: no-store` is already set, as on every console answer.
+  response.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "X-Accel-Buffering": "no" });
   let lastWrite = clock.now();
   /** Writes; false when the client has stopped reading (the stream then ends). */
   const send = (text: string): boolean => {

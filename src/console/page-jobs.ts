@@ -41,7 +41,7 @@ ${
   list.total === 0
     ? html`<p class="muted" id="jobs-empty">No download jobs yet: <code>artifact_download</code> starts one.</p>`
     : html`<div class="table-wrap"><table id="jobs" data-job-events="${events}">
-<thead><tr><th>Job</th><th>Source and record</th><th>Destination</th><th>Status</th><th>Progress</th><th class="num">Attempts</th><th>Updated</th><th>Error</th><th>Offered by</th><th>Session and thread</th><th>Actions</th></tr></thead>
+<thead><tr><th>Job</th><th>Source and record</th><th>Destination</th><th>Status</th><th>Progress</th><th>Offered by</th><th>Session and thread</th><th>Actions</th></tr></thead>
 <tbody>${list.items.map((job) => jobRow(context, job, sizes.get(job.jobId)))}</tbody>
 </table></div>`
 }
@@ -147,14 +147,11 @@ function jobRow(context: ConsoleContext, job: DownloadJob, size: number | undefi
   const action = (name: "cancel" | "retry", shown: boolean, form: SafeHtml) =>
     html`<span data-job-action="${name}"${shown ? "" : html` hidden`}>${form}</span>`;
   return html`<tr id="job-${job.jobId}" data-job-id="${job.jobId}" data-status="${job.status}">
-<td><code>${job.jobId}</code><div class="muted">created ${time(job.createdAt)}</div></td>
+<td><code>${job.jobId}</code><div class="muted">created ${time(job.createdAt)}</div><div class="muted">updated <span data-job-updated>${time(job.updatedAt)}</span></div></td>
 <td>${job.sourceId}<div class="mono muted">${job.sourceRecordId}</div></td>
 <td><code>${job.destinationPath}</code></td>
-<td><span class="badge badge-${state.tone}" data-job-status>${job.status}</span></td>
-<td class="progress-cell">${progress(job, size)} <span data-job-bytes>${bytesText(job.bytesDownloaded, size)}</span></td>
-<td class="num" data-job-attempts>${job.attempts}</td>
-<td data-job-updated>${time(job.updatedAt)}</td>
-<td data-job-error>${state.error ? html`<code>${state.error.code}</code> ${state.error.message}` : ""}</td>
+<td><span class="badge badge-${state.tone}" data-job-status>${job.status}</span><div class="job-error" data-job-error>${state.error ? html`<code>${state.error.code}</code> ${state.error.message}` : ""}</div></td>
+<td><div class="progress-cell">${progress(job, size)} <span data-job-bytes>${bytesText(job.bytesDownloaded, size)}</span></div><div class="muted">attempts <span data-job-attempts>${job.attempts}</span></div></td>
 <td><a href="${context.href(`/invocations/${encodeURIComponent(job.mcpInvocationId)}`)}"><code>${job.mcpInvocationId}</code></a><div class="muted">candidate <code>${job.candidateId}</code></div></td>
 <td><code>${job.sessionId}</code>${job.threadId ? html`<div class="muted">thread <code>${job.threadId}</code></div>` : ""}</td>
 <td class="actions">${action(
