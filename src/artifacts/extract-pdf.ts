@@ -3,7 +3,7 @@ import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/prom
 import { basename, join } from "node:path";
 import type { Clock } from "../core/index.js";
 import { canonicalJson, GovernanceError, sha256Hex } from "../core/index.js";
-import { PAPER_TEXT_FILE_NAME } from "./paper-text.js";
+import { PAPER_MANIFEST_FILE_NAME, PAPER_TEXT_FILE_NAME } from "./paper-text.js";
 import { type PdfLimits, resolvePdfLimits } from "./pdf-limits.js";
 import { buildPdfExtraction, type PdfManifest } from "./pdf-manifest.js";
 import { findPdftotext, isExecutable, runPdftotext } from "./pdf-pdftotext.js";
@@ -176,7 +176,7 @@ export async function extractPdf(
   const bytes = await readFile(input.pdfPath);
   const inputSha256 = sha256Hex(bytes);
   const textPath = join(input.outDir, PAPER_TEXT_FILE_NAME);
-  const manifestPath = join(input.outDir, "manifest.json");
+  const manifestPath = join(input.outDir, PAPER_MANIFEST_FILE_NAME);
   const existing = await readExisting(
     manifestPath,
     textPath,

@@ -19,6 +19,8 @@ export interface EvidenceRuntime {
 export interface FullTextExtraction extends ExtractionLedgerEntry {
   /** The `paper_extract_pdf` ledger row. */
   invocationId: string;
+  /** When that row's call finished (ISO-8601). */
+  extractedAt: string;
 }
 
 /** An extraction row whose CAS entry failed its hash check or is missing; it proves nothing. */
@@ -34,7 +36,7 @@ export interface ExtractionIndex {
 }
 
 /**
- * Reads every successful extraction row of the ledger. A row counts only when its CAS entry verifies
+ * Reads every successful extraction row of the ledger, oldest first. A row counts only when its CAS entry verifies
  * and is a successful `ExtractionLedgerEntry` (`fullTextRetrieved: true`, scope `full-text`).
  * @param runtime the ledger and the CAS
  * @returns the verified extractions and the rows whose CAS entry is altered or missing
@@ -50,7 +52,9 @@ export async function loadExtractionIndex(runtime: EvidenceRuntime): Promise<Ext
       continue;
     }
     const entry = await readJson(runtime.store, row.normalizedRef);
-    if (isSuccessfulExtraction(entry)) index.extractions.push({ ...entry, invocationId: row.invocationId });
+    if (isSuccessfulExtraction(entry)) {
+      index.extractions.push({ ...entry, invocationId: row.invocationId, extractedAt: row.finishedAt });
+    }
   }
   return index;
 }

@@ -49,8 +49,10 @@ export {
 } from "./extract-pdf.js";
 export {
   type EvidenceRuntime,
+  type ExtractionIndex,
   type FullTextExtraction,
   fullTextExtractions,
+  loadExtractionIndex,
 } from "./full-text-extractions.js";
 export {
   createPaperExtractTool,
@@ -64,7 +66,12 @@ export {
   type PaperExtractionRequest,
   type PaperExtractionRuntime,
 } from "./paper-extraction.js";
-export { paperTextPath, type ReadPaperTextOptions, readPaperText } from "./paper-text.js";
+export {
+  paperTextPath,
+  type ReadPaperTextOptions,
+  readPaperManifest,
+  readPaperText,
+} from "./paper-text.js";
 export { DEFAULT_PDF_LIMITS, type PdfLimits } from "./pdf-limits.js";
 export type { PdfManifest, PdfManifestPage } from "./pdf-manifest.js";
 export {

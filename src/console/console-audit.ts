@@ -1,49 +1,58 @@
 /**
- * The audit of what an operator changes through the console: one authorization row per change, in the
- * same ledger as the calls' rows, so that `sciencegate audit` and the console itself show who changed a
- * session's permissions and when (see ARCHITECTURE.md, "The console").
+ * The audit of what an operator changes from the console: one authorization row per change, as the
+ * permission service writes for a human decision, with `decisionSource: "operator_console"` (see
+ * ARCHITECTURE.md, "The console").
  */
 import { randomUUID } from "node:crypto";
-import { systemClock } from "../core/index.js";
+import { type Clock, systemClock } from "../core/index.js";
+import type { AuthorizationRecord } from "../governance/audit/index.js";
 import type { Governance } from "../runtime/index.js";
 
-/** One change an operator made through the console. */
+/** The `decisionSource` of every row the console writes. */
+export const CONSOLE_DECISION_SOURCE = "operator_console";
+
+/** One change an operator made in the console. */
 export interface ConsoleChange {
-  /** The session the change affects. */
+  /** The session the change concerns (a job's session, a grant's session). */
   sessionId: string;
-  /** The source it concerns (`"console"` when none). */
   sourceId: string;
-  /** What was changed: `"grant"`, `"approval_mode"`, `"source_switch"`, a download job, … */
   toolId: string;
-  /** The change, e.g. `revoke_grant`, `set_approval_mode`, `enable_source`. */
+  /** What was done, e.g. `cancel_job`, `retry_job`, `revoke_grant`. */
   action: string;
-  /** What it applied to, e.g. the grant's scope, `mode:always_allow`, `source:pubmed`. */
+  /** What it was done to, e.g. `job:<jobId>`, `grant:<grantId>`. */
   resource: string;
 }
 
 /**
- * Appends the authorization row of one console change: `decisionSource` `operator_console`, stamped
- * with the session's current permission epoch.
- * @param governance the runtime the console serves
- * @param change the session, source, object, action and resource of the change
- * @throws GovernanceError `INVALID_INPUT` for an empty field (the ledger refuses the row);
- *   `UPSTREAM_UNAVAILABLE` when the ledger or grant store is closed
+ * Records a console change as an authorization row (`decisionSource: "operator_console"`) at the
+ * session's current permission epoch.
+ * @param governance the runtime whose ledger receives the row
+ * @param change the session, source, tool, action and resource
+ * @param seams the clock of `createdAt` and the id generator @default systemClock, crypto.randomUUID
+ * @returns the row as appended
+ * @throws GovernanceError `INVALID_INPUT` for an empty field; whatever the ledger throws
  * @example
  * await recordConsoleChange(governance, {
- *   sessionId, sourceId: "console", toolId: "approval_mode", action: "set_approval_mode", resource: "mode:always_allow",
+ *   sessionId: job.sessionId, sourceId: job.sourceId, toolId: "artifact_download",
+ *   action: "cancel_job", resource: `job:${job.jobId}`,
  * });
  */
-export async function recordConsoleChange(governance: Governance, change: ConsoleChange): Promise<void> {
-  const epoch = await governance.permissions.epoch(change.sessionId);
-  await governance.ledger.appendAuthorization({
-    id: randomUUID(),
+export async function recordConsoleChange(
+  governance: Pick<Governance, "ledger" | "permissions">,
+  change: ConsoleChange,
+  seams: { clock?: Clock | undefined; newId?: (() => string) | undefined } = {},
+): Promise<AuthorizationRecord> {
+  const record: AuthorizationRecord = {
+    id: (seams.newId ?? randomUUID)(),
     sessionId: change.sessionId,
     sourceId: change.sourceId,
     toolId: change.toolId,
     action: change.action,
     resource: change.resource,
-    decisionSource: "operator_console",
-    createdAt: new Date(systemClock.now()).toISOString(),
-    epoch,
-  });
+    decisionSource: CONSOLE_DECISION_SOURCE,
+    createdAt: new Date((seams.clock ?? systemClock).now()).toISOString(),
+    epoch: await governance.permissions.epoch(change.sessionId),
+  };
+  await governance.ledger.appendAuthorization(record);
+  return record;
 }

@@ -2,11 +2,21 @@
 import type { ConsoleRoute } from "./console-route.js";
 import { evidenceRoutes } from "./page-evidence.js";
 import { invocationRoutes } from "./page-invocation.js";
+import { jobsRoutes } from "./page-jobs.js";
 import { objectRoutes } from "./page-object.js";
+import { papersRoutes } from "./page-papers.js";
 import { permissionsRoutes } from "./page-permissions.js";
 import { sourcesRoutes } from "./page-sources.js";
 
 /** The console's routes. */
 export function consoleRoutes(): ConsoleRoute[] {
-  return [...sourcesRoutes, ...invocationRoutes, ...objectRoutes, ...evidenceRoutes, ...permissionsRoutes];
+  return [
+    ...sourcesRoutes,
+    ...invocationRoutes,
+    ...objectRoutes,
+    ...evidenceRoutes,
+    ...jobsRoutes,
+    ...papersRoutes,
+    ...permissionsRoutes,
+  ];
 }

@@ -98,7 +98,7 @@ export class ConsoleSecurity {
 
   /**
    * Whether a write came from the console's own page: the CSRF token matches, and the `Origin` (or,
-   * when absent, `Sec-Fetch-Site`) is the console's own.
+   * when absent or `null`, `Sec-Fetch-Site`) is the console's own.
    * @param request the POST
    * @param sent the `_csrf` field of its form (or the `X-CSRF-Token` header)
    * @returns the reason it is refused, or `undefined`
@@ -114,7 +114,9 @@ export class ConsoleSecurity {
       }
       if (host === undefined || host !== request.headers.host) return `Cross-origin request from ${origin}.`;
     } else if (origin === "null") {
-      return "Request from an opaque origin.";
+      // Under `Referrer-Policy: no-referrer` a browser sends `Origin: null` even for the console's own
+      // forms; its `Sec-Fetch-Site` (which no page can set) still tells them from an opaque origin's.
+      if (request.headers["sec-fetch-site"] !== "same-origin") return "Request from an opaque origin.";
     } else {
       const site = request.headers["sec-fetch-site"];
       if (site !== undefined && site !== "same-origin" && site !== "none")

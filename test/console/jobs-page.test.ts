@@ -1,0 +1,318 @@
+/**
+ * The Downloads page over HTTP, over a real runtime: the bundled arXiv source (in memory, over the fake
+ * providers) offers a PDF candidate through a governed call, and a loopback publisher serves the PDF in
+ * parts the test releases. The page lists the job, its event stream follows it, and Cancel and Retry
+ * change it only with the form's CSRF token on a writable console, each with its audit row.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import type { DownloadResult } from "../../src/artifacts/index.js";
+import { type ConsoleServer, createConsoleHandler, serveConsole } from "../../src/console/index.js";
+import type { AuthorizationRecord } from "../../src/governance/audit/index.js";
+import { CHUNKS, createDownloadLab, type DownloadLab, PDF } from "../gateway/gateway-downloads-harness.js";
+import {
+  BROWSER_FORM_HEADERS,
+  csrfOf,
+  eventReader,
+  offerPaper,
+  post,
+  rowOf,
+  type SseEvent,
+} from "./console-client.js";
+
+const SESSION = "console-s1";
+const THREAD = "console-thread-1";
+
+let lab: DownloadLab;
+let writable: ConsoleServer;
+let readOnly: ConsoleServer;
+const gates: Gate[] = [];
+
+beforeEach(async () => {
+  lab = await createDownloadLab();
+  await lab.governance.permissions.setApprovalMode(SESSION, "always_allow");
+  writable = await serveConsole(lab.governance, { port: 0, writable: true });
+  readOnly = await serveConsole(lab.governance, { port: 0 });
+});
+
+afterEach(async () => {
+  for (const gate of gates.splice(0)) gate.open();
+  await writable.close();
+  await readOnly.close();
+  await lab.close();
+});
+
+interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+
+function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const made = { promise, open };
+  gates.push(made);
+  return made;
+}
+
+/**
+ * Starts a download of the offered PDF whose transfer holds after its first part until `release` opens.
+ * @returns the job id, the invocation that offered it and the download's outcome
+ */
+async function startHeldDownload(release: Gate) {
+  const offered = await offerPaper(lab.governance, SESSION);
+  const firstPart = gate();
+  lab.publisher.pace = () => {
+    firstPart.open();
+    return release.promise;
+  };
+  const outcome: Promise<DownloadResult> = lab.governance.downloads.download({
+    ...offered,
+    sessionId: SESSION,
+    threadId: THREAD,
+  });
+  await firstPart.promise;
+  const [job] = await lab.governance.downloads.list();
+  if (job === undefined) throw new Error("no job");
+  expect(job.status).toBe("running");
+  return { jobId: job.jobId, offered, outcome };
+}
+
+async function page(server: ConsoleServer, path = "/jobs"): Promise<string> {
+  const response = await fetch(`${server.url}${path}`);
+  expect(response.status).toBe(200);
+  return response.text();
+}
+
+async function consoleRows(): Promise<AuthorizationRecord[]> {
+  return (await lab.governance.ledger.listAuthorizations({ sessionId: SESSION })).filter(
+    (row) => row.decisionSource === "operator_console",
+  );
+}
+
+const jobOf = (event: SseEvent) => JSON.parse(event.data) as Record<string, unknown>;
+
+describe("the Downloads page", () => {
+  test("lists a running job with its source, destination, progress, offering invocation and session, and only Cancel", async () => {
+    const { jobId, offered } = await startHeldDownload(gate());
+    const html = await page(writable);
+    expect(html).toContain('<table id="jobs" data-job-events="/jobs/events">');
+    const row = rowOf(html, jobId);
+    expect(row).toContain('data-status="running"');
+    expect(row).toMatch(/<span class="badge badge-neutral" data-job-status>running<\/span>/);
+    expect(row).toContain("arxiv");
+    expect(row).toContain("2403.01234v2");
+    expect(row).toContain(
+      `<code>${(await lab.governance.downloads.jobs.get(jobId))?.destinationPath}</code>`,
+    );
+    expect(row).toMatch(/<progress data-job-progress/);
+    expect(row).toContain(`href="/invocations/${offered.mcpInvocationId}"`);
+    expect(row).toContain(`<code>${SESSION}</code>`);
+    expect(row).toContain(`thread <code>${THREAD}</code>`);
+    expect(row).toContain(
+      `<span data-job-action="cancel"><form method="post" action="/jobs/${jobId}/cancel"`,
+    );
+    expect(row).toContain(
+      `<span data-job-action="retry" hidden><form method="post" action="/jobs/${jobId}/retry"`,
+    );
+  });
+
+  test("the event stream sends a snapshot, then each saved change of the job (bytes, then its end)", async () => {
+    const release = gate();
+    const { jobId, outcome } = await startHeldDownload(release);
+    const events = eventReader(await fetch(`${writable.url}/jobs/events`));
+    const snapshot = await events.next();
+    expect(snapshot.event).toBe("snapshot");
+    expect(JSON.parse(snapshot.data).jobs).toEqual([
+      expect.objectContaining({ jobId, status: "running", cancellable: true, retryable: false }),
+    ]);
+
+    // The bytes of the first part, saved in the shared job store as a transfer's progress tick saves
+    // them (in this process or another).
+    const firstPart = Math.ceil(PDF.length / CHUNKS);
+    const stored = await lab.governance.downloads.jobs.get(jobId);
+    if (stored === undefined) throw new Error("no job");
+    await lab.governance.downloads.jobs.update({
+      ...stored,
+      bytesDownloaded: firstPart,
+      updatedAt: stored.updatedAt + 1,
+    });
+    const moved = await events.next();
+    expect(moved.event).toBe("job");
+    expect(jobOf(moved)).toMatchObject({ jobId, status: "running", bytesDownloaded: firstPart });
+
+    release.open();
+    const seen: SseEvent[] = [];
+    const end = await events.until((event) => jobOf(event).status === "completed", seen);
+    expect(jobOf(end)).toMatchObject({
+      jobId,
+      bytesDownloaded: PDF.length,
+      tone: "ok",
+      cancellable: false,
+      retryable: false,
+      error: null,
+    });
+    const bytes = seen.map((event) => jobOf(event).bytesDownloaded as number);
+    expect(bytes).toEqual([...bytes].sort((a, b) => a - b));
+    expect((await outcome).status).toBe("completed");
+
+    const row = rowOf(await page(writable), jobId);
+    expect(row).toContain('data-status="completed"');
+    expect(row).toContain(`<span data-job-action="cancel" hidden>`);
+    expect(row).toContain(`<span data-job-action="retry" hidden>`);
+    expect(row).toContain(`value="${PDF.length}"`);
+    await events.cancel();
+  });
+
+  test("closing the console ends its open streams (the handler mounted in an app's own server)", async () => {
+    const handler = createConsoleHandler(lab.governance);
+    const server = createServer((request, response) => handler(request, response));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const events = eventReader(await fetch(`http://127.0.0.1:${port}/jobs/events`));
+      expect((await events.next()).event).toBe("snapshot");
+      handler.close();
+      await events.ended();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test("Cancel: refused without the CSRF token and on a read-only console (the job runs on); with it the job ends cancelled and the change is audited", async () => {
+    const release = gate();
+    const { jobId, outcome } = await startHeldDownload(release);
+    const token = csrfOf(await page(writable));
+    const status = async () => (await lab.governance.downloads.jobs.get(jobId))?.status;
+
+    expect((await post(writable.url, `/jobs/${jobId}/cancel`, {})).status).toBe(403);
+    expect((await post(writable.url, `/jobs/${jobId}/cancel`, { _csrf: "forged" })).status).toBe(403);
+    const readOnlyPage = await page(readOnly);
+    expect(rowOf(readOnlyPage, jobId)).toContain('title="Read-only console: start it with --writable"');
+    const refused = await post(readOnly.url, `/jobs/${jobId}/cancel`, { _csrf: csrfOf(readOnlyPage) });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("read-only");
+    expect(await status()).toBe("running");
+    expect(await consoleRows()).toEqual([]);
+
+    // An opaque origin is refused; the console's own form as Chromium posts it is not.
+    const opaque = await post(writable.url, `/jobs/${jobId}/cancel`, { _csrf: token }, { origin: "null" });
+    expect(opaque.status).toBe(403);
+    expect(await status()).toBe("running");
+    const cancelled = await post(
+      writable.url,
+      `/jobs/${jobId}/cancel`,
+      { _csrf: token },
+      BROWSER_FORM_HEADERS,
+    );
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.headers.get("location")).toBe("/jobs?done=cancelled");
+    expect(await status()).toBe("cancelled");
+    expect((await outcome).status).toBe("cancelled");
+    const [row, ...more] = await consoleRows();
+    expect(more).toEqual([]);
+    expect(row).toMatchObject({
+      sessionId: SESSION,
+      sourceId: "arxiv",
+      toolId: "artifact_download",
+      action: "cancel_job",
+      resource: `job:${jobId}`,
+      decisionSource: "operator_console",
+      epoch: await lab.governance.permissions.epoch(SESSION),
+    });
+
+    const after = await page(writable, "/jobs?done=cancelled");
+    expect(after).toContain('<p class="notice" role="status">The job was cancelled.</p>');
+    expect(rowOf(after, jobId)).toContain(`<span data-job-action="retry"><form`);
+    // A job that has ended is not cancelled again, and an unknown job is not found.
+    const again = await post(writable.url, `/jobs/${jobId}/cancel`, { _csrf: token });
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain("only a job that has not ended can be cancelled");
+    expect((await post(writable.url, "/jobs/no-such-job/cancel", { _csrf: token })).status).toBe(404);
+    expect(await consoleRows()).toHaveLength(1);
+  });
+
+  test("Retry answers at once while the transfer runs, the job completes later, and the retry is audited", async () => {
+    const { jobId, outcome } = await startHeldDownload(gate());
+    await lab.governance.downloads.cancel(jobId);
+    expect((await outcome).status).toBe("cancelled");
+    const token = csrfOf(await page(writable));
+
+    // The read-only console refuses; the job stays cancelled.
+    const readOnlyToken = csrfOf(await page(readOnly));
+    expect((await post(readOnly.url, `/jobs/${jobId}/retry`, { _csrf: readOnlyToken })).status).toBe(403);
+    expect((await post(writable.url, `/jobs/${jobId}/retry`, {})).status).toBe(403);
+    expect((await lab.governance.downloads.jobs.get(jobId))?.status).toBe("cancelled");
+
+    // The publisher holds the new transfer after its first part: the answer cannot have waited for it.
+    const release = gate();
+    const firstPart = gate();
+    lab.publisher.pace = () => {
+      firstPart.open();
+      return release.promise;
+    };
+    const retried = await post(writable.url, `/jobs/${jobId}/retry`, { _csrf: token });
+    expect(retried.status).toBe(303);
+    expect(retried.headers.get("location")).toBe("/jobs?done=retrying");
+    expect(["queued", "running"]).toContain((await lab.governance.downloads.jobs.get(jobId))?.status);
+    expect((await consoleRows()).map((row) => [row.action, row.resource])).toEqual([
+      ["retry_job", `job:${jobId}`],
+    ]);
+
+    await firstPart.promise;
+    const events = eventReader(await fetch(`${writable.url}/jobs/events`));
+    release.open();
+    const end = await events.until(
+      (event) =>
+        (event.event === "snapshot" ? JSON.parse(event.data).jobs[0] : jobOf(event))?.status === "completed",
+    );
+    expect(end.data).toContain(`"bytesDownloaded":${PDF.length}`);
+    await events.cancel();
+    const job = await lab.governance.downloads.jobs.get(jobId);
+    expect(job).toMatchObject({ status: "completed", bytesDownloaded: PDF.length });
+
+    // Only a failed or cancelled job is retried; nothing more is recorded.
+    const again = await post(writable.url, `/jobs/${jobId}/retry`, { _csrf: token });
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain("only a failed or cancelled job can be retried");
+    expect((await post(writable.url, "/jobs/no-such-job/retry", { _csrf: token })).status).toBe(404);
+    expect(await consoleRows()).toHaveLength(1);
+  });
+
+  test("at most 32 event streams at once: one more is 503", async () => {
+    const open = [];
+    for (let i = 0; i < 32; i++) {
+      const events = eventReader(await fetch(`${writable.url}/jobs/events`));
+      expect((await events.next()).event).toBe("snapshot");
+      open.push(events);
+    }
+    const refused = await fetch(`${writable.url}/jobs/events`);
+    expect(refused.status).toBe(503);
+    expect(await refused.text()).toContain("32 live job streams are open already");
+    // Another console over the same runtime counts its own.
+    const other = eventReader(await fetch(`${readOnly.url}/jobs/events`));
+    expect((await other.next()).event).toBe("snapshot");
+    await other.cancel();
+    // A client that goes away gives its place back.
+    for (const events of open) await events.cancel();
+    let status = 0;
+    for (let tries = 0; tries < 100 && status !== 200; tries++) {
+      const again = await fetch(`${writable.url}/jobs/events`);
+      status = again.status;
+      await again.body?.cancel();
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status).toBe(200);
+  });
+
+  test("with no job the page says how one starts; a bad page number is a clear 400", async () => {
+    expect(await page(writable)).toContain("No download jobs yet");
+    const bad = await fetch(`${writable.url}/jobs?page=0`);
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("The page parameter must be a whole number from 1");
+  });
+});
