@@ -48,6 +48,7 @@ export interface ConsoleHandler {
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/assets/console.css": { file: "./assets/console.css", type: "text/css; charset=utf-8" },
   "/assets/console.js": { file: "./assets/console.js", type: "text/javascript; charset=utf-8" },
+  "/assets/favicon.svg": { file: "./assets/favicon.svg", type: "image/svg+xml" },
 };
 
 const STATUS_OF: Record<string, number> = {

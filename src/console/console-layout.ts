@@ -33,7 +33,7 @@ export function renderLayout(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<link rel="icon" href="data:,">
+<link rel="icon" href="${context.href("/assets/favicon.svg")}" type="image/svg+xml">
 <title>${page.title} · Sciencegate console</title>
 <link rel="stylesheet" href="${context.href("/assets/console.css")}">
 <script src="${context.href("/assets/console.js")}" defer></script>

@@ -21,7 +21,7 @@ const MIN_TOKEN_LENGTH = 16;
  * no inline script, no frames, forms posting only to the console.
  */
 export const CONSOLE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /**
  * Refuses a bind reachable from other machines without a token, or a token too short to protect.

@@ -122,7 +122,7 @@ describe("requests", () => {
   test("every answer carries the security headers; unknown pages 404, wrong methods 405", async () => {
     const page = await get(`${open.url}/sources`);
     expect(page.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     expect(page.headers.get("x-content-type-options")).toBe("nosniff");
     expect(page.headers.get("x-frame-options")).toBe("DENY");
