@@ -220,6 +220,14 @@ export class DownloadManager {
   }
 
   /**
+   * Whether this manager runs the job now (another process may run a job this one does not).
+   * @param jobId the job
+   */
+  isRunning(jobId: string): boolean {
+    return this.#running.has(jobId);
+  }
+
+  /**
    * Cancels a queued or running job; its partial file is removed. A job this manager does not run is
    * taken as left by a crashed process: it is marked `cancelled` in the store (unless it ended
    * meanwhile) and its row is written here. To cancel a job that runs in another process, mark its

@@ -3,7 +3,7 @@
  * `GET /jobs/events`, see `jobs-stream.ts`), its error and the invocation that offered its candidate;
  * Cancel and Retry for the jobs they apply to, each audited as an operator change.
  */
-import { type DownloadJob, unknownJob } from "../artifacts/index.js";
+import { cancelStoredJob, type DownloadJob, unknownJob } from "../artifacts/index.js";
 import type { McpToolResult } from "../contract/index.js";
 import { GovernanceError } from "../core/index.js";
 import type { Governance } from "../runtime/index.js";
@@ -64,7 +64,16 @@ ${pager(context, "/jobs", list)}`;
           { data: { jobId: job.jobId, status: job.status } },
         );
       }
-      const after = await governance.downloads.cancel(job.jobId);
+      // A job running in another process (the app, while this console runs on its own) is stopped by
+      // that process when it sees its row marked; it writes the job's ledger row itself.
+      const after = governance.downloads.isRunning(job.jobId)
+        ? await governance.downloads.cancel(job.jobId)
+        : (
+            await cancelStoredJob(governance.downloads.jobs, job.jobId, {
+              error: new GovernanceError("CANCELLED", "Cancelled from the Sciencegate console."),
+              now: context.clock.now(),
+            })
+          ).job;
       if (after.status !== "cancelled") return { kind: "redirect", location: "/jobs?done=ended" };
       await recordConsoleChange(governance, change(job, "cancel_job"), { clock: context.clock });
       return { kind: "redirect", location: "/jobs?done=cancelled" };

@@ -9,7 +9,12 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { DownloadResult } from "../../src/artifacts/index.js";
 import { type ConsoleServer, createConsoleHandler, serveConsole } from "../../src/console/index.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import type { AuthorizationRecord } from "../../src/governance/audit/index.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
+import { createGovernance } from "../../src/runtime/create-governance.js";
+import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { CHUNKS, createDownloadLab, type DownloadLab, PDF } from "../gateway/gateway-downloads-harness.js";
 import {
   BROWSER_FORM_HEADERS,
@@ -234,6 +239,50 @@ describe("the Downloads page", () => {
     expect(await again.text()).toContain("only a job that has not ended can be cancelled");
     expect((await post(writable.url, "/jobs/no-such-job/cancel", { _csrf: token })).status).toBe(404);
     expect(await consoleRows()).toHaveLength(1);
+  });
+
+  test("Cancel from a console in another process marks the row; the process running the job stops it and writes its one row", async () => {
+    const release = gate();
+    const { jobId, outcome } = await startHeldDownload(release);
+    // The console's own runtime over the same data directory (jobs.sqlite), as `sciencegate console` opens it.
+    const other = await createGovernance({
+      config: { servers: [] },
+      pool: createInMemoryPool({}),
+      dataDir: lab.dataDir,
+      ledger: new MemoryLedger(),
+      store: new MemoryContentStore(),
+      grants: new MemoryGrantStore(),
+    });
+    const remote = await serveConsole(other, { port: 0, writable: true });
+    try {
+      expect(other.downloads.isRunning(jobId)).toBe(false);
+      const html = await page(remote);
+      expect(rowOf(html, jobId)).toContain('data-status="running"');
+      const response = await post(
+        remote.url,
+        `/jobs/${jobId}/cancel`,
+        { _csrf: csrfOf(html) },
+        BROWSER_FORM_HEADERS,
+      );
+      expect(response.status).toBe(303);
+      // The running process notices at its next progress tick (1 s) and ends the job itself.
+      const result = await outcome;
+      expect(result.status).toBe("cancelled");
+      const rows = (await lab.governance.ledger.query({ sessionId: SESSION })).filter(
+        (row) => row.toolId === "artifact_download",
+      );
+      expect(rows).toHaveLength(1);
+      expect(rows[0]?.error?.code).toBe("CANCELLED");
+      // The console's runtime wrote no download row of its own, only its audit of the change.
+      expect((await other.ledger.query({})).length).toBe(0);
+      const audit = (await other.ledger.listAuthorizations({ sessionId: SESSION })).map(
+        (row) => row.decisionSource,
+      );
+      expect(audit).toEqual(["operator_console"]);
+    } finally {
+      await remote.close();
+      await other.close();
+    }
   });
 
   test("Retry answers at once while the transfer runs, the job completes later, and the retry is audited", async () => {
