@@ -1,9 +1,11 @@
 export { type ContentObject, contentObject, jsonObject, jsonObjectAsIs } from "./content-object.js";
 export { type ContentRef, type ContentStore, FileContentStore, MemoryContentStore } from "./content-store.js";
 export type {
+  AuthorizationListOptions,
   AuthorizationRecord,
   InvocationRecord,
   Ledger,
+  LedgerActivityBucket,
   LedgerObjects,
   LedgerQuery,
   LedgerSummary,

@@ -36,7 +36,7 @@ describe("SqliteLedger on disk", () => {
     const raw = new Database(path, { readonly: true });
     try {
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(2);
+      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(3);
     } finally {
       raw.close();
       await ledger.close();
@@ -148,7 +148,7 @@ describe("SqliteLedger on disk", () => {
     raw.close();
     await expect(SqliteLedger.open(path)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 2 },
+      data: { version: 99, supported: 3 },
     });
     const check = new Database(path, { readonly: true });
     expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(99);

@@ -48,7 +48,7 @@ describe("PostgresLedger across replicas", () => {
     const versions = await dbs[0]!.query(
       "SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'",
     );
-    expect(versions).toEqual([{ version: 1 }]);
+    expect(versions).toEqual([{ version: 2 }]);
   });
 
   test("400 concurrent appends through two replicas, 50 of them racing for the same calls, lose no row", async () => {
@@ -125,7 +125,7 @@ describe("PostgresLedger across replicas", () => {
     await db.query("UPDATE sciencegate_schema_versions SET version = 99 WHERE store = 'ledger'");
     await expect(PostgresLedger.open(db)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 1 },
+      data: { version: 99, supported: 2 },
     });
   });
 
