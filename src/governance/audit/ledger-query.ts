@@ -270,7 +270,7 @@ export interface LedgerSqlDialect {
   errorMessage: string;
   /** The stored value of `cache_hit`. */
   cacheHit(value: boolean): BindValue;
-  /** A condition: the column contains the LIKE pattern, ASCII letters in either case. */
+  /** A condition: the column contains the LIKE pattern (ASCII letters lowered), in either case. */
   contains(column: string, pattern: string): string;
 }
 

@@ -34,9 +34,12 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
    CREATE TABLE sciencegate_ledger_objects (
      sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64),
      size INTEGER NOT NULL, bytes BYTEA NOT NULL CHECK (octet_length(bytes) = size));`,
-  // Browsing: pages in the ledger's order, alone or by source; the authorizations newest first.
-  `CREATE INDEX sciencegate_invocations_started ON sciencegate_invocations (started_ms, seq);
-   CREATE INDEX sciencegate_invocations_source ON sciencegate_invocations (source_id, started_ms, seq);
+  // Browsing: pages in the ledger's order, alone or by source, with what counts by source and outcome
+  // need (index-only scans); the authorizations newest first.
+  `CREATE INDEX sciencegate_invocations_started ON sciencegate_invocations (started_ms, seq)
+     INCLUDE (source_id, status);
+   CREATE INDEX sciencegate_invocations_source ON sciencegate_invocations (source_id, started_ms, seq)
+     INCLUDE (status);
    CREATE INDEX sciencegate_authorizations_created ON sciencegate_authorizations (created_ms, seq);`,
 ];
 

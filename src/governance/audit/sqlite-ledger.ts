@@ -70,10 +70,11 @@ const MIGRATIONS: readonly string[] = [
      seq INTEGER PRIMARY KEY,
      sha256 TEXT NOT NULL UNIQUE CHECK (length(sha256) = 64),
      size INTEGER NOT NULL, bytes BLOB NOT NULL CHECK (length(bytes) = size));`,
-  // Browsing: pages in the ledger's order (an index ends in the rowid, seq), alone or by source; the
-  // authorizations newest first.
-  `CREATE INDEX invocations_started ON invocations (started_ms);
-   CREATE INDEX invocations_source ON invocations (source_id, started_ms);
+  // Browsing: pages in the ledger's order (started_ms, seq), alone or by source, and counts by source
+  // and outcome from the index alone (activity scans the first one, not the table); authorizations
+  // newest first (an index ends in the rowid, seq).
+  `CREATE INDEX invocations_started ON invocations (started_ms, seq, source_id, status);
+   CREATE INDEX invocations_source ON invocations (source_id, started_ms, seq, status);
    CREATE INDEX authorizations_created ON authorizations (created_ms);`,
 ];
 
