@@ -6,9 +6,11 @@
 import type { ContentObject } from "../../src/governance/audit/content-object.js";
 import type { ContentRef, ContentStore } from "../../src/governance/audit/content-store.js";
 import type {
+  AuthorizationListOptions,
   AuthorizationRecord,
   InvocationRecord,
   Ledger,
+  LedgerActivityBucket,
   LedgerObjects,
   LedgerQuery,
   LedgerSummary,
@@ -100,6 +102,14 @@ export class TimedLedger implements Ledger {
     return this.#inner.query(query);
   }
 
+  count(query?: LedgerQuery): Promise<number> {
+    return this.#inner.count(query);
+  }
+
+  activity(query: LedgerQuery & { bucketMs: number }): Promise<LedgerActivityBucket[]> {
+    return this.#inner.activity(query);
+  }
+
   summary(options?: { sessionId?: string }): Promise<LedgerSummary> {
     return this.#inner.summary(options);
   }
@@ -108,7 +118,11 @@ export class TimedLedger implements Ledger {
     return this.#inner.appendAuthorization(record);
   }
 
-  listAuthorizations(options?: { sessionId?: string }): Promise<AuthorizationRecord[]> {
+  getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {
+    return this.#inner.getAuthorization(id);
+  }
+
+  listAuthorizations(options?: AuthorizationListOptions): Promise<AuthorizationRecord[]> {
     return this.#inner.listAuthorizations(options);
   }
 

@@ -44,6 +44,7 @@ export {
   toErrorBody,
 } from "../core/index.js";
 export {
+  type AuthorizationListOptions,
   type AuthorizationRecord,
   type ContentObject,
   type ContentRef,
@@ -52,6 +53,7 @@ export {
   FileContentStore,
   type InvocationRecord,
   type Ledger,
+  type LedgerActivityBucket,
   type LedgerObjects,
   type LedgerQuery,
   type LedgerSummary,

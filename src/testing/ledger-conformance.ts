@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import type { AuthorizationRecord, InvocationRecord, Ledger } from "../governance/audit/index.js";
+import { ledgerBrowseTests } from "./ledger-browse-conformance.js";
 import { ledgerObjectsTests } from "./ledger-objects-conformance.js";
 
 /** An ISO timestamp `seconds` after a fixed instant, so ordering tests do not depend on the real clock. */
@@ -89,7 +90,8 @@ const FULL: InvocationRecord = {
 
 /**
  * Registers a vitest suite that checks a `Ledger` implementation, including the objects it keeps with
- * its rows when it has `objects` (or that it refuses them when it has not).
+ * its rows when it has `objects` (or that it refuses them when it has not), and what a console browses
+ * with: the filters, `after` paging, `count`, `activity` and authorizations by id.
  * @param name suite title, e.g. `"SqliteLedger"`
  * @param factory returns a fresh, empty ledger for each test; the suite closes it afterwards
  * @example
@@ -364,5 +366,6 @@ export function describeLedgerConformance(name: string, factory: () => Promise<L
     });
 
     ledgerObjectsTests(open);
+    ledgerBrowseTests(factory);
   });
 }

@@ -7,9 +7,11 @@ export {
 } from "./content-object.js";
 export { type ContentRef, type ContentStore, FileContentStore, MemoryContentStore } from "./content-store.js";
 export type {
+  AuthorizationListOptions,
   AuthorizationRecord,
   InvocationRecord,
   Ledger,
+  LedgerActivityBucket,
   LedgerObjects,
   LedgerQuery,
   LedgerSummary,

@@ -71,18 +71,65 @@ export interface AuthorizationRecord {
   epoch: number;
 }
 
-/** Filters of `Ledger.query`; all given filters must match. Empty strings count as absent. */
+/**
+ * Filters of `Ledger.query`, `count` and `activity`; all given filters must match. Empty strings count
+ * as absent. Times are compared at millisecond precision.
+ * @example
+ * // The second page of a console's table, newest first: pass the last row of the first page.
+ * const first = await ledger.query({ sourceId: "pubmed", text: "timeout", order: "desc", limit: 50 });
+ * const next = await ledger.query({
+ *   sourceId: "pubmed", text: "timeout", order: "desc", limit: 50, after: first.at(-1)?.invocationId,
+ * });
+ */
 export interface LedgerQuery {
-  sessionId?: string;
-  threadId?: string;
-  runId?: string;
-  sourceId?: string;
-  toolId?: string;
-  status?: InvocationStatus;
+  sessionId?: string | undefined;
+  threadId?: string | undefined;
+  runId?: string | undefined;
+  sourceId?: string | undefined;
+  toolId?: string | undefined;
+  status?: InvocationStatus | undefined;
+  /** Only failed rows whose `error.code` is this. */
+  errorCode?: string | undefined;
+  /** Only cache hits (`true`), or only calls that were not answered from the cache (`false`). */
+  cacheHit?: boolean | undefined;
+  /** Only rows with `startedAt` at or after this ISO-8601 timestamp (with a zone, e.g. `Z`). */
+  startedFrom?: string | undefined;
+  /** Only rows with `startedAt` before this ISO-8601 timestamp (with a zone). */
+  startedBefore?: string | undefined;
+  /**
+   * Only rows where one of `invocationId`, `sessionId`, `threadId`, `toolCallId`, `sourceId`, `toolId`,
+   * `error.code` or `error.message` contains this text. ASCII letters match in either case; other
+   * characters, `%` and `_` included, match literally. At most 256 characters.
+   */
+  text?: string | undefined;
+  /**
+   * Keyset paging: an invocation id; only rows that come after that row in this query's order are
+   * returned (the row itself need not match the filters). Pass the last row of a page to get the next.
+   */
+  after?: string | undefined;
   /** Maximum number of rows (applied after ordering, so `desc` + `limit` gives the latest). */
-  limit?: number;
+  limit?: number | undefined;
   /** By `startedAt`, ties in append order. @default "asc" */
-  order?: "asc" | "desc";
+  order?: "asc" | "desc" | undefined;
+}
+
+/** How many rows of one source and outcome started in one time bucket (`Ledger.activity`). */
+export interface LedgerActivityBucket {
+  /** ISO-8601 start of the bucket: `floor(startedMs / bucketMs) * bucketMs` since the epoch, in UTC. */
+  start: string;
+  sourceId: string;
+  status: InvocationStatus;
+  count: number;
+}
+
+/** Options of `Ledger.listAuthorizations`. Empty strings count as absent. */
+export interface AuthorizationListOptions {
+  /** Only this session's authorizations. */
+  sessionId?: string | undefined;
+  /** Maximum number of rows (applied after ordering). @default all */
+  limit?: number | undefined;
+  /** By `createdAt`, ties in append order. @default "asc" */
+  order?: "asc" | "desc" | undefined;
 }
 
 /** Totals over the ledger or one session. */
@@ -136,10 +183,33 @@ export interface Ledger {
   /** The row of one tool call of one thread (to replay a completed call on resume), or `undefined`. */
   findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined>;
   /**
-   * Rows matching every given filter.
-   * @throws GovernanceError `INVALID_INPUT` for a negative or fractional `limit` or an unknown `order`
+   * Rows matching every given filter, ordered by `startedAt` (ties in append order). Paging with
+   * `after` reads an index, so every page costs about the same.
+   * @param query filters, order, limit and the `after` cursor
+   * @throws GovernanceError `INVALID_INPUT` naming the field for a negative or fractional `limit`, an
+   *   unknown `order`, a non-ISO `startedFrom`/`startedBefore`, a `cacheHit` that is not a boolean or a
+   *   `text` past 256 characters; `UNKNOWN_ID` (`data.after`) when `after` names no recorded row
    */
   query(query?: LedgerQuery): Promise<InvocationRecord[]>;
+  /**
+   * How many rows match the filters (`limit`, `order` and `after` are ignored).
+   * @param query the filters
+   * @throws GovernanceError `INVALID_INPUT` as `query`
+   */
+  count(query?: LedgerQuery): Promise<number>;
+  /**
+   * Rows per time bucket, source and outcome, for a chart: sorted by `start`, then `sourceId`, then
+   * `status`; empty buckets are left out. `limit`, `order` and `after` are ignored.
+   * @param query the filters, and `bucketMs`: the bucket width in ms, an integer from 1,000 (a second)
+   *   to 31,622,400,000 (366 days)
+   * @throws GovernanceError `INVALID_INPUT` as `query`, for a bad `bucketMs`, or when the range spans
+   *   more than 1,000 buckets; a missing `startedFrom` (`startedBefore`) counts as the ledger's first
+   *   (last) row, so ask for a range or a wider bucket (`data.buckets`, `data.maxBuckets`)
+   * @example
+   * // Hourly counts of the last day.
+   * const buckets = await ledger.activity({ startedFrom: dayAgo, startedBefore: now, bucketMs: 3_600_000 });
+   */
+  activity(query: LedgerQuery & { bucketMs: number }): Promise<LedgerActivityBucket[]>;
   /** Totals over every row, or over one session's rows. */
   summary(options?: { sessionId?: string }): Promise<LedgerSummary>;
   /**
@@ -147,8 +217,14 @@ export interface Ledger {
    * @throws GovernanceError `DUPLICATE_ID` for a known `id`; `INVALID_INPUT` for a malformed record
    */
   appendAuthorization(record: AuthorizationRecord): Promise<void>;
-  /** Authorizations ordered by `createdAt` (ties in append order), optionally of one session. */
-  listAuthorizations(options?: { sessionId?: string }): Promise<AuthorizationRecord[]>;
+  /** The authorization row with this id (the one an invocation's `authorizationId` names), or `undefined`. */
+  getAuthorization(id: string): Promise<AuthorizationRecord | undefined>;
+  /**
+   * Authorizations ordered by `createdAt` (ties in append order), optionally of one session.
+   * @param options the session, the order (default ascending) and the limit (default all)
+   * @throws GovernanceError `INVALID_INPUT` for a negative or fractional `limit` or an unknown `order`
+   */
+  listAuthorizations(options?: AuthorizationListOptions): Promise<AuthorizationRecord[]>;
   /** Releases the store. Idempotent. */
   close(): Promise<void>;
   /**
@@ -192,7 +268,8 @@ export function checkInlineObjects(
 }
 
 type FieldKind = "id" | "text" | "text?" | "iso" | "count" | "ms" | "ms?" | "bool";
-interface Issue {
+/** One problem of a record or query, with the path of its field. */
+export interface Issue {
   path: string;
   message: string;
 }
@@ -242,7 +319,8 @@ const AUTHORIZATION_FIELDS: Record<keyof AuthorizationRecord, FieldKind> = {
   epoch: "count",
 };
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
-const FIELD_RULES: Record<FieldKind, [test: (value: unknown) => boolean, message: string]> = {
+/** The rule of each field kind: its test and what the error says. Shared with `ledger-query.ts`. */
+export const FIELD_RULES: Record<FieldKind, [test: (value: unknown) => boolean, message: string]> = {
   id: [(v) => typeof v === "string" && v !== "", "must be a non-empty string"],
   text: [(v) => typeof v === "string", "must be a string"],
   "text?": [(v) => typeof v === "string", "must be a string when present"],
@@ -295,7 +373,13 @@ function pick(
   return out;
 }
 
-function invalid(what: string, issues: Issue[]): GovernanceError {
+/**
+ * The `INVALID_INPUT` error listing every issue.
+ * @param what what was checked, e.g. `ledger query`
+ * @param issues the problems, each with its field path
+ * @returns the error, with `data.issues`
+ */
+export function invalid(what: string, issues: Issue[]): GovernanceError {
   const list = issues.map((issue) => `${issue.path} ${issue.message}`).join("; ");
   return new GovernanceError("INVALID_INPUT", `Invalid ${what}: ${list}.`, { data: { issues } });
 }
@@ -334,34 +418,6 @@ export function normalizeAuthorizationRecord(record: AuthorizationRecord): Autho
   const out = pick(record, AUTHORIZATION_RULES, issues);
   if (issues.length > 0) throw invalid("authorization record", issues);
   return out as unknown as AuthorizationRecord;
-}
-
-const FILTER_KEYS = ["sessionId", "threadId", "runId", "sourceId", "toolId", "status"] as const;
-
-/**
- * A query's filters with empty strings removed, its order and its limit, checked.
- * @param query the caller's query
- * @returns the present filters, the order and the limit (`undefined` for none)
- * @throws GovernanceError `INVALID_INPUT` for a negative or fractional `limit` or an unknown `order`
- */
-export function normalizeLedgerQuery(query: LedgerQuery = {}): {
-  filters: Partial<Record<(typeof FILTER_KEYS)[number], string>>;
-  order: "asc" | "desc";
-  limit: number | undefined;
-} {
-  const issues: Issue[] = [];
-  const filters: Partial<Record<(typeof FILTER_KEYS)[number], string>> = {};
-  for (const key of FILTER_KEYS) {
-    const value = query[key];
-    if (value !== undefined && value !== "") filters[key] = value;
-  }
-  const order = query.order ?? "asc";
-  if (order !== "asc" && order !== "desc") issues.push({ path: "order", message: 'must be "asc" or "desc"' });
-  const { limit } = query;
-  if (limit !== undefined && !FIELD_RULES.count[0](limit))
-    issues.push({ path: "limit", message: FIELD_RULES.count[1] });
-  if (issues.length > 0) throw invalid("ledger query", issues);
-  return { filters, order, limit };
 }
 
 /**

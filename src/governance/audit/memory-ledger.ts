@@ -2,19 +2,31 @@
 import { GovernanceError, sha256Hex } from "../../core/index.js";
 import type { ContentObject } from "./content-object.js";
 import {
+  type AuthorizationListOptions,
   type AuthorizationRecord,
   checkInlineObjects,
   closedLedgerError,
   duplicateError,
   type InvocationRecord,
   type Ledger,
+  type LedgerActivityBucket,
   type LedgerObjects,
   type LedgerQuery,
   type LedgerSummary,
   normalizeAuthorizationRecord,
   normalizeInvocationRecord,
-  normalizeLedgerQuery,
 } from "./ledger.js";
+import {
+  bucketStart,
+  checkActivitySpan,
+  matchesLedgerQuery,
+  type NormalizedLedgerQuery,
+  normalizeActivityQuery,
+  normalizeAuthorizationListing,
+  normalizeLedgerQuery,
+  toActivityBuckets,
+  unknownCursorError,
+} from "./ledger-query.js";
 
 interface Stored<T> {
   seq: number;
@@ -33,7 +45,8 @@ export interface MemoryLedgerOptions {
 
 /**
  * A `Ledger` held in memory; rows vanish with the process. Records are copied in and out, so callers
- * cannot change what was recorded.
+ * cannot change what was recorded. Rows are kept in the ledger's order, so a page scans only as far as
+ * it needs; counts and filters scan every row.
  * @example
  * const ledger = new MemoryLedger();
  * await ledger.append(record);
@@ -42,11 +55,13 @@ export interface MemoryLedgerOptions {
 export class MemoryLedger implements Ledger {
   #seq = 0;
   #closed = false;
+  /** In the ledger's order: by start, ties in append order. */
   readonly #invocations: Stored<InvocationRecord>[] = [];
-  readonly #byId = new Map<string, InvocationRecord>();
+  readonly #byId = new Map<string, Stored<InvocationRecord>>();
   readonly #byCall = new Map<string, InvocationRecord>();
+  /** In listing order: by creation, ties in append order. */
   readonly #authorizations: Stored<AuthorizationRecord>[] = [];
-  readonly #authorizationIds = new Set<string>();
+  readonly #authorizationsById = new Map<string, AuthorizationRecord>();
   readonly #objects = new Map<string, Uint8Array>();
   readonly #maxInlineBytes: number | undefined;
   readonly objects: LedgerObjects | undefined;
@@ -103,14 +118,15 @@ export class MemoryLedger implements Ledger {
       // Copied, so a caller that reuses its buffer cannot change what was recorded.
       if (!this.#objects.has(object.sha256)) this.#objects.set(object.sha256, new Uint8Array(object.bytes));
     }
-    this.#invocations.push({ seq: ++this.#seq, at: Date.parse(clean.startedAt), record: clean });
-    this.#byId.set(clean.invocationId, clean);
+    const stored = { seq: ++this.#seq, at: Date.parse(clean.startedAt), record: clean };
+    insertInOrder(this.#invocations, stored);
+    this.#byId.set(clean.invocationId, stored);
     if (key !== undefined) this.#byCall.set(key, clean);
   }
 
   async get(invocationId: string): Promise<InvocationRecord | undefined> {
     this.#ensureOpen();
-    return copy(this.#byId.get(invocationId));
+    return copy(this.#byId.get(invocationId)?.record);
   }
 
   async findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined> {
@@ -121,12 +137,46 @@ export class MemoryLedger implements Ledger {
 
   async query(query: LedgerQuery = {}): Promise<InvocationRecord[]> {
     this.#ensureOpen();
-    const { filters, order, limit } = normalizeLedgerQuery(query);
-    const wanted = Object.entries(filters) as [keyof InvocationRecord, string][];
-    const rows = sortRows(this.#invocations, order)
-      .map((row) => row.record)
-      .filter((record) => wanted.every(([key, value]) => record[key] === value));
-    return (limit === undefined ? rows : rows.slice(0, limit)).map((record) => structuredClone(record));
+    const normalized = normalizeLedgerQuery(query);
+    const { order, limit, after } = normalized;
+    const rows = this.#invocations;
+    let from = order === "asc" ? 0 : rows.length - 1;
+    if (after !== undefined) {
+      const cursor = this.#byId.get(after);
+      if (cursor === undefined) throw unknownCursorError(after);
+      const index = indexOf(rows, cursor);
+      from = order === "asc" ? index + 1 : index - 1;
+    }
+    const step = order === "asc" ? 1 : -1;
+    const out: InvocationRecord[] = [];
+    for (let i = from; i >= 0 && i < rows.length && out.length !== limit; i += step) {
+      const { record } = rows[i] as Stored<InvocationRecord>;
+      if (matchesLedgerQuery(record, normalized)) out.push(structuredClone(record));
+    }
+    return out;
+  }
+
+  async count(query: LedgerQuery = {}): Promise<number> {
+    this.#ensureOpen();
+    return this.#matching(normalizeLedgerQuery(query)).length;
+  }
+
+  async activity(query: LedgerQuery & { bucketMs: number }): Promise<LedgerActivityBucket[]> {
+    this.#ensureOpen();
+    const normalized = normalizeActivityQuery(query);
+    const rows = this.#invocations;
+    const [first, last] = [rows[0], rows.at(-1)];
+    const span = first && last ? { firstMs: first.at, lastMs: last.at } : undefined;
+    if (!checkActivitySpan(normalized, span)) return [];
+    const counts = new Map<string, { bucket: number; source_id: string; status: string; n: number }>();
+    for (const { at, record } of this.#matching(normalized)) {
+      const bucket = bucketStart(at, normalized.bucketMs);
+      const key = JSON.stringify([bucket, record.sourceId, record.status]);
+      const entry = counts.get(key) ?? { bucket, source_id: record.sourceId, status: record.status, n: 0 };
+      entry.n += 1;
+      counts.set(key, entry);
+    }
+    return toActivityBuckets(counts.values());
   }
 
   async summary(options: { sessionId?: string } = {}): Promise<LedgerSummary> {
@@ -157,22 +207,34 @@ export class MemoryLedger implements Ledger {
   async appendAuthorization(record: AuthorizationRecord): Promise<void> {
     this.#ensureOpen();
     const clean = normalizeAuthorizationRecord(record);
-    if (this.#authorizationIds.has(clean.id))
+    if (this.#authorizationsById.has(clean.id))
       throw duplicateError(`Authorization ${clean.id} is already recorded.`);
-    this.#authorizationIds.add(clean.id);
-    this.#authorizations.push({ seq: ++this.#seq, at: Date.parse(clean.createdAt), record: clean });
+    this.#authorizationsById.set(clean.id, clean);
+    insertInOrder(this.#authorizations, { seq: ++this.#seq, at: Date.parse(clean.createdAt), record: clean });
   }
 
-  async listAuthorizations(options: { sessionId?: string } = {}): Promise<AuthorizationRecord[]> {
+  async getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {
     this.#ensureOpen();
-    return sortRows(this.#authorizations, "asc")
+    return copy(this.#authorizationsById.get(id));
+  }
+
+  async listAuthorizations(options: AuthorizationListOptions = {}): Promise<AuthorizationRecord[]> {
+    this.#ensureOpen();
+    const { sessionId, order, limit } = normalizeAuthorizationListing(options);
+    const rows = this.#authorizations
       .map((row) => row.record)
-      .filter((record) => !options.sessionId || record.sessionId === options.sessionId)
-      .map((record) => structuredClone(record));
+      .filter((record) => sessionId === undefined || record.sessionId === sessionId);
+    if (order === "desc") rows.reverse();
+    return rows.slice(0, limit).map((record) => structuredClone(record));
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+  }
+
+  /** Every row matching the query's filters, in ascending order. */
+  #matching(query: NormalizedLedgerQuery): Stored<InvocationRecord>[] {
+    return this.#invocations.filter(({ record }) => matchesLedgerQuery(record, query));
   }
 
   #ensureOpen(): void {
@@ -189,7 +251,22 @@ function copy<T>(record: T | undefined): T | undefined {
   return record === undefined ? undefined : structuredClone(record);
 }
 
-function sortRows<T>(rows: readonly Stored<T>[], order: "asc" | "desc"): Stored<T>[] {
-  const direction = order === "asc" ? 1 : -1;
-  return [...rows].sort((a, b) => direction * (a.at - b.at || a.seq - b.seq));
+const before = <T>(a: Stored<T>, b: Stored<T>) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+
+/** The index of the first row not before `row` (binary search over rows in order). */
+function indexOf<T>(rows: readonly Stored<T>[], row: Stored<T>): number {
+  let [low, high] = [0, rows.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (before(rows[middle] as Stored<T>, row)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Inserts a row in order; rows usually arrive in order, so this is a push. */
+function insertInOrder<T>(rows: Stored<T>[], row: Stored<T>): void {
+  const last = rows.at(-1);
+  if (last === undefined || before(last, row)) rows.push(row);
+  else rows.splice(indexOf(rows, row), 0, row);
 }

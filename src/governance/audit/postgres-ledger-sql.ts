@@ -2,6 +2,7 @@
  * The tables of `PostgresLedger` and how a record maps to their columns (see `postgres-ledger.ts`).
  */
 import type { AuthorizationRecord, InvocationRecord } from "./ledger.js";
+import { column } from "./ledger-query.js";
 
 /** A row as `pg` returns it. */
 export type Row = Record<string, unknown>;
@@ -33,6 +34,13 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
    CREATE TABLE sciencegate_ledger_objects (
      sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64),
      size INTEGER NOT NULL, bytes BYTEA NOT NULL CHECK (octet_length(bytes) = size));`,
+  // Browsing: pages in the ledger's order, alone or by source, with what counts by source and outcome
+  // need (index-only scans); the authorizations newest first.
+  `CREATE INDEX sciencegate_invocations_started ON sciencegate_invocations (started_ms, seq)
+     INCLUDE (source_id, status);
+   CREATE INDEX sciencegate_invocations_source ON sciencegate_invocations (source_id, started_ms, seq)
+     INCLUDE (status);
+   CREATE INDEX sciencegate_authorizations_created ON sciencegate_authorizations (created_ms, seq);`,
 ];
 
 const INVOCATION_FIELDS = `invocationId sessionId threadId toolCallId runId sourceId toolId mcpToolName status
@@ -48,10 +56,6 @@ const NUMERIC_TYPES: Record<string, string> = {
   attempts: "BIGINT",
   epoch: "BIGINT",
 };
-
-export function column(field: string): string {
-  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
 
 /**
  * One insert of a whole batch: the rows travel as one JSON array, so a batch costs one statement

@@ -13,22 +13,33 @@ import {
 } from "../../core/index.js";
 import type { ContentObject } from "./content-object.js";
 import {
+  type AuthorizationListOptions,
   type AuthorizationRecord,
   checkInlineObjects,
   closedLedgerError,
   duplicateError,
   type InvocationRecord,
   type Ledger,
+  type LedgerActivityBucket,
   type LedgerObjects,
   type LedgerQuery,
   type LedgerSummary,
   normalizeAuthorizationRecord,
   normalizeInvocationRecord,
-  normalizeLedgerQuery,
 } from "./ledger.js";
 import {
+  checkActivitySpan,
+  type LedgerCursor,
+  type LedgerSqlDialect,
+  ledgerWhere,
+  normalizeActivityQuery,
+  normalizeAuthorizationListing,
+  normalizeLedgerQuery,
+  toActivityBuckets,
+  unknownCursorError,
+} from "./ledger-query.js";
+import {
   authorizationRow,
-  column,
   INSERT_AUTHORIZATIONS,
   INSERT_INVOCATIONS,
   invocationRow,
@@ -45,6 +56,18 @@ const MAX_QUEUED_WRITES = 256;
 const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /** Objects re-hashed per page by `verifyAll`, so memory stays bounded by a page. */
 const VERIFY_PAGE = 64;
+
+/**
+ * How PostgreSQL spells a query's conditions. lower() under the "C" collation folds ASCII letters only,
+ * as SQLite's LIKE does, whatever the database's locale (and costs half what ILIKE does).
+ */
+const POSTGRES_DIALECT: LedgerSqlDialect = {
+  bind: (params, value) => `$${params.push(value)}`,
+  errorCode: "error->>'code'",
+  errorMessage: "error->>'message'",
+  cacheHit: (value) => value,
+  contains: (column, pattern) => `lower((${column}) COLLATE "C") LIKE ${pattern} ESCAPE '\\'`,
+};
 
 /** Options of `PostgresLedger.open`. */
 export interface PostgresLedgerOptions {
@@ -161,16 +184,43 @@ export class PostgresLedger implements Ledger {
   }
 
   async query(query: LedgerQuery = {}): Promise<InvocationRecord[]> {
-    const { filters, order, limit } = normalizeLedgerQuery(query);
-    const entries = Object.entries(filters);
-    const where = entries.map(([field], i) => `${column(field)} = $${i + 1}`).join(" AND ");
-    const direction = order === "desc" ? "DESC" : "ASC";
+    const normalized = normalizeLedgerQuery(query);
+    const cursor = normalized.after === undefined ? undefined : await this.#cursorOf(normalized.after);
+    const { sql, params } = ledgerWhere(normalized, POSTGRES_DIALECT, cursor);
+    const direction = normalized.order === "desc" ? "DESC" : "ASC";
     const rows = await this.#read(
-      `SELECT * FROM sciencegate_invocations ${where ? `WHERE ${where}` : ""}
-       ORDER BY started_ms ${direction}, seq ${direction} LIMIT $${entries.length + 1}`,
-      [...entries.map(([, value]) => value), limit ?? null],
+      `SELECT * FROM sciencegate_invocations ${sql}
+       ORDER BY started_ms ${direction}, seq ${direction} LIMIT $${params.length + 1}`,
+      [...params, normalized.limit ?? null],
     );
     return rows.map(toInvocation);
+  }
+
+  async count(query: LedgerQuery = {}): Promise<number> {
+    const { sql, params } = ledgerWhere(normalizeLedgerQuery(query), POSTGRES_DIALECT);
+    const [row] = await this.#read(`SELECT COUNT(*) AS n FROM sciencegate_invocations ${sql}`, params);
+    return Number(row?.n ?? 0);
+  }
+
+  async activity(query: LedgerQuery & { bucketMs: number }): Promise<LedgerActivityBucket[]> {
+    const normalized = normalizeActivityQuery(query);
+    const [span] = await this.#read(
+      'SELECT MIN(started_ms) AS "firstMs", MAX(started_ms) AS "lastMs" FROM sciencegate_invocations',
+    );
+    const held =
+      span?.firstMs == null || span.lastMs == null
+        ? undefined
+        : { firstMs: Number(span.firstMs), lastMs: Number(span.lastMs) };
+    if (!checkActivitySpan(normalized, held)) return [];
+    const { sql, params } = ledgerWhere(normalized, POSTGRES_DIALECT);
+    const width = `$${params.length + 1}::bigint`;
+    const rows = await this.#read(
+      `SELECT started_ms - ((started_ms % ${width}) + ${width}) % ${width} AS bucket, source_id, status,
+         COUNT(*) AS n
+       FROM sciencegate_invocations ${sql} GROUP BY 1, 2, 3`,
+      [...params, normalized.bucketMs],
+    );
+    return toActivityBuckets(rows as { bucket: string; source_id: string; status: string; n: string }[]);
   }
 
   async summary(options: { sessionId?: string } = {}): Promise<LedgerSummary> {
@@ -204,13 +254,20 @@ export class PostgresLedger implements Ledger {
     };
   }
 
-  async listAuthorizations(options: { sessionId?: string } = {}): Promise<AuthorizationRecord[]> {
-    const rows = options.sessionId
-      ? await this.#read(
-          "SELECT * FROM sciencegate_authorizations WHERE session_id = $1 ORDER BY created_ms, seq",
-          [options.sessionId],
-        )
-      : await this.#read("SELECT * FROM sciencegate_authorizations ORDER BY created_ms, seq");
+  async getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {
+    const [row] = await this.#read("SELECT * FROM sciencegate_authorizations WHERE id = $1", [id]);
+    return row && toAuthorization(row);
+  }
+
+  async listAuthorizations(options: AuthorizationListOptions = {}): Promise<AuthorizationRecord[]> {
+    const { sessionId, order, limit } = normalizeAuthorizationListing(options);
+    const direction = order === "desc" ? "DESC" : "ASC";
+    const [where, params] = sessionId === undefined ? ["", []] : ["WHERE session_id = $1", [sessionId]];
+    const rows = await this.#read(
+      `SELECT * FROM sciencegate_authorizations ${where}
+       ORDER BY created_ms ${direction}, seq ${direction} LIMIT $${params.length + 1}`,
+      [...params, limit ?? null],
+    );
     return rows.map(toAuthorization);
   }
 
@@ -241,6 +298,16 @@ export class PostgresLedger implements Ledger {
         `sciencegate: ${failed} audit row(s) not committed to PostgreSQL ${this.#db.label} at exit: ${error ?? "unknown error"}\n`,
       );
     }
+  }
+
+  /** Where the row `after` names sits in the ledger's order. */
+  async #cursorOf(after: string): Promise<LedgerCursor> {
+    const [row] = await this.#read(
+      "SELECT started_ms, seq FROM sciencegate_invocations WHERE invocation_id = $1",
+      [after],
+    );
+    if (row === undefined) throw unknownCursorError(after);
+    return { startedMs: Number(row.started_ms), seq: Number(row.seq) };
   }
 
   async #getObject(sha256: string): Promise<Uint8Array | undefined> {

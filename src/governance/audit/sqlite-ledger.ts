@@ -6,18 +6,19 @@ import type BetterSqlite3 from "better-sqlite3";
 import { atExit, GovernanceError, migrateSchema, openSqlite, sha256Hex } from "../../core/index.js";
 import type { ContentObject } from "./content-object.js";
 import {
+  type AuthorizationListOptions,
   type AuthorizationRecord,
   checkInlineObjects,
   closedLedgerError,
   duplicateError,
   type InvocationRecord,
   type Ledger,
+  type LedgerActivityBucket,
   type LedgerObjects,
   type LedgerQuery,
   type LedgerSummary,
   normalizeAuthorizationRecord,
   normalizeInvocationRecord,
-  normalizeLedgerQuery,
 } from "./ledger.js";
 import {
   createLedgerWriter,
@@ -26,6 +27,18 @@ import {
   type LedgerWriteResult,
   type LedgerWriter,
 } from "./ledger-checkpointer.js";
+import {
+  checkActivitySpan,
+  column,
+  type LedgerCursor,
+  type LedgerSqlDialect,
+  ledgerWhere,
+  normalizeActivityQuery,
+  normalizeAuthorizationListing,
+  normalizeLedgerQuery,
+  toActivityBuckets,
+  unknownCursorError,
+} from "./ledger-query.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
@@ -57,6 +70,12 @@ const MIGRATIONS: readonly string[] = [
      seq INTEGER PRIMARY KEY,
      sha256 TEXT NOT NULL UNIQUE CHECK (length(sha256) = 64),
      size INTEGER NOT NULL, bytes BLOB NOT NULL CHECK (length(bytes) = size));`,
+  // Browsing: pages in the ledger's order (started_ms, seq), alone or by source, and counts by source
+  // and outcome from the index alone (activity scans the first one, not the table); authorizations
+  // newest first (an index ends in the rowid, seq).
+  `CREATE INDEX invocations_started ON invocations (started_ms, seq, source_id, status);
+   CREATE INDEX invocations_source ON invocations (source_id, started_ms, seq, status);
+   CREATE INDEX authorizations_created ON authorizations (created_ms);`,
 ];
 
 /** Invocation fields stored in a column of the same name in snake_case (cacheHit and error are converted). */
@@ -66,15 +85,23 @@ const INVOCATION_FIELDS = `invocationId sessionId threadId toolCallId runId sour
 const AUTHORIZATION_FIELDS = `id sessionId threadId toolCallId sourceId toolId action resource decisionSource
   createdAt epoch`.split(/\s+/) as (keyof AuthorizationRecord)[];
 
-function column(field: string): string {
-  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
-
 /** Fixed column lists, so each insert is one statement prepared once and bound by position. */
 const INVOCATION_COLUMNS = [...INVOCATION_FIELDS.map(column), "cache_hit", "started_ms", "error"];
 const AUTHORIZATION_COLUMNS = [...AUTHORIZATION_FIELDS.map(column), "created_ms"];
 const insertSql = (table: string, columns: readonly string[]) =>
   `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+
+/** How SQLite spells a query's conditions (LIKE folds ASCII letters only, as the port says). */
+const SQLITE_DIALECT: LedgerSqlDialect = {
+  bind: (params, value) => {
+    params.push(value);
+    return "?";
+  },
+  errorCode: "json_extract(error, '$.code')",
+  errorMessage: "json_extract(error, '$.message')",
+  cacheHit: (value) => (value ? 1 : 0),
+  contains: (column, pattern) => `${column} LIKE ${pattern} ESCAPE '\\'`,
+};
 
 /** The statements of the writer (`ledger-writer.cjs`), prepared on its connection. */
 const LEDGER_WRITE_SQL: Record<string, string> = {
@@ -232,14 +259,40 @@ export class SqliteLedger implements Ledger {
   }
 
   async query(query: LedgerQuery = {}): Promise<InvocationRecord[]> {
-    const { filters, order, limit } = normalizeLedgerQuery(query);
-    const entries = Object.entries(filters);
-    const where = entries.map(([field]) => `${column(field)} = ?`).join(" AND ");
-    const direction = order === "desc" ? "DESC" : "ASC";
-    const sql = `SELECT * FROM invocations ${where ? `WHERE ${where}` : ""}
-      ORDER BY started_ms ${direction}, seq ${direction} LIMIT ?`;
-    const rows = this.#read(sql).all(...entries.map(([, value]) => value), limit ?? -1);
+    const normalized = normalizeLedgerQuery(query);
+    const cursor = normalized.after === undefined ? undefined : this.#cursorOf(normalized.after);
+    const { sql, params } = ledgerWhere(normalized, SQLITE_DIALECT, cursor);
+    const direction = normalized.order === "desc" ? "DESC" : "ASC";
+    const rows = this.#read(
+      `SELECT * FROM invocations ${sql} ORDER BY started_ms ${direction}, seq ${direction} LIMIT ?`,
+    ).all(...params, normalized.limit ?? -1);
     return (rows as Row[]).map(toInvocation);
+  }
+
+  async count(query: LedgerQuery = {}): Promise<number> {
+    const { sql, params } = ledgerWhere(normalizeLedgerQuery(query), SQLITE_DIALECT);
+    const row = this.#read(`SELECT COUNT(*) AS n FROM invocations ${sql}`).get(...params) as { n: number };
+    return row.n;
+  }
+
+  async activity(query: LedgerQuery & { bucketMs: number }): Promise<LedgerActivityBucket[]> {
+    const normalized = normalizeActivityQuery(query);
+    // Two subqueries, so each bound is one step along the start index.
+    const span = this.#read(
+      `SELECT (SELECT MIN(started_ms) FROM invocations) AS firstMs,
+         (SELECT MAX(started_ms) FROM invocations) AS lastMs`,
+    ).get() as { firstMs: number | null; lastMs: number | null };
+    const { firstMs, lastMs } = span;
+    const held = firstMs === null || lastMs === null ? undefined : { firstMs, lastMs };
+    if (!checkActivitySpan(normalized, held)) return [];
+    const { bucketMs } = normalized;
+    const { sql, params } = ledgerWhere(normalized, SQLITE_DIALECT);
+    // The floor of started_ms to its bucket, also before 1970 (SQLite's % truncates toward zero).
+    const buckets = this.#read(
+      `SELECT started_ms - ((started_ms % ?) + ?) % ? AS bucket, source_id, status, COUNT(*) AS n
+       FROM invocations ${sql} GROUP BY bucket, source_id, status`,
+    ).all(bucketMs, bucketMs, bucketMs, ...params);
+    return toActivityBuckets(buckets as { bucket: number; source_id: string; status: string; n: number }[]);
   }
 
   async summary(options: { sessionId?: string } = {}): Promise<LedgerSummary> {
@@ -278,14 +331,18 @@ export class SqliteLedger implements Ledger {
     return this.#enqueue({ kind: "authorization", id: clean.id, values });
   }
 
-  async listAuthorizations(options: { sessionId?: string } = {}): Promise<AuthorizationRecord[]> {
-    const rows = (
-      options.sessionId
-        ? this.#read("SELECT * FROM authorizations WHERE session_id = ? ORDER BY created_ms, seq").all(
-            options.sessionId,
-          )
-        : this.#read("SELECT * FROM authorizations ORDER BY created_ms, seq").all()
-    ) as Row[];
+  async getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {
+    const row = this.#read("SELECT * FROM authorizations WHERE id = ?").get(id);
+    return row === undefined ? undefined : fromColumns<AuthorizationRecord>(row as Row, AUTHORIZATION_FIELDS);
+  }
+
+  async listAuthorizations(options: AuthorizationListOptions = {}): Promise<AuthorizationRecord[]> {
+    const { sessionId, order, limit } = normalizeAuthorizationListing(options);
+    const direction = order === "desc" ? "DESC" : "ASC";
+    const where = sessionId === undefined ? "" : "WHERE session_id = ?";
+    const rows = this.#read(
+      `SELECT * FROM authorizations ${where} ORDER BY created_ms ${direction}, seq ${direction} LIMIT ?`,
+    ).all(...(sessionId === undefined ? [] : [sessionId]), limit ?? -1) as Row[];
     return rows.map((row) => fromColumns<AuthorizationRecord>(row, AUTHORIZATION_FIELDS));
   }
 
@@ -301,6 +358,15 @@ export class SqliteLedger implements Ledger {
       await this.#checkpointer?.close().catch(() => undefined);
       this.#db.close();
     }
+  }
+
+  /** Where the row `after` names sits in the ledger's order. */
+  #cursorOf(after: string): LedgerCursor {
+    const cursor = this.#read(
+      "SELECT started_ms AS startedMs, seq FROM invocations WHERE invocation_id = ?",
+    ).get(after) as LedgerCursor | undefined;
+    if (cursor === undefined) throw unknownCursorError(after);
+    return cursor;
   }
 
   #getObject(sha256: string): Uint8Array | undefined {

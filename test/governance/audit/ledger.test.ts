@@ -36,7 +36,7 @@ describe("SqliteLedger on disk", () => {
     const raw = new Database(path, { readonly: true });
     try {
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(2);
+      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(3);
     } finally {
       raw.close();
       await ledger.close();
@@ -140,6 +140,45 @@ describe("SqliteLedger on disk", () => {
     await reopened.close();
   });
 
+  test("a ledger of schema 2 gains the browsing indexes on open, keeps its rows, and pages along an index", async () => {
+    const path = freshPath();
+    const old = await SqliteLedger.open(path);
+    for (let i = 0; i < 5; i++)
+      await old.append(row(`v2-${i}`, { startedAt: `2025-01-01T00:00:0${i}.000Z` }));
+    await old.close();
+    // Schema 2 is schema 3 without the browsing indexes.
+    const raw = new Database(path);
+    raw.exec(`DROP INDEX invocations_started; DROP INDEX invocations_source; DROP INDEX authorizations_created;
+      UPDATE schema_version SET version = 2`);
+    raw.close();
+
+    const upgraded = await SqliteLedger.open(path);
+    const page = await upgraded.query({ order: "desc", limit: 2, after: "v2-3" });
+    expect(page.map((r) => r.invocationId)).toEqual(["v2-2", "v2-1"]);
+    await upgraded.close();
+    const check = new Database(path, { readonly: true });
+    try {
+      expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(3);
+      const indexes = check
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name")
+        .pluck()
+        .all();
+      expect(indexes).toEqual(
+        expect.arrayContaining(["authorizations_created", "invocations_source", "invocations_started"]),
+      );
+      // The statement shape of a page after a cursor: an index range in order, no sort of the table.
+      const plan = check
+        .prepare(`EXPLAIN QUERY PLAN SELECT * FROM invocations WHERE started_ms <= ? AND (started_ms < ? OR seq < ?)
+          ORDER BY started_ms DESC, seq DESC LIMIT ?`)
+        .all(0, 0, 0, 50) as { detail: string }[];
+      expect(plan.map((p) => p.detail).join("; ")).toMatch(
+        /^SEARCH invocations USING INDEX invocations_started/,
+      );
+    } finally {
+      check.close();
+    }
+  });
+
   test("a ledger written by a newer schema is refused with INVALID_CONFIG and left untouched", async () => {
     const path = freshPath();
     await (await SqliteLedger.open(path)).close();
@@ -148,7 +187,7 @@ describe("SqliteLedger on disk", () => {
     raw.close();
     await expect(SqliteLedger.open(path)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 2 },
+      data: { version: 99, supported: 3 },
     });
     const check = new Database(path, { readonly: true });
     expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(99);

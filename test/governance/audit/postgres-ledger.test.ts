@@ -48,7 +48,7 @@ describe("PostgresLedger across replicas", () => {
     const versions = await dbs[0]!.query(
       "SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'",
     );
-    expect(versions).toEqual([{ version: 1 }]);
+    expect(versions).toEqual([{ version: 2 }]);
   });
 
   test("400 concurrent appends through two replicas, 50 of them racing for the same calls, lose no row", async () => {
@@ -117,6 +117,37 @@ describe("PostgresLedger across replicas", () => {
     expect((await ledger.objects?.get(calls[119]!.object.sha256))?.[0]).toBe(119);
   });
 
+  test("a ledger of schema 1 gains the browsing indexes on open and keeps its rows", async () => {
+    const older = await schemas.next();
+    const db = await openPostgres(older, { maxConnections: 2 });
+    dbs.push(db);
+    const first = await PostgresLedger.open(db);
+    for (let i = 0; i < 5; i++)
+      await first.append(row(`v1-${i}`, { startedAt: `2025-01-01T00:00:0${i}.000Z` }));
+    await first.close();
+    // Schema 1 is schema 2 without the browsing indexes.
+    await db.query(`DROP INDEX sciencegate_invocations_started; DROP INDEX sciencegate_invocations_source;
+      DROP INDEX sciencegate_authorizations_created;
+      UPDATE sciencegate_schema_versions SET version = 1 WHERE store = 'ledger'`);
+    const upgraded = await PostgresLedger.open(db);
+    expect(
+      (await upgraded.query({ order: "desc", limit: 2, after: "v1-3" })).map((r) => r.invocationId),
+    ).toEqual(["v1-2", "v1-1"]);
+    const indexes = await db.query<{ indexname: string }>(
+      "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname",
+    );
+    expect(indexes.map((i) => i.indexname)).toEqual(
+      expect.arrayContaining([
+        "sciencegate_authorizations_created",
+        "sciencegate_invocations_source",
+        "sciencegate_invocations_started",
+      ]),
+    );
+    expect(await db.query("SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'")).toEqual([
+      { version: 2 },
+    ]);
+  });
+
   test("a database with a newer ledger schema is refused with INVALID_CONFIG", async () => {
     const newer = await schemas.next();
     const db = await openPostgres(newer, { maxConnections: 2 });
@@ -125,7 +156,7 @@ describe("PostgresLedger across replicas", () => {
     await db.query("UPDATE sciencegate_schema_versions SET version = 99 WHERE store = 'ledger'");
     await expect(PostgresLedger.open(db)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 1 },
+      data: { version: 99, supported: 2 },
     });
   });
 
