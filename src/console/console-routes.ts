@@ -2,6 +2,7 @@
 import type { ConsoleRoute } from "./console-route.js";
 import { evidenceRoutes } from "./page-evidence.js";
 import { invocationRoutes } from "./page-invocation.js";
+import { invocationsRoutes } from "./page-invocations.js";
 import { jobsRoutes } from "./page-jobs.js";
 import { objectRoutes } from "./page-object.js";
 import { papersRoutes } from "./page-papers.js";
@@ -12,6 +13,7 @@ import { sourcesRoutes } from "./page-sources.js";
 export function consoleRoutes(): ConsoleRoute[] {
   return [
     ...sourcesRoutes,
+    ...invocationsRoutes,
     ...invocationRoutes,
     ...objectRoutes,
     ...evidenceRoutes,

@@ -71,8 +71,9 @@ async function findAuthorization(
   row: InvocationRecord,
 ): Promise<AuthorizationRecord | undefined> {
   if (row.authorizationId === undefined) return undefined;
-  const rows = await ledger.listAuthorizations({ sessionId: row.sessionId });
-  return rows.find((authorization) => authorization.id === row.authorizationId);
+  const authorization = await ledger.getAuthorization(row.authorizationId);
+  // An id that names another session's row is not this call's authorization.
+  return authorization?.sessionId === row.sessionId ? authorization : undefined;
 }
 
 function rowFacts(row: InvocationRecord, context: ConsoleContext): SafeHtml {

@@ -84,10 +84,11 @@ export async function recentAuthorizations(
   ledger: Ledger,
   options: { sessionId?: string | undefined; limit: number },
 ): Promise<AuthorizationRecord[]> {
-  const rows = await ledger.listAuthorizations(
-    options.sessionId === undefined ? {} : { sessionId: options.sessionId },
-  );
-  return rows.slice(-options.limit).reverse();
+  return ledger.listAuthorizations({
+    ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+    order: "desc",
+    limit: options.limit,
+  });
 }
 
 function sessionStateNote(governance: Governance): SafeHtml {
