@@ -27,13 +27,17 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
     async handle(request, context) {
       const id = idField(request.params.id, "id", "grant id", MAX_ID_LENGTH);
       const grant = await context.governance.permissions.revokeGrant(id);
-      await recordConsoleChange(context.governance, {
-        sessionId: grant.sessionId,
-        sourceId: grant.resource.split(":")[0] || "console",
-        toolId: "grant",
-        action: "revoke_grant",
-        resource: grant.resource,
-      });
+      await recordConsoleChange(
+        context.governance,
+        {
+          sessionId: grant.sessionId,
+          sourceId: grant.resource.split(":")[0] || "console",
+          toolId: "grant",
+          action: "revoke_grant",
+          resource: grant.resource,
+        },
+        { clock: context.clock },
+      );
       return { kind: "redirect", location: "/permissions?done=revoked" };
     },
   },
@@ -48,13 +52,17 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
         throw invalid("mode", `Field 'mode' must be ${APPROVAL_MODES.join(" or ")}.`);
       }
       await context.governance.permissions.setApprovalMode(sessionId, mode as ApprovalMode);
-      await recordConsoleChange(context.governance, {
-        sessionId,
-        sourceId: "console",
-        toolId: "approval_mode",
-        action: "set_approval_mode",
-        resource: `mode:${mode}`,
-      });
+      await recordConsoleChange(
+        context.governance,
+        {
+          sessionId,
+          sourceId: "console",
+          toolId: "approval_mode",
+          action: "set_approval_mode",
+          resource: `mode:${mode}`,
+        },
+        { clock: context.clock },
+      );
       return { kind: "redirect", location: "/permissions?done=mode" };
     },
   },
@@ -71,13 +79,17 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
       await (state === "on"
         ? sessions.enableSource(sessionId, sourceId)
         : sessions.disableSource(sessionId, sourceId));
-      await recordConsoleChange(context.governance, {
-        sessionId,
-        sourceId,
-        toolId: "source_switch",
-        action: state === "on" ? "enable_source" : "disable_source",
-        resource: `source:${sourceId}`,
-      });
+      await recordConsoleChange(
+        context.governance,
+        {
+          sessionId,
+          sourceId,
+          toolId: "source_switch",
+          action: state === "on" ? "enable_source" : "disable_source",
+          resource: `source:${sourceId}`,
+        },
+        { clock: context.clock },
+      );
       return { kind: "redirect", location: `/permissions?done=${state === "on" ? "enabled" : "disabled"}` };
     },
   },
