@@ -63,8 +63,12 @@ function whereOf(
   if (query.startedBeforeMs !== undefined) conditions.push(`started_ms < ${bind(query.startedBeforeMs)}`);
   if (query.text !== undefined) {
     const pattern = `%${query.text.replace(/[\\%_]/g, "\\$&")}%`;
-    const columns = [...TEXT_COLUMNS, dialect.errorCode, dialect.errorMessage];
-    conditions.push(`(${columns.map((c) => dialect.contains(c, bind(pattern))).join(" OR ")})`);
+    const contains = (columns: string[]) =>
+      columns.map((c) => dialect.contains(c, bind(pattern))).join(" OR ");
+    // Most rows have no error: skipping its JSON saves a tenth of a scan. (Placeholders bind in order.)
+    const inIds = contains(TEXT_COLUMNS);
+    const inError = contains([dialect.errorCode, dialect.errorMessage]);
+    conditions.push(`(${inIds} OR (error IS NOT NULL AND (${inError})))`);
   }
   if (cursor !== undefined) {
     // A range on started_ms (usable by every index that ends in it), then the ties by sequence.
