@@ -1,6 +1,7 @@
 /**
  * A ledger query, read the same way by every backend: its checks, the row it matches in memory, the
- * WHERE clause of the SQL ledgers, the keyset cursor of `after` and the buckets of `activity`.
+ * keyset cursor of `after` and the buckets of `activity` (the SQL ledgers' statements are in
+ * `ledger-query-sql.ts`).
  */
 import { GovernanceError } from "../../core/index.js";
 import {
@@ -156,16 +157,18 @@ export function bucketStart(ms: number, bucketMs: number): number {
 /**
  * Refuses an `activity` range of too many buckets. A missing bound is the ledger's first (last) row.
  * @param query the normalized activity query
- * @param rows the times of the ledger's first and last rows, or `undefined` when it has none
+ * @param rows the starts of the ledger's first and last rows in epoch ms (as a database returns them:
+ *   `null` or absent when it has none, maybe a string for a BIGINT)
  * @returns whether any bucket can hold a row (`false`: the answer is empty)
  * @throws GovernanceError `INVALID_INPUT` (`data.buckets`, `data.maxBuckets`) past `MAX_ACTIVITY_BUCKETS`
  */
 export function checkActivitySpan(
   query: NormalizedLedgerQuery & { bucketMs: number },
-  rows: { firstMs: number; lastMs: number } | undefined,
+  rows: { firstMs?: unknown; lastMs?: unknown } | undefined,
 ): boolean {
-  const firstMs = query.startedFromMs ?? rows?.firstMs;
-  const lastMs = query.startedBeforeMs === undefined ? rows?.lastMs : query.startedBeforeMs - 1;
+  const held = (value: unknown) => (value === null || value === undefined ? undefined : Number(value));
+  const firstMs = query.startedFromMs ?? held(rows?.firstMs);
+  const lastMs = query.startedBeforeMs === undefined ? held(rows?.lastMs) : query.startedBeforeMs - 1;
   if (firstMs === undefined || lastMs === undefined || lastMs < firstMs) return false;
   const { bucketMs } = query;
   const buckets = (bucketStart(lastMs, bucketMs) - bucketStart(firstMs, bucketMs)) / bucketMs + 1;
@@ -256,67 +259,4 @@ export function matchesLedgerQuery(record: InvocationRecord, query: NormalizedLe
   return [invocationId, sessionId, threadId, toolCallId, sourceId, toolId, error?.code, error?.message].some(
     (field) => field !== undefined && lowerAscii(field).includes(text),
   );
-}
-
-/** A value bound to a SQL parameter. */
-export type BindValue = string | number | boolean;
-
-/** How one SQL dialect spells what `ledgerWhere` needs. */
-export interface LedgerSqlDialect {
-  /** Adds a parameter; returns its placeholder (`?` or `$n`). */
-  bind(params: BindValue[], value: BindValue): string;
-  /** Expressions of the error's code and message. */
-  errorCode: string;
-  errorMessage: string;
-  /** The stored value of `cache_hit`. */
-  cacheHit(value: boolean): BindValue;
-  /** A condition: the column contains the LIKE pattern (ASCII letters lowered), in either case. */
-  contains(column: string, pattern: string): string;
-}
-
-/** The columns `text` searches, besides the error's code and message. */
-const TEXT_COLUMNS = ["invocation_id", "session_id", "thread_id", "tool_call_id", "source_id", "tool_id"];
-
-/**
- * The column of a record field in both SQL ledgers: the field in snake_case.
- * @param field e.g. `sessionId`
- * @returns e.g. `session_id`
- */
-export function column(field: string): string {
-  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
-
-/**
- * The WHERE clause of a query in a SQL ledger (both use the same column names).
- * @param query the normalized query
- * @param dialect how the database spells parameters, JSON and case-insensitive LIKE
- * @param cursor the `after` row's place, to keep only rows after it in the query's order
- * @returns the clause (empty, or starting with `WHERE`) and its parameters in order
- */
-export function ledgerWhere(
-  query: NormalizedLedgerQuery,
-  dialect: LedgerSqlDialect,
-  cursor?: LedgerCursor,
-): { sql: string; params: BindValue[] } {
-  const params: BindValue[] = [];
-  const bind = (value: BindValue) => dialect.bind(params, value);
-  const conditions = Object.entries(query.equal).map(([field, value]) => `${column(field)} = ${bind(value)}`);
-  if (query.errorCode !== undefined) conditions.push(`${dialect.errorCode} = ${bind(query.errorCode)}`);
-  if (query.cacheHit !== undefined) conditions.push(`cache_hit = ${bind(dialect.cacheHit(query.cacheHit))}`);
-  if (query.startedFromMs !== undefined) conditions.push(`started_ms >= ${bind(query.startedFromMs)}`);
-  if (query.startedBeforeMs !== undefined) conditions.push(`started_ms < ${bind(query.startedBeforeMs)}`);
-  if (query.text !== undefined) {
-    const pattern = `%${query.text.replace(/[\\%_]/g, "\\$&")}%`;
-    const columns = [...TEXT_COLUMNS, dialect.errorCode, dialect.errorMessage];
-    conditions.push(`(${columns.map((c) => dialect.contains(c, bind(pattern))).join(" OR ")})`);
-  }
-  if (cursor !== undefined) {
-    // A range on started_ms (usable by every index that ends in it), then the ties by sequence.
-    const [bound, strictly] = query.order === "asc" ? [">=", ">"] : ["<=", "<"];
-    conditions.push(
-      `started_ms ${bound} ${bind(cursor.startedMs)}`,
-      `(started_ms ${strictly} ${bind(cursor.startedMs)} OR seq ${strictly} ${bind(cursor.seq)})`,
-    );
-  }
-  return { sql: conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "", params };
 }

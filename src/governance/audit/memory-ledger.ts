@@ -165,9 +165,7 @@ export class MemoryLedger implements Ledger {
     this.#ensureOpen();
     const normalized = normalizeActivityQuery(query);
     const rows = this.#invocations;
-    const [first, last] = [rows[0], rows.at(-1)];
-    const span = first && last ? { firstMs: first.at, lastMs: last.at } : undefined;
-    if (!checkActivitySpan(normalized, span)) return [];
+    if (!checkActivitySpan(normalized, { firstMs: rows[0]?.at, lastMs: rows.at(-1)?.at })) return [];
     const counts = new Map<string, { bucket: number; source_id: string; status: string; n: number }>();
     for (const { at, record } of this.#matching(normalized)) {
       const bucket = bucketStart(at, normalized.bucketMs);

@@ -2,7 +2,7 @@
  * The tables of `PostgresLedger` and how a record maps to their columns (see `postgres-ledger.ts`).
  */
 import type { AuthorizationRecord, InvocationRecord } from "./ledger.js";
-import { column } from "./ledger-query.js";
+import { column } from "./ledger-query-sql.js";
 
 /** A row as `pg` returns it. */
 export type Row = Record<string, unknown>;

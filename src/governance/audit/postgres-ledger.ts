@@ -30,14 +30,20 @@ import {
 import {
   checkActivitySpan,
   type LedgerCursor,
-  type LedgerSqlDialect,
-  ledgerWhere,
   normalizeActivityQuery,
   normalizeAuthorizationListing,
   normalizeLedgerQuery,
   toActivityBuckets,
   unknownCursorError,
 } from "./ledger-query.js";
+import {
+  activityStatement,
+  countStatement,
+  type LedgerSqlDialect,
+  type LedgerStatement,
+  pageStatement,
+  spanStatement,
+} from "./ledger-query-sql.js";
 import {
   authorizationRow,
   INSERT_AUTHORIZATIONS,
@@ -62,6 +68,7 @@ const VERIFY_PAGE = 64;
  * as SQLite's LIKE does, whatever the database's locale (and costs half what ILIKE does).
  */
 const POSTGRES_DIALECT: LedgerSqlDialect = {
+  table: "sciencegate_invocations",
   bind: (params, value) => `$${params.push(value)}`,
   errorCode: "error->>'code'",
   errorMessage: "error->>'message'",
@@ -186,40 +193,19 @@ export class PostgresLedger implements Ledger {
   async query(query: LedgerQuery = {}): Promise<InvocationRecord[]> {
     const normalized = normalizeLedgerQuery(query);
     const cursor = normalized.after === undefined ? undefined : await this.#cursorOf(normalized.after);
-    const { sql, params } = ledgerWhere(normalized, POSTGRES_DIALECT, cursor);
-    const direction = normalized.order === "desc" ? "DESC" : "ASC";
-    const rows = await this.#read(
-      `SELECT * FROM sciencegate_invocations ${sql}
-       ORDER BY started_ms ${direction}, seq ${direction} LIMIT $${params.length + 1}`,
-      [...params, normalized.limit ?? null],
-    );
-    return rows.map(toInvocation);
+    return (await this.#all(pageStatement(normalized, POSTGRES_DIALECT, cursor))).map(toInvocation);
   }
 
   async count(query: LedgerQuery = {}): Promise<number> {
-    const { sql, params } = ledgerWhere(normalizeLedgerQuery(query), POSTGRES_DIALECT);
-    const [row] = await this.#read(`SELECT COUNT(*) AS n FROM sciencegate_invocations ${sql}`, params);
+    const [row] = await this.#all(countStatement(normalizeLedgerQuery(query), POSTGRES_DIALECT));
     return Number(row?.n ?? 0);
   }
 
   async activity(query: LedgerQuery & { bucketMs: number }): Promise<LedgerActivityBucket[]> {
     const normalized = normalizeActivityQuery(query);
-    const [span] = await this.#read(
-      'SELECT MIN(started_ms) AS "firstMs", MAX(started_ms) AS "lastMs" FROM sciencegate_invocations',
-    );
-    const held =
-      span?.firstMs == null || span.lastMs == null
-        ? undefined
-        : { firstMs: Number(span.firstMs), lastMs: Number(span.lastMs) };
-    if (!checkActivitySpan(normalized, held)) return [];
-    const { sql, params } = ledgerWhere(normalized, POSTGRES_DIALECT);
-    const width = `$${params.length + 1}::bigint`;
-    const rows = await this.#read(
-      `SELECT started_ms - ((started_ms % ${width}) + ${width}) % ${width} AS bucket, source_id, status,
-         COUNT(*) AS n
-       FROM sciencegate_invocations ${sql} GROUP BY 1, 2, 3`,
-      [...params, normalized.bucketMs],
-    );
+    const [span] = await this.#all(spanStatement(POSTGRES_DIALECT));
+    if (!checkActivitySpan(normalized, span)) return [];
+    const rows = await this.#all(activityStatement(normalized, POSTGRES_DIALECT));
     return toActivityBuckets(rows as { bucket: string; source_id: string; status: string; n: string }[]);
   }
 
@@ -467,6 +453,11 @@ export class PostgresLedger implements Ledger {
     this.#commitPending();
     await this.#committing;
     return this.#db.query(sql, params);
+  }
+
+  /** The rows of a built statement, read as `#read` does. */
+  #all({ sql, params }: LedgerStatement): Promise<Row[]> {
+    return this.#read(sql, params);
   }
 
   #ensureOpen(): void {

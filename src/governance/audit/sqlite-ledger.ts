@@ -29,16 +29,22 @@ import {
 } from "./ledger-checkpointer.js";
 import {
   checkActivitySpan,
-  column,
   type LedgerCursor,
-  type LedgerSqlDialect,
-  ledgerWhere,
   normalizeActivityQuery,
   normalizeAuthorizationListing,
   normalizeLedgerQuery,
   toActivityBuckets,
   unknownCursorError,
 } from "./ledger-query.js";
+import {
+  activityStatement,
+  column,
+  countStatement,
+  type LedgerSqlDialect,
+  type LedgerStatement,
+  pageStatement,
+  spanStatement,
+} from "./ledger-query-sql.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
@@ -93,6 +99,7 @@ const insertSql = (table: string, columns: readonly string[]) =>
 
 /** How SQLite spells a query's conditions (LIKE folds ASCII letters only, as the port says). */
 const SQLITE_DIALECT: LedgerSqlDialect = {
+  table: "invocations",
   bind: (params, value) => {
     params.push(value);
     return "?";
@@ -261,38 +268,20 @@ export class SqliteLedger implements Ledger {
   async query(query: LedgerQuery = {}): Promise<InvocationRecord[]> {
     const normalized = normalizeLedgerQuery(query);
     const cursor = normalized.after === undefined ? undefined : this.#cursorOf(normalized.after);
-    const { sql, params } = ledgerWhere(normalized, SQLITE_DIALECT, cursor);
-    const direction = normalized.order === "desc" ? "DESC" : "ASC";
-    const rows = this.#read(
-      `SELECT * FROM invocations ${sql} ORDER BY started_ms ${direction}, seq ${direction} LIMIT ?`,
-    ).all(...params, normalized.limit ?? -1);
-    return (rows as Row[]).map(toInvocation);
+    return (this.#all(pageStatement(normalized, SQLITE_DIALECT, cursor)) as Row[]).map(toInvocation);
   }
 
   async count(query: LedgerQuery = {}): Promise<number> {
-    const { sql, params } = ledgerWhere(normalizeLedgerQuery(query), SQLITE_DIALECT);
-    const row = this.#read(`SELECT COUNT(*) AS n FROM invocations ${sql}`).get(...params) as { n: number };
-    return row.n;
+    const [row] = this.#all(countStatement(normalizeLedgerQuery(query), SQLITE_DIALECT)) as { n: number }[];
+    return row?.n ?? 0;
   }
 
   async activity(query: LedgerQuery & { bucketMs: number }): Promise<LedgerActivityBucket[]> {
     const normalized = normalizeActivityQuery(query);
-    // Two subqueries, so each bound is one step along the start index.
-    const span = this.#read(
-      `SELECT (SELECT MIN(started_ms) FROM invocations) AS firstMs,
-         (SELECT MAX(started_ms) FROM invocations) AS lastMs`,
-    ).get() as { firstMs: number | null; lastMs: number | null };
-    const { firstMs, lastMs } = span;
-    const held = firstMs === null || lastMs === null ? undefined : { firstMs, lastMs };
-    if (!checkActivitySpan(normalized, held)) return [];
-    const { bucketMs } = normalized;
-    const { sql, params } = ledgerWhere(normalized, SQLITE_DIALECT);
-    // The floor of started_ms to its bucket, also before 1970 (SQLite's % truncates toward zero).
-    const buckets = this.#read(
-      `SELECT started_ms - ((started_ms % ?) + ?) % ? AS bucket, source_id, status, COUNT(*) AS n
-       FROM invocations ${sql} GROUP BY bucket, source_id, status`,
-    ).all(bucketMs, bucketMs, bucketMs, ...params);
-    return toActivityBuckets(buckets as { bucket: number; source_id: string; status: string; n: number }[]);
+    const [span] = this.#all(spanStatement(SQLITE_DIALECT)) as Row[];
+    if (!checkActivitySpan(normalized, span)) return [];
+    const rows = this.#all(activityStatement(normalized, SQLITE_DIALECT));
+    return toActivityBuckets(rows as { bucket: number; source_id: string; status: string; n: number }[]);
   }
 
   async summary(options: { sessionId?: string } = {}): Promise<LedgerSummary> {
@@ -435,6 +424,11 @@ export class SqliteLedger implements Ledger {
     this.#ensureOpen();
     this.#commitPending();
     return this.#statement(sql);
+  }
+
+  /** The rows of a built statement, read as `#read` does. */
+  #all({ sql, params }: LedgerStatement): unknown[] {
+    return this.#read(sql).all(...params);
   }
 
   #statement(sql: string): BetterSqlite3.Statement {
