@@ -40,6 +40,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
      INCLUDE (source_id, status);
    CREATE INDEX sciencegate_invocations_source ON sciencegate_invocations (source_id, started_ms, seq)
      INCLUDE (status);
+   CREATE INDEX sciencegate_invocations_tool_only ON sciencegate_invocations (tool_id, started_ms, seq);
    CREATE INDEX sciencegate_authorizations_created ON sciencegate_authorizations (created_ms, seq);`,
 ];
 

@@ -78,9 +78,10 @@ const MIGRATIONS: readonly string[] = [
      size INTEGER NOT NULL, bytes BLOB NOT NULL CHECK (length(bytes) = size));`,
   // Browsing: pages in the ledger's order (started_ms, seq), alone or by source, and counts by source
   // and outcome from the index alone (activity scans the first one, not the table); authorizations
-  // newest first (an index ends in the rowid, seq).
+  // newest first (an index ends in the rowid, seq); rows of one tool whatever the source (extractions).
   `CREATE INDEX invocations_started ON invocations (started_ms, seq, source_id, status);
    CREATE INDEX invocations_source ON invocations (source_id, started_ms, seq, status);
+   CREATE INDEX invocations_tool_only ON invocations (tool_id, started_ms, seq);
    CREATE INDEX authorizations_created ON authorizations (created_ms);`,
 ];
 
