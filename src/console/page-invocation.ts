@@ -5,12 +5,14 @@
  * their citations. Every value here is third-party text: it goes through `html`, and a URL becomes a
  * link only when it is http(s) (`externalLink`).
  */
+import type { DownloadJob } from "../artifacts/index.js";
 import type { McpRecord } from "../contract/index.js";
 import { GovernanceError } from "../core/index.js";
 import type { AuthorizationRecord, InvocationRecord, Ledger } from "../governance/audit/index.js";
 import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleRoute } from "./console-route.js";
 import { badge, bytes, externalLink, facts, time, truncated } from "./console-ui.js";
+import { candidatesSection } from "./invocation-candidates.js";
 import { loadObject, type ObjectIntegrity, objectText, type StoredObject } from "./page-object.js";
 
 /** The most records of one result listed in its table (the whole result is one link away). */
@@ -35,12 +37,14 @@ export const invocationRoutes: readonly ConsoleRoute[] = [
       if (row === undefined) {
         throw new GovernanceError("UNKNOWN_ID", `No invocation '${id}' in the ledger.`, { data: { id } });
       }
-      const [authorization, requestObject, rawObject, normalizedObject] = await Promise.all([
+      const [authorization, requestObject, rawObject, normalizedObject, jobs] = await Promise.all([
         findAuthorization(ledger, row),
         row.requestRef === undefined ? undefined : loadObject(store, row.requestRef),
         row.rawRef === undefined ? undefined : loadObject(store, row.rawRef),
         row.normalizedRef === undefined ? undefined : loadObject(store, row.normalizedRef),
+        context.governance.downloads.list(),
       ]);
+      const offered = jobs.filter((job) => job.mcpInvocationId === row.invocationId);
       const objects: [string, string, StoredObject | undefined][] = [
         ["request", "Request", requestObject],
         ["raw", "Raw response", rawObject],
@@ -50,7 +54,7 @@ export const invocationRoutes: readonly ConsoleRoute[] = [
 <section id="authorization"><h2>Authorization</h2>${authorizationFacts(row, authorization)}</section>
 <section id="objects"><h2>Stored objects</h2>${objectTable(objects, context)}</section>
 <section id="request"><h2>Request</h2>${payload(requestObject, context, "No request was stored.")}</section>
-<section id="result"><h2>Result</h2>${resultSection(normalizedObject, context)}</section>
+<section id="result"><h2>Result</h2>${resultSection(normalizedObject, context, offered)}</section>
 <section id="raw"><h2>Raw response</h2>${payload(rawObject, context, "No raw response was stored (the call failed, was refused, or was served from the cache).")}</section>`;
       return {
         kind: "page",
@@ -187,7 +191,11 @@ function payload(
   return html`${warning}${truncated(text, context.href(`/objects/${object.ref}`))}`;
 }
 
-function resultSection(object: StoredObject | undefined, context: ConsoleContext): SafeHtml {
+function resultSection(
+  object: StoredObject | undefined,
+  context: ConsoleContext,
+  jobs: readonly DownloadJob[],
+): SafeHtml {
   if (object?.bytes === undefined) {
     return payload(object, context, "No result was stored (the call failed or was refused).");
   }
@@ -214,6 +222,7 @@ ${
 <thead><tr><th>Identifier</th><th>Title</th><th>URL</th><th>Citations</th></tr></thead>
 <tbody>${shown.map(recordRow)}</tbody></table></div>`
 }
+${candidatesSection(value, jobs, context)}
 <h3>Normalized result</h3>
 ${payload(object, context, "", text)}`;
 }

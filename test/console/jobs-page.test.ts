@@ -241,6 +241,19 @@ describe("the Downloads page", () => {
     expect(await consoleRows()).toHaveLength(1);
   });
 
+  test("the invocation that offered the candidate lists it, with the job made from it", async () => {
+    const release = gate();
+    const { jobId, offered, outcome } = await startHeldDownload(release);
+    release.open();
+    expect((await outcome).status).toBe("completed");
+    const html = await page(writable, `/invocations/${offered.mcpInvocationId}`);
+    const table = /<table id="candidates">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? "";
+    expect(table).toContain(`<tr data-id="${offered.candidateId}">`);
+    expect(table).toMatch(/href="https:\/\/arxiv\.org\/pdf\/2403\.01234v2/);
+    expect(table).toContain(`href="/jobs#job-${jobId}"`);
+    expect(table).toContain('<span class="badge badge-ok">completed</span>');
+  });
+
   test("Cancel from a console in another process marks the row; the process running the job stops it and writes its one row", async () => {
     const release = gate();
     const { jobId, outcome } = await startHeldDownload(release);
