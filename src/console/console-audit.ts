@@ -38,9 +38,14 @@ export interface ConsoleChange {
  * });
  */
 export async function recordConsoleChange(
-  governance: Pick<Governance, "ledger" | "permissions">,
+  governance: Pick<Governance, "ledger"> & { permissions: Pick<Governance["permissions"], "epoch"> },
   change: ConsoleChange,
-  seams: { clock?: Clock | undefined; newId?: (() => string) | undefined } = {},
+  seams: {
+    clock?: Clock | undefined;
+    newId?: (() => string) | undefined;
+    /** Who made the change. @default "operator_console" (the CLI's own changes say "operator_cli") */
+    decisionSource?: string | undefined;
+  } = {},
 ): Promise<AuthorizationRecord> {
   const record: AuthorizationRecord = {
     id: (seams.newId ?? randomUUID)(),
@@ -49,7 +54,7 @@ export async function recordConsoleChange(
     toolId: change.toolId,
     action: change.action,
     resource: change.resource,
-    decisionSource: CONSOLE_DECISION_SOURCE,
+    decisionSource: seams.decisionSource ?? CONSOLE_DECISION_SOURCE,
     createdAt: new Date((seams.clock ?? systemClock).now()).toISOString(),
     epoch: await governance.permissions.epoch(change.sessionId),
   };

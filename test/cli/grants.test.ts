@@ -75,6 +75,18 @@ describe("sciencegate grants", () => {
     expect(JSON.parse(run.stdout).revoked).toMatchObject({ id: ids[0], resource: "demo:write" });
     const left = JSON.parse((await runCli(["grants", "--json"], {}, dir)).stdout).grants;
     expect(left.map((g: { id: string }) => g.id)).toEqual([ids[1], ids[2]]);
+    // The change is audited in the data directory's ledger, as the console audits its own.
+    const ledger = await SqliteLedger.open(join(dir, ".sciencegate", "ledger.sqlite"));
+    expect(await ledger.listAuthorizations()).toEqual([
+      expect.objectContaining({
+        sessionId: "s1",
+        action: "revoke_grant",
+        resource: "demo:write",
+        decisionSource: "operator_cli",
+        toolId: "grant",
+      }),
+    ]);
+    await ledger.close();
 
     const grants = await SqliteGrantStore.open(grantStorePath(join(dir, ".sciencegate")));
     const service = new PermissionService({ ledger: new MemoryLedger(), grants });

@@ -53,6 +53,17 @@ describe("sciencegate jobs", () => {
     expect(again.stdout).toMatch(/already failed/);
     const listed = JSON.parse((await runCli(["jobs", "--json"], {}, cwd)).stdout);
     expect(listed.jobs.map((job: { status: string }) => job.status)).toEqual(["cancelled", "failed"]);
+    // One audit row, for the job this command cancelled (none for the one already ended).
+    const ledger = await SqliteLedger.open(join(cwd, ".sciencegate", "ledger.sqlite"));
+    const rows = await ledger.listAuthorizations();
+    await ledger.close();
+    expect(rows).toEqual([
+      expect.objectContaining({
+        action: "cancel_job",
+        resource: "job:job-running",
+        decisionSource: "operator_cli",
+      }),
+    ]);
   });
 
   test.each([

@@ -14,6 +14,7 @@ import {
 } from "../../governance/permissions/index.js";
 import { resolveDataDir } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
+import { recordCliChange } from "../operator-audit.js";
 import type { CliRuntime } from "../runtime.js";
 import { withStateStore } from "../state-store.js";
 
@@ -64,6 +65,19 @@ async function revoke(
 ): Promise<ExitCode> {
   const inScope = (await store.list(scope)).some((grant) => grant.id === id);
   const revoked = inScope ? await store.revoke(id) : undefined;
+  if (revoked) {
+    await recordCliChange(
+      io,
+      {
+        sessionId: revoked.sessionId,
+        sourceId: revoked.resource.split(":")[0] || "cli",
+        toolId: "grant",
+        action: "revoke_grant",
+        resource: revoked.resource,
+      },
+      store,
+    );
+  }
   if (!revoked) {
     const where = scope.sessionId === undefined ? "" : ` in session '${scope.sessionId}'`;
     throw new GovernanceError(
@@ -218,6 +232,13 @@ export async function grantModeCommand(io: CliIo, options: GrantModeOptions): Pr
   };
   return withStateStore(io, openers, false, async (store): Promise<ExitCode> => {
     await (store as PostgresSessionStateStore).setApprovalMode(options.session, options.mode);
+    await recordCliChange(io, {
+      sessionId: options.session,
+      sourceId: "cli",
+      toolId: "approval_mode",
+      action: "set_approval_mode",
+      resource: `mode:${options.mode}`,
+    });
     if (options.json) io.stdout(`${JSON.stringify({ sessionId: options.session, mode: options.mode })}\n`);
     else io.stdout(`Session ${options.session} is now ${options.mode}.\n`);
     return 0;

@@ -7,9 +7,11 @@ import {
   PostgresDownloadJobStore,
   SqliteDownloadJobStore,
 } from "../../artifacts/index.js";
+import { recordConsoleChange } from "../../console/index.js";
 import { GovernanceError, type PostgresDatabase, systemClock } from "../../core/index.js";
 import { resolveDataDir } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
+import { CLI_DECISION_SOURCE, recordCliChange } from "../operator-audit.js";
 import { openRuntime } from "../runtime.js";
 import { withStateStore } from "../state-store.js";
 
@@ -56,6 +58,7 @@ async function cancel(io: CliIo, store: DownloadJobStore, options: JobsCommandOp
     error: new GovernanceError("CANCELLED", "Cancelled with sciencegate jobs cancel."),
     now: systemClock.now(),
   });
+  if (cancelled) await recordCliChange(io, jobChange(job, "cancel_job"));
   if (options.json) io.stdout(`${JSON.stringify({ job }, null, 2)}\n`);
   else if (!cancelled) io.stdout(`Job ${job.jobId} is already ${job.status}; nothing to cancel.\n`);
   else io.stdout(`Cancelled job ${job.jobId} (${job.destinationPath}).\n`);
@@ -67,6 +70,12 @@ async function retry(io: CliIo, options: JobsCommandOptions): Promise<ExitCode> 
   let result: DownloadResult;
   try {
     result = await runtime.downloads.retry(options.id ?? "");
+    const job = await runtime.downloads.jobs.get(result.jobId);
+    if (job) {
+      await recordConsoleChange(runtime, jobChange(job, "retry_job"), {
+        decisionSource: CLI_DECISION_SOURCE,
+      });
+    }
   } finally {
     await runtime.close();
   }
@@ -96,4 +105,15 @@ function printJobs(io: CliIo, jobs: DownloadJob[], json: boolean): ExitCode {
     );
   }
   return 0;
+}
+
+/** The audit row's fields for a change to a job. */
+function jobChange(job: DownloadJob, action: "cancel_job" | "retry_job") {
+  return {
+    sessionId: job.sessionId,
+    sourceId: job.sourceId,
+    toolId: "artifact_download",
+    action,
+    resource: `job:${job.jobId}`,
+  };
 }

@@ -148,8 +148,8 @@ describe("SqliteLedger on disk", () => {
     await old.close();
     // Schema 2 is schema 3 without the browsing indexes.
     const raw = new Database(path);
-    raw.exec(`DROP INDEX invocations_started; DROP INDEX invocations_source; DROP INDEX authorizations_created;
-      UPDATE schema_version SET version = 2`);
+    raw.exec(`DROP INDEX invocations_started; DROP INDEX invocations_source; DROP INDEX invocations_tool_only;
+      DROP INDEX authorizations_created; UPDATE schema_version SET version = 2`);
     raw.close();
 
     const upgraded = await SqliteLedger.open(path);
@@ -164,7 +164,12 @@ describe("SqliteLedger on disk", () => {
         .pluck()
         .all();
       expect(indexes).toEqual(
-        expect.arrayContaining(["authorizations_created", "invocations_source", "invocations_started"]),
+        expect.arrayContaining([
+          "authorizations_created",
+          "invocations_source",
+          "invocations_started",
+          "invocations_tool_only",
+        ]),
       );
       // The statement shape of a page after a cursor: an index range in order, no sort of the table.
       const plan = check

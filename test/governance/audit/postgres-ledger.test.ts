@@ -127,7 +127,7 @@ describe("PostgresLedger across replicas", () => {
     await first.close();
     // Schema 1 is schema 2 without the browsing indexes.
     await db.query(`DROP INDEX sciencegate_invocations_started; DROP INDEX sciencegate_invocations_source;
-      DROP INDEX sciencegate_authorizations_created;
+      DROP INDEX sciencegate_invocations_tool_only; DROP INDEX sciencegate_authorizations_created;
       UPDATE sciencegate_schema_versions SET version = 1 WHERE store = 'ledger'`);
     const upgraded = await PostgresLedger.open(db);
     expect(
@@ -141,6 +141,7 @@ describe("PostgresLedger across replicas", () => {
         "sciencegate_authorizations_created",
         "sciencegate_invocations_source",
         "sciencegate_invocations_started",
+        "sciencegate_invocations_tool_only",
       ]),
     );
     expect(await db.query("SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'")).toEqual([
