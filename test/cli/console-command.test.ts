@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, expect, test } from "vitest";
-import { REPO_ROOT, runCli, TSX_LOADER, tempDir } from "./cli-harness.js";
+import { REPO_ROOT, runCli, TSX_LOADER, tempDir, writeJson } from "./cli-harness.js";
 
 let child: ChildProcess | undefined;
 afterEach(() => {
@@ -17,11 +17,13 @@ afterEach(() => {
 /** Starts the CLI and waits for the URL it prints. */
 async function startConsole(
   args: string[],
+  setup: (dir: string) => string[] = () => [],
 ): Promise<{ url: string; stderr: () => string; exit: Promise<number | null> }> {
   const dir = tempDir();
+  const extra = setup(dir);
   const proc = spawn(
     process.execPath,
-    ["--import", TSX_LOADER, join(REPO_ROOT, "src/cli/main.ts"), "console", ...args],
+    ["--import", TSX_LOADER, join(REPO_ROOT, "src/cli/main.ts"), "console", ...args, ...extra],
     {
       cwd: dir,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, SCIENCEGATE_HOME: join(dir, ".sciencegate") },
@@ -60,8 +62,11 @@ test("serves the console read-only, and stops on SIGTERM with exit 0", async () 
   expect(consoleProcess.stderr()).toContain("stopping (SIGTERM)");
 });
 
-test("--writable shows the console as writable", async () => {
-  const consoleProcess = await startConsole(["--port", "0", "--writable"]);
+test("--writable shows the console as writable (a config without servers: nothing to start)", async () => {
+  const consoleProcess = await startConsole(["--port", "0", "--writable"], (dir) => [
+    "--config",
+    writeJson(dir, "extensions_config.json", { mcpServers: {} }),
+  ]);
   expect(await (await fetch(`${consoleProcess.url}/sources`)).text()).toContain(">writable<");
   child?.kill("SIGTERM");
   expect(await consoleProcess.exit).toBe(0);
