@@ -5,16 +5,13 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { GovernanceError } from "../core/index.js";
-import { isLoopbackHost } from "../gateway/index.js";
+import { assertSafeBind } from "../gateway/index.js";
 
 /** The environment variable `sciencegate console` reads its access token from. */
 export const CONSOLE_TOKEN_ENV = "SCIENCEGATE_CONSOLE_TOKEN";
 
 /** The cookie that carries the access token's digest after a `?token=` visit. */
 export const CONSOLE_COOKIE = "sciencegate_console";
-
-const MIN_TOKEN_LENGTH = 16;
 
 /**
  * The content security policy of every answer: scripts and styles only from the console's own files,
@@ -30,20 +27,11 @@ export const CONSOLE_CSP =
  * @throws GovernanceError `INVALID_CONFIG` naming `SCIENCEGATE_CONSOLE_TOKEN` and the fix
  */
 export function assertConsoleBind(host: string, token: string | undefined): void {
-  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
-    throw new GovernanceError(
-      "INVALID_CONFIG",
-      `The console's access token (${CONSOLE_TOKEN_ENV}) has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH}, e.g. the output of \`openssl rand -hex 32\`.`,
-      { data: { field: "token" } },
-    );
-  }
-  if (token === undefined && !isLoopbackHost(host)) {
-    throw new GovernanceError(
-      "INVALID_CONFIG",
-      `The console would listen on ${host}, which is reachable from other machines, without an access token. Set ${CONSOLE_TOKEN_ENV} (e.g. to the output of \`openssl rand -hex 32\`) and open the console once with ?token=<token>, or bind 127.0.0.1.`,
-      { data: { field: "token", host, env: CONSOLE_TOKEN_ENV } },
-    );
-  }
+  assertSafeBind(host, token, {
+    name: "console",
+    env: CONSOLE_TOKEN_ENV,
+    use: "and open the console once with ?token=<token>",
+  });
 }
 
 /** The access and CSRF checks of one console. */

@@ -60,25 +60,44 @@ export function isLoopbackHost(host: string): boolean {
   return bare === "::1" || bare.startsWith("::ffff:127.");
 }
 
+/** Who the bind rule speaks for: the server's name, its token's variable and how a client sends it. */
+export interface BindRuleLabels {
+  name: string;
+  env: string;
+  /** The end of the fix sentence, e.g. `so that every request must carry "Authorization: Bearer <token>"`. */
+  use: string;
+}
+
+const GATEWAY_BIND_LABELS: BindRuleLabels = {
+  name: "gateway",
+  env: GATEWAY_TOKEN_ENV,
+  use: 'so that every request must carry "Authorization: Bearer <token>"',
+};
+
 /**
  * Refuses a bind that would serve the network without a token, or with a token too short to protect.
  * @param host the bind address
  * @param token the bearer token, if any
- * @throws GovernanceError `INVALID_CONFIG` naming `SCIENCEGATE_GATEWAY_TOKEN` and the fix
+ * @param labels whose rule it is (the gateway's by default)
+ * @throws GovernanceError `INVALID_CONFIG` naming the token's variable and the fix
  */
-export function assertSafeBind(host: string, token: string | undefined): void {
+export function assertSafeBind(
+  host: string,
+  token: string | undefined,
+  labels: BindRuleLabels = GATEWAY_BIND_LABELS,
+): void {
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      `The gateway's bearer token (${GATEWAY_TOKEN_ENV}) has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH}, e.g. the output of \`openssl rand -hex 32\`.`,
+      `The ${labels.name}'s bearer token (${labels.env}) has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH}, e.g. the output of \`openssl rand -hex 32\`.`,
       { data: { field: "token" } },
     );
   }
   if (token === undefined && !isLoopbackHost(host)) {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      `The gateway would listen on ${host}, which is reachable from other machines, without a bearer token. Set ${GATEWAY_TOKEN_ENV} (e.g. to the output of \`openssl rand -hex 32\`) so that every request must carry "Authorization: Bearer <token>", or bind 127.0.0.1.`,
-      { data: { field: "token", host, env: GATEWAY_TOKEN_ENV } },
+      `The ${labels.name} would listen on ${host}, which is reachable from other machines, without a bearer token. Set ${labels.env} (e.g. to the output of \`openssl rand -hex 32\`) ${labels.use}, or bind 127.0.0.1.`,
+      { data: { field: "token", host, env: labels.env } },
     );
   }
 }

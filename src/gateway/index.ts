@@ -18,7 +18,13 @@ export {
   resolveGatewayHttpOptions,
   serveGatewayHttp,
 } from "./gateway-http.js";
-export { createHostCheck, GATEWAY_TOKEN_ENV, isLoopbackHost } from "./gateway-http-guard.js";
+export {
+  assertSafeBind,
+  type BindRuleLabels,
+  createHostCheck,
+  GATEWAY_TOKEN_ENV,
+  isLoopbackHost,
+} from "./gateway-http-guard.js";
 export {
   type GatewayApprovalHook,
   type GatewayCallContext,

@@ -12,6 +12,7 @@ import {
 import { GovernanceError } from "../../core/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { openRuntime } from "../runtime.js";
+import { onShutdownSignal } from "../shutdown-signals.js";
 
 /** Options of `sciencegate console`. */
 export interface ConsoleCommandOptions {
@@ -98,16 +99,5 @@ function parsePort(value: string): number {
 }
 
 function realProcess(): ConsoleProcess {
-  return {
-    onShutdownSignal(listener) {
-      const onTerm = () => listener("SIGTERM");
-      const onInt = () => listener("SIGINT");
-      globalThis.process.on("SIGTERM", onTerm);
-      globalThis.process.on("SIGINT", onInt);
-      return () => {
-        globalThis.process.off("SIGTERM", onTerm);
-        globalThis.process.off("SIGINT", onInt);
-      };
-    },
-  };
+  return { onShutdownSignal };
 }

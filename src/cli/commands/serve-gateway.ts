@@ -23,6 +23,7 @@ import {
 import { resolveGovernanceStorage } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { type CliRuntime, openRuntime } from "../runtime.js";
+import { onShutdownSignal } from "../shutdown-signals.js";
 
 /** Options of `sciencegate serve gateway`. */
 export interface ServeGatewayOptions {
@@ -227,20 +228,7 @@ function untilShutdown(
 }
 
 function realProcess(): GatewayProcess {
-  return {
-    stdin: globalThis.process.stdin,
-    stdout: globalThis.process.stdout,
-    onShutdownSignal(listener) {
-      const onTerm = () => listener("SIGTERM");
-      const onInt = () => listener("SIGINT");
-      globalThis.process.on("SIGTERM", onTerm);
-      globalThis.process.on("SIGINT", onInt);
-      return () => {
-        globalThis.process.off("SIGTERM", onTerm);
-        globalThis.process.off("SIGINT", onInt);
-      };
-    },
-  };
+  return { stdin: globalThis.process.stdin, stdout: globalThis.process.stdout, onShutdownSignal };
 }
 
 /**
