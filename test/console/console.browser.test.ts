@@ -76,8 +76,18 @@ describe("the console over the demo's data directory", () => {
     expect(await page.locator("#source-pubmed h2").textContent()).toContain("ready");
     expect(await page.locator("#source-pubmed table").textContent()).toContain("mcp__pubmed__search");
     await screenshot(page, "01-sources-light");
+    const background = () => page.evaluate<string>("getComputedStyle(document.body).backgroundColor");
+    expect(await background()).toBe("rgb(255, 255, 255)");
     await page.emulateMedia({ colorScheme: "dark" });
+    expect(await background()).toBe("rgb(20, 24, 31)");
     await screenshot(page, "01-sources-dark");
+    // The switch overrides the system's scheme, and the choice survives a reload.
+    await page.click("[data-theme-toggle]");
+    expect(await background()).toBe("rgb(255, 255, 255)");
+    await page.reload();
+    expect(await background()).toBe("rgb(255, 255, 255)");
+    await page.click("[data-theme-toggle]");
+    expect(await background()).toBe("rgb(20, 24, 31)");
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, "01-sources-narrow");
     await closePage(page);
