@@ -149,7 +149,7 @@ describe("requests", () => {
   test("assets are the console's own files with their types", async () => {
     const css = await get(`${open.url}/assets/console.css`);
     expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
-    expect(await css.text()).toContain("prefers-color-scheme: dark");
+    expect(await css.text()).toContain("color-scheme: light dark");
     const js = await get(`${open.url}/assets/console.js`);
     expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(await js.text()).toContain("sciencegate-theme");

@@ -284,7 +284,7 @@ describe("the packed tarball, installed in a fresh app", () => {
           expect(await sources.text()).toContain("mean_ratio");
           const css = await fetch(`${url}/assets/console.css`);
           expect(css.status).toBe(200);
-          expect(await css.text()).toContain("prefers-color-scheme");
+          expect(await css.text()).toContain("color-scheme: light dark");
           const invocations = await fetch(`${url}/invocations?tool=mean_ratio`);
           expect(invocations.status, stderr).toBe(200);
           expect(await invocations.text()).toMatch(/1 invocation match/);
