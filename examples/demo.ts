@@ -82,7 +82,7 @@ async function runOfflineDemo(): Promise<number> {
     console.log(
       `\nDone in ${seconds} s. Provider requests served: ${providers.server.requests.length}; paper requests: ${paperFetch.requests.length}.`,
     );
-    console.log(`Look at it in the browser: SCIENCEGATE_HOME=${dataDir} npx sciencegate console`);
+    console.log(`Look at it in the browser: SCIENCEGATE_HOME=${dataDir} npm run sciencegate -- console`);
     return backed ? 0 : 1;
   } finally {
     await governance.close();
