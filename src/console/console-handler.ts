@@ -124,11 +124,14 @@ export function createConsoleHandler(
       return send(response, 200, asset.type, asset.body);
     }
     if (path === "/" || path === "") return redirect(response, href("/sources"));
-    const found = routes.find(({ match }) => match(path) !== undefined);
-    const matching = routes.filter(({ match }) => match(path) !== undefined);
+    // Each route's pattern is matched once: the routes of this path, with their parameters.
+    const matching = routes.flatMap(({ route, match }) => {
+      const params = match(path);
+      return params === undefined ? [] : [{ route, params }];
+    });
     const hit = matching.find(({ route }) => route.method === method);
     if (!hit) {
-      if (found) {
+      if (matching.length > 0) {
         response.setHeader("Allow", [...new Set(matching.map(({ route }) => route.method))].join(", "));
         return sendPage(
           response,
@@ -171,7 +174,7 @@ export function createConsoleHandler(
     const consoleRequest: ConsoleRequest = {
       method: method as "GET" | "POST",
       url,
-      params: hit.match(path) ?? {},
+      params: hit.params,
       form,
     };
     let result: ConsoleResult;
