@@ -82,7 +82,7 @@ for (const [extractor, available] of BACKENDS) {
       async (limit, limits, build, code) => {
         const { dir, pdfPath } = writePdf(build());
         const error = await rejection(extractPdf({ pdfPath, outDir: join(dir, "out") }, limits, options));
-        expect(error.code).toBe(code);
+        expect(error.code, error.message).toBe(code);
         expect(error.message).toContain(limit);
         expect(error.data).toMatchObject({ limit, max: Object.values(limits)[0] });
         expect(await readdir(dir)).toEqual(["paper.pdf"]);

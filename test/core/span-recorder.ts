@@ -1,6 +1,8 @@
 /**
- * A real OpenTelemetry trace SDK for one test file: a `BasicTracerProvider` exporting to memory and an
- * `AsyncLocalStorageContextManager`, registered globally before the file's tests and removed after.
+ * A real OpenTelemetry trace SDK for test files: a `BasicTracerProvider` and an
+ * `AsyncLocalStorageContextManager`, registered globally once per test process (a module's tracer,
+ * taken at import, keeps the provider it first saw, and files share modules when the run does not
+ * isolate them), with each file's spans exported to that file's own memory exporter.
  */
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -9,8 +11,31 @@ import {
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
+  type SpanExporter,
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, afterEach, beforeAll } from "vitest";
+
+/** Where the process-wide provider sends ended spans: the exporter of the file running now. */
+const route: { exporter: InMemorySpanExporter | undefined } = { exporter: undefined };
+
+const routingExporter: SpanExporter = {
+  export(spans, done) {
+    if (route.exporter) route.exporter.export(spans, done);
+    else done({ code: 0 });
+  },
+  shutdown: async () => {},
+};
+
+let registered = false;
+
+function registerOnce(): void {
+  if (registered) return;
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(routingExporter)] });
+  if (!trace.setGlobalTracerProvider(provider)) throw new Error("a tracer provider is already registered");
+  if (!context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()))
+    throw new Error("a context manager is already registered");
+  registered = true;
+}
 
 /** The spans a file's tests ended, and lookups over them. */
 export interface SpanRecorder {
@@ -25,26 +50,19 @@ export interface SpanRecorder {
 }
 
 /**
- * Registers the SDK for the calling test file (`beforeAll`) and unregisters it (`afterAll`); the
- * recorded spans are cleared before each test.
+ * Registers the SDK for the process if no file did yet, and sends the spans ended from `beforeAll` to
+ * `afterAll` of the calling test file to this recorder; they are cleared before each test.
  * @returns the recorder
  */
 export function recordSpans(): SpanRecorder {
   const exporter = new InMemorySpanExporter();
-  let provider: BasicTracerProvider | undefined;
-  let contextManager: AsyncLocalStorageContextManager | undefined;
   beforeAll(() => {
-    provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-    contextManager = new AsyncLocalStorageContextManager().enable();
-    if (!trace.setGlobalTracerProvider(provider)) throw new Error("a tracer provider is already registered");
-    if (!context.setGlobalContextManager(contextManager))
-      throw new Error("a context manager is already registered");
+    registerOnce();
+    route.exporter = exporter;
   });
   afterEach(() => exporter.reset());
-  afterAll(async () => {
-    trace.disable();
-    context.disable();
-    await provider?.shutdown();
+  afterAll(() => {
+    if (route.exporter === exporter) route.exporter = undefined;
   });
   const spans = () => exporter.getFinishedSpans();
   return {
