@@ -1,8 +1,8 @@
 /**
  * The live side of the Downloads page: what a job looks like to the page (`jobEvent`: status, tone,
  * bytes, which actions it allows) and `GET /jobs/events`, server-sent events that follow the job store.
- * The stream polls the store, so a job running in another process (which saves its byte count as it
- * goes) moves on the page too (see ARCHITECTURE.md, "The console").
+ * The streams follow the store through the console's one `JobFeed`, so a job running in another process
+ * (which saves its byte count as it goes) moves on the page too (see ARCHITECTURE.md, "The console").
  */
 import type { ServerResponse } from "node:http";
 import type { DownloadJob, DownloadJobStatus } from "../artifacts/index.js";
@@ -10,9 +10,8 @@ import { type Clock, isGovernanceError } from "../core/index.js";
 import type { Governance } from "../runtime/index.js";
 import { pageOf, pageParam } from "./console-paging.js";
 import type { ConsoleRoute } from "./console-route.js";
+import { jobFeedOf } from "./job-feed.js";
 
-/** How often a stream reads the job store. */
-export const JOB_POLL_MS = 500;
 /** A comment line after this long without an event keeps proxies from closing the stream. */
 export const HEARTBEAT_MS = 15_000;
 /** Live streams one console serves at once; one more is answered 503. */
@@ -102,7 +101,7 @@ export const jobsStreamRoute: ConsoleRoute = {
     return {
       kind: "stream",
       run: (response, signal) =>
-        streamJobs(response, signal, context.governance, context.clock, page).finally(() =>
+        streamJobs(response, signal, context, page).finally(() =>
           openStreams.set(context.signal, (openStreams.get(context.signal) ?? 1) - 1),
         ),
     };
@@ -112,10 +111,10 @@ export const jobsStreamRoute: ConsoleRoute = {
 async function streamJobs(
   response: ServerResponse,
   closing: AbortSignal,
-  governance: Governance,
-  clock: Clock,
+  context: { governance: Governance; clock: Clock; signal: AbortSignal },
   page: number,
 ): Promise<void> {
+  const { governance, clock } = context;
   const gone = new AbortController();
   response.once("close", () => gone.abort());
   const stop = AbortSignal.any([closing, gone.signal]);
@@ -128,20 +127,22 @@ async function streamJobs(
     lastWrite = clock.now();
     return response.writableLength <= MAX_UNREAD_BYTES;
   };
+  const feed = jobFeedOf(context.signal, () => governance.downloads.list(), clock);
+  const updates = feed.subscribe();
   try {
-    let jobs = await governance.downloads.list();
+    const jobs = await feed.snapshot();
     let seen = new Map(jobs.map((job) => [job.jobId, changeKey(job)]));
     const snapshot = { jobs: jobsPage(jobs, page).items.map(jobEvent) };
     if (!send(`retry: 3000\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`)) return;
-    while (!stop.aborted) {
-      await clock.sleep(JOB_POLL_MS, stop).catch(() => undefined);
-      if (stop.aborted) return;
-      jobs = await governance.downloads.list();
-      for (const job of jobsPage(jobs, page).items) {
+    for (;;) {
+      const update = await updates.next(stop);
+      if (update === undefined) return;
+      if ("error" in update) throw update.error;
+      for (const job of jobsPage(update.jobs, page).items) {
         if (seen.get(job.jobId) === changeKey(job)) continue;
         if (!send(`event: job\ndata: ${JSON.stringify(jobEvent(job))}\n\n`)) return;
       }
-      seen = new Map(jobs.map((job) => [job.jobId, changeKey(job)]));
+      seen = new Map(update.jobs.map((job) => [job.jobId, changeKey(job)]));
       if (clock.now() - lastWrite >= HEARTBEAT_MS && !send(": heartbeat\n\n")) return;
     }
   } catch (error) {
@@ -151,6 +152,7 @@ async function streamJobs(
       process.stderr.write(`sciencegate console: the job stream ended: ${String(error)}\n`);
     }
   } finally {
+    updates.close();
     response.end();
   }
 }

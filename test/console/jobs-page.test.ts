@@ -371,6 +371,30 @@ describe("the Downloads page", () => {
     expect(status).toBe(200);
   });
 
+  test("ten open streams read the job store once per interval, not ten times", async () => {
+    const downloads = lab.governance.downloads;
+    const list = downloads.list.bind(downloads);
+    let reads = 0;
+    downloads.list = () => {
+      reads++;
+      return list();
+    };
+    const open = [];
+    for (let i = 0; i < 10; i++) {
+      const events = eventReader(await fetch(`${writable.url}/jobs/events`));
+      expect((await events.next()).event).toBe("snapshot");
+      open.push(events);
+    }
+    const before = reads;
+    const started = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const polls = reads - before;
+    const intervals = Math.ceil((performance.now() - started) / 500);
+    expect(polls).toBeGreaterThan(0);
+    expect(polls).toBeLessThanOrEqual(intervals + 1); // one stream per read would be ten per interval
+    for (const events of open) await events.cancel();
+  });
+
   test("with no job the page says how one starts; a bad page number is a clear 400", async () => {
     expect(await page(writable)).toContain("No download jobs yet");
     const bad = await fetch(`${writable.url}/jobs?page=0`);
