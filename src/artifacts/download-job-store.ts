@@ -82,6 +82,12 @@ export interface DownloadJob {
  * The job store port. Methods reject with `UPSTREAM_UNAVAILABLE` after `close()`. Every backend must
  * pass `describeDownloadJobStoreConformance` (`sciencegate/testing`).
  */
+/** Which jobs `DownloadJobStore.list` returns; an absent field selects every job. */
+export interface DownloadJobFilter {
+  /** Only the jobs made from candidates of this invocation (`DownloadJob.mcpInvocationId`). */
+  mcpInvocationId?: string;
+}
+
 export interface DownloadJobStore {
   /**
    * Stores a new job.
@@ -105,8 +111,14 @@ export interface DownloadJobStore {
    * Returns a copy: changing it changes nothing stored.
    */
   get(jobId: string): Promise<DownloadJob | undefined>;
-  /** Every job, oldest first: by `createdAt`, ties in the order they were created. Copies, as `get`. */
-  list(): Promise<DownloadJob[]>;
+  /**
+   * Every job, or those `filter` selects, oldest first: by `createdAt`, ties in the order they were
+   * created. Copies, as `get`.
+   * @param filter `mcpInvocationId`: only the jobs made from that invocation's candidates
+   * @example
+   * const offered = await jobs.list({ mcpInvocationId: row.invocationId });
+   */
+  list(filter?: DownloadJobFilter): Promise<DownloadJob[]>;
   /** Releases the store. Idempotent. */
   close(): Promise<void>;
 }
@@ -142,10 +154,12 @@ export class MemoryDownloadJobStore implements DownloadJobStore {
   }
 
   /** @inheritdoc */
-  async list(): Promise<DownloadJob[]> {
+  async list(filter: DownloadJobFilter = {}): Promise<DownloadJob[]> {
     this.#open();
+    const { mcpInvocationId } = filter;
     // The sort is stable and a Map iterates in insertion order, so equal `createdAt`s keep creation order.
     return [...this.#jobs.values()]
+      .filter((job) => mcpInvocationId === undefined || job.mcpInvocationId === mcpInvocationId)
       .sort((a, b) => a.createdAt - b.createdAt)
       .map((job) => structuredClone(job));
   }

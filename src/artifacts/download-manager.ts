@@ -32,6 +32,7 @@ import { progressPersistInterval } from "./download-job-row.js";
 import {
   cancelStoredJob,
   type DownloadJob,
+  type DownloadJobFilter,
   type DownloadJobStatus,
   type DownloadJobStore,
   MemoryDownloadJobStore,
@@ -277,11 +278,12 @@ export class DownloadManager {
   }
 
   /**
-   * Every job, oldest first.
+   * Every job, or those `filter` selects, oldest first.
+   * @param filter `mcpInvocationId`: only the jobs made from that invocation's candidates
    * @returns the stored jobs
    */
-  list(): Promise<DownloadJob[]> {
-    return this.#jobs.list();
+  list(filter?: DownloadJobFilter): Promise<DownloadJob[]> {
+    return this.#jobs.list(filter);
   }
 
   async #fresh(request: DownloadRequest, closing: AbortSignal): Promise<DownloadResult> {

@@ -6,6 +6,7 @@ import { GovernanceError, migratePostgresSchema, type PostgresDatabase } from ".
 import {
   closedJobStoreError,
   type DownloadJob,
+  type DownloadJobFilter,
   type DownloadJobStore,
   type DownloadJobUpdateOptions,
   unknownJob,
@@ -21,6 +22,11 @@ const MIGRATIONS: readonly string[] = [
      created_at DOUBLE PRECISION NOT NULL,
      body TEXT NOT NULL);
    CREATE INDEX sciencegate_download_jobs_created ON sciencegate_download_jobs (created_at, seq);`,
+  // The invocation a job's candidate came from, as a column, for `list({ mcpInvocationId })`.
+  `ALTER TABLE sciencegate_download_jobs ADD COLUMN mcp_invocation_id TEXT;
+   UPDATE sciencegate_download_jobs SET mcp_invocation_id = body::json ->> 'mcpInvocationId';
+   CREATE INDEX sciencegate_download_jobs_invocation
+     ON sciencegate_download_jobs (mcp_invocation_id, created_at, seq);`,
 ];
 
 /**
@@ -54,9 +60,9 @@ export class PostgresDownloadJobStore implements DownloadJobStore {
     this.#open();
     const rows = await this.#run(`Could not store job ${job.jobId}`, () =>
       this.#db.query(
-        `INSERT INTO sciencegate_download_jobs (job_id, status, created_at, body) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (job_id) DO NOTHING RETURNING job_id`,
-        [job.jobId, job.status, job.createdAt, JSON.stringify(job)],
+        `INSERT INTO sciencegate_download_jobs (job_id, status, created_at, mcp_invocation_id, body)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (job_id) DO NOTHING RETURNING job_id`,
+        [job.jobId, job.status, job.createdAt, job.mcpInvocationId, JSON.stringify(job)],
       ),
     );
     if (rows.length === 0) throw new GovernanceError("DUPLICATE_ID", `Job ${job.jobId} already exists.`);
@@ -71,13 +77,14 @@ export class PostgresDownloadJobStore implements DownloadJobStore {
     const rows = await this.#run(`Could not update job ${job.jobId}`, () =>
       ifStatus === undefined
         ? this.#db.query(
-            "UPDATE sciencegate_download_jobs SET status = $1, body = $2 WHERE job_id = $3 RETURNING job_id",
-            [job.status, JSON.stringify(job), job.jobId],
+            `UPDATE sciencegate_download_jobs SET status = $1, body = $2, mcp_invocation_id = $4
+             WHERE job_id = $3 RETURNING job_id`,
+            [job.status, JSON.stringify(job), job.jobId, job.mcpInvocationId],
           )
         : this.#db.query(
-            `UPDATE sciencegate_download_jobs SET status = $1, body = $2
+            `UPDATE sciencegate_download_jobs SET status = $1, body = $2, mcp_invocation_id = $5
              WHERE job_id = $3 AND status IN (SELECT json_array_elements_text($4::json)) RETURNING job_id`,
-            [job.status, JSON.stringify(job), job.jobId, JSON.stringify(ifStatus)],
+            [job.status, JSON.stringify(job), job.jobId, JSON.stringify(ifStatus), job.mcpInvocationId],
           ),
     );
     if (rows.length > 0) return true;
@@ -102,10 +109,19 @@ export class PostgresDownloadJobStore implements DownloadJobStore {
   }
 
   /** @inheritdoc */
-  async list(): Promise<DownloadJob[]> {
+  async list(filter: DownloadJobFilter = {}): Promise<DownloadJob[]> {
     this.#open();
+    const { mcpInvocationId } = filter;
     const rows = await this.#run("Could not list jobs", () =>
-      this.#db.query<{ body: string }>("SELECT body FROM sciencegate_download_jobs ORDER BY created_at, seq"),
+      mcpInvocationId === undefined
+        ? this.#db.query<{ body: string }>(
+            "SELECT body FROM sciencegate_download_jobs ORDER BY created_at, seq",
+          )
+        : this.#db.query<{ body: string }>(
+            `SELECT body FROM sciencegate_download_jobs WHERE mcp_invocation_id = $1
+             ORDER BY created_at, seq`,
+            [mcpInvocationId],
+          ),
     );
     return rows.map((row) => JSON.parse(row.body) as DownloadJob);
   }

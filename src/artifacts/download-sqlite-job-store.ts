@@ -8,6 +8,7 @@ import { GovernanceError, openSqlite } from "../core/index.js";
 import {
   closedJobStoreError,
   type DownloadJob,
+  type DownloadJobFilter,
   type DownloadJobStore,
   type DownloadJobUpdateOptions,
   unknownJob,
@@ -48,7 +49,9 @@ export class SqliteDownloadJobStore implements DownloadJobStore {
              seq INTEGER PRIMARY KEY AUTOINCREMENT,
              job_id TEXT NOT NULL UNIQUE,
              status TEXT NOT NULL,
-             body TEXT NOT NULL)`,
+             body TEXT NOT NULL);
+           CREATE INDEX IF NOT EXISTS download_jobs_invocation
+             ON download_jobs (json_extract(body, '$.mcpInvocationId'))`,
         ),
       );
       return new SqliteDownloadJobStore(db);
@@ -116,12 +119,19 @@ export class SqliteDownloadJobStore implements DownloadJobStore {
   }
 
   /** @inheritdoc */
-  async list(): Promise<DownloadJob[]> {
+  async list(filter: DownloadJobFilter = {}): Promise<DownloadJob[]> {
     this.#open();
     // Oldest first by the job's own `createdAt`, ties in insertion order (the port's contract).
-    const rows = this.#db
-      .prepare("SELECT body FROM download_jobs ORDER BY json_extract(body, '$.createdAt'), seq")
-      .all() as { body: string }[];
+    const order = "ORDER BY json_extract(body, '$.createdAt'), seq";
+    const rows = (
+      filter.mcpInvocationId === undefined
+        ? this.#db.prepare(`SELECT body FROM download_jobs ${order}`).all()
+        : this.#db
+            .prepare(
+              `SELECT body FROM download_jobs WHERE json_extract(body, '$.mcpInvocationId') = ? ${order}`,
+            )
+            .all(filter.mcpInvocationId)
+    ) as { body: string }[];
     return rows.map((row) => JSON.parse(row.body) as DownloadJob);
   }
 

@@ -15,6 +15,7 @@ export {
   cancelStoredJob,
   type DownloadJob,
   type DownloadJobError,
+  type DownloadJobFilter,
   type DownloadJobStatus,
   type DownloadJobStore,
   type DownloadJobUpdateOptions,

@@ -42,8 +42,9 @@ export const invocationRoutes: readonly ConsoleRoute[] = [
         row.requestRef === undefined ? undefined : loadObject(store, row.requestRef),
         row.rawRef === undefined ? undefined : loadObject(store, row.rawRef),
         row.normalizedRef === undefined ? undefined : loadObject(store, row.normalizedRef),
-        context.governance.downloads.list(),
+        context.governance.downloads.list({ mcpInvocationId: row.invocationId }),
       ]);
+      // Filtered again: a job store written before the filter existed lists every job.
       const offered = jobs.filter((job) => job.mcpInvocationId === row.invocationId);
       const objects: [string, string, StoredObject | undefined][] = [
         ["request", "Request", requestObject],

@@ -28,6 +28,7 @@ export {
   type DownloadFetch,
   type DownloadJob,
   type DownloadJobError,
+  type DownloadJobFilter,
   type DownloadJobStatus,
   type DownloadJobStore,
   type DownloadJobUpdateOptions,

@@ -304,6 +304,32 @@ export function describeDownloadJobStoreConformance(
       expect((await store.list()).map((j) => j.jobId)).toEqual(["early-a", "early-b", "middle", "late"]);
     });
 
+    test("list({ mcpInvocationId }) is that invocation's jobs only, oldest first, updates included", async () => {
+      const store = await open();
+      const late = job({ jobId: "inv-a-late", mcpInvocationId: "inv-a", createdAt: T0 + 3000 });
+      const other = job({ jobId: "inv-b-1", mcpInvocationId: "inv-b", createdAt: T0 + 1000 });
+      const early = job({ jobId: "inv-a-early", mcpInvocationId: "inv-a", createdAt: T0 + 2000 });
+      const prefix = job({ jobId: "inv-a2-1", mcpInvocationId: "inv-a2", createdAt: T0 + 500 });
+      for (const j of [late, other, early, prefix]) await store.create(j);
+      await store.update({ ...late, status: "completed", bytesDownloaded: 7, updatedAt: T0 + 9000 });
+      await store.update({ ...early, status: "failed" }, { ifStatus: ["queued"] });
+      const listed = await store.list({ mcpInvocationId: "inv-a" });
+      expect(listed.map((j) => [j.jobId, j.status])).toEqual([
+        ["inv-a-early", "failed"],
+        ["inv-a-late", "completed"],
+      ]);
+      expect((await store.list({ mcpInvocationId: "inv-b" })).map((j) => j.jobId)).toEqual(["inv-b-1"]);
+      expect(await store.list({ mcpInvocationId: "INV-A" })).toEqual([]);
+      expect(await store.list({ mcpInvocationId: "inv-" })).toEqual([]);
+      expect(await store.list({ mcpInvocationId: "x' OR '1'='1" })).toEqual([]);
+      expect((await store.list({})).map((j) => j.jobId)).toEqual([
+        "inv-a2-1",
+        "inv-b-1",
+        "inv-a-early",
+        "inv-a-late",
+      ]);
+    });
+
     test("a graph tool call's job is found by its call id, and only that call's", async () => {
       const store = await open();
       const calls = [

@@ -89,6 +89,7 @@ const PINNED: Record<string, string[]> = {
     "DownloadFetch",
     "DownloadJob",
     "DownloadJobError",
+    "DownloadJobFilter",
     "DownloadJobStatus",
     "DownloadJobStore",
     "DownloadJobUpdateOptions",

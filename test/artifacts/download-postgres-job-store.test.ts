@@ -69,6 +69,29 @@ describe("PostgresDownloadJobStore across replicas", () => {
     }
   });
 
+  test("a job table of schema 1 gains the invocation column, filled from the stored jobs, on open", async () => {
+    const url = await schemas.next();
+    const db = await openPostgres(url, { maxConnections: 2 });
+    try {
+      const first = await PostgresDownloadJobStore.open(db);
+      await first.create({ ...job("old-1"), mcpInvocationId: "inv-old" });
+      await first.create({ ...job("old-2"), mcpInvocationId: "inv-other", createdAt: 1_700_000_000_001 });
+      await first.close();
+      // Schema 1 is schema 2 without the column and its index.
+      await db.query(`DROP INDEX sciencegate_download_jobs_invocation;
+        ALTER TABLE sciencegate_download_jobs DROP COLUMN mcp_invocation_id;
+        UPDATE sciencegate_schema_versions SET version = 1 WHERE store = 'download_jobs'`);
+      const upgraded = await PostgresDownloadJobStore.open(db);
+      expect((await upgraded.list({ mcpInvocationId: "inv-old" })).map((j) => j.jobId)).toEqual(["old-1"]);
+      expect((await upgraded.list()).map((j) => j.jobId)).toEqual(["old-1", "old-2"]);
+      expect(
+        await db.query("SELECT version FROM sciencegate_schema_versions WHERE store = 'download_jobs'"),
+      ).toEqual([{ version: 2 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   test("a database that fails is UPSTREAM_UNAVAILABLE, retryable", async () => {
     const db = await openPostgres(await schemas.next(), { maxConnections: 2 });
     const store = await PostgresDownloadJobStore.open(db);
