@@ -9,12 +9,15 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { DownloadResult } from "../../src/artifacts/index.js";
 import { type ConsoleServer, createConsoleHandler, serveConsole } from "../../src/console/index.js";
+import { JOB_POLL_MS } from "../../src/console/job-feed.js";
+import { HEARTBEAT_MS } from "../../src/console/jobs-stream.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import type { AuthorizationRecord } from "../../src/governance/audit/index.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
 import { createGovernance } from "../../src/runtime/create-governance.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
 import { CHUNKS, createDownloadLab, type DownloadLab, PDF } from "../gateway/gateway-downloads-harness.js";
 import {
   BROWSER_FORM_HEADERS,
@@ -393,6 +396,30 @@ describe("the Downloads page", () => {
     expect(polls).toBeGreaterThan(0);
     expect(polls).toBeLessThanOrEqual(intervals + 1); // one stream per read would be ten per interval
     for (const events of open) await events.cancel();
+  });
+
+  test("a stream with nothing to say for 15 s sends a heartbeat comment (proxies keep it open)", async () => {
+    const clock = new ManualClock(Date.now());
+    const quiet = await serveConsole(lab.governance, { port: 0, clock });
+    try {
+      const events = eventReader(await fetch(`${quiet.url}/jobs/events`));
+      expect((await events.next()).event).toBe("snapshot");
+      const ended = events.next().then(
+        () => "an event",
+        () => "ended",
+      );
+      // Each step wakes the shared reader once; no job changes, so only the heartbeat is written.
+      for (let i = 0; i < HEARTBEAT_MS / JOB_POLL_MS + 1; i++) {
+        await clock.advance(JOB_POLL_MS);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the comment crosses the socket
+      await quiet.close();
+      expect(await ended).toBe("ended");
+      expect(events.comments).toEqual([": heartbeat"]);
+    } finally {
+      await quiet.close();
+    }
   });
 
   test("with no job the page says how one starts; a bad page number is a clear 400", async () => {
