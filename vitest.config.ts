@@ -14,6 +14,7 @@ export default defineConfig({
       "test/**/*.server.test.ts",
       "test/**/*.replicas.test.ts",
       "test/**/*.browser.test.ts",
+      "test/**/*.examples.test.ts",
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,
