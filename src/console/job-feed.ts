@@ -35,7 +35,6 @@ export class JobFeed {
   readonly #closing: AbortSignal;
   readonly #subscribers = new Set<Subscriber>();
   #polling = false;
-  #last: { jobs: readonly DownloadJob[]; at: number } | undefined;
   #reads = 0;
 
   /**
@@ -60,12 +59,10 @@ export class JobFeed {
   }
 
   /**
-   * The jobs for a new stream's first event: the feed's last list when it is younger than one poll
-   * interval, else a fresh read.
+   * The jobs for a new stream's first event, read now: an older list could undo what the page it
+   * serves was just rendered with (a job cancelled a moment ago shown running again).
    */
-  async snapshot(): Promise<readonly DownloadJob[]> {
-    const last = this.#last;
-    if (last && this.#clock.now() - last.at < JOB_POLL_MS) return last.jobs;
+  snapshot(): Promise<readonly DownloadJob[]> {
     return this.#read();
   }
 
@@ -104,9 +101,7 @@ export class JobFeed {
 
   async #read(): Promise<readonly DownloadJob[]> {
     this.#reads++;
-    const jobs = await this.#list();
-    this.#last = { jobs, at: this.#clock.now() };
-    return jobs;
+    return this.#list();
   }
 
   async #poll(): Promise<void> {

@@ -32,38 +32,38 @@ function rig() {
 const never = new AbortController().signal;
 
 describe("JobFeed", () => {
-  test("ten streams cost one store read per interval; with none open it reads nothing", async () => {
+  test("ten streams cost one store read per interval (and one each to start); with none open, none", async () => {
     const { store, clock, feed } = rig();
     await store.create(makeJob("job-1", "running"));
     await clock.advance(10 * JOB_POLL_MS);
     expect(feed.reads).toBe(0);
 
     const streams = Array.from({ length: 10 }, () => feed.subscribe());
-    await feed.snapshot();
-    await Promise.all(Array.from({ length: 9 }, () => feed.snapshot())); // within the interval: reused
-    expect(feed.reads).toBe(1);
+    const snapshots = await Promise.all(streams.map(() => feed.snapshot()));
+    expect(snapshots.map((jobs) => jobs.length)).toEqual(Array(10).fill(1));
+    expect(feed.reads).toBe(10);
 
     const arrived = streams.map((stream) => stream.next(never));
     await clock.advance(JOB_POLL_MS);
     const updates = await Promise.all(arrived);
-    expect(feed.reads).toBe(2);
+    expect(feed.reads).toBe(11);
     for (const update of updates) {
       expect(update).toMatchObject({ jobs: [{ jobId: "job-1", status: "running" }] });
     }
     for (let i = 0; i < 3; i++) await clock.advance(JOB_POLL_MS);
-    expect(feed.reads).toBe(5);
+    expect(feed.reads).toBe(14);
 
     for (const stream of streams) stream.close();
     expect(feed.subscribers).toBe(0);
     for (let i = 0; i < 4; i++) await clock.advance(JOB_POLL_MS);
-    expect(feed.reads).toBe(5); // the sleep under way ends, finds nobody, and the polling stops unread
+    expect(feed.reads).toBe(14); // the sleep under way ends, finds nobody, and the polling stops unread
     expect(clock.pendingTimers).toBe(0);
 
     const again = feed.subscribe();
     const next = again.next(never);
     await clock.advance(JOB_POLL_MS);
     expect(await next).toMatchObject({ jobs: [{ jobId: "job-1" }] });
-    expect(feed.reads).toBe(6);
+    expect(feed.reads).toBe(15);
     again.close();
   });
 
@@ -80,6 +80,18 @@ describe("JobFeed", () => {
     await clock.advance(JOB_POLL_MS);
     expect(await pending).toMatchObject({ jobs: [{ status: "completed" }] });
     stream.close();
+  });
+
+  test("a new stream's snapshot is read now, never the feed's last list (a page just rendered stays true)", async () => {
+    const { store, clock, feed } = rig();
+    const open = feed.subscribe();
+    await store.create(makeJob("job-1", "running"));
+    const polled = open.next(never);
+    await clock.advance(JOB_POLL_MS);
+    expect(await polled).toMatchObject({ jobs: [{ status: "running" }] });
+    await store.update(makeJob("job-1", "cancelled")); // the Cancel form; its redirect renders the page
+    expect(await feed.snapshot()).toMatchObject([{ status: "cancelled" }]);
+    open.close();
   });
 
   test("a failed read reaches every stream, and the next interval reads again", async () => {
