@@ -199,7 +199,7 @@ export function createConsoleHandler(
         for (const [name, value] of Object.entries(result.headers ?? {})) response.setHeader(name, value);
         return send(response, result.status ?? 200, result.contentType, result.body);
       case "stream":
-        return result.run(response, closing.signal);
+        return result.run(response);
     }
   };
 

@@ -68,8 +68,11 @@ export type ConsoleResult =
     }
   | {
       kind: "stream";
-      /** Writes the answer itself (server-sent events); resolves when the stream ends. */
-      run(response: ServerResponse, signal: AbortSignal): Promise<void>;
+      /**
+       * Writes the answer itself (server-sent events); resolves when the stream ends, at the latest when
+       * the console closes (the context's `signal`).
+       */
+      run(response: ServerResponse): Promise<void>;
     };
 
 /** One route of the console. */

@@ -100,8 +100,8 @@ export const jobsStreamRoute: ConsoleRoute = {
     openStreams.set(context.signal, open + 1);
     return {
       kind: "stream",
-      run: (response, signal) =>
-        streamJobs(response, signal, context, page).finally(() =>
+      run: (response) =>
+        streamJobs(response, context, page).finally(() =>
           openStreams.set(context.signal, (openStreams.get(context.signal) ?? 1) - 1),
         ),
     };
@@ -110,14 +110,13 @@ export const jobsStreamRoute: ConsoleRoute = {
 
 async function streamJobs(
   response: ServerResponse,
-  closing: AbortSignal,
   context: { governance: Governance; clock: Clock; signal: AbortSignal },
   page: number,
 ): Promise<void> {
   const { governance, clock } = context;
   const gone = new AbortController();
   response.once("close", () => gone.abort());
-  const stop = AbortSignal.any([closing, gone.signal]);
+  const stop = AbortSignal.any([context.signal, gone.signal]);
   // `Cache-Control: no-store` is already set, as on every console answer.
   response.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "X-Accel-Buffering": "no" });
   let lastWrite = clock.now();
