@@ -13,7 +13,14 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type DownloadApproval, downloadAuthorizationRequest } from "../artifacts/index.js";
-import { SPAN_ATTRIBUTES as A, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
+import {
+  SPAN_ATTRIBUTES as A,
+  type Clock,
+  recordingActiveSpan,
+  SPAN_NAMES,
+  startTimer,
+  systemClock,
+} from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import {
   type AuthorizationRequest,
@@ -45,13 +52,19 @@ export interface ElicitationApprovalOptions {
    */
   outOfBand?: OutOfBandApproval | undefined;
   /**
-   * How long one elicitation waits for the human; past it the call is denied (`wait_timeout`).
-   * @default none: it waits as long as the tool call lasts (the client's cancellation ends it)
+   * How long one elicitation waits for the human; past it the call is denied (`wait_timeout`, audited),
+   * so a question nobody answers never holds its session (and its slot) open.
+   * @default 10 minutes
    */
   waitTimeoutMs?: number | undefined;
   /** Answers asked for at most, malformed ones included; then the call is denied (`cancelled`). @default 3 */
   maxAttempts?: number | undefined;
+  /** The wait's clock. @default the system clock */
+  clock?: Clock | undefined;
 }
+
+/** How long a question waits for its human unless told otherwise. */
+export const DEFAULT_APPROVAL_WAIT_MS = 10 * 60_000;
 
 /** The longest timer Node.js keeps (a longer one fires at once). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -133,15 +146,18 @@ async function elicit(
 ): Promise<ApprovalDecision | undefined> {
   const pending = permissions.notePending(request);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
-  const timeout = Math.min(options.waitTimeoutMs ?? MAX_TIMER_MS, MAX_TIMER_MS);
+  const waitMs = Math.min(options.waitTimeoutMs ?? DEFAULT_APPROVAL_WAIT_MS, MAX_TIMER_MS);
   let invalid: string | undefined;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     let result: ElicitResult;
+    // The wait runs on the clock (a test advances it); the SDK's own request timeout is set past it.
+    const waited = new AbortController();
+    const cancelWait = startTimer(options.clock ?? systemClock, waitMs, () => waited.abort());
     try {
       result = await mcp.sendRequest(
         { method: "elicitation/create", params: approvalForm(card, name, invalid) },
         ElicitResultSchema,
-        { signal: mcp.signal, timeout },
+        { signal: AbortSignal.any([mcp.signal, waited.signal]), timeout: MAX_TIMER_MS },
       );
     } catch (error) {
       if (mcp.signal.aborted) {
@@ -151,11 +167,13 @@ async function elicit(
           "the tool call was cancelled, or its client left, while the user was asked",
         );
       }
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return expire(permissions, request, options.waitTimeoutMs ?? MAX_TIMER_MS);
+      if (waited.signal.aborted || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
+        return expire(permissions, request, waitMs);
       }
       invalid = `The client failed the approval request (${errorText(error)}).`;
       continue;
+    } finally {
+      cancelWait();
     }
     // Cancelled or timed out meanwhile (by the app): that outcome stands, and the broker consumes it.
     const state = permissions.pendingFor(request)?.state;

@@ -120,7 +120,11 @@ describe("sciencegate serve gateway --http (process)", () => {
       ["echo", "ok", undefined],
       ["slow", "error", "CANCELLED"],
     ]);
-    expect(new Set(rows.map((row) => row.sessionId))).toEqual(new Set([`gateway:${a.mcpSessionId}`]));
+    // One governance session, whose id is not the transport's (which only its client knows).
+    const sessions = [...new Set(rows.map((row) => row.sessionId))];
+    expect(sessions).toEqual([expect.stringMatching(/^gateway:[0-9a-f-]{36}$/)]);
+    expect(sessions[0]).not.toContain(a.mcpSessionId);
+    expect(served.stderr()).not.toContain(a.mcpSessionId);
     await a.client.close();
   }, 90_000);
 });
