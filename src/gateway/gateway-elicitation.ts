@@ -33,6 +33,7 @@ import type { ApprovalDecision, ApprovalRequest } from "../nodes/index.js";
 import {
   approvalForm,
   type OutOfBandApproval,
+  outOfBandCommands,
   outOfBandRefusal,
   parseApprovalForm,
 } from "./gateway-approval-text.js";
@@ -47,8 +48,9 @@ export interface ElicitationApprovalRuntime {
 /** Options of {@link createElicitationApproval}. */
 export interface ElicitationApprovalOptions {
   /**
-   * The commands a client without elicitation is told to run. @default none: the refusal says that the
-   *   app embedding the gateway approves (`governance.permissions.grant` or `setApprovalMode`)
+   * The commands that approve a call of a client without elicitation: the client is told their short
+   * form, the operator (`report`) the complete one. @default none: the refusal says that the app
+   *   embedding the gateway approves (`governance.permissions.grant` or `setApprovalMode`)
    */
   outOfBand?: OutOfBandApproval | undefined;
   /**
@@ -99,6 +101,7 @@ export function createElicitationApproval(
     const verdict = await permissions.evaluate(request);
     if (verdict.outcome === "allow") return undefined;
     if (!supportsFormElicitation(context.session.server.getClientCapabilities())) {
+      if (options.outOfBand) reportOutOfBand(verdict.card, call.name, call.sessionId, options.outOfBand);
       return outOfBandRefusal(verdict.card, call.name, call.sessionId, options.outOfBand);
     }
     return elicit(permissions, request, verdict.card, call.name, context, options);
@@ -133,6 +136,18 @@ export function createElicitationDownloadApproval(
     await elicit(permissions, request, verdict.card, "artifact_download", context, options);
     return undefined;
   };
+}
+
+/** Tells the operator the complete commands of a refused call (the client gets the short ones). */
+function reportOutOfBand(
+  card: PermissionCard,
+  name: string,
+  sessionId: string,
+  outOfBand: OutOfBandApproval,
+): void {
+  const { grant, mode } = outOfBandCommands(card, name, sessionId, outOfBand, true);
+  const line = `a call of ${name} in session ${sessionId} needs approval: run ${grant}${mode ? ` (or ${mode})` : ""}`;
+  (outOfBand.report ?? ((text: string) => process.stderr.write(`sciencegate gateway: ${text}\n`)))(line);
 }
 
 /** Asks until a valid answer, the bound, a timeout or a cancellation; records the outcome. */
