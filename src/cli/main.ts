@@ -58,7 +58,7 @@ Commands:
                                                      127.0.0.1 unless given; any other bind needs a token
                                                      in $SCIENCEGATE_GATEWAY_TOKEN)
        [--max-sessions N] [--max-sessions-per-client N]
-       [--session-idle-ms N]                         session limits over HTTP (100, 32, 30 minutes)
+       [--session-idle-ms N]                         session limits over HTTP (100, 64, 30 minutes)
   console [--port N] [--host H] [--writable]         the Sciencegate console in the browser (default
        [--allow-host NAME]... [--config FILE]        http://127.0.0.1:4680): sources, invocations,
                                                      evidence, downloads, papers, permissions; read-only

@@ -51,7 +51,10 @@ export interface GatewayHttpOptions {
   headersTimeoutMs?: number | undefined;
   /** Open connections at once; one more is answered 503 and closed. @default 512 */
   maxConnections?: number | undefined;
-  /** Open connections at once from one address. @default 64 */
+  /**
+   * Open connections at once from one address (each MCP client over HTTP holds a few: its GET stream,
+   * its POSTs; every loopback client shares one address). @default 256
+   */
   maxConnectionsPerClient?: number | undefined;
   /**
    * A session with no request for this long (and none running) is closed and forgotten; its id then
@@ -59,20 +62,21 @@ export interface GatewayHttpOptions {
    */
   idleTimeoutMs?: number | undefined;
   /**
-   * A session whose client made no request after `initialize` is closed after this long.
+   * A session whose client sent nothing after `initialize` (not even its `initialized` notification) is
+   * closed after this long.
    * @default 60 s (or `idleTimeoutMs` when shorter)
    */
   unusedSessionTimeoutMs?: number | undefined;
   /**
    * Most sessions open at once. When the table is full, the least recently used session with no request
-   * running makes way (one never used after `initialize` first); only when every session has a request
-   * running does `initialize` get 503. @default 100
+   * running makes way (one left unused after `initialize` for a second first); only when every session
+   * has a request running does `initialize` get 503. @default 100
    */
   maxSessions?: number | undefined;
   /**
    * Most sessions of one client (its principal and address) at once; its least recently used idle session
    * makes way for a new one, and when all of them are running a request `initialize` gets 429.
-   * @default 32
+   * @default 64
    */
   maxSessionsPerClient?: number | undefined;
   /** The idle timers' clock. @default the system clock */
@@ -87,11 +91,11 @@ const DEFAULTS = {
   bodyTimeoutMs: 30_000,
   headersTimeoutMs: 10_000,
   maxConnections: 512,
-  maxConnectionsPerClient: 64,
+  maxConnectionsPerClient: 256,
   idleTimeoutMs: 30 * 60_000,
   unusedSessionTimeoutMs: 60_000,
   maxSessions: 100,
-  maxSessionsPerClient: 32,
+  maxSessionsPerClient: 64,
 };
 
 /** Options with their defaults, checked. */

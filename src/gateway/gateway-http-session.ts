@@ -33,7 +33,7 @@ export interface GatewayHttpSessionSettings {
   clock: Clock;
   /** How long a session that made requests may stay idle. */
   idleTimeoutMs: number;
-  /** How long a session whose client made no request after `initialize` may stay idle. */
+  /** How long a session whose client sent nothing after `initialize` may stay idle. */
   unusedTimeoutMs: number;
   /** Called once the session was idle for its timeout. */
   onIdle: (session: GatewayHttpSession) => void;
@@ -41,7 +41,7 @@ export interface GatewayHttpSessionSettings {
 
 /**
  * A session is idle when none of the client's JSON-RPC requests is open (answered or cancelled) and no
- * HTTP request arrived for `idleTimeoutMs` (`unusedTimeoutMs` until the client makes a request after
+ * HTTP request arrived for `idleTimeoutMs` (`unusedTimeoutMs` until the client sends anything after
  * `initialize`). Open requests are counted on the transport's two message paths, not per HTTP request:
  * a cancelled call's POST stream stays open with no answer to come.
  */
@@ -68,7 +68,7 @@ export class GatewayHttpSession {
     this.transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => settings.id });
   }
 
-  /** Whether the client made a request after `initialize`. */
+  /** Whether the client sent anything after `initialize`. */
   get isUsed(): boolean {
     return this.#used;
   }
@@ -137,6 +137,9 @@ export class GatewayHttpSession {
    * @param body the parsed POST body (`undefined` for GET and DELETE)
    */
   async handle(request: IncomingMessage, response: ServerResponse, body?: unknown): Promise<void> {
+    // Any request after `initialize` (its `initialized` notification, the GET stream) shows a client
+    // that stayed; a flood of bare `initialize` requests never gets here.
+    if (this.isInitialized) this.#used = true;
     this.#touch();
     await this.transport.handleRequest(request, response, body);
   }
@@ -166,7 +169,6 @@ export class GatewayHttpSession {
 
   #received(message: JSONRPCMessage): void {
     if (isJSONRPCRequest(message)) {
-      if (message.method !== "initialize") this.#used = true;
       this.#open.add(message.id);
       this.#touch();
     } else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {

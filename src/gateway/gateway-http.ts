@@ -100,7 +100,7 @@ export async function serveGatewayHttp(
     message: unknown,
     caller: Caller,
   ) => {
-    const room = sessions.makeRoom(caller.client);
+    const room = sessions.makeRoom(caller.client, clock.now());
     if ("refusal" in room) return reply(response, room.refusal);
     for (const evicted of room.evicted) {
       evictions++;

@@ -1,8 +1,8 @@
 /**
  * The gateway's open HTTP sessions and the rule that makes room for a new one: a client (its principal
  * and address) holds at most `maxSessionsPerClient`, the gateway at most `maxSessions`, and when either
- * is full the least recently used session with nothing running makes way (one never used after
- * `initialize` first), so clients that leave without `DELETE` never lock others out (see
+ * is full the least recently used session with nothing running makes way (one left unused after
+ * `initialize` for a second first), so clients that leave without `DELETE` never lock others out (see
  * ARCHITECTURE.md, "The governed MCP gateway").
  */
 import type { HttpRefusal } from "./gateway-http-guard.js";
@@ -13,6 +13,12 @@ export interface SessionTableLimits {
   maxSessions: number;
   maxSessionsPerClient: number;
 }
+
+/**
+ * How long a session may sit unused after `initialize` before it is the first to make way: a client
+ * makes its first request within milliseconds, so one that has not after a second is likely gone.
+ */
+const UNUSED_FIRST_AFTER_MS = 1_000;
 
 /** Room for one more session: the sessions to close for it, or why there is none. */
 export type SessionRoom = { evicted: GatewayHttpSession[] } | { refusal: HttpRefusal };
@@ -56,21 +62,22 @@ export class GatewaySessionTable {
    * Makes room for one more session of `client`, forgetting the sessions it evicts (the caller closes
    * them): first one of the client's own when it is at its bound, then anyone's when the table is full.
    * @param client the new session's client key
+   * @param now the clock's time
    * @returns the evicted sessions, or the refusal (429 for the client's bound, 503 for the gateway's)
    */
-  makeRoom(client: string): SessionRoom {
+  makeRoom(client: string, now: number): SessionRoom {
     const evicted: GatewayHttpSession[] = [];
     const { maxSessions, maxSessionsPerClient } = this.#limits;
     const own = this.values().filter((session) => session.client === client);
     if (own.length >= maxSessionsPerClient) {
-      const victim = leastRecentlyUsed(own);
+      const victim = leastRecentlyUsed(own, now);
       if (victim === undefined) {
         return {
           refusal: {
             status: 429,
             code: -32000,
             message: `Too many sessions: this client has ${own.length} open, each with a request running (at most ${maxSessionsPerClient}); end one (DELETE) or retry later`,
-            headers: { "Retry-After": "30" },
+            headers: { "Retry-After": "5" },
           },
         };
       }
@@ -78,14 +85,14 @@ export class GatewaySessionTable {
       evicted.push(victim);
     }
     if (this.#sessions.size >= maxSessions) {
-      const victim = leastRecentlyUsed(this.values());
+      const victim = leastRecentlyUsed(this.values(), now);
       if (victim === undefined) {
         return {
           refusal: {
             status: 503,
             code: -32000,
             message: `Too many sessions: this gateway serves at most ${maxSessions}, each with a request running now; retry later`,
-            headers: { "Retry-After": "30" },
+            headers: { "Retry-After": "5" },
           },
         };
       }
@@ -96,15 +103,23 @@ export class GatewaySessionTable {
   }
 }
 
-/** The session to evict: with nothing running, never used after `initialize` first, then the oldest use. */
-function leastRecentlyUsed(sessions: readonly GatewayHttpSession[]): GatewayHttpSession | undefined {
+/**
+ * The session to evict, among those with nothing running: one left unused after `initialize` for
+ * `UNUSED_FIRST_AFTER_MS` first (a flood of `initialize` evicts its own), then the least recently used.
+ */
+function leastRecentlyUsed(
+  sessions: readonly GatewayHttpSession[],
+  now: number,
+): GatewayHttpSession | undefined {
+  const abandoned = (session: GatewayHttpSession) =>
+    !session.isUsed && now - session.lastActiveAt >= UNUSED_FIRST_AFTER_MS;
   let best: GatewayHttpSession | undefined;
   for (const session of sessions) {
     if (!session.isEvictable) continue;
     if (
       best === undefined ||
-      (best.isUsed && !session.isUsed) ||
-      (best.isUsed === session.isUsed && session.lastActiveAt < best.lastActiveAt)
+      (abandoned(session) && !abandoned(best)) ||
+      (abandoned(session) === abandoned(best) && session.lastActiveAt < best.lastActiveAt)
     ) {
       best = session;
     }
