@@ -179,6 +179,10 @@ export async function serveGatewayHttp(
       clock,
     });
     if (message === undefined) return;
+    // The session may have ended (idle, evicted, deleted) while the body was read.
+    if (entry !== undefined && sessions.get(entry.id) !== entry) {
+      return reply(response, { status: 404, code: -32001, message: "Session not found" });
+    }
     const messages = Array.isArray(message.value) ? message.value : [message.value];
     const reused = reusedRequestId(messages, entry);
     if (reused !== undefined) return reply(response, reused);
