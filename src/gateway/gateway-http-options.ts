@@ -69,7 +69,7 @@ export interface GatewayHttpOptions {
   unusedSessionTimeoutMs?: number | undefined;
   /**
    * Most sessions open at once. When the table is full, the least recently used session with no request
-   * running makes way (one left unused after `initialize` for a second first); only when every session
+   * running makes way (one left unused after `initialize` for 10 s first); only when every session
    * has a request running does `initialize` get 503. @default 100
    */
   maxSessions?: number | undefined;

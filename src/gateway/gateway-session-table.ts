@@ -2,7 +2,7 @@
  * The gateway's open HTTP sessions and the rule that makes room for a new one: a client (its principal
  * and address) holds at most `maxSessionsPerClient`, the gateway at most `maxSessions`, and when either
  * is full the least recently used session with nothing running makes way (one left unused after
- * `initialize` for a second first), so clients that leave without `DELETE` never lock others out (see
+ * `initialize` for 10 s first), so clients that leave without `DELETE` never lock others out (see
  * ARCHITECTURE.md, "The governed MCP gateway").
  */
 import type { HttpRefusal } from "./gateway-http-guard.js";
@@ -16,9 +16,10 @@ export interface SessionTableLimits {
 
 /**
  * How long a session may sit unused after `initialize` before it is the first to make way: a client
- * makes its first request within milliseconds, so one that has not after a second is likely gone.
+ * sends its `initialized` notification within milliseconds, so one that has not after 10 s (a margin
+ * for a loaded machine) is likely gone, or one of a flood of bare `initialize` requests.
  */
-const UNUSED_FIRST_AFTER_MS = 1_000;
+const UNUSED_FIRST_AFTER_MS = 10_000;
 
 /** Room for one more session: the sessions to close for it, or why there is none. */
 export type SessionRoom = { evicted: GatewayHttpSession[] } | { refusal: HttpRefusal };

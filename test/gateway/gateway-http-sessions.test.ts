@@ -228,6 +228,26 @@ describe("sessions: nobody locks others out", () => {
     expect(http.stats().sessionsEvicted).toBeGreaterThanOrEqual(36);
   });
 
+  test("bare initialize requests left unused for 10 s make way before an older session that is in use", async () => {
+    const clock = new ManualClock(0);
+    const { http } = await serve({ clock, maxSessions: 4, maxSessionsPerClient: 4 });
+    const legit = await connectHttpClient(http.url);
+    clients.push(legit.client);
+    await legit.toolNames();
+    await clock.advance(1_000);
+    for (let i = 0; i < 3; i++) {
+      expect((await rawRequest(http.url, { headers: MCP_POST_HEADERS, body: initializeBody() })).status).toBe(
+        200,
+      );
+    }
+    await clock.advance(10_000);
+    const next = await connectHttpClient(http.url);
+    clients.push(next.client);
+    expect(http.stats().sessionsEvicted).toBe(1);
+    // The least recently used session is the legit one, but an abandoned one went first.
+    expect(await legit.toolNames()).toContain("tool_search");
+  });
+
   test("a session that made no request after initialize expires after unusedSessionTimeoutMs; a used one lives for idleTimeoutMs", async () => {
     const clock = new ManualClock(0);
     const { http } = await serve({ clock, unusedSessionTimeoutMs: 5_000, idleTimeoutMs: 60_000 });
