@@ -51,10 +51,14 @@ Commands:
   serve gateway [--config FILE] [--manifests DIR]... the governed MCP gateway (stdio): one MCP server in
        [--eager] [--session ID]                      front of every configured server and source; --eager
                                                      lists every allowed tool up front
+       [--approval-wait-ms N]                        an unanswered approval question is denied after N ms
+                                                     (default 10 minutes)
        [--http [HOST:]PORT] [--allow-origin ORIGIN]...
        [--allow-host NAME]...                        Streamable HTTP at http://HOST:PORT/mcp instead (HOST
                                                      127.0.0.1 unless given; any other bind needs a token
                                                      in $SCIENCEGATE_GATEWAY_TOKEN)
+       [--max-sessions N] [--max-sessions-per-client N]
+       [--session-idle-ms N]                         session limits over HTTP (100, 64, 30 minutes)
   console [--port N] [--host H] [--writable]         the Sciencegate console in the browser (default
        [--allow-host NAME]... [--config FILE]        http://127.0.0.1:4680): sources, invocations,
                                                      evidence, downloads, papers, permissions; read-only
@@ -366,15 +370,24 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
         http: { type: "string" },
         "allow-origin": { type: "string", multiple: true },
         "allow-host": { type: "string", multiple: true },
+        "max-sessions": { type: "string" },
+        "max-sessions-per-client": { type: "string" },
+        "session-idle-ms": { type: "string" },
+        "approval-wait-ms": { type: "string" },
       },
       strict: true,
     });
-    const httpOnly = values["allow-origin"] ?? values["allow-host"];
+    const httpOnly =
+      values["allow-origin"] ??
+      values["allow-host"] ??
+      values["max-sessions"] ??
+      values["max-sessions-per-client"] ??
+      values["session-idle-ms"];
     if (values.http === undefined ? httpOnly !== undefined : values.session !== undefined) {
       io.stderr(
         values.http === undefined
-          ? "sciencegate serve gateway: --allow-origin and --allow-host go with --http [HOST:]PORT.\n"
-          : "sciencegate serve gateway: --session is for stdio; over --http each MCP session is its own governance session (gateway:<mcp-session-id>).\n",
+          ? "sciencegate serve gateway: --allow-origin, --allow-host, --max-sessions, --max-sessions-per-client and --session-idle-ms go with --http [HOST:]PORT.\n"
+          : "sciencegate serve gateway: --session is for stdio; over --http each MCP session is its own governance session (gateway:<uuid>).\n",
       );
       return 2;
     }
@@ -386,6 +399,10 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
       http: values.http,
       allowOrigins: values["allow-origin"],
       allowHosts: values["allow-host"],
+      maxSessions: values["max-sessions"],
+      maxSessionsPerClient: values["max-sessions-per-client"],
+      sessionIdleMs: values["session-idle-ms"],
+      approvalWaitMs: values["approval-wait-ms"],
     });
   }
   const { values } = parseArgs({ args: rest, options: { only: { type: "string" } }, strict: true });

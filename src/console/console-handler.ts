@@ -73,7 +73,7 @@ export function createConsoleHandler(
   options: ConsoleHandlerOptions = {},
 ): ConsoleHandler {
   const basePath = normalizeBasePath(options.basePath ?? "");
-  const security = new ConsoleSecurity(options.token, options.csrfSecret);
+  const security = new ConsoleSecurity(options.token, options.csrfSecret, options.clock ?? systemClock);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const closing = new AbortController();
   const assets = new Map(
@@ -176,6 +176,7 @@ export function createConsoleHandler(
       url,
       params: hit.params,
       form,
+      client: request.socket.remoteAddress ?? "unknown",
     };
     let result: ConsoleResult;
     try {

@@ -19,6 +19,8 @@ export interface ConsoleRequest {
   params: Readonly<Record<string, string>>;
   /** A POST's form fields (`application/x-www-form-urlencoded`); empty for a GET. */
   form: URLSearchParams;
+  /** Who sent it, for per-client limits: the connection's remote address. */
+  client: string;
 }
 
 /** What every page gets besides its request. */

@@ -5,6 +5,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type Clock, systemClock } from "../core/index.js";
 import { assertSafeBind } from "../gateway/index.js";
 
 /** The environment variable `sciencegate console` reads its access token from. */
@@ -12,6 +13,9 @@ export const CONSOLE_TOKEN_ENV = "SCIENCEGATE_CONSOLE_TOKEN";
 
 /** The cookie that carries the access token's digest after a `?token=` visit. */
 export const CONSOLE_COOKIE = "sciencegate_console";
+
+/** How long the cookie of a `?token=` visit lets a browser in; then the link is needed again. */
+export const CONSOLE_COOKIE_MAX_AGE_MS = 12 * 60 * 60_000;
 
 /**
  * The content security policy of every answer: scripts and styles only from the console's own files,
@@ -38,14 +42,17 @@ export function assertConsoleBind(host: string, token: string | undefined): void
 export class ConsoleSecurity {
   readonly #tokenDigest: Buffer | undefined;
   readonly #csrfKey: Buffer;
+  readonly #clock: Clock;
   /** The token every form carries (`_csrf`) and every write must send back. */
   readonly csrfToken: string;
 
   /**
    * @param token the access token; without it every request is let in (a loopback console)
    * @param csrfSecret a secret shared by the replicas of one console; @default random per process
+   * @param clock dates the cookie and checks its age; @default the system clock
    */
-  constructor(token: string | undefined, csrfSecret?: string) {
+  constructor(token: string | undefined, csrfSecret?: string, clock: Clock = systemClock) {
+    this.#clock = clock;
     this.#tokenDigest = token === undefined ? undefined : digest(token);
     this.#csrfKey = csrfSecret === undefined ? randomBytes(32) : digest(csrfSecret);
     this.csrfToken = createHmac("sha256", this.#csrfKey).update("sciencegate-console-csrf").digest("hex");
@@ -57,7 +64,8 @@ export class ConsoleSecurity {
   }
 
   /**
-   * Whether a request carries the access token (`Authorization: Bearer`, or the console's cookie).
+   * Whether a request carries the access token (`Authorization: Bearer`, or the console's cookie
+   * while it has not expired).
    * @param request the request
    */
   authenticated(request: IncomingMessage): boolean {
@@ -65,7 +73,10 @@ export class ConsoleSecurity {
     const bearer = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1];
     if (bearer !== undefined && equalDigests(digest(bearer), this.#tokenDigest)) return true;
     const cookie = cookieValue(request.headers.cookie, CONSOLE_COOKIE);
-    return cookie !== undefined && equalDigests(digest(cookie), digest(this.#cookieValue()));
+    const expires = Number(/^(\d{1,15})\./.exec(cookie ?? "")?.[1]);
+    // The expiry is inside the HMAC: a browser cannot extend it, and an old cookie stays out.
+    if (!Number.isSafeInteger(expires) || expires <= this.#clock.now()) return false;
+    return equalDigests(digest(cookie ?? ""), digest(this.#cookieValue(expires)));
   }
 
   /**
@@ -77,11 +88,14 @@ export class ConsoleSecurity {
   }
 
   /**
-   * The `Set-Cookie` header that lets a browser in after a `?token=` visit (`HttpOnly`, `SameSite=Strict`).
+   * The `Set-Cookie` header that lets a browser in after a `?token=` visit (`HttpOnly`, `SameSite=Strict`)
+   * for `CONSOLE_COOKIE_MAX_AGE_MS`.
    * @param path the console's base path
    */
   sessionCookie(path: string): string {
-    return `${CONSOLE_COOKIE}=${this.#cookieValue()}; Path=${path || "/"}; HttpOnly; SameSite=Strict`;
+    const expires = this.#clock.now() + CONSOLE_COOKIE_MAX_AGE_MS;
+    const maxAge = Math.floor(CONSOLE_COOKIE_MAX_AGE_MS / 1000);
+    return `${CONSOLE_COOKIE}=${this.#cookieValue(expires)}; Path=${path || "/"}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict`;
   }
 
   /**
@@ -119,11 +133,12 @@ export class ConsoleSecurity {
     return undefined;
   }
 
-  #cookieValue(): string {
-    // The cookie holds a digest of the token, not the token.
-    return createHmac("sha256", this.#tokenDigest ?? Buffer.alloc(0))
-      .update("sciencegate-console-cookie")
+  /** `<expires>.<HMAC>`: the cookie holds a digest of the token and its expiry, not the token. */
+  #cookieValue(expires: number): string {
+    const mac = createHmac("sha256", this.#tokenDigest ?? Buffer.alloc(0))
+      .update(`sciencegate-console-cookie:${expires}`)
       .digest("hex");
+    return `${expires}.${mac}`;
   }
 }
 

@@ -2,7 +2,8 @@
  * The live side of the Downloads page: what a job looks like to the page (`jobEvent`: status, tone,
  * bytes, which actions it allows) and `GET /jobs/events`, server-sent events that follow the job store.
  * The streams follow the store through the console's one `JobFeed`, so a job running in another process
- * (which saves its byte count as it goes) moves on the page too (see ARCHITECTURE.md, "The console").
+ * (which saves its byte count as it goes) moves on the page too; their places are shared fairly between
+ * clients (`StreamSlots`), so no client can take them all (see ARCHITECTURE.md, "The console").
  */
 import type { ServerResponse } from "node:http";
 import type { DownloadJob, DownloadJobStatus } from "../artifacts/index.js";
@@ -14,8 +15,10 @@ import { jobFeedOf } from "./job-feed.js";
 
 /** A comment line after this long without an event keeps proxies from closing the stream. */
 export const HEARTBEAT_MS = 15_000;
-/** Live streams one console serves at once; one more is answered 503. */
+/** Live streams one console serves at once. */
 export const MAX_JOB_STREAMS = 32;
+/** Live streams of one client (address) at once; its next one replaces its oldest. */
+export const MAX_JOB_STREAMS_PER_CLIENT = 8;
 /** A client that has not read this much of the stream is dropped (its EventSource reconnects). */
 const MAX_UNREAD_BYTES = 1024 * 1024;
 /** How long a job's error message may be on the page and in an event. */
@@ -78,17 +81,71 @@ export function jobsPage(jobs: readonly DownloadJob[], page: number) {
   return pageOf([...jobs].reverse(), page);
 }
 
-/** Open streams per console (keyed by the console's closing signal, one per handler). */
-const openStreams = new WeakMap<AbortSignal, number>();
+/** One open stream's place: its client, and the signal that ends it when another takes the place. */
+interface StreamSlot {
+  client: string;
+  replaced: AbortController;
+}
 
-/** `GET /jobs/events?page=N`: a `snapshot` event of the page's jobs, then a `job` event per change. */
+/**
+ * The places of one console's streams, per client (oldest first). A client at its bound gives its
+ * oldest stream's place to its new one; when every place is taken, a client holding fewer than the
+ * client holding most takes that one's oldest place; only a newcomer holding as many is refused.
+ */
+class StreamSlots {
+  readonly #byClient = new Map<string, StreamSlot[]>();
+  #count = 0;
+
+  /** @returns the new stream's place, or `undefined` when there is none for this client */
+  take(client: string): StreamSlot | undefined {
+    const own = this.#byClient.get(client) ?? [];
+    let victim: StreamSlot | undefined;
+    if (own.length >= MAX_JOB_STREAMS_PER_CLIENT) victim = own[0];
+    else if (this.#count >= MAX_JOB_STREAMS) {
+      const largest = [...this.#byClient.values()].reduce((a, b) => (b.length > a.length ? b : a), []);
+      if (largest.length <= own.length) return undefined;
+      victim = largest[0];
+    }
+    if (victim) {
+      this.give(victim);
+      victim.replaced.abort();
+    }
+    const slot: StreamSlot = { client, replaced: new AbortController() };
+    this.#byClient.set(client, [...(this.#byClient.get(client) ?? []), slot]);
+    this.#count++;
+    return slot;
+  }
+
+  /** Gives a place back (idempotent). */
+  give(slot: StreamSlot): void {
+    const own = this.#byClient.get(slot.client);
+    const at = own?.indexOf(slot) ?? -1;
+    if (!own || at < 0) return;
+    own.splice(at, 1);
+    this.#count--;
+    if (own.length === 0) this.#byClient.delete(slot.client);
+  }
+}
+
+/** The stream places of each console (keyed by the console's closing signal, one per handler). */
+const slotsByConsole = new WeakMap<AbortSignal, StreamSlots>();
+
+/**
+ * `GET /jobs/events?page=N`: a `snapshot` event of the page's jobs, then a `job` event per change; a
+ * `replaced` event ends a stream whose place another took (the page's script then stops listening).
+ */
 export const jobsStreamRoute: ConsoleRoute = {
   method: "GET",
   pattern: "/jobs/events",
   async handle(request, context) {
     const page = pageParam(request.url);
-    const open = openStreams.get(context.signal) ?? 0;
-    if (open >= MAX_JOB_STREAMS) {
+    let slots = slotsByConsole.get(context.signal);
+    if (!slots) {
+      slots = new StreamSlots();
+      slotsByConsole.set(context.signal, slots);
+    }
+    const slot = slots.take(request.client);
+    if (!slot) {
       return {
         kind: "file",
         status: 503,
@@ -97,13 +154,11 @@ export const jobsStreamRoute: ConsoleRoute = {
         headers: { "Retry-After": "10" },
       };
     }
-    openStreams.set(context.signal, open + 1);
+    const taken = slots;
     return {
       kind: "stream",
       run: (response) =>
-        streamJobs(response, context, page).finally(() =>
-          openStreams.set(context.signal, (openStreams.get(context.signal) ?? 1) - 1),
-        ),
+        streamJobs(response, context, page, slot.replaced.signal).finally(() => taken.give(slot)),
     };
   },
 };
@@ -112,11 +167,12 @@ async function streamJobs(
   response: ServerResponse,
   context: { governance: Governance; clock: Clock; signal: AbortSignal },
   page: number,
+  replaced: AbortSignal,
 ): Promise<void> {
   const { governance, clock } = context;
   const gone = new AbortController();
   response.once("close", () => gone.abort());
-  const stop = AbortSignal.any([context.signal, gone.signal]);
+  const stop = AbortSignal.any([context.signal, gone.signal, replaced]);
   // `Cache-Control: no-store` is already set, as on every console answer.
   response.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", "X-Accel-Buffering": "no" });
   let lastWrite = clock.now();
@@ -152,6 +208,9 @@ async function streamJobs(
     }
   } finally {
     updates.close();
+    if (replaced.aborted && !gone.signal.aborted) {
+      response.write("event: replaced\ndata: {}\n\n");
+    }
     response.end();
   }
 }

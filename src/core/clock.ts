@@ -47,3 +47,18 @@ export const systemClock: Clock = {
     return () => clearTimeout(handle);
   },
 };
+
+/**
+ * Calls `fire` after `ms` on a clock unless cancelled first: the clock's `timer` when it has one, else a
+ * `sleep` cancelled through a signal of its own.
+ * @param clock the clock
+ * @param ms delay in milliseconds
+ * @param fire what to run when it is due
+ * @returns cancels the timer (idempotent)
+ */
+export function startTimer(clock: Clock, ms: number, fire: () => void): () => void {
+  if (clock.timer) return clock.timer(ms, fire);
+  const controller = new AbortController();
+  clock.sleep(ms, controller.signal).then(fire, () => undefined);
+  return () => controller.abort();
+}

@@ -1,5 +1,5 @@
 export { canonicalJson, hashCanonical, sha256Hex } from "./canonical-json.js";
-export { type Clock, systemClock } from "./clock.js";
+export { type Clock, startTimer, systemClock } from "./clock.js";
 export {
   GOVERNANCE_ERROR_CODES,
   GovernanceError,

@@ -13,20 +13,26 @@ import type {
 import type { ApprovalDecision } from "../nodes/index.js";
 
 /**
- * How a person approves a call without elicitation: the `sciencegate grants` commands the refusal
- * names, built to reach this gateway's stores and catalog.
+ * How a person approves a call without elicitation: the `sciencegate grants` commands. The client is
+ * told their short form (no path of the gateway's machine); the complete commands, built to reach this
+ * gateway's stores and catalog, go to the operator through `report`.
  */
 export interface OutOfBandApproval {
   /**
-   * What every command starts with, up to and including the program, e.g.
+   * What every complete command starts with, up to and including the program, e.g.
    * `SCIENCEGATE_HOME=/srv/sciencegate sciencegate`. @default `sciencegate`
    */
   cli?: string | undefined;
   /**
-   * The arguments that give `grants add` the gateway's catalog, already shell-quoted, e.g.
+   * The arguments that give the complete `grants add` the gateway's catalog, already shell-quoted, e.g.
    * `["--config", "/srv/extensions_config.json"]`. @default none
    */
   catalogArgs?: readonly string[] | undefined;
+  /**
+   * Receives, for the operator, a line with the complete commands each time a client is refused.
+   * @default stderr
+   */
+  report?: ((line: string) => void) | undefined;
   /**
    * Whether `sciencegate grants mode` reaches the running gateway: only when its session state is
    * shared through PostgreSQL (`SCIENCEGATE_DATABASE_URL`); otherwise approval modes live in the
@@ -133,14 +139,54 @@ export function parseApprovalForm(
   };
 }
 
+/** The commands that approve a call out of band: the grant, and the mode when it reaches the gateway. */
+export interface OutOfBandCommands {
+  grant: string;
+  mode?: string | undefined;
+}
+
 /**
- * The denial of a dangerous call whose client cannot be asked (no elicitation capability): the
- * message says how to approve it and `data` carries the card and the commands (`approve.grant`, and
- * `approve.mode` when modes reach the running gateway).
+ * The `sciencegate grants` commands that approve a call of a session.
  * @param card the call's card
  * @param name the model-visible tool name
  * @param sessionId the governance session
- * @param outOfBand the commands' start and catalog arguments; without it, the embedding app approves
+ * @param outOfBand the commands' start, catalog arguments and whether modes are shared
+ * @param complete with the operator's start and catalog arguments (paths of the gateway's machine);
+ *   otherwise the short form a client may be shown
+ * @returns the commands
+ */
+export function outOfBandCommands(
+  card: PermissionCard,
+  name: string,
+  sessionId: string,
+  outOfBand: OutOfBandApproval,
+  complete: boolean,
+): OutOfBandCommands {
+  const cli = complete ? (outOfBand.cli ?? "sciencegate") : "sciencegate";
+  const session = ["--session", shellQuote(sessionId)];
+  const grant = [
+    cli,
+    "grants add",
+    ...session,
+    "--tool",
+    shellQuote(name),
+    "--resource",
+    shellQuote(card.matchingScope.resource),
+    ...(complete ? (outOfBand.catalogArgs ?? []) : []),
+  ].join(" ");
+  const mode = outOfBand.modesShared ? [cli, "grants mode", ...session, "always_allow"].join(" ") : undefined;
+  return { grant, mode };
+}
+
+/**
+ * The denial of a dangerous call whose client cannot be asked (no elicitation capability): the
+ * message says how to approve it and `data` carries the card and the short commands (`approve.grant`,
+ * and `approve.mode` when modes reach the running gateway), which the gateway's operator runs with
+ * the gateway's data directory and catalog; no path of the gateway's machine is told to the client.
+ * @param card the call's card
+ * @param name the model-visible tool name
+ * @param sessionId the governance session
+ * @param outOfBand the commands' settings; without it, the embedding app approves
  * @returns the hook's denial
  */
 export function outOfBandRefusal(
@@ -161,19 +207,7 @@ export function outOfBandRefusal(
       data: { approvalRequired: true, card },
     };
   }
-  const cli = outOfBand.cli ?? "sciencegate";
-  const session = ["--session", shellQuote(sessionId)];
-  const grant = [
-    cli,
-    "grants add",
-    ...session,
-    "--tool",
-    shellQuote(name),
-    "--resource",
-    shellQuote(card.matchingScope.resource),
-    ...(outOfBand.catalogArgs ?? []),
-  ].join(" ");
-  const mode = outOfBand.modesShared ? [cli, "grants mode", ...session, "always_allow"].join(" ") : undefined;
+  const { grant, mode } = outOfBandCommands(card, name, sessionId, outOfBand, false);
   const orMode =
     mode === undefined
       ? ""
@@ -181,8 +215,8 @@ export function outOfBandRefusal(
   return {
     allowed: false,
     reason:
-      `${head}. To approve it out of band, run \`${grant}\` (it allows ${card.matchingScope.description})` +
-      `${orMode}, then call ${name} again`,
+      `${head}. To approve it out of band, the gateway's operator runs \`${grant}\` with the gateway's data directory and catalog (the gateway's log shows the complete command; it allows ${card.matchingScope.description})` +
+      `${orMode}; then call ${name} again`,
     data: { approvalRequired: true, card, approve: { grant, ...(mode === undefined ? {} : { mode }) } },
   };
 }

@@ -13,7 +13,14 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type DownloadApproval, downloadAuthorizationRequest } from "../artifacts/index.js";
-import { SPAN_ATTRIBUTES as A, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
+import {
+  SPAN_ATTRIBUTES as A,
+  type Clock,
+  recordingActiveSpan,
+  SPAN_NAMES,
+  startTimer,
+  systemClock,
+} from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import {
   type AuthorizationRequest,
@@ -26,6 +33,7 @@ import type { ApprovalDecision, ApprovalRequest } from "../nodes/index.js";
 import {
   approvalForm,
   type OutOfBandApproval,
+  outOfBandCommands,
   outOfBandRefusal,
   parseApprovalForm,
 } from "./gateway-approval-text.js";
@@ -40,18 +48,25 @@ export interface ElicitationApprovalRuntime {
 /** Options of {@link createElicitationApproval}. */
 export interface ElicitationApprovalOptions {
   /**
-   * The commands a client without elicitation is told to run. @default none: the refusal says that the
-   *   app embedding the gateway approves (`governance.permissions.grant` or `setApprovalMode`)
+   * The commands that approve a call of a client without elicitation: the client is told their short
+   * form, the operator (`report`) the complete one. @default none: the refusal says that the app
+   *   embedding the gateway approves (`governance.permissions.grant` or `setApprovalMode`)
    */
   outOfBand?: OutOfBandApproval | undefined;
   /**
-   * How long one elicitation waits for the human; past it the call is denied (`wait_timeout`).
-   * @default none: it waits as long as the tool call lasts (the client's cancellation ends it)
+   * How long one elicitation waits for the human; past it the call is denied (`wait_timeout`, audited),
+   * so a question nobody answers never holds its session (and its slot) open.
+   * @default 10 minutes
    */
   waitTimeoutMs?: number | undefined;
   /** Answers asked for at most, malformed ones included; then the call is denied (`cancelled`). @default 3 */
   maxAttempts?: number | undefined;
+  /** The wait's clock. @default the system clock */
+  clock?: Clock | undefined;
 }
+
+/** How long a question waits for its human unless told otherwise. */
+export const DEFAULT_APPROVAL_WAIT_MS = 10 * 60_000;
 
 /** The longest timer Node.js keeps (a longer one fires at once). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -86,6 +101,7 @@ export function createElicitationApproval(
     const verdict = await permissions.evaluate(request);
     if (verdict.outcome === "allow") return undefined;
     if (!supportsFormElicitation(context.session.server.getClientCapabilities())) {
+      if (options.outOfBand) reportOutOfBand(verdict.card, call.name, call.sessionId, options.outOfBand);
       return outOfBandRefusal(verdict.card, call.name, call.sessionId, options.outOfBand);
     }
     return elicit(permissions, request, verdict.card, call.name, context, options);
@@ -122,6 +138,18 @@ export function createElicitationDownloadApproval(
   };
 }
 
+/** Tells the operator the complete commands of a refused call (the client gets the short ones). */
+function reportOutOfBand(
+  card: PermissionCard,
+  name: string,
+  sessionId: string,
+  outOfBand: OutOfBandApproval,
+): void {
+  const { grant, mode } = outOfBandCommands(card, name, sessionId, outOfBand, true);
+  const line = `a call of ${name} in session ${sessionId} needs approval: run ${grant}${mode ? ` (or ${mode})` : ""}`;
+  (outOfBand.report ?? ((text: string) => process.stderr.write(`sciencegate gateway: ${text}\n`)))(line);
+}
+
 /** Asks until a valid answer, the bound, a timeout or a cancellation; records the outcome. */
 async function elicit(
   permissions: PermissionService,
@@ -133,15 +161,18 @@ async function elicit(
 ): Promise<ApprovalDecision | undefined> {
   const pending = permissions.notePending(request);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
-  const timeout = Math.min(options.waitTimeoutMs ?? MAX_TIMER_MS, MAX_TIMER_MS);
+  const waitMs = Math.min(options.waitTimeoutMs ?? DEFAULT_APPROVAL_WAIT_MS, MAX_TIMER_MS);
   let invalid: string | undefined;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     let result: ElicitResult;
+    // The wait runs on the clock (a test advances it); the SDK's own request timeout is set past it.
+    const waited = new AbortController();
+    const cancelWait = startTimer(options.clock ?? systemClock, waitMs, () => waited.abort());
     try {
       result = await mcp.sendRequest(
         { method: "elicitation/create", params: approvalForm(card, name, invalid) },
         ElicitResultSchema,
-        { signal: mcp.signal, timeout },
+        { signal: AbortSignal.any([mcp.signal, waited.signal]), timeout: MAX_TIMER_MS },
       );
     } catch (error) {
       if (mcp.signal.aborted) {
@@ -151,11 +182,13 @@ async function elicit(
           "the tool call was cancelled, or its client left, while the user was asked",
         );
       }
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return expire(permissions, request, options.waitTimeoutMs ?? MAX_TIMER_MS);
+      if (waited.signal.aborted || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
+        return expire(permissions, request, waitMs);
       }
       invalid = `The client failed the approval request (${errorText(error)}).`;
       continue;
+    } finally {
+      cancelWait();
     }
     // Cancelled or timed out meanwhile (by the app): that outcome stands, and the broker consumes it.
     const state = permissions.pendingFor(request)?.state;

@@ -1,7 +1,8 @@
 /**
  * The checks every HTTP request to the gateway passes before the MCP transport sees it: the `Host`
  * header names this server (DNS rebinding), the `Origin` is absent, same-origin loopback or allowed,
- * and the bearer token matches (see ARCHITECTURE.md, "The governed MCP gateway").
+ * and the request names its principal: the bearer token's holder, an app's own authenticator, or the
+ * loopback client (see ARCHITECTURE.md, "The governed MCP gateway").
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -23,6 +24,29 @@ export interface HttpRefusal {
   headers?: Record<string, string> | undefined;
 }
 
+/**
+ * Who sent a request: the party a gateway session belongs to. A session answers only requests of the
+ * principal that opened it, so an id read in a ledger, a log or a page gives no one else its session.
+ */
+export interface GatewayPrincipal {
+  /** Equal for every request of one party, different between parties; never shown to clients. */
+  id: string;
+}
+
+/**
+ * Resolves the principal of a request (an app's own authentication: per-user tokens, an OAuth
+ * resource server), or `undefined` to refuse it with 401.
+ */
+export type GatewayAuthenticator = (
+  request: IncomingMessage,
+) => GatewayPrincipal | undefined | Promise<GatewayPrincipal | undefined>;
+
+/** The principal of every request on a loopback bind without a token: whoever can reach the port. */
+export const LOOPBACK_PRINCIPAL: GatewayPrincipal = { id: "loopback" };
+
+/** The principal of every request that carries the gateway's one bearer token. */
+const TOKEN_PRINCIPAL: GatewayPrincipal = { id: "bearer-token" };
+
 /** What the guard checks against, known once the server listens. */
 export interface HttpGuardSettings {
   /** The address the server is bound to. */
@@ -30,6 +54,8 @@ export interface HttpGuardSettings {
   /** The port it listens on. */
   port: number;
   token: string | undefined;
+  /** Replaces the token check: the app's own authentication. */
+  authenticate?: GatewayAuthenticator | undefined;
   /** Origins allowed besides same-origin loopback (`scheme://host[:port]`). */
   allowedOrigins: readonly string[];
   /** Host names allowed besides the bound ones. */
@@ -41,10 +67,15 @@ export interface HttpGuardSettings {
 /** The checks of one listening server. */
 export interface HttpGuard {
   /**
-   * Checks `Host`, then `Origin`, then the bearer token.
+   * Checks `Host`, then `Origin`.
    * @returns the refusal, or `undefined` when the request may go on
    */
   check(request: IncomingMessage): HttpRefusal | undefined;
+  /**
+   * Who sent the request: the bearer token's holder, the app's `authenticate`, or the loopback client.
+   * @returns the principal, or the 401 refusal
+   */
+  authenticate(request: IncomingMessage): Promise<HttpRefusal | { principal: GatewayPrincipal }>;
   /** The CORS headers for a request from an allowed cross origin (none for others). */
   corsHeaders(request: IncomingMessage): Record<string, string>;
 }
@@ -137,7 +168,6 @@ export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
       : [],
   );
   const crossOrigins = new Set(settings.allowedOrigins.map(normalizeOrigin));
-  const expected = settings.token === undefined ? undefined : digest(settings.token);
 
   const originOf = (request: IncomingMessage) => {
     const origin = request.headers.origin;
@@ -149,6 +179,7 @@ export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
     }
   };
 
+  const authenticate = settings.authenticate ?? tokenAuthenticator(settings.token);
   return {
     check(request) {
       if (!hostAllowed(request.headers.host)) {
@@ -158,26 +189,13 @@ export function createHttpGuard(settings: HttpGuardSettings): HttpGuard {
       if (origin !== undefined && !sameOrigins.has(origin) && !crossOrigins.has(origin)) {
         return forbidden(`Invalid Origin header: ${request.headers.origin}`);
       }
-      if (expected !== undefined && request.method !== "OPTIONS") {
-        const given = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1];
-        // Equal-length digests: the comparison takes the same time whatever the token.
-        const matches = timingSafeEqual(digest(given ?? ""), expected) && given !== undefined;
-        if (!matches) {
-          return {
-            status: 401,
-            code: -32000,
-            message: given
-              ? "Unauthorized: the bearer token is not valid"
-              : "Unauthorized: send Authorization: Bearer <token>",
-            headers: {
-              "WWW-Authenticate": given
-                ? 'Bearer realm="sciencegate-gateway", error="invalid_token"'
-                : 'Bearer realm="sciencegate-gateway"',
-            },
-          };
-        }
-      }
       return undefined;
+    },
+    async authenticate(request) {
+      const principal = await authenticate(request);
+      if (isRefusal(principal)) return principal;
+      if (principal === undefined || principal.id === "") return unauthorized(undefined);
+      return { principal };
     },
     corsHeaders(request) {
       const origin = originOf(request);
@@ -206,6 +224,42 @@ export function createHostCheck(
     const host = hostNameOf(header ?? "");
     return host !== undefined && hostNames.has(host);
   };
+}
+
+/**
+ * The default authentication: with a token, its holder (one principal) and a 401 for anything else;
+ * without one, every request is the loopback client's (the bind rule allows that on loopback only).
+ */
+function tokenAuthenticator(
+  token: string | undefined,
+): (request: IncomingMessage) => GatewayPrincipal | HttpRefusal {
+  if (token === undefined) return () => LOOPBACK_PRINCIPAL;
+  const expected = digest(token);
+  return (request) => {
+    const given = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? "")?.[1];
+    // Equal-length digests: the comparison takes the same time whatever the token.
+    const matches = timingSafeEqual(digest(given ?? ""), expected) && given !== undefined;
+    return matches ? TOKEN_PRINCIPAL : unauthorized(given);
+  };
+}
+
+function unauthorized(given: string | undefined): HttpRefusal {
+  return {
+    status: 401,
+    code: -32000,
+    message: given
+      ? "Unauthorized: the bearer token is not valid"
+      : "Unauthorized: send Authorization: Bearer <token>",
+    headers: {
+      "WWW-Authenticate": given
+        ? 'Bearer realm="sciencegate-gateway", error="invalid_token"'
+        : 'Bearer realm="sciencegate-gateway"',
+    },
+  };
+}
+
+function isRefusal(value: GatewayPrincipal | HttpRefusal | undefined): value is HttpRefusal {
+  return value !== undefined && "status" in value;
 }
 
 function forbidden(message: string): HttpRefusal {

@@ -1,6 +1,7 @@
 /**
  * One MCP session of the gateway over Streamable HTTP: its SDK transport, its `GatewaySession`, the
- * client's requests still open and the idle timer (see ARCHITECTURE.md, "The governed MCP gateway").
+ * principal it belongs to, the client's requests still open and the idle timer (see ARCHITECTURE.md,
+ * "The governed MCP gateway").
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -13,39 +14,82 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Clock } from "../core/index.js";
+import { type Clock, startTimer } from "../core/index.js";
 import type { GatewayServer } from "./create-gateway-server.js";
+import type { GatewayPrincipal } from "./gateway-http-guard.js";
 import type { GatewaySession } from "./gateway-session.js";
 
 /** What an HTTP session needs from its server. */
 export interface GatewayHttpSessionSettings {
-  /** The MCP session id (`Mcp-Session-Id`); the governance session is `gateway:<id>`. */
+  /**
+   * The MCP session id (`Mcp-Session-Id`): known to the client that opened the session and to nobody
+   * else, so it is never a governance id, never stored and never logged.
+   */
   id: string;
+  /** Who opened the session: a request of anyone else is answered as if the session did not exist. */
+  principal: GatewayPrincipal;
+  /** The principal and its address: the unit of the per-client limits. */
+  client: string;
   clock: Clock;
+  /** How long a session that made requests may stay idle. */
   idleTimeoutMs: number;
-  /** Called once the session was idle for `idleTimeoutMs`. */
+  /** How long a session whose client sent nothing after `initialize` may stay idle. */
+  unusedTimeoutMs: number;
+  /** Called once the session was idle for its timeout. */
   onIdle: (session: GatewayHttpSession) => void;
 }
 
 /**
  * A session is idle when none of the client's JSON-RPC requests is open (answered or cancelled) and no
- * HTTP request arrived for `idleTimeoutMs`. Open requests are counted on the transport's two message
- * paths, not per HTTP request: a cancelled call's POST stream stays open with no answer to come.
+ * HTTP request arrived for `idleTimeoutMs` (`unusedTimeoutMs` until the client sends anything after
+ * `initialize`). Open requests are counted on the transport's two message paths, not per HTTP request:
+ * a cancelled call's POST stream stays open with no answer to come.
  */
 export class GatewayHttpSession {
   readonly id: string;
+  readonly principal: GatewayPrincipal;
+  readonly client: string;
   readonly transport: StreamableHTTPServerTransport;
   readonly #settings: GatewayHttpSessionSettings;
   readonly #open = new Set<RequestId>();
   #cancelIdle: (() => void) | undefined;
   #session: GatewaySession | undefined;
   #closed = false;
+  #used = false;
+  #lastActiveAt: number;
 
-  /** @param settings id, clock, idle timeout and what to do when idle */
+  /** @param settings ids, principal, clock, idle timeouts and what to do when idle */
   constructor(settings: GatewayHttpSessionSettings) {
     this.#settings = settings;
     this.id = settings.id;
+    this.principal = settings.principal;
+    this.client = settings.client;
+    this.#lastActiveAt = settings.clock.now();
     this.transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => settings.id });
+  }
+
+  /** Whether the client sent anything after `initialize`. */
+  get isUsed(): boolean {
+    return this.#used;
+  }
+
+  /** When the last HTTP request or answered request was (the clock's time). */
+  get lastActiveAt(): number {
+    return this.#lastActiveAt;
+  }
+
+  /** Whether the session may be closed to make room: initialized, and none of its requests open. */
+  get isEvictable(): boolean {
+    return !this.#closed && this.isInitialized && this.#open.size === 0;
+  }
+
+  /**
+   * Whether a request of this id is open in the session: a second request under it would make its
+   * answer ambiguous (the SDK keys requests by id), so the router refuses it.
+   * @param id a JSON-RPC request id
+   */
+  isOpen(id: RequestId): boolean {
+    return this.#open.has(id);
   }
 
   /** The governed session, once connected. */
@@ -59,13 +103,15 @@ export class GatewayHttpSession {
   }
 
   /**
-   * Opens the governed session `gateway:<id>` on the transport.
+   * Opens the governed session (`gateway:<uuid>`, not derived from the transport id) on the transport.
    * @param gateway the gateway
    * @returns the session
    * @throws GovernanceError `CANCELLED` when the gateway is closed
    */
   async connect(gateway: GatewayServer): Promise<GatewaySession> {
-    const session = await gateway.connect(this.transport, { sessionId: `gateway:${this.id}` });
+    // A governance id of its own (`gateway:<uuid>`), unrelated to the transport id: the ledger, the
+    // console and `sciencegate audit` show it, and it opens nothing.
+    const session = await gateway.connect(this.transport);
     this.#session = session;
     void session.ended.then(() => {
       this.#closed = true;
@@ -91,6 +137,9 @@ export class GatewayHttpSession {
    * @param body the parsed POST body (`undefined` for GET and DELETE)
    */
   async handle(request: IncomingMessage, response: ServerResponse, body?: unknown): Promise<void> {
+    // Any request after `initialize` (its `initialized` notification, the GET stream) shows a client
+    // that stayed; a flood of bare `initialize` requests never gets here.
+    if (this.isInitialized) this.#used = true;
     this.#touch();
     await this.transport.handleRequest(request, response, body);
   }
@@ -134,18 +183,12 @@ export class GatewayHttpSession {
 
   /** Restarts the idle timer, or stops it while a request is open. */
   #touch(): void {
+    this.#lastActiveAt = this.#settings.clock.now();
     this.#cancelIdle?.();
     this.#cancelIdle = undefined;
     if (this.#closed || this.#open.size > 0) return;
-    this.#cancelIdle = startTimer(this.#settings.clock, this.#settings.idleTimeoutMs, () =>
-      this.#settings.onIdle(this),
-    );
+    const { idleTimeoutMs, unusedTimeoutMs } = this.#settings;
+    const timeout = this.#used ? idleTimeoutMs : Math.min(unusedTimeoutMs, idleTimeoutMs);
+    this.#cancelIdle = startTimer(this.#settings.clock, timeout, () => this.#settings.onIdle(this));
   }
-}
-
-function startTimer(clock: Clock, ms: number, fire: () => void): () => void {
-  if (clock.timer) return clock.timer(ms, fire);
-  const controller = new AbortController();
-  clock.sleep(ms, controller.signal).then(fire, () => undefined);
-  return () => controller.abort();
 }

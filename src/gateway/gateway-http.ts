@@ -6,52 +6,23 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { isInitializeRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { type Clock, GovernanceError, systemClock } from "../core/index.js";
+import {
+  isInitializeRequest,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
+import { GovernanceError, systemClock } from "../core/index.js";
 import type { GatewayServer } from "./create-gateway-server.js";
-import { assertSafeBind, createHttpGuard, type HttpRefusal, normalizeOrigin } from "./gateway-http-guard.js";
+import { createHttpGuard, type GatewayPrincipal, type HttpRefusal } from "./gateway-http-guard.js";
+import { BodyBudget, limitConnections } from "./gateway-http-limits.js";
+import { type GatewayHttpOptions, resolveGatewayHttpOptions } from "./gateway-http-options.js";
 import { readJsonBody, reply } from "./gateway-http-request.js";
 import { GatewayHttpSession } from "./gateway-http-session.js";
+import { GatewaySessionTable } from "./gateway-session-table.js";
 
 /** The one MCP endpoint; every other path is 404. */
 const GATEWAY_HTTP_PATH = "/mcp";
-
-/** Options of `serveGatewayHttp`. */
-export interface GatewayHttpOptions {
-  /** The address to bind. Anything but loopback needs `token`. @default "127.0.0.1" */
-  host?: string | undefined;
-  /** The port; 0 takes a free one (read it from `url`). @default 0 */
-  port?: number | undefined;
-  /**
-   * The bearer token every request must carry (`Authorization: Bearer <token>`), at least 16
-   * characters. @default none: allowed on a loopback bind only
-   */
-  token?: string | undefined;
-  /**
-   * Browser origins allowed besides same-origin loopback (`https://app.example.org`); each gets CORS
-   * headers. A request without `Origin` (any non-browser client) is not affected. @default none
-   */
-  allowedOrigins?: readonly string[] | undefined;
-  /**
-   * Host names a request's `Host` may name besides the bound ones (a DNS name, or the name a reverse
-   * proxy forwards). @default the loopback names on a loopback bind, the bound address otherwise, and
-   *   every address of the machine on a wildcard bind (`0.0.0.0`, `::`)
-   */
-  allowedHosts?: readonly string[] | undefined;
-  /** Largest request body; a larger one is refused with 413 while it is read. @default 4 MiB */
-  maxBodyBytes?: number | undefined;
-  /**
-   * A session with no request for this long (and none running) is closed and forgotten; its id then
-   * gets 404. An open GET stream does not keep a session alive. @default 30 minutes
-   */
-  idleTimeoutMs?: number | undefined;
-  /** Most sessions open at once; one more `initialize` gets 503. @default 100 */
-  maxSessions?: number | undefined;
-  /** The idle timers' clock. @default the system clock */
-  clock?: Clock | undefined;
-  /** Receives failures no client can be told about. @default stderr */
-  onError?: ((error: unknown) => void) | undefined;
-}
 
 /** A listening gateway. */
 export interface GatewayHttpServer {
@@ -59,6 +30,8 @@ export interface GatewayHttpServer {
   url: string;
   /** How many MCP sessions are open. */
   sessionCount(): number;
+  /** The server's resource counters, for monitoring and tests. */
+  stats(): GatewayHttpStats;
   /**
    * Stops accepting, closes every session it opened (running calls are cancelled and audited) and every
    * connection. The gateway and the runtime stay open: they are the caller's. Calling it again returns
@@ -67,14 +40,29 @@ export interface GatewayHttpServer {
   close(): Promise<void>;
 }
 
-const DEFAULTS = { maxBodyBytes: 4 * 1024 * 1024, idleTimeoutMs: 30 * 60_000, maxSessions: 100 };
+/** What a listening gateway holds and has refused. */
+export interface GatewayHttpStats {
+  /** Connections open now. */
+  connections: number;
+  /** Connections refused over `maxConnections` / `maxConnectionsPerClient`. */
+  connectionsRefused: number;
+  /** Connections closed for silence (`headersTimeoutMs`). */
+  connectionsSilenced: number;
+  /** Request body bytes held now, and the most held at once. */
+  bodyBytesHeld: number;
+  bodyBytesPeak: number;
+  /** Sessions closed to make room for new ones. */
+  sessionsEvicted: number;
+}
 
 /**
- * Serves the gateway over Streamable HTTP at `/mcp`. Every request passes the `Host`, `Origin` and
- * token checks first; a POST body is read up to `maxBodyBytes` and must be JSON; an `initialize`
- * without a session id opens a new governance session `gateway:<mcp-session-id>`; `DELETE` ends one.
+ * Serves the gateway over Streamable HTTP at `/mcp`. Every request passes the `Host` and `Origin`
+ * checks and names its principal (the token's holder, `authenticate`, or the loopback client); a POST
+ * body is read up to `maxBodyBytes`, within the body budget and deadline, and must be JSON; an
+ * `initialize` without a session id opens a new governance session (`gateway:<uuid>`, unrelated to the
+ * `Mcp-Session-Id`, which only its principal can use); `DELETE` ends one.
  * @param gateway the gateway (`createGatewayServer`)
- * @param options bind address, token, allow-lists, limits
+ * @param options bind address, token or authenticator, allow-lists, limits
  * @returns the listening server, once it listens
  * @throws GovernanceError `INVALID_CONFIG` for a non-loopback bind without a token, a short token, a bad
  *   origin or limit, or an address that cannot be bound (in use, not this machine's)
@@ -93,40 +81,48 @@ export async function serveGatewayHttp(
     options.onError ??
     ((error: unknown) =>
       process.stderr.write(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`));
-  const sessions = new Map<string, GatewayHttpSession>();
+  const sessions = new GatewaySessionTable(settings);
+  const budget = new BodyBudget({
+    maxBytes: settings.maxBufferedBodyBytes,
+    maxBytesPerClient: Math.max(settings.maxBodyBytes, Math.floor(settings.maxBufferedBodyBytes / 4)),
+  });
+  let evictions = 0;
   let closing = false;
 
-  const forget = (entry: GatewayHttpSession) => {
-    if (sessions.get(entry.id) === entry) sessions.delete(entry.id);
-  };
   const end = (entry: GatewayHttpSession, reason: string) => {
-    forget(entry);
+    sessions.delete(entry);
     return entry.close(reason).catch(onError);
   };
 
-  const open = async (request: IncomingMessage, response: ServerResponse, message: unknown) => {
-    if (sessions.size >= settings.maxSessions) {
-      return reply(response, {
-        status: 503,
-        code: -32000,
-        message: `Too many sessions: this gateway serves at most ${settings.maxSessions}; end one (DELETE) or retry later`,
-        headers: { "Retry-After": "60" },
-      });
+  const open = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    message: unknown,
+    caller: Caller,
+  ) => {
+    const room = sessions.makeRoom(caller.client, clock.now());
+    if ("refusal" in room) return reply(response, room.refusal);
+    for (const evicted of room.evicted) {
+      evictions++;
+      void end(evicted, "The session was closed to make room for a new one (it was idle)");
     }
     const entry = new GatewayHttpSession({
       id: randomUUID(),
+      principal: caller.principal,
+      client: caller.client,
       clock,
       idleTimeoutMs: settings.idleTimeoutMs,
+      unusedTimeoutMs: settings.unusedSessionTimeoutMs,
       onIdle: (idle) => void end(idle, "The session expired after being idle"),
     });
-    // Held under its id at once: it counts towards the bound while it connects, and `initialize` is
+    // Held under its id at once: it counts towards the bounds while it connects, and `initialize` is
     // answered before `handle` settles.
-    sessions.set(entry.id, entry);
+    sessions.add(entry);
     try {
       const session = await entry.connect(gateway);
-      void session.ended.then(() => forget(entry));
+      void session.ended.then(() => sessions.delete(entry));
     } catch (error) {
-      forget(entry);
+      sessions.delete(entry);
       onError(error);
       return reply(response, { status: 503, code: -32000, message: "The gateway is shutting down" });
     }
@@ -157,32 +153,62 @@ export async function serveGatewayHttp(
     }
     if (closing)
       return reply(response, { status: 503, code: -32000, message: "The gateway is shutting down" });
+    const authenticated = await guard.authenticate(request);
+    if ("status" in authenticated) return reply(response, authenticated);
+    const { principal } = authenticated;
+    const caller: Caller = {
+      principal,
+      client: `${principal.id} ${request.socket.remoteAddress ?? "unknown"}`,
+    };
     const sessionId = request.headers["mcp-session-id"];
-    const entry = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    const found = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    // Another principal's session is answered as an unknown one: its id opens nothing for them.
+    const entry = found?.principal.id === principal.id ? found : undefined;
     if (sessionId !== undefined && entry === undefined) {
-      // Unknown, ended or expired: the client starts a new session.
+      // Unknown, ended, expired or someone else's: the client starts a new session.
       return reply(response, { status: 404, code: -32001, message: "Session not found" });
     }
     if (request.method !== "POST") {
       return entry ? entry.handle(request, response) : reply(response, missingSessionId());
     }
-    const message = await readJsonBody(request, response, settings.maxBodyBytes);
+    const message = await readJsonBody(request, response, {
+      maxBytes: settings.maxBodyBytes,
+      budget,
+      client: caller.client,
+      timeoutMs: settings.bodyTimeoutMs,
+      clock,
+    });
     if (message === undefined) return;
-    if (entry !== undefined) return entry.handle(request, response, message.value);
+    // The session may have ended (idle, evicted, deleted) while the body was read.
+    if (entry !== undefined && sessions.get(entry.id) !== entry) {
+      return reply(response, { status: 404, code: -32001, message: "Session not found" });
+    }
     const messages = Array.isArray(message.value) ? message.value : [message.value];
+    const reused = reusedRequestId(messages, entry);
+    if (reused !== undefined) return reply(response, reused);
+    if (entry !== undefined) return entry.handle(request, response, message.value);
     if (!messages.every((one) => JSONRPCMessageSchema.safeParse(one).success)) {
       return reply(response, { status: 400, code: -32700, message: "Parse error: Invalid JSON-RPC message" });
     }
     if (!messages.some(isInitializeRequest)) return reply(response, missingSessionId());
-    return open(request, response, message.value);
+    return open(request, response, message.value, caller);
   };
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      onError(error);
-      reply(response, { status: 500, code: -32603, message: "Internal error" });
-    });
-  });
+  const server = createServer(
+    {
+      headersTimeout: settings.headersTimeoutMs,
+      // Node's own deadline for a whole request, behind the body deadline read on the clock.
+      requestTimeout: settings.headersTimeoutMs + settings.bodyTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, settings.headersTimeoutMs),
+    },
+    (request, response) => {
+      handle(request, response).catch((error: unknown) => {
+        onError(error);
+        reply(response, { status: 500, code: -32603, message: "Internal error" });
+      });
+    },
+  );
+  const connections = limitConnections(server, settings);
   const address = await listen(server, settings.host, settings.port);
   // A failed accept (too many open files) is reported, never an uncaught 'error' event.
   server.on("error", onError);
@@ -190,6 +216,7 @@ export async function serveGatewayHttp(
     host: settings.host,
     port: address.port,
     token: settings.token,
+    authenticate: options.authenticate,
     allowedOrigins: settings.allowedOrigins,
     allowedHosts: settings.allowedHosts,
   });
@@ -199,13 +226,21 @@ export async function serveGatewayHttp(
   const close = async () => {
     closing = true;
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.all([...sessions.values()].map((entry) => end(entry, "The gateway is shutting down")));
+    await Promise.all(sessions.values().map((entry) => end(entry, "The gateway is shutting down")));
     server.closeAllConnections();
     await stopped;
   };
   return {
     url: `http://${host}:${address.port}${GATEWAY_HTTP_PATH}`,
     sessionCount: () => sessions.size,
+    stats: () => ({
+      connections: connections.open(),
+      connectionsRefused: connections.refused(),
+      connectionsSilenced: connections.silenced(),
+      bodyBytesHeld: budget.held,
+      bodyBytesPeak: budget.peak,
+      sessionsEvicted: evictions,
+    }),
     close: () => {
       closed ??= close();
       return closed;
@@ -213,54 +248,35 @@ export async function serveGatewayHttp(
   };
 }
 
-/** Options with their defaults, checked. */
-export interface ResolvedGatewayHttpOptions {
-  host: string;
-  port: number;
-  token: string | undefined;
-  allowedOrigins: string[];
-  allowedHosts: string[];
-  maxBodyBytes: number;
-  idleTimeoutMs: number;
-  maxSessions: number;
+/** Who sent a request: its principal, and the key of its per-client limits (principal and address). */
+interface Caller {
+  principal: GatewayPrincipal;
+  client: string;
 }
 
 /**
- * Checks the options of `serveGatewayHttp` without binding anything (the CLI calls it before it starts
- * the runtime).
- * @param options the options
- * @returns them with their defaults
- * @throws GovernanceError `INVALID_CONFIG` naming the field and the fix
+ * A refusal for a message that reuses a request id: twice in one batch, or one still open in the
+ * session. Each would run while only one answer could reach the client.
  */
-export function resolveGatewayHttpOptions(options: GatewayHttpOptions): ResolvedGatewayHttpOptions {
-  const host = options.host?.trim() || "127.0.0.1";
-  const token = options.token === "" ? undefined : options.token;
-  assertSafeBind(host, token);
-  const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw invalid("port", `Port ${port} is not a port number; use 0 to 65535 (0 takes a free port).`);
-  }
-  const positive = (field: keyof typeof DEFAULTS) => {
-    const value = options[field] ?? DEFAULTS[field];
-    if (!Number.isInteger(value) || value <= 0) {
-      throw invalid(field, `${field} must be a positive whole number; got ${value}.`);
+function reusedRequestId(
+  messages: readonly unknown[],
+  entry: GatewayHttpSession | undefined,
+): HttpRefusal | undefined {
+  const seen = new Set<RequestId>();
+  for (const message of messages) {
+    if (!isJSONRPCRequest(message)) continue;
+    if (seen.has(message.id) || entry?.isOpen(message.id)) {
+      return {
+        status: 400,
+        code: -32600,
+        message: `Invalid Request: request id ${JSON.stringify(message.id)} is already in use ${
+          seen.has(message.id) ? "in this batch" : "by a request of this session that has not been answered"
+        }`,
+      };
     }
-    return value;
-  };
-  return {
-    host,
-    port,
-    token,
-    allowedOrigins: (options.allowedOrigins ?? []).map(normalizeOrigin),
-    allowedHosts: (options.allowedHosts ?? []).map((name) => name.trim()).filter(Boolean),
-    maxBodyBytes: positive("maxBodyBytes"),
-    idleTimeoutMs: positive("idleTimeoutMs"),
-    maxSessions: positive("maxSessions"),
-  };
-}
-
-function invalid(field: string, message: string): GovernanceError {
-  return new GovernanceError("INVALID_CONFIG", message, { data: { field } });
+    seen.add(message.id);
+  }
+  return undefined;
 }
 
 async function listen(server: ReturnType<typeof createServer>, host: string, port: number) {

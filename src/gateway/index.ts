@@ -12,19 +12,17 @@ export {
   type ElicitationApprovalOptions,
   type ElicitationApprovalRuntime,
 } from "./gateway-elicitation.js";
-export {
-  type GatewayHttpOptions,
-  type GatewayHttpServer,
-  resolveGatewayHttpOptions,
-  serveGatewayHttp,
-} from "./gateway-http.js";
+export { type GatewayHttpServer, type GatewayHttpStats, serveGatewayHttp } from "./gateway-http.js";
 export {
   assertSafeBind,
   type BindRuleLabels,
   createHostCheck,
   GATEWAY_TOKEN_ENV,
+  type GatewayAuthenticator,
+  type GatewayPrincipal,
   isLoopbackHost,
 } from "./gateway-http-guard.js";
+export { type GatewayHttpOptions, resolveGatewayHttpOptions } from "./gateway-http-options.js";
 export {
   type GatewayApprovalHook,
   type GatewayCallContext,

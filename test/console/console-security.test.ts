@@ -8,6 +8,8 @@ import type { AddressInfo } from "node:net";
 import { type ConsoleServer, createConsoleHandler, serveConsole } from "sciencegate/console";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { escapeHtml, html } from "../../src/console/console-html.js";
+import { CONSOLE_COOKIE_MAX_AGE_MS } from "../../src/console/console-security.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
 import { createLab, type Lab } from "../gateway/gateway-harness.js";
 
 const TOKEN = "console-token-0123456789abcdef";
@@ -95,7 +97,9 @@ describe("the access token", () => {
     expect(visit.status).toBe(303);
     expect(visit.headers.get("location")).toBe("/sources?refresh=1");
     const cookie = visit.headers.get("set-cookie") ?? "";
-    expect(cookie).toMatch(/^sciencegate_console=[0-9a-f]{64}; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(cookie).toMatch(
+      /^sciencegate_console=\d+\.[0-9a-f]{64}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/,
+    );
     expect(cookie).not.toContain(TOKEN);
     const pair = cookie.split(";")[0] as string;
     const page = await get(`${guarded.url}/sources`, { cookie: pair });
@@ -106,6 +110,32 @@ describe("the access token", () => {
       expect((await get(`${other.url}/sources`, { cookie: pair })).status).toBe(401);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe("the cookie expires", () => {
+  test("after 12 hours the cookie no longer lets a browser in; an expiry edited later is a forgery", async () => {
+    const clock = new ManualClock(Date.now());
+    const timed = await serveConsole(lab.governance, { port: 0, token: TOKEN, clock });
+    try {
+      const visit = await get(`${timed.url}/sources?token=${TOKEN}`);
+      const pair = (visit.headers.get("set-cookie") ?? "").split(";")[0] as string;
+      const [, expires, mac] = /^sciencegate_console=(\d+)\.([0-9a-f]{64})$/.exec(pair) ?? [];
+      expect(Number(expires)).toBe(clock.now() + CONSOLE_COOKIE_MAX_AGE_MS);
+      expect((await get(`${timed.url}/sources`, { cookie: pair })).status).toBe(200);
+      const extended = `sciencegate_console=${Number(expires) + 86_400_000}.${mac}`;
+      expect((await get(`${timed.url}/sources`, { cookie: extended })).status).toBe(401);
+      await clock.advance(CONSOLE_COOKIE_MAX_AGE_MS - 1_000);
+      expect((await get(`${timed.url}/sources`, { cookie: pair })).status).toBe(200);
+      await clock.advance(1_000);
+      const expired = await get(`${timed.url}/sources`, { cookie: pair });
+      expect(expired.status).toBe(401);
+      // The bearer token and a new ?token= visit still work.
+      expect((await get(`${timed.url}/sources`, { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+      expect((await get(`${timed.url}/sources?token=${TOKEN}`)).status).toBe(303);
+    } finally {
+      await timed.close();
     }
   });
 });

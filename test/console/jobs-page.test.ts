@@ -4,9 +4,9 @@
  * parts the test releases. The page lists the job, its event stream follows it, and Cancel and Retry
  * change it only with the form's CSRF token on a writable console, each with its audit row.
  */
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import type { DownloadResult } from "../../src/artifacts/index.js";
 import { type ConsoleServer, createConsoleHandler, serveConsole } from "../../src/console/index.js";
 import { JOB_POLL_MS } from "../../src/console/job-feed.js";
@@ -348,33 +348,66 @@ describe("the Downloads page", () => {
     expect(await consoleRows()).toHaveLength(1);
   });
 
-  test("at most 32 event streams at once: one more is 503", async () => {
-    const open = [];
-    for (let i = 0; i < 32; i++) {
-      const events = eventReader(await fetch(`${writable.url}/jobs/events`));
-      expect((await events.next()).event).toBe("snapshot");
-      open.push(events);
+  test("one client holds at most 8 event streams: its ninth replaces its oldest, which is told `replaced` and ends", async () => {
+    const port = new URL(writable.url).port;
+    const open: RawStream[] = [];
+    for (let i = 0; i < 9; i++) {
+      const stream = await rawStream(port, "127.0.0.1");
+      expect(stream.status).toBe(200);
+      await vi.waitFor(() => expect(stream.events()).toContain("snapshot"));
+      open.push(stream);
     }
-    const refused = await fetch(`${writable.url}/jobs/events`);
-    expect(refused.status).toBe(503);
-    expect(await refused.text()).toContain("32 live job streams are open already");
-    // Another console over the same runtime counts its own.
-    const other = eventReader(await fetch(`${readOnly.url}/jobs/events`));
-    expect((await other.next()).event).toBe("snapshot");
-    await other.cancel();
-    // A client that goes away gives its place back.
-    for (const events of open) await events.cancel();
-    let status = 0;
-    for (let tries = 0; tries < 100 && status !== 200; tries++) {
-      const again = await fetch(`${writable.url}/jobs/events`);
-      status = again.status;
-      await again.body?.cancel();
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(status).toBe(200);
+    await open[0]?.ended;
+    expect(open[0]?.events()).toEqual(["snapshot", "replaced"]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(open.slice(1).filter((stream) => stream.isEnded())).toEqual([]);
+    for (const stream of open) stream.close();
   });
 
-  test("ten open streams read the job store once per interval, not ten times", async () => {
+  test("the 32 places are shared between clients: a newcomer takes the oldest stream of the client holding most; one holding as many as any other is refused 503", async () => {
+    const port = new URL(writable.url).port;
+    const streams: RawStream[] = [];
+    try {
+      // Four loopback addresses fill the 32 places, 8 each.
+      for (const address of ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"]) {
+        for (let i = 0; i < 8; i++) {
+          const stream = await rawStream(port, address);
+          expect(stream.status).toBe(200);
+          streams.push(stream);
+        }
+      }
+      // A fifth client is not locked out: each of its streams takes a place from a largest holder.
+      for (let i = 0; i < 4; i++) {
+        const stream = await rawStream(port, "127.0.0.5");
+        expect(stream.status).toBe(200);
+        streams.push(stream);
+      }
+      await vi.waitFor(() =>
+        expect(streams.filter((stream) => stream.events().includes("replaced"))).toHaveLength(4),
+      );
+      const replacedFrom = streams.filter((s) => s.events().includes("replaced")).map((s) => s.address);
+      expect(new Set(replacedFrom)).toEqual(new Set(["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"]));
+      // Now every client holds 7 or 4: one more from a client holding 7 finds nobody holding more.
+      const refused = await rawStream(port, "127.0.0.1");
+      expect(refused.status).toBe(503);
+      expect(refused.body()).toContain("32 live job streams are open already");
+      // Another console over the same runtime counts its own.
+      const other = eventReader(await fetch(`${readOnly.url}/jobs/events`));
+      expect((await other.next()).event).toBe("snapshot");
+      await other.cancel();
+      // A client that goes away gives its places back.
+      for (const stream of streams) stream.close();
+      await vi.waitFor(async () => {
+        const again = await rawStream(port, "127.0.0.1");
+        again.close();
+        expect(again.status).toBe(200);
+      });
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+  });
+
+  test("eight open streams read the job store once per interval, not eight times", async () => {
     const downloads = lab.governance.downloads;
     const list = downloads.list.bind(downloads);
     let reads = 0;
@@ -383,7 +416,7 @@ describe("the Downloads page", () => {
       return list();
     };
     const open = [];
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 8; i++) {
       const events = eventReader(await fetch(`${writable.url}/jobs/events`));
       expect((await events.next()).event).toBe("snapshot");
       open.push(events);
@@ -394,7 +427,7 @@ describe("the Downloads page", () => {
     const polls = reads - before;
     const intervals = Math.ceil((performance.now() - started) / 500);
     expect(polls).toBeGreaterThan(0);
-    expect(polls).toBeLessThanOrEqual(intervals + 1); // one stream per read would be ten per interval
+    expect(polls).toBeLessThanOrEqual(intervals + 1); // one stream per read would be eight per interval
     for (const events of open) await events.cancel();
   });
 
@@ -429,3 +462,48 @@ describe("the Downloads page", () => {
     expect(await bad.text()).toContain("The page parameter must be a whole number from 1");
   });
 });
+
+/** A `/jobs/events` stream read raw, from a chosen loopback address (a distinct client to the console). */
+interface RawStream {
+  address: string;
+  status: number;
+  /** The event names received so far. */
+  events(): string[];
+  body(): string;
+  isEnded(): boolean;
+  ended: Promise<void>;
+  close(): void;
+}
+
+function rawStream(port: string, address: string): Promise<RawStream> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: "127.0.0.1", port, path: "/jobs/events", localAddress: address, agent: false },
+      (res) => {
+        let text = "";
+        let isEnded = false;
+        const ended = new Promise<void>((done) =>
+          res.once("close", () => {
+            isEnded = true;
+            done();
+          }),
+        );
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString("utf8");
+        });
+        res.on("error", () => undefined);
+        resolve({
+          address,
+          status: res.statusCode ?? 0,
+          events: () => [...text.matchAll(/^event: (\w+)$/gm)].map((match) => match[1] as string),
+          body: () => text,
+          isEnded: () => isEnded,
+          ended,
+          close: () => req.destroy(),
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}

@@ -109,7 +109,8 @@ describe("approvals by elicitation over stdio and Streamable HTTP", () => {
       expect(second.isError).toBeUndefined();
       expect(asked).toHaveLength(1);
       expect(lab.calls.write).toBe(2);
-      const sessionId = `gateway:${transport.sessionId}`;
+      const sessionId = gateway.sessions()[0]?.sessionId as string;
+      expect(sessionId).not.toContain(transport.sessionId);
       const sources = (await lab.governance.ledger.listAuthorizations({ sessionId })).map(
         (a) => a.decisionSource,
       );

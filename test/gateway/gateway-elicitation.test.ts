@@ -343,21 +343,28 @@ describe("without elicitation", () => {
     },
   );
 
-  test("with out-of-band commands the refusal names them; a grant recorded the way `grants add` does it makes the retry run", async () => {
+  test("with out-of-band commands the client is told their short form (no path of the gateway's machine), the operator the complete one; a grant recorded the way `grants add` does it makes the retry run", async () => {
+    const reported: string[] = [];
     const outOfBand = {
       cli: "SCIENCEGATE_HOME=/srv/data sciencegate",
       catalogArgs: ["--config", "/srv/c.json"],
       modesShared: true,
+      report: (line: string) => reported.push(line),
     };
     const { lab, client } = await setupWithApproval(
       (made) => createElicitationApproval(made.governance, { outOfBand }),
       undefined,
     );
     const refused = await client.call("mcp__lab__write", { query: "x" });
-    const grant = `SCIENCEGATE_HOME=/srv/data sciencegate grants add --session ${client.sessionId} --tool mcp__lab__write --resource demo:write --config /srv/c.json`;
-    const mode = `SCIENCEGATE_HOME=/srv/data sciencegate grants mode --session ${client.sessionId} always_allow`;
+    const grant = `sciencegate grants add --session ${client.sessionId} --tool mcp__lab__write --resource demo:write`;
+    const mode = `sciencegate grants mode --session ${client.sessionId} always_allow`;
     expect(refused.structuredContent).toMatchObject({ data: { approve: { grant, mode } } });
-    expect((refused.structuredContent as { message: string }).message).toContain(`run \`${grant}\``);
+    const message = (refused.structuredContent as { message: string }).message;
+    expect(message).toContain(`runs \`${grant}\` with the gateway's data directory and catalog`);
+    expect(JSON.stringify(refused)).not.toContain("/srv/");
+    expect(reported).toEqual([
+      `a call of mcp__lab__write in session ${client.sessionId} needs approval: run SCIENCEGATE_HOME=/srv/data ${grant} --config /srv/c.json (or SCIENCEGATE_HOME=/srv/data ${mode})`,
+    ]);
 
     const write = lab.governance.catalog.requireTool("lab", "write");
     const source = lab.governance.catalog.source("lab");

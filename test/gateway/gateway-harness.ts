@@ -10,6 +10,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { Clock } from "../../src/core/index.js";
 import type { GatewayConnectOptions, GatewayServer, GatewaySession } from "../../src/gateway/index.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
@@ -36,8 +37,9 @@ export interface Lab {
 /**
  * A runtime with source `lab`: `search`, `lookup` and `slow` (read-only), `write` (not read-only, so
  * dangerous), and `late` (in the manifest, offered by the server only after `addLateTool()`).
+ * @param options the runtime's clock (the system clock unless given)
  */
-export async function createLab(): Promise<Lab> {
+export async function createLab(options: { clock?: Clock } = {}): Promise<Lab> {
   const calls: Record<string, number> = {};
   const count = (name: string) => {
     calls[name] = (calls[name] ?? 0) + 1;
@@ -102,6 +104,7 @@ export async function createLab(): Promise<Lab> {
     pool: createInMemoryPool({ lab: server }),
     ledger: new MemoryLedger(),
     store: new MemoryContentStore(),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   return {
     governance,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { SqliteLedger } from "../../src/governance/audit/index.js";
 import { REPO_ROOT, TSX_LOADER, tempDir, testServerEntry, writeJson } from "../cli/cli-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
@@ -84,7 +84,7 @@ function runShell(
 }
 
 describe("out-of-band approval of a client without elicitation", () => {
-  test("the refusal names `sciencegate grants add` for this session; run from a shell against the data directory, it makes the retry succeed", async () => {
+  test("the refusal names `sciencegate grants add` for this session without the gateway's paths; the complete command in the gateway's log, run from a shell, makes the retry succeed", async () => {
     const project = writeProject();
     const transport = new StdioClientTransport({
       command: GATEWAY_COMMAND.command,
@@ -92,6 +92,10 @@ describe("out-of-band approval of a client without elicitation", () => {
       env: project.env,
       cwd: project.dir,
       stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
     });
     const client = new Client({ name: "no-elicitation-client", version: "1.0.0" });
     await client.connect(transport);
@@ -108,14 +112,27 @@ describe("out-of-band approval of a client without elicitation", () => {
       expect(body.code).toBe("PERMISSION_DENIED");
       const { grant } = body.data.approve;
       expect(grant).toMatch(
-        /^SCIENCEGATE_HOME=\S+ sciencegate grants add --session gateway:[0-9a-f-]{36} --tool mcp__local__shout --resource demo:shout --config \S+ --manifests \S+$/,
+        /^sciencegate grants add --session gateway:[0-9a-f-]{36} --tool mcp__local__shout --resource demo:shout$/,
       );
-      expect(grant).toContain(`SCIENCEGATE_HOME=${project.dataDir} `);
-      expect(body.message).toContain(`run \`${grant}\``);
+      expect(body.message).toContain(`the gateway's operator runs \`${grant}\``);
+      // No path of the gateway's machine reaches the client.
+      expect(JSON.stringify(refused)).not.toContain(project.dataDir);
+      expect(JSON.stringify(refused)).not.toContain(project.dir);
       // SQLite: approval modes live in the gateway's memory, so no mode command is offered.
       expect(body.data.approve.mode).toBeUndefined();
 
-      const granted = await runShell(grant, project.env);
+      // The operator reads the complete command in the gateway's log.
+      const logged = await vi.waitFor(() => {
+        const match = /needs approval: run (.*)$/m.exec(stderr);
+        if (!match?.[1]) throw new Error(`no command logged yet: ${stderr}`);
+        return match[1];
+      });
+      expect(logged).toMatch(
+        /^SCIENCEGATE_HOME=\S+ sciencegate grants add --session gateway:[0-9a-f-]{36} --tool mcp__local__shout --resource demo:shout --config \S+ --manifests \S+$/,
+      );
+      expect(logged).toContain(`SCIENCEGATE_HOME=${project.dataDir} ${grant} `);
+
+      const granted = await runShell(logged, project.env);
       expect(granted.out).toContain("Granted in session gateway:");
       expect(granted.code).toBe(0);
 

@@ -4,6 +4,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { SqliteLedger } from "../../src/governance/audit/index.js";
 import { runCli } from "../cli/cli-harness.js";
@@ -62,6 +65,19 @@ describe("sciencegate serve gateway --http: refused before anything starts (exit
     ["--session with --http", ["--http", "0", "--session", "s1"], "--session is for stdio"],
     ["--allow-origin without --http", ["--allow-origin", "http://localhost:6274"], "go with --http"],
     ["an origin that is not one", ["--http", "0", "--allow-origin", "localhost"], "not an http(s) origin"],
+    ["a session limit without --http", ["--max-sessions", "5"], "go with --http"],
+    [
+      "a session limit of zero",
+      ["--http", "0", "--max-sessions", "0"],
+      "--max-sessions takes a positive whole number",
+    ],
+    [
+      "a per-client limit that is not a number",
+      ["--http", "0", "--max-sessions-per-client", "many"],
+      "--max-sessions-per-client takes a positive whole number",
+    ],
+    ["an idle time with a unit", ["--http", "0", "--session-idle-ms", "5m"], "--session-idle-ms takes"],
+    ["an approval wait of 1.5 ms", ["--approval-wait-ms", "1.5"], "--approval-wait-ms takes"],
   ])("%s", async (_name, args, message) => {
     const run = await runCli(["serve", "gateway", "--config", "/nonexistent/not-read.json", ...args]);
     expect(run).toMatchObject({ code: 2, stdout: "" });
@@ -72,6 +88,41 @@ describe("sciencegate serve gateway --http: refused before anything starts (exit
 });
 
 describe("sciencegate serve gateway --http (process)", () => {
+  test("--max-sessions-per-client and --approval-wait-ms are applied: a client's second session makes its idle first one go; an unanswered question is denied after the wait", async () => {
+    const project = writeGatewayProject({ dangerousEcho: true });
+    const served = await start(project, [
+      "--http",
+      "127.0.0.1:0",
+      "--eager",
+      "--max-sessions-per-client",
+      "1",
+      "--session-idle-ms",
+      "600000",
+      "--approval-wait-ms",
+      "300",
+    ]);
+    expect(served.stderr()).toContain("at most 100 sessions, 1 per client");
+    const first = await connectHttpClient(served.url);
+    await first.toolNames();
+    const transport = new StreamableHTTPClientTransport(new URL(served.url));
+    const asked = new Client({ name: "asked", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+    asked.setRequestHandler(ElicitRequestSchema, () => new Promise<never>(() => {}));
+    await asked.connect(transport);
+    await expect(first.client.listTools()).rejects.toMatchObject({ code: 404 });
+    const started = Date.now();
+    const result = (await asked.callTool({ name: "mcp__local__echo", arguments: { text: "x" } })) as {
+      structuredContent?: unknown;
+    };
+    expect(result.structuredContent).toMatchObject({
+      code: "PERMISSION_DENIED",
+      message: expect.stringContaining("nobody answered the approval request within 300 ms"),
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await Promise.all([first.client.close(), asked.close()]);
+    served.proc.kill("SIGTERM");
+    expect(await served.exited).toBe(0);
+  }, 90_000);
+
   test("serves the SDK client with the bearer token; SIGTERM answers and audits the running call as CANCELLED, then exits 0", async () => {
     const project = writeGatewayProject();
     const served = await start(project, ["--http", "127.0.0.1:0"], { SCIENCEGATE_GATEWAY_TOKEN: TOKEN });
@@ -120,7 +171,11 @@ describe("sciencegate serve gateway --http (process)", () => {
       ["echo", "ok", undefined],
       ["slow", "error", "CANCELLED"],
     ]);
-    expect(new Set(rows.map((row) => row.sessionId))).toEqual(new Set([`gateway:${a.mcpSessionId}`]));
+    // One governance session, whose id is not the transport's (which only its client knows).
+    const sessions = [...new Set(rows.map((row) => row.sessionId))];
+    expect(sessions).toEqual([expect.stringMatching(/^gateway:[0-9a-f-]{36}$/)]);
+    expect(sessions[0]).not.toContain(a.mcpSessionId);
+    expect(served.stderr()).not.toContain(a.mcpSessionId);
     await a.client.close();
   }, 90_000);
 });

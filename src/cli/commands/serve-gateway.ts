@@ -39,6 +39,14 @@ export interface ServeGatewayOptions {
   allowOrigins?: string[] | undefined;
   /** Host names allowed in `Host` besides the bound ones (`--allow-host`, HTTP only). */
   allowHosts?: string[] | undefined;
+  /** `--max-sessions N` (HTTP only): sessions open at once. */
+  maxSessions?: string | undefined;
+  /** `--max-sessions-per-client N` (HTTP only): sessions of one client at once. */
+  maxSessionsPerClient?: string | undefined;
+  /** `--session-idle-ms N` (HTTP only): how long a session may stay idle. */
+  sessionIdleMs?: string | undefined;
+  /** `--approval-wait-ms N`: how long an approval question waits for its human. */
+  approvalWaitMs?: string | undefined;
 }
 
 /** The process the gateway serves on. @default the real stdin, stdout and signals */
@@ -58,8 +66,9 @@ export interface GatewayProcess {
  * @param options config, manifests, eager listing, session id or HTTP address and allow-lists
  * @param process where the protocol runs
  * @returns 0 after a clean shutdown
- * @throws GovernanceError `INVALID_CONFIG` for a bad `--http` address, a non-loopback bind without a
- *   token (before the runtime starts), or from the runtime / `INVALID_MANIFEST`, before anything is served
+ * @throws GovernanceError `INVALID_CONFIG` for a bad `--http` address, a limit that is not a positive
+ *   whole number, a non-loopback bind without a token (before the runtime starts), or from the runtime /
+ *   `INVALID_MANIFEST`, before anything is served
  */
 export async function serveGatewayCommand(
   io: CliIo,
@@ -67,6 +76,7 @@ export async function serveGatewayCommand(
   process: GatewayProcess = realProcess(),
 ): Promise<ExitCode> {
   const http = options.http === undefined ? undefined : httpOptions(io, options, options.http);
+  const waitTimeoutMs = wholeNumber("--approval-wait-ms", options.approvalWaitMs);
   const restoreConsole = http ? () => {} : consoleToStderr();
   try {
     const runtime = await openRuntime(io, {
@@ -75,7 +85,10 @@ export async function serveGatewayCommand(
     });
     const gateway = createGatewayServer(runtime, {
       eager: options.eager,
-      approval: createElicitationApproval(runtime, { outOfBand: outOfBandOf(io, options, runtime) }),
+      approval: createElicitationApproval(runtime, {
+        outOfBand: outOfBandOf(io, options, runtime),
+        waitTimeoutMs,
+      }),
       onError: reportTo(io),
     });
     // Listening until the runtime is closed: a second signal during shutdown must not cut the ledger's flush.
@@ -139,7 +152,9 @@ async function listenHttp(
     onError: reportTo(io),
   });
   const auth = options.token ? `bearer token from ${GATEWAY_TOKEN_ENV}` : "no token: loopback only";
-  io.stderr(`sciencegate gateway: listening on ${server.url} (${auth}; ${configSource})\n`);
+  const limits = resolveGatewayHttpOptions(options);
+  const sessions = `at most ${limits.maxSessions} sessions, ${limits.maxSessionsPerClient} per client, idle ${limits.idleTimeoutMs} ms`;
+  io.stderr(`sciencegate gateway: listening on ${server.url} (${auth}; ${sessions}; ${configSource})\n`);
   return server;
 }
 
@@ -156,9 +171,28 @@ function httpOptions(io: CliIo, options: ServeGatewayOptions, address: string): 
     token: io.env[GATEWAY_TOKEN_ENV] || undefined,
     allowedOrigins: options.allowOrigins,
     allowedHosts: options.allowHosts,
+    maxSessions: wholeNumber("--max-sessions", options.maxSessions),
+    maxSessionsPerClient: wholeNumber("--max-sessions-per-client", options.maxSessionsPerClient),
+    idleTimeoutMs: wholeNumber("--session-idle-ms", options.sessionIdleMs),
   };
   resolveGatewayHttpOptions(http);
   return http;
+}
+
+/**
+ * A flag's positive whole number.
+ * @returns the number, or `undefined` when the flag is absent
+ * @throws GovernanceError `INVALID_CONFIG` naming the flag
+ */
+function wholeNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number <= 0) {
+    throw new GovernanceError("INVALID_CONFIG", `${flag} takes a positive whole number; got '${value}'.`, {
+      data: { field: flag, value },
+    });
+  }
+  return number;
 }
 
 /**
@@ -182,7 +216,8 @@ export function parseListenAddress(value: string): { host: string; port: number 
 /**
  * The `sciencegate grants` commands that reach this gateway: its data directory, its config and
  * manifests (or its working directory, where it found both a `science.toml` and a config), and
- * `grants mode` only when the session state is shared through PostgreSQL.
+ * `grants mode` only when the session state is shared through PostgreSQL. The complete commands go
+ * to stderr (the operator's log); the client is told only their short form.
  */
 function outOfBandOf(io: CliIo, options: ServeGatewayOptions, runtime: CliRuntime): OutOfBandApproval {
   const found = [runtime.config.path, runtime.science?.path].filter((p) => p !== undefined);
@@ -199,6 +234,7 @@ function outOfBandOf(io: CliIo, options: ServeGatewayOptions, runtime: CliRuntim
       ...(options.manifestDirs ?? []).flatMap((dir) => ["--manifests", shellQuote(resolve(io.cwd, dir))]),
     ],
     modesShared: resolveGovernanceStorage({}, io.env).postgres !== undefined,
+    report: (line) => io.stderr(`sciencegate gateway: ${line}\n`),
   };
 }
 

@@ -95,6 +95,8 @@
       for (const job of JSON.parse(event.data).jobs) update(table, job);
     });
     events.addEventListener("job", (event) => update(table, JSON.parse(event.data)));
+    // A newer page of this browser took this one's place: stop, rather than take it back.
+    events.addEventListener("replaced", () => events.close());
     addEventListener("pagehide", () => events.close());
   });
 })();
