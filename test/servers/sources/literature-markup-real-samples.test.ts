@@ -95,6 +95,28 @@ describe.skipIf(!has)(`PubMed text over real answers${suffix}`, () => {
   });
 });
 
+describe.skipIf(!has)(`PubMed corrections over real answers${suffix}`, () => {
+  test.each([
+    ["metapub_38147649.xml", "corrected", "39705317"],
+    ["metapub_35649368.xml", "corrected", "35767954"],
+    ["metapub_38833988.xml", "erratum-notice", "33279609"],
+    ["metapub_38962805.xml", "erratum-notice", "38446048"],
+  ])("%s: %s, linking PMID %s, with a warning in words", (file, status, linked) => {
+    const record = article(file);
+    expect(record.structuredData?.integrity).toMatchObject({ status, notices: [{ pmid: linked }] });
+    expect(record.warnings).toContainEqual(expect.stringContaining(`PMID:${linked}`));
+  });
+
+  test("metapub_36156117.xml: the journal version of a preprint keeps its UpdateOf link, without a warning", () => {
+    const record = article("metapub_36156117.xml");
+    expect(record.structuredData?.commentsCorrections).toContainEqual(
+      expect.objectContaining({ type: "UpdateOf" }),
+    );
+    expect(record.structuredData?.integrity).toBeUndefined();
+    expect(record.warnings).toEqual([]);
+  });
+});
+
 describe.skipIf(!has)(`bioRxiv text over real records${suffix}`, () => {
   test('10.1101/000109: HTML entities of the API\'s abstract are decoded ("budded")', () => {
     // The R client stored the API's collection without its envelope; the envelope is the only edit.
