@@ -9,7 +9,7 @@ import { scriptText } from "./unicode-scripts.js";
 
 type OrderedNode = Record<string, unknown>;
 
-const MATH = /<(?:[A-Za-z][\w.-]*:)?math\b[^>]*>[\s\S]*?<\/(?:[A-Za-z][\w.-]*:)?math\s*>/g;
+const MATH_OPEN = /<(?:([A-Za-z][\w.-]{0,30}):)?math\b[^<>]{0,2000}>/g;
 
 /** Accents MathML writes as an over- or underscript, and the combining mark each is. */
 const ACCENTS: Record<string, string> = {
@@ -54,14 +54,29 @@ const parser = new XMLParser({
  * @returns the markup with every `<math>` element rendered; an island that does not parse is left as it was
  */
 export function renderMathml(raw: string): string {
-  if (!/<(?:[A-Za-z][\w.-]*:)?math\b/.test(raw)) return raw;
-  return raw.replace(MATH, (island) => {
-    // The parser does not check nesting; a malformed island is kept as the provider wrote it.
-    if (XMLValidator.validate(island) !== true) return island;
-    const tree = parser.parse(island) as OrderedNode[];
-    const text = render(tree).replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
-    return escapeMarkup(text);
-  });
+  if (!raw.includes("math")) return raw;
+  // A scan with indexOf, not one lazy regex over the whole text: hostile text with many unclosed openings
+  // stays linear.
+  const open = new RegExp(MATH_OPEN.source, "g");
+  let out = "";
+  let last = 0;
+  for (let match = open.exec(raw); match; match = open.exec(raw)) {
+    const closing = `</${match[1] ? `${match[1]}:` : ""}math>`;
+    const close = raw.indexOf(closing, open.lastIndex);
+    if (close < 0) break;
+    const end = close + closing.length;
+    out += raw.slice(last, match.index) + renderIsland(raw.slice(match.index, end));
+    last = end;
+    open.lastIndex = end;
+  }
+  return out + raw.slice(last);
+}
+
+function renderIsland(island: string): string {
+  // The parser does not check nesting; a malformed island is kept as the provider wrote it.
+  if (XMLValidator.validate(island) !== true) return island;
+  const tree = parser.parse(island) as OrderedNode[];
+  return escapeMarkup(render(tree).replace(INVISIBLE, "").replace(/\s+/g, " ").trim());
 }
 
 function escapeMarkup(text: string): string {

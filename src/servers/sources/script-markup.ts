@@ -29,7 +29,7 @@ export function renderScripts(raw: string): string {
  */
 export function spaceGluedMarkup(raw: string): string {
   return raw
-    .replace(/([\p{L}\p{N}])(<(?:i|b|u|em)\b[^>]*>)(?=[\p{L}\p{N}]{2})/giu, "$1 $2")
+    .replace(/([\p{L}\p{N}])(<(?:i|b|u|em)\b[^<>]{0,200}>)(?=[\p{L}\p{N}]{2})/giu, "$1 $2")
     .replace(/(?<=[\p{L}\p{N}]{2})(<\/(?:i|b|u|em)\s*>)(?=[\p{L}\p{N}(])/giu, "$1 ");
 }
 

@@ -82,3 +82,14 @@ describe("spaceGluedMarkup", () => {
     expect(scriptedText("HbA<sub>1c</sub> and LE<sub>min</sub>")).toBe("HbA₁c and LE_(min)");
   });
 });
+
+describe("hostile text", () => {
+  test("many unclosed <math> openings stay linear (a lazy regex over the text would be quadratic)", () => {
+    const hostile = "<math>".repeat(50_000) + "x".repeat(200_000);
+    const started = process.hrtime.bigint();
+    expect(renderMathml(hostile)).toBe(hostile);
+    expect(spaceGluedMarkup(`a<i ${"x".repeat(100_000)}`)).toContain("a<i");
+    // Generous: the quadratic version takes minutes on this input.
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(4_000);
+  });
+});
