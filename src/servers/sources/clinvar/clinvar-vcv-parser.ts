@@ -11,6 +11,7 @@ import { type ClinvarVariantFacts, vcvVariantFacts } from "./clinvar-variant.js"
 import {
   type ClinvarSubmission,
   cleanText,
+  conditionNames,
   distinct,
   parseClinvarResultSet,
   readSubmission,
@@ -79,9 +80,11 @@ export function parseClinvarVcv(
   // Classified records hold classifications; included records (haplotype parts) only a variant description.
   const body = asNode(archive.ClassifiedRecord ?? archive.IncludedRecord);
   const conditionsByAssertion = mappedConditions(asArray(child(body, "TraitMappingList").TraitMapping));
+  const codesOnly = new Set<ClinvarSubmission>();
   const submissions = asArray(child(body, "ClinicalAssertionList").ClinicalAssertion).flatMap((node) => {
     const id = xmlAttr(node, "ID") ?? "";
     const submission = readSubmission(asNode(node), conditionsByAssertion.get(id));
+    if (submission && conditionNames(asArray(asNode(node).TraitSet)).length === 0) codesOnly.add(submission);
     return submission ? [submission] : [];
   });
   const placement = placeSubmissions(body, submissions, rcvMembers);
@@ -90,10 +93,11 @@ export function parseClinvarVcv(
   const rcvClassifications = asArray(child(body, "RCVList").RCVAccession).flatMap((rcv) =>
     rcvBreakdown(asNode(rcv), submissions, placement),
   );
-  // A submission that named its condition only by a code reads as ClinVar names that condition.
-  for (const submission of submissions) {
+  // A submission that named its condition only by a code reads as ClinVar names that condition (the trait
+  // mapping's names may include the clinical features it observed, which are not its condition).
+  for (const submission of codesOnly) {
     const rcv = rcvClassifications.find((r) => r.accession === submission.rcvAccession);
-    if (submission.conditions.length === 0 && rcv) submission.conditions = rcv.conditions;
+    if (rcv && rcv.conditions.length > 0) submission.conditions = rcv.conditions;
   }
   const genes = asArray(child(allele, "GeneList").Gene).map(asNode);
   const variant = vcvVariantFacts(allele);
