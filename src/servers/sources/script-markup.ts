@@ -1,50 +1,11 @@
 /**
- * Renders `<sup>`/`<sub>` markup of titles and abstracts unambiguously before tags are stripped:
- * `10<sup>-8</sup>` → `10⁻⁸`, `CD8<sup>+</sup>` → `CD8⁺`, `BRAF<sup>V600E</sup>` → `BRAF^(V600E)`.
+ * Renders the markup of titles and abstracts unambiguously before tags are stripped: `<sup>`/`<sub>`
+ * (`10<sup>-8</sup>` → `10⁻⁸`, `CD8<sup>+</sup>` → `CD8⁺`, `BRAF<sup>V600E</sup>` → `BRAF^(V600E)`), MathML, and
+ * the spaces older XML lost around inline markup.
  */
+import { renderMathml } from "./mathml-text.js";
+import { scriptText } from "./unicode-scripts.js";
 import { markupText, xmlText } from "./xml-document.js";
-
-const SUPERSCRIPT: Record<string, string> = {
-  "0": "⁰",
-  "1": "¹",
-  "2": "²",
-  "3": "³",
-  "4": "⁴",
-  "5": "⁵",
-  "6": "⁶",
-  "7": "⁷",
-  "8": "⁸",
-  "9": "⁹",
-  "+": "⁺",
-  "-": "⁻",
-  "−": "⁻",
-  "–": "⁻",
-  "=": "⁼",
-  "(": "⁽",
-  ")": "⁾",
-  n: "ⁿ",
-  i: "ⁱ",
-};
-const SUBSCRIPT: Record<string, string> = {
-  "0": "₀",
-  "1": "₁",
-  "2": "₂",
-  "3": "₃",
-  "4": "₄",
-  "5": "₅",
-  "6": "₆",
-  "7": "₇",
-  "8": "₈",
-  "9": "₉",
-  "+": "₊",
-  "-": "₋",
-  "−": "₋",
-  "=": "₌",
-  "(": "₍",
-  ")": "₎",
-};
-
-const TYPOGRAPHIC = /^[®™©*†‡§¶°#]*$/u;
 
 /**
  * Replaces every `<sup>…</sup>` and `<sub>…</sub>` (any case, with attributes) by Unicode super/subscript
@@ -55,13 +16,21 @@ const TYPOGRAPHIC = /^[®™©*†‡§¶°#]*$/u;
 export function renderScripts(raw: string): string {
   return raw.replace(/<(sup|sub)\b[^>]*>([\s\S]*?)<\/\1\s*>/gi, (_match, tag: string, inner: string) => {
     const text = decode(inner.replace(/<[^>]*>/g, "")).trim();
-    // Marks that are only ever raised (GeneReviews®, p†, 37°C) read the same on the line.
-    if (TYPOGRAPHIC.test(text)) return text;
-    const table = tag.toLowerCase() === "sup" ? SUPERSCRIPT : SUBSCRIPT;
-    const chars = [...text];
-    if (chars.every((char) => table[char] !== undefined)) return chars.map((char) => table[char]).join("");
-    return `${tag.toLowerCase() === "sup" ? "^" : "_"}(${text})`;
+    return scriptText(text, tag.toLowerCase() === "sup" ? "sup" : "sub");
   });
+}
+
+/**
+ * Puts back the spaces some older PubMed XML lost around inline markup (`at the<i>TERT</i>gene region`, as
+ * NCBI served it in 2018): a space goes between a word and an italic, bold or underlined run of two or more
+ * word characters that touches it. A one-letter run inside a word (`p<i>K</i>a`) is left alone.
+ * @param raw inner XML or HTML of a title or abstract
+ * @returns the markup with the lost spaces restored
+ */
+export function spaceGluedMarkup(raw: string): string {
+  return raw
+    .replace(/([\p{L}\p{N}])(<(?:i|b|u|em)\b[^<>]{0,200}>)(?=[\p{L}\p{N}]{2})/giu, "$1 $2")
+    .replace(/(?<=[\p{L}\p{N}]{2})(<\/(?:i|b|u|em)\s*>)(?=[\p{L}\p{N}(])/giu, "$1 ");
 }
 
 // Enough decoding to map the characters inside a script (numeric entities, &minus;); the caller decodes the
@@ -78,12 +47,13 @@ function decode(text: string): string {
 }
 
 /**
- * The readable text of a markup element or string with `<sup>`/`<sub>` rendered (see `renderScripts`);
- * other tags removed, entities decoded, whitespace collapsed.
+ * The readable text of a markup element or string: MathML rendered (see `renderMathml`), spaces lost around
+ * inline markup restored (see `spaceGluedMarkup`), `<sup>`/`<sub>` rendered (see `renderScripts`); other tags
+ * removed, entities decoded, whitespace collapsed.
  * @param node a parsed `markupTags` element, or raw markup text
  * @returns the text, or undefined when empty
  */
 export function scriptedText(node: unknown): string | undefined {
   const raw = xmlText(node);
-  return raw === undefined ? undefined : markupText(renderScripts(raw));
+  return raw === undefined ? undefined : markupText(renderScripts(spaceGluedMarkup(renderMathml(raw))));
 }

@@ -116,6 +116,10 @@ describe.skipIf(!hasSamples)(`ClinVar fidelity on NCBI's official samples${suffi
         accession: "RCV000432136",
         version: "2",
         conditions: ["Chronic myelogenous leukemia, BCR-ABL1 positive"],
+        conditionIds: ["C0023473"],
+        // ClinVar counts both SCVs under this RCV; the record places both there.
+        submissionCount: 2,
+        submissions: ["SCV000505087", "SCV002318661"],
         classifications: [expect.objectContaining({ descriptions: [TIER_II, TIER_I] })],
       },
     ]);

@@ -75,6 +75,7 @@ describe.skipIf(!hasSamples)(`real ClinVar samples${suffix}`, () => {
         // The submission names its condition only by a MeSH xref; ClinVar's trait mapping names it.
         conditions: [CONDITION],
         conditionCodes: ["MeSH:D015464"],
+        rcvAccession: "RCV000432136",
         origins: ["somatic"],
         methods: ["literature only"],
         pubmedIds: ["27993330"],

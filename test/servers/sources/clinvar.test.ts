@@ -55,7 +55,9 @@ describe("clinvar_search_variants", () => {
       contentScope: "structured-record",
       fullTextRetrieved: false,
       primaryCitation: {
-        label: "[ClinVar:VCV000900001](https://www.ncbi.nlm.nih.gov/clinvar/variation/900001/)",
+        // The citation opens the version that was read; the record's url stays the variation page.
+        label: "[ClinVar:VCV000900001.3](https://www.ncbi.nlm.nih.gov/clinvar/VCV000900001.3/)",
+        url: "https://www.ncbi.nlm.nih.gov/clinvar/VCV000900001.3/",
         version: "VCV000900001.3",
       },
       structuredData: {
@@ -250,7 +252,8 @@ describe("clinvar_lookup_accession", () => {
             reviewStatus: "criteria provided, multiple submitters, no conflicts",
             stars: 2,
             submissionCount: 2,
-            submissions: ["SCV009000011"],
+            // A germline aggregate is made of every germline submission of its RCV (ClinVar counts 2).
+            submissions: ["SCV009000011", "SCV009000012"],
           },
         ],
         conditions: ["Hereditary breast ovarian cancer syndrome"],
@@ -334,6 +337,7 @@ describe("clinvar_get_assertions", () => {
         lastEvaluated: "2023-06-14",
         submitted: "2023-06-20",
         conditions: ["Hereditary breast ovarian cancer syndrome"],
+        rcvAccession: "RCV000800001",
         origins: ["germline"],
         methods: ["clinical testing"],
         pubmedIds: ["39000001"],

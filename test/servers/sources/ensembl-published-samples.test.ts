@@ -66,7 +66,8 @@ describe("published Ensembl VEP answer (WebFuzzing/EvoMaster fixture, two HGVS i
 
   test("AGT:c.803T>C: co-located rs699 names the record; COSMIC and PubMed links are kept, HGMD is not linked", () => {
     const [agt] = records();
-    expect(agt?.url).toBe("https://www.ensembl.org/Homo_sapiens/Variation/Explore?v=rs699");
+    // A GRCh37 answer opens the GRCh37 site, where its coordinates are the ones shown.
+    expect(agt?.url).toBe("https://grch37.ensembl.org/Homo_sapiens/Variation/Explore?v=rs699");
     const colocated = agt?.structuredData?.colocatedVariants as Record<string, unknown>[];
     expect(colocated.map((v) => v.id)).toEqual(["CM920010", "COSV64184214", "rs699"]);
     expect(colocated[1]).toMatchObject({ somatic: true });
@@ -93,7 +94,7 @@ describe("published Ensembl VEP answer (WebFuzzing/EvoMaster fixture, two HGVS i
     const terms = consequences(chr9).map((c) => c.consequenceTerms);
     expect(terms).toHaveLength(10);
     expect(new Set(terms.flat())).toEqual(new Set(["downstream_gene_variant"]));
-    expect(chr9?.url).toBe("https://www.ensembl.org/Homo_sapiens/Variation/Explore?v=rs1333049");
+    expect(chr9?.url).toBe("https://grch37.ensembl.org/Homo_sapiens/Variation/Explore?v=rs1333049");
   });
 
   test("canonical_only on an answer without canonical flags keeps no transcript (the tool then warns)", () => {

@@ -399,6 +399,7 @@ describe("ensembl_variant_consequence", () => {
       variant: "7:g.140753336A>T",
       form: "hgvs",
       species: "homo_sapiens",
+      assembly: "GRCh38",
       returned: 1,
     });
     const [record] = result.records;

@@ -1,5 +1,5 @@
 /** Test harness: a real MCP client linked in memory to the sources server, which talks to a fake provider. */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -24,6 +24,18 @@ import {
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 /** Real provider samples shared next to the repository (absent in some checkouts). */
 export const SHARED_PROVIDER_SAMPLES = path.resolve(REPO_ROOT, "../shared/fixtures/providers");
+/** Real provider answers of the second fidelity review, shared beside them (origins in its SOURCES.md). */
+export const SHARED_FIDELITY_SAMPLES = path.resolve(REPO_ROOT, "../shared/fixtures/fidelity3");
+
+/**
+ * A shared sample folder, and the suffix a test title carries when it is absent (the tests skip, visibly).
+ * @param folder the folder's absolute path
+ * @returns whether it exists, and the suffix (`""` when it does)
+ */
+export function sharedSamples(folder: string): { has: boolean; suffix: string } {
+  const has = existsSync(folder);
+  return { has, suffix: has ? "" : ` (SKIPPED: ${folder} not found)` };
+}
 
 /** A connected client, server and fake provider. */
 export interface SourcesHarness {

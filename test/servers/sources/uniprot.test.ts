@@ -46,7 +46,10 @@ describe("uniprot_search", () => {
       contentScope: "structured-record",
       fullTextRetrieved: false,
       primaryCitation: {
-        label: "[UniProtKB:P15056](https://www.uniprot.org/uniprotkb/P15056/entry)",
+        // The entry page shows the current version; UniSave serves version 262, the one read.
+        label:
+          "[UniProtKB:P15056 (entry version 262)](https://rest.uniprot.org/unisave/P15056?format=txt&versions=262)",
+        url: "https://rest.uniprot.org/unisave/P15056?format=txt&versions=262",
         version: "262",
       },
       structuredData: {

@@ -4,6 +4,7 @@
  * Errors come with HTTP 200: `status` other than "ok", or an empty body.
  */
 
+import { ALL_ENTITIES, EntityDecoder } from "@nodable/entities";
 import { authorOf } from "../author-names.js";
 import { ProviderError } from "../provider-error.js";
 import { parseJsonBody } from "../provider-http.js";
@@ -111,10 +112,14 @@ function toVersion(item: Record<string, unknown>): PreprintVersion | undefined {
   };
 }
 
-// Plain text, not HTML ("p < 0.05" must survive), but flattened with bioRxiv's markers of small capitals
-// (O_SCPCAP...C_SCPCAP, sometimes glued inside a word) and list items (O_LI, C_LIO_LI).
+// The API writes HTML entities into its JSON strings (`&quot;budded&quot;`, `&lt;`, `&alpha;`); one decoding
+// pass, whatever the entity, by the HTML5 table.
+const ENTITIES = new EntityDecoder({ namedEntities: ALL_ENTITIES });
+
+// Plain text, not HTML ("p < 0.05" must survive), with entities decoded and flattened with bioRxiv's markers of
+// small capitals (O_SCPCAP...C_SCPCAP, sometimes glued inside a word) and list items (O_LI, C_LIO_LI).
 function plainText(text: string | undefined): string | undefined {
-  const clean = text
+  const clean = (text === undefined ? undefined : ENTITIES.decode(text))
     ?.replace(/[OC]_SCPCAP/g, "")
     .replace(/[OC]_(?:LIO_LI|LIO|LI|LIST)/g, " ")
     .replace(/\s+/g, " ")

@@ -4,12 +4,15 @@ import { invalidId } from "../identifiers.js";
 import { maxResultsInput, startInput } from "../input-schemas.js";
 import { efetch } from "../ncbi/eutils.js";
 import { offsetPaging } from "../paging.js";
-import { ProviderError } from "../provider-error.js";
-import { defineTool } from "../source-module.js";
+import { isProviderError, ProviderError } from "../provider-error.js";
+import { defineTool, type SourceHttp } from "../source-module.js";
 import { CLINVAR_ID_FORMS, normalizeClinvarId } from "./clinvar-ids.js";
-import { parseClinvarRcv } from "./clinvar-rcv-parser.js";
+import { parseClinvarRcv, parseClinvarRcvMembers } from "./clinvar-rcv-parser.js";
 import { versionWarnings } from "./clinvar-search-tools.js";
-import { parseClinvarVcv } from "./clinvar-vcv-parser.js";
+import { type ClinvarVariationArchive, parseClinvarVcv } from "./clinvar-vcv-parser.js";
+
+/** At most this many RCV records are fetched to place the submissions a VCV record does not tie to one. */
+const MAX_RCV_LOOKUPS = 20;
 
 /** `clinvar_get_assertions`: EFetch of the VCV (or RCV) XML, submissions paged. */
 export const clinvarGetAssertionsTool = defineTool({
@@ -33,10 +36,11 @@ export const clinvarGetAssertionsTool = defineTool({
   },
   async run(input, { http }) {
     const id = normalizeClinvarId(input.accession) ?? invalidId(input.accession, CLINVAR_ID_FORMS);
+    const resolved: string[] = [];
     const parsed =
       id.kind === "rcv"
         ? parseClinvarRcv(await efetch(http, "clinvar", [id.accession], "clinvarset"))
-        : parseClinvarVcv(await efetch(http, "clinvar", [id.accession], "vcv"));
+        : await readVariation(http, id.accession, resolved);
     if (parsed.accession !== id.accession) {
       throw new ProviderError("not_found", `ClinVar has no record ${id.accession}.`);
     }
@@ -52,9 +56,38 @@ export const clinvarGetAssertionsTool = defineTool({
         ...(parsed.variationId ? { variationId: parsed.variationId } : {}),
         classifications: parsed.classifications,
         ...("rcvClassifications" in parsed ? { rcvClassifications: parsed.rcvClassifications } : {}),
+        ...(resolved.length > 0 ? { placedFromRcvRecords: resolved } : {}),
         ...offsetPaging({ total: parsed.submissions.length, start, fetched: page.length }),
         submissions: page,
       },
     };
   },
 });
+
+/**
+ * The VCV record, with every submission under its condition: where the VCV document leaves some conditions'
+ * submissions undecided (codes it does not resolve), the RCV records of those conditions, which list their
+ * SCVs, decide (one more EFetch).
+ * @param resolved filled with the RCV accessions whose records were read
+ */
+async function readVariation(
+  http: SourceHttp,
+  accession: string,
+  resolved: string[],
+): Promise<ClinvarVariationArchive> {
+  const answer = await efetch(http, "clinvar", [accession], "vcv");
+  const first = parseClinvarVcv(answer);
+  const open = first.rcvClassifications.filter((rcv) => rcv.unresolved).map((rcv) => rcv.accession);
+  if (open.length === 0 || open.length > MAX_RCV_LOOKUPS) return first;
+  let members: Map<string, string[]>;
+  try {
+    members = parseClinvarRcvMembers(await efetch(http, "clinvar", open, "clinvarset"));
+  } catch (error) {
+    // The VCV record stands on its own; its warning already says which conditions' lists are incomplete.
+    if (isProviderError(error)) return first;
+    throw error;
+  }
+  if (members.size === 0) return first;
+  resolved.push(...open.filter((rcv) => members.has(rcv)));
+  return parseClinvarVcv(answer, members);
+}

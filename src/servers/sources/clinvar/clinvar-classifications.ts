@@ -33,7 +33,11 @@ export interface ClinvarClassificationDescription {
    */
   reviewStatus?: string;
   stars?: number;
-  /** The SCVs stating this description, when the submissions are in the same document. */
+  /**
+   * The SCVs behind this description, when the submissions are in the same document: for a germline or
+   * oncogenicity aggregate every submission of its type (ClinVar's count includes "not provided" ones), for a
+   * somatic tier those stating it.
+   */
   submissions?: string[];
 }
 
@@ -77,8 +81,15 @@ export function readClassifications(
     if (node === undefined) continue;
     const reviewStatus = cleanText(asNode(node).ReviewStatus);
     const descriptions = asArray(asNode(node).Description).flatMap((d) => describe(d, type, submissions));
-    if (descriptions.length === 1 && reviewStatus) {
-      const [only] = descriptions as [ClinvarClassificationDescription];
+    const [only, ...others] = descriptions;
+    if (only && others.length === 0 && type !== "somatic_clinical_impact") {
+      // A germline or oncogenicity aggregate (Pathogenic/Likely pathogenic, a conflict) is computed over every
+      // submission of its type, "not provided" ones included in ClinVar's count: they are all its submissions.
+      const ofType = submissions.filter((s) => s.type === type).map((s) => s.accession);
+      if (ofType.length > 0) only.submissions = ofType;
+      else delete only.submissions;
+    }
+    if (only && others.length === 0 && reviewStatus) {
       // One description: the aggregate's review status is its own (several SCVs may raise it above each one's).
       only.reviewStatus = reviewStatus;
       const aggregateStars = reviewStars(reviewStatus);

@@ -85,6 +85,17 @@ export function clinvarRcvUrl(accession: string): string {
 }
 
 /**
+ * The ClinVar page of one version of a VCV or RCV record: ClinVar resolves a versioned accession in its
+ * record path, so a citation opens the version that was read even after ClinVar revises the record.
+ * @param accession a VCV or RCV accession without version (`VCV000012397`)
+ * @param version the version read (`1`)
+ * @returns `https://www.ncbi.nlm.nih.gov/clinvar/VCV000012397.1/`
+ */
+export function clinvarVersionUrl(accession: string, version: string): string {
+  return `https://www.ncbi.nlm.nih.gov/clinvar/${accession}.${version}/`;
+}
+
+/**
  * A variation id from a VCV accession.
  * @param accession `VCV000012345` (optionally versioned)
  * @returns `12345`, or undefined when it is not a VCV accession

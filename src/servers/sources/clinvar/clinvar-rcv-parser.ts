@@ -5,7 +5,7 @@ import { buildRecord } from "../record-builder.js";
 import type { ProviderAnswer } from "../source-module.js";
 import { asArray, asNode, child, xmlAttr } from "../xml-document.js";
 import { type ClinvarClassification, readClassifications } from "./clinvar-classifications.js";
-import { clinvarRcvUrl, clinvarVariationUrl, variationIdOf } from "./clinvar-ids.js";
+import { clinvarRcvUrl, clinvarVariationUrl, clinvarVersionUrl, variationIdOf } from "./clinvar-ids.js";
 import { rcvVariantFacts } from "./clinvar-variant.js";
 import {
   type ClinvarSubmission,
@@ -14,6 +14,7 @@ import {
   parseClinvarResultSet,
   preferredNames,
   readSubmission,
+  supersededWarnings,
 } from "./clinvar-xml.js";
 
 /** An RCV record with its classifications and submissions. */
@@ -88,15 +89,17 @@ export function parseClinvarRcv(answer: ProviderAnswer): ClinvarRcvSet {
     })),
     ...medgenReferences(asArray(reference.TraitSet)),
   );
-  const recordStatus = cleanText(asNode(set).RecordStatus);
-  const warnings = classifications.length === 0 ? ["ClinVar states no classification for this record."] : [];
+  const recordStatus = cleanText(reference.RecordStatus) ?? cleanText(asNode(set).RecordStatus);
+  const versioned = version ? `${accession}.${version}` : accession;
+  const warnings = supersededWarnings(versioned, accession, recordStatus);
+  if (classifications.length === 0) warnings.push("ClinVar states no classification for this record.");
   const record = buildRecord({
     source: "clinvar",
     identifier: accession,
     identifierType: "clinvar_rcv",
-    label: `ClinVar:${accession}`,
+    label: `ClinVar:${versioned}`,
     url: clinvarRcvUrl(accession),
-    ...(version ? { citationVersion: `${accession}.${version}` } : {}),
+    ...(version ? { citationUrl: clinvarVersionUrl(accession, version), citationVersion: versioned } : {}),
     title: cleanText(asNode(set).Title),
     contentScope: "structured-record",
     crossReferences,
@@ -114,6 +117,26 @@ export function parseClinvarRcv(answer: ProviderAnswer): ClinvarRcvSet {
     warnings,
   });
   return { accession, version, variationId, classifications, submissions, record };
+}
+
+/**
+ * The SCVs of each RCV of an EFetch `rettype=clinvarset` answer for several RCV accessions: which
+ * submissions ClinVar counts under each condition, as the RCV records themselves list them.
+ * @param answer the XML body, host and status
+ * @returns SCV accessions by RCV accession (NCBI's empty answer gives an empty map)
+ * @throws ProviderError `upstream_unavailable` when malformed
+ */
+export function parseClinvarRcvMembers(answer: ProviderAnswer): Map<string, string[]> {
+  const members = new Map<string, string[]>();
+  for (const set of asArray(parseClinvarResultSet(answer)?.ClinVarSet)) {
+    const rcv = xmlAttr(child(child(set, "ReferenceClinVarAssertion"), "ClinVarAccession"), "Acc");
+    if (!rcv) continue;
+    const scvs = asArray(asNode(set).ClinVarAssertion).flatMap(
+      (node) => xmlAttr(child(node, "ClinVarAccession"), "Acc") ?? [],
+    );
+    members.set(rcv, scvs);
+  }
+  return members;
 }
 
 function medgenReferences(traitSets: unknown[]): CrossReference[] {

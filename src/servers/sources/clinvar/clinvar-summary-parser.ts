@@ -2,7 +2,7 @@
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { type SummaryItem, summaryList, summaryObject, summaryText } from "../ncbi/esummary.js";
 import { buildRecord } from "../record-builder.js";
-import { clinvarRcvUrl, clinvarVariationUrl, vcvAccession } from "./clinvar-ids.js";
+import { clinvarRcvUrl, clinvarVariationUrl, clinvarVersionUrl, vcvAccession } from "./clinvar-ids.js";
 import { reviewStars } from "./clinvar-review-status.js";
 import type { ClinvarLocation } from "./clinvar-variant.js";
 
@@ -70,13 +70,18 @@ export function clinvarSummaryRecord(uid: string, item: SummaryItem): McpRecord 
     rcvAccessions: rcvs,
     submissionCount: scvs.length,
   };
+  // The label names a version only when its link opens that version.
+  const version = /^\d+$/.exec(
+    versioned?.startsWith(`${accession}.`) ? versioned.slice(accession.length + 1) : "",
+  )?.[0];
   return buildRecord({
     source: "clinvar",
     identifier: accession,
     identifierType: "clinvar_vcv",
-    label: `ClinVar:${accession}`,
+    label: `ClinVar:${version ? `${accession}.${version}` : accession}`,
     url: clinvarVariationUrl(variationId),
     ...(versioned ? { citationVersion: versioned } : {}),
+    ...(version ? { citationUrl: clinvarVersionUrl(accession, version) } : {}),
     title: summaryText(item, "title"),
     contentScope: "structured-record",
     crossReferences: [

@@ -31,6 +31,19 @@ export interface ClinvarHgvs {
   protein: string[];
 }
 
+/** One simple variant of a haplotype or genotype, with its own place. */
+export interface ClinvarComponent {
+  variationId?: string;
+  name?: string;
+  /** Inside a genotype, the haplotype this variant belongs to (`CYP2C19*12`). */
+  haplotype?: string;
+  genes: string[];
+  canonicalSpdi0based?: string;
+  locations: ClinvarLocation[];
+  hgvs: ClinvarHgvs;
+  proteinChanges: string[];
+}
+
 /** What a record says about the variant itself (`structuredData` fields). */
 export interface ClinvarVariantFacts {
   genes: string[];
@@ -44,14 +57,89 @@ export interface ClinvarVariantFacts {
   /** One-letter protein changes (`T315I`). */
   proteinChanges: string[];
   molecularConsequences: { consequence: string; soId?: string; hgvs?: string }[];
+  /**
+   * The simple variants of a haplotype, compound heterozygote or diplotype. Its genes, bands and rsIDs are
+   * theirs, and its `locations` the span they cover on each assembly.
+   */
+  components?: ClinvarComponent[];
 }
 
 /**
- * The variant facts of a VCV `SimpleAllele` (or `Haplotype`/`Genotype`, which carry fewer).
+ * The variant facts of a VCV `SimpleAllele`, or of a `Haplotype`/`Genotype`, whose place is that of the simple
+ * variants it is made of (ClinVar states genes and locations only on them).
  * @param allele the allele element
  * @returns the facts found
  */
 export function vcvVariantFacts(allele: XmlNode): ClinvarVariantFacts {
+  const own = simpleFacts(allele);
+  const parts = componentsOf(allele);
+  if (parts.length === 0) return own;
+  const facts = parts.map((part) => simpleFacts(part.node));
+  return {
+    ...own,
+    genes: distinct([...own.genes, ...facts.flatMap((f) => f.genes)]),
+    geneIds: distinct([...own.geneIds, ...facts.flatMap((f) => f.geneIds)]),
+    rsIds: distinct([...own.rsIds, ...facts.flatMap((f) => f.rsIds)]),
+    cytogeneticBands: distinct([...own.cytogeneticBands, ...facts.flatMap((f) => f.cytogeneticBands)]),
+    locations: spans(facts.flatMap((f) => f.locations)),
+    proteinChanges: distinct(facts.flatMap((f) => f.proteinChanges)),
+    molecularConsequences: facts.flatMap((f) => f.molecularConsequences),
+    components: parts.map((part, index) => {
+      const f = facts[index] as ClinvarVariantFacts;
+      const hgvs: ClinvarHgvs = { genomic: f.hgvs.genomic, coding: [], protein: [] };
+      if (f.hgvs.maneSelect) hgvs.maneSelect = f.hgvs.maneSelect;
+      if (f.hgvs.maneSelectProtein) hgvs.maneSelectProtein = f.hgvs.maneSelectProtein;
+      const component: ClinvarComponent = {
+        genes: f.genes,
+        locations: f.locations,
+        hgvs,
+        proteinChanges: f.proteinChanges,
+      };
+      const variationId = xmlAttr(part.node, "VariationID");
+      const name = cleanText(asArray(part.node.Name)[0]);
+      if (variationId) component.variationId = variationId;
+      if (name) component.name = name;
+      if (part.haplotype) component.haplotype = part.haplotype;
+      if (f.canonicalSpdi0based) component.canonicalSpdi0based = f.canonicalSpdi0based;
+      return component;
+    }),
+  };
+}
+
+/** The simple variants of a haplotype or genotype (a genotype's may sit inside its haplotypes). */
+function componentsOf(allele: XmlNode): { node: XmlNode; haplotype?: string }[] {
+  const direct = asArray(allele.SimpleAllele).map((node) => ({ node: asNode(node) }));
+  const nested = asArray(allele.Haplotype).flatMap((haplotype) => {
+    const name = cleanText(asArray(asNode(haplotype).Name)[0]);
+    return asArray(asNode(haplotype).SimpleAllele).map((node) =>
+      name ? { node: asNode(node), haplotype: name } : { node: asNode(node) },
+    );
+  });
+  return [...direct, ...nested];
+}
+
+/** The stretch several variants cover on each assembly (when they lie on one chromosome there). */
+function spans(locations: ClinvarLocation[]): ClinvarLocation[] {
+  const byAssembly = new Map<string, ClinvarLocation[]>();
+  for (const location of locations) {
+    byAssembly.set(location.assembly, [...(byAssembly.get(location.assembly) ?? []), location]);
+  }
+  return [...byAssembly].flatMap(([assembly, list]) => {
+    const accessions = distinct(list.map((l) => l.sequenceAccession));
+    const chromosomes = distinct(list.map((l) => l.chromosome));
+    if (accessions.length > 1 || chromosomes.length > 1) return [];
+    const starts = list.flatMap((l) => l.start1based ?? []);
+    const stops = list.flatMap((l) => l.stop1based ?? []);
+    const span: ClinvarLocation = { assembly };
+    if (chromosomes[0]) span.chromosome = chromosomes[0];
+    if (accessions[0]) span.sequenceAccession = accessions[0];
+    if (starts.length === list.length) span.start1based = Math.min(...starts);
+    if (stops.length === list.length) span.stop1based = Math.max(...stops);
+    return [span];
+  });
+}
+
+function simpleFacts(allele: XmlNode): ClinvarVariantFacts {
   const genes = asArray(child(allele, "GeneList").Gene);
   const hgvs: ClinvarHgvs = { genomic: {}, coding: [], protein: [] };
   const consequences: ClinvarVariantFacts["molecularConsequences"] = [];

@@ -24,7 +24,13 @@ export interface ClinvarSubmission {
   stars?: number;
   lastEvaluated?: string;
   submitted?: string;
+  /**
+   * The conditions as the submitter named them (preferred names, else any name it gave, such as an "included"
+   * one), else as ClinVar's trait mapping names its codes.
+   */
   conditions: string[];
+  /** The RCV (variation–condition record) ClinVar counts this submission under, when the record says which. */
+  rcvAccession?: string;
   /** Conditions as the submitter coded them (`MeSH:D015464`, `OMIM:608232`), often their only form. */
   conditionCodes: string[];
   /** Allele origins of the observations (`germline`, `somatic`, `de novo`). */
@@ -65,6 +71,8 @@ const ARRAY_TAGS = [
   "MolecularConsequence",
   "CytogeneticLocation",
   "Symbol",
+  "SimpleAllele",
+  "Haplotype",
 ];
 
 /** Classification elements by type (the XML schema ClinVar serves since 2024). */
@@ -139,7 +147,7 @@ export function readSubmission(
   if (stars !== undefined) submission.stars = stars;
   setText(submission, "lastEvaluated", xmlAttr(classification, "DateLastEvaluated"));
   setText(submission, "submitted", xmlAttr(node, "SubmissionDate") ?? xmlAttr(submissionId, "submitterDate"));
-  const named = preferredNames(asArray(node.TraitSet));
+  const named = conditionNames(asArray(node.TraitSet));
   submission.conditionCodes = conditionCodes(asArray(node.TraitSet));
   submission.conditions = named.length > 0 ? named : mappedConditions;
   const observed = asArray(child(node, "ObservedInList").ObservedIn ?? node.ObservedIn);
@@ -165,6 +173,23 @@ export function preferredNames(traitSets: unknown[]): string[] {
           .map(cleanText),
       ),
     ),
+  );
+  return distinct(names);
+}
+
+/**
+ * The names a submitter gave its conditions: the preferred name of each trait, else any other name it gave
+ * (OMIM submits some conditions only as an "included" name, such as `LYMPHANGIOLEIOMYOMATOSIS, SOMATIC`).
+ * @param traitSets the submission's `TraitSet` elements
+ * @returns distinct names, in order
+ */
+export function conditionNames(traitSets: unknown[]): string[] {
+  const names = traitSets.flatMap((set) =>
+    asArray(asNode(set).Trait).flatMap((trait) => {
+      const values = asArray(asNode(trait).Name).flatMap((name) => asArray(asNode(name).ElementValue));
+      const preferred = values.filter((value) => xmlAttr(value, "Type") === "Preferred");
+      return (preferred.length > 0 ? preferred : values).map(cleanText);
+    }),
   );
   return distinct(names);
 }
@@ -214,6 +239,27 @@ export function pubmedIdsIn(node: unknown): string[] {
   };
   visit(node, false);
   return distinct(found);
+}
+
+/**
+ * The warning of a record ClinVar no longer holds current (`RecordStatus` other than `current`): a superseded
+ * version reads like the current one unless someone says so.
+ * @param versioned the accession and version read (`VCV000012397.1`)
+ * @param accession the accession without version
+ * @param status the record's `RecordStatus`
+ * @returns zero or one warning
+ */
+export function supersededWarnings(
+  versioned: string,
+  accession: string,
+  status: string | undefined,
+): string[] {
+  if (!status || status.toLowerCase() === "current") return [];
+  return [
+    `SUPERSEDED: ${versioned} is not ClinVar's current record (record status "${status}"); its ` +
+      `classifications and submissions may have changed since. Look up ${accession} without a version for ` +
+      "the current one.",
+  ];
 }
 
 /**

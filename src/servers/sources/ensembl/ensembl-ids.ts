@@ -133,19 +133,38 @@ export function speciesPath(species: string): string {
   return species.charAt(0).toUpperCase() + species.slice(1);
 }
 
+/** The assembly whose Ensembl site is not www.ensembl.org: GRCh37 (human) lives on its own archive site. */
+export const GRCH37 = "GRCh37";
+
+/**
+ * The Ensembl website that shows features on an assembly: www.ensembl.org (the current release, which the REST
+ * API serves) or, for human GRCh37, grch37.ensembl.org, the site that keeps that assembly.
+ * @param species a production name
+ * @param assembly the assembly the answer was computed on (`assembly_name`), when it names one
+ * @returns the site's origin, without a trailing slash
+ */
+export function ensemblSite(species: string, assembly?: string): string {
+  return assembly === GRCH37 && species === DEFAULT_SPECIES
+    ? "https://grch37.ensembl.org"
+    : "https://www.ensembl.org";
+}
+
 /**
  * The canonical HTTPS page of an Ensembl feature.
  * @param species the production name of the feature's species
  * @param kind what the id names
  * @param id the stable id (or variant name for `variation`)
+ * @param assembly the assembly read (`GRCh37` links to grch37.ensembl.org) @default the current one
  * @returns e.g. `https://www.ensembl.org/Homo_sapiens/Gene/Summary?g=ENSG00000157764`
  */
 export function ensemblPageUrl(
   species: string,
   kind: EnsemblIdKind | "variation" | "structural_variation",
   id: string,
+  assembly?: string,
 ): string {
-  const base = `https://www.ensembl.org/${speciesPath(species)}`;
+  const site = ensemblSite(species, assembly);
+  const base = `${site}/${speciesPath(species)}`;
   const value = encodeURIComponent(id);
   switch (kind) {
     case "gene":
@@ -161,20 +180,27 @@ export function ensemblPageUrl(
     case "structural_variation":
       return `${base}/StructuralVariation/Explore?sv=${value}`;
     case "exon":
-      return `https://www.ensembl.org/id/${value}`;
+      return `${site}/id/${value}`;
   }
 }
 
 /**
- * The www.ensembl.org location view of a region.
+ * The location view of a region on the Ensembl site of its assembly.
  * @param species the production name
  * @param seqRegion the sequence region (`7`)
  * @param start first base
  * @param end last base
+ * @param assembly the assembly of the coordinates (`GRCh37` links to grch37.ensembl.org) @default the current one
  * @returns `https://www.ensembl.org/<Species>/Location/View?r=<region>:<start>-<end>`
  */
-export function ensemblLocationUrl(species: string, seqRegion: string, start: number, end: number): string {
-  return `https://www.ensembl.org/${speciesPath(species)}/Location/View?r=${encodeURIComponent(seqRegion)}:${start}-${end}`;
+export function ensemblLocationUrl(
+  species: string,
+  seqRegion: string,
+  start: number,
+  end: number,
+  assembly?: string,
+): string {
+  return `${ensemblSite(species, assembly)}/${speciesPath(species)}/Location/View?r=${encodeURIComponent(seqRegion)}:${start}-${end}`;
 }
 
 function idInEnsemblUrl(text: string): string | undefined {

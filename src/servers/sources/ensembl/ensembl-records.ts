@@ -1,7 +1,7 @@
 /** Normalized records of Ensembl genes, transcripts and region features. */
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord } from "../record-builder.js";
-import { type EnsemblIdKind, ensemblLocationUrl, ensemblPageUrl } from "./ensembl-ids.js";
+import { type EnsemblIdKind, ensemblLocationUrl, ensemblPageUrl, GRCH37 } from "./ensembl-ids.js";
 import { type EnsemblLookupObject, isObject, num, str } from "./ensembl-json.js";
 
 /** A genomic location as Ensembl reports it. */
@@ -22,6 +22,7 @@ export interface EnsemblLocation {
 export function ensemblGeneRecord(gene: EnsemblLookupObject, requestedVersion?: number): McpRecord {
   const species = str(gene.species) ?? "homo_sapiens";
   const version = num(gene.version);
+  const assembly = str(gene.assembly_name);
   const { text: description, source } = splitDescription(str(gene.description));
   const symbol = str(gene.display_name);
   const transcripts = Array.isArray(gene.Transcript) ? gene.Transcript.filter(isObject) : undefined;
@@ -49,11 +50,11 @@ export function ensemblGeneRecord(gene: EnsemblLookupObject, requestedVersion?: 
     crossReferences.push({
       identifier: canonical,
       identifierType: "ensembl_transcript",
-      url: ensemblPageUrl(species, "transcript", canonical),
+      url: ensemblPageUrl(species, "transcript", canonical, assembly),
     });
   }
   return buildRecord({
-    ...identity(gene.id, "gene", species, version),
+    ...identity(gene.id, "gene", species, version, assembly),
     title: symbol ? `${symbol}${description ? `: ${description}` : ""}` : description,
     crossReferences,
     structuredData,
@@ -74,6 +75,7 @@ export function ensemblTranscriptRecord(
 ): McpRecord {
   const species = str(transcript.species) ?? "homo_sapiens";
   const version = num(transcript.version);
+  const assembly = str(transcript.assembly_name);
   const name = str(transcript.display_name);
   const biotype = str(transcript.biotype);
   const parent = str(transcript.Parent);
@@ -101,14 +103,14 @@ export function ensemblTranscriptRecord(
     crossReferences.push({
       identifier: parent,
       identifierType: "ensembl_gene",
-      url: ensemblPageUrl(species, "gene", parent),
+      url: ensemblPageUrl(species, "gene", parent, assembly),
     });
   }
   const protein = translation ? str(translation.id) : undefined;
   if (protein) crossReferences.push({ identifier: protein, identifierType: "ensembl_protein" });
   const kind = [biotype?.replace(/_/g, " "), "transcript"].filter(Boolean).join(" ");
   return buildRecord({
-    ...identity(transcript.id, "transcript", species, version),
+    ...identity(transcript.id, "transcript", species, version, assembly),
     title: `${name ?? transcript.id}: ${kind}${parent ? ` of ${parent}` : ""}`,
     crossReferences,
     structuredData,
@@ -132,13 +134,14 @@ export function ensemblFeatureRecord(
   const type = str(feature.feature_type) ?? "feature";
   if (!id) return undefined;
   const location = locationOf(feature);
+  const assembly = location?.assembly;
   const kind = FEATURE_KINDS[type];
   const url =
     kind !== undefined && kind !== "exon"
-      ? ensemblPageUrl(species, kind, id)
+      ? ensemblPageUrl(species, kind, id, assembly)
       : location
-        ? ensemblLocationUrl(species, location.seqRegion, location.start, location.end)
-        : ensemblPageUrl(species, "exon", id);
+        ? ensemblLocationUrl(species, location.seqRegion, location.start, location.end, assembly)
+        : ensemblPageUrl(species, "exon", id, assembly);
   const name = str(feature.external_name);
   const description = splitDescription(str(feature.description)).text;
   const label = str(feature.consequence_type) ?? str(feature.biotype) ?? description;
@@ -202,16 +205,22 @@ export function locationOf(value: Record<string, unknown>): EnsemblLocation | un
 
 /**
  * The identity of a looked-up record. The label names the unversioned id because its link, www.ensembl.org,
- * always shows the current release: the version that was read is the citation's `version` and
- * `structuredData.version`, not a claim of the link.
+ * always shows the current release (the one the REST API serves): the version that was read is the citation's
+ * `version` and `structuredData.version`, not a claim of the link. A GRCh37 answer links to grch37.ensembl.org.
  */
-function identity(id: string, kind: EnsemblIdKind, species: string, version: number | undefined) {
+function identity(
+  id: string,
+  kind: EnsemblIdKind,
+  species: string,
+  version: number | undefined,
+  assembly: string | undefined,
+) {
   const record = {
     source: "ensembl",
     identifier: id,
     identifierType: `ensembl_${kind}`,
-    label: `Ensembl:${id}`,
-    url: ensemblPageUrl(species, kind, id),
+    label: assembly === GRCH37 ? `Ensembl (GRCh37):${id}` : `Ensembl:${id}`,
+    url: ensemblPageUrl(species, kind, id, assembly),
   };
   return version === undefined ? record : { ...record, citationVersion: String(version) };
 }

@@ -10,7 +10,11 @@ export const ensemblSource: SourceModule = {
   attribution:
     "Ensembl (EMBL-EBI), via the Ensembl REST API (rest.ensembl.org); cite Ensembl when you use its data.",
   license: "Ensembl data: free to use without restriction (cite Ensembl)",
-  endpoints: [{ key: "rest", defaultBaseUrl: "https://rest.ensembl.org" }],
+  endpoints: [
+    { key: "rest", defaultBaseUrl: "https://rest.ensembl.org" },
+    // The same API on GRCh37 coordinates, which Ensembl keeps on its own service (human only).
+    { key: "rest-grch37", defaultBaseUrl: "https://grch37.rest.ensembl.org" },
+  ],
   tools: [
     ensemblLookupGeneTool,
     ensemblLookupTranscriptTool,

@@ -5,7 +5,7 @@
 import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { buildRecord } from "../record-builder.js";
 import type { ProviderAnswer } from "../source-module.js";
-import { ensemblLocationUrl, ensemblPageUrl, speciesPath } from "./ensembl-ids.js";
+import { ensemblLocationUrl, ensemblPageUrl, ensemblSite, GRCH37, speciesPath } from "./ensembl-ids.js";
 import { isObject, num, parseEnsemblArray, str } from "./ensembl-json.js";
 import { locationOf } from "./ensembl-records.js";
 import { parseRegion, regionText } from "./ensembl-region.js";
@@ -96,16 +96,19 @@ function vepRecord(result: Record<string, unknown>, options: VepReadOptions): Mc
   const form = variant?.form ?? parseVepVariant(input)?.form ?? "hgvs";
   const isId = /^rs\d+$/i.test(input);
   const variantName = isId ? input : rsIds[0];
+  // The answer says which assembly it was computed on; its links must open that assembly's site.
+  const assembly = str(result.assembly_name);
   const url = variantName
-    ? ensemblPageUrl(species, "variation", variantName)
+    ? ensemblPageUrl(species, "variation", variantName, assembly)
     : location
-      ? ensemblLocationUrl(species, location.seqRegion, location.start, location.end)
-      : `https://www.ensembl.org/${speciesPath(species)}/Tools/VEP`;
+      ? ensemblLocationUrl(species, location.seqRegion, location.start, location.end, assembly)
+      : `${ensemblSite(species, assembly)}/${speciesPath(species)}/Tools/VEP`;
   const mostSevere = str(result.most_severe_consequence);
   const genes = [...new Set(consequences.flatMap((c) => str(c.gene_symbol) ?? []))];
   const structuredData: Record<string, unknown> = {
     input,
     species,
+    ...(assembly ? { assembly } : {}),
     transcriptConsequenceCount: allConsequences.length,
     transcriptConsequences: consequences.map(transcriptConsequence),
     colocatedVariants: colocated.map(colocatedVariant),
@@ -126,10 +129,10 @@ function vepRecord(result: Record<string, unknown>, options: VepReadOptions): Mc
     source: "ensembl",
     identifier: input,
     identifierType: IDENTIFIER_TYPES[form],
-    label: `Ensembl VEP:${input}`,
+    label: assembly === GRCH37 ? `Ensembl VEP (GRCh37):${input}` : `Ensembl VEP:${input}`,
     url,
     title: `${input}: ${mostSevere ?? "no predicted consequence"}${genes.length > 0 ? ` in ${genes.join(", ")}` : ""}`,
-    crossReferences: crossReferences(species, consequences, colocated, rsIds),
+    crossReferences: crossReferences(species, consequences, colocated, rsIds, assembly),
     structuredData,
     contentScope: "analysis-result",
   });
@@ -176,11 +179,12 @@ function crossReferences(
   consequences: Record<string, unknown>[],
   colocated: Record<string, unknown>[],
   rsIds: string[],
+  assembly: string | undefined,
 ): CrossReference[] {
   const references: CrossReference[] = rsIds.map((id) => ({
     identifier: id,
     identifierType: "variant",
-    url: ensemblPageUrl(species, "variation", id),
+    url: ensemblPageUrl(species, "variation", id, assembly),
   }));
   for (const v of colocated) {
     const id = str(v.id);
@@ -191,7 +195,7 @@ function crossReferences(
     references.push({
       identifier: gene,
       identifierType: "ensembl_gene",
-      url: ensemblPageUrl(species, "gene", gene),
+      url: ensemblPageUrl(species, "gene", gene, assembly),
     });
   }
   const pmids = new Set(colocated.flatMap((v) => (Array.isArray(v.pubmed) ? v.pubmed.map(String) : [])));

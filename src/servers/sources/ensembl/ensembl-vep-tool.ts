@@ -4,7 +4,7 @@ import { invalidId } from "../identifiers.js";
 import { defaultedInput } from "../input-schemas.js";
 import { ProviderError } from "../provider-error.js";
 import { defineTool } from "../source-module.js";
-import { normalizeSpecies } from "./ensembl-ids.js";
+import { DEFAULT_SPECIES, GRCH37, normalizeSpecies } from "./ensembl-ids.js";
 import { speciesInput } from "./ensembl-inputs.js";
 import { parseVepAnswer, parseVepVariant } from "./ensembl-vep-parser.js";
 
@@ -17,8 +17,8 @@ export const ensemblVariantConsequenceTool = defineTool({
   id: "variant_consequence",
   title: "Predict a variant's consequences (Ensembl VEP)",
   description:
-    "Predict the consequences of one variant with Ensembl's Variant Effect Predictor (VEP) on the current " +
-    "assembly: most severe consequence, per-transcript consequence terms, impact, HGVS c./p. notation, amino " +
+    "Predict the consequences of one variant with Ensembl's Variant Effect Predictor (VEP) on GRCh38 (the " +
+    "current assembly) or, for human, GRCh37: most severe consequence, per-transcript consequence terms, impact, HGVS c./p. notation, amino " +
     "acid change, SIFT and PolyPhen, and known co-located variants (rsIDs, ClinVar significance, frequencies). " +
     "Accepts HGVS (ENST00000646891.2:c.1799T>A, 7:g.140753336A>T), region/allele (7:140753336-140753336:1/T) " +
     "or a variant id (rs113488022).",
@@ -35,15 +35,25 @@ export const ensemblVariantConsequenceTool = defineTool({
     canonical_only: defaultedInput(z.boolean(), false).describe(
       "Keep only the canonical transcript's consequences (default false: all transcripts).",
     ),
+    assembly: defaultedInput(z.enum(["GRCh38", "GRCh37"]), "GRCh38").describe(
+      "Human genome assembly of the variant's coordinates: GRCh38 (default, the current Ensembl release) or " +
+        "GRCh37 (Ensembl's GRCh37 service; human only).",
+    ),
   },
   async run(input, { http }) {
     const variant = parseVepVariant(input.variant) ?? invalidId(input.variant, VARIANT_FORMS);
     const species = normalizeSpecies(input.species);
+    if (input.assembly === GRCH37 && species !== DEFAULT_SPECIES) {
+      throw new ProviderError(
+        "invalid_input",
+        "Ensembl serves GRCh37 for human only; leave the assembly unset.",
+      );
+    }
     const path =
       variant.form === "region"
         ? `/vep/${species}/region/${pathPart(variant.region)}/${pathPart(variant.allele)}`
         : `/vep/${species}/${variant.form}/${pathPart(variant.notation)}`;
-    const response = await http.request("rest", path, {
+    const response = await http.request(input.assembly === GRCH37 ? "rest-grch37" : "rest", path, {
       // HGVS and canonical/MANE flags make the transcript predictions citable.
       query: { hgvs: 1, canonical: 1, mane: 1 },
       accept: "application/json",
@@ -62,7 +72,13 @@ export const ensemblVariantConsequenceTool = defineTool({
     return {
       records,
       warnings,
-      data: { variant: variant.notation, form: variant.form, species, returned: records.length },
+      data: {
+        variant: variant.notation,
+        form: variant.form,
+        species,
+        assembly: records[0]?.structuredData?.assembly ?? input.assembly,
+        returned: records.length,
+      },
     };
   },
 });

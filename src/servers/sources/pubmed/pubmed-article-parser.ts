@@ -35,6 +35,7 @@ const ARRAY_TAGS = [
   "AccessionNumber",
   "QualifierName",
   "Identifier",
+  "Language",
 ];
 const MARKUP_TAGS = ["ArticleTitle", "VernacularTitle", "BookTitle", "AbstractText"];
 /** Publication types that are not peer-reviewed research even in indexed journals. */
@@ -84,6 +85,10 @@ function journalArticle(node: XmlNode): McpRecord | undefined {
   const authors = pubmedAuthors(asArray(article.AuthorList)[0]);
   const { trialRegistrations, dataBankAccessions } = pubmedDataBanks(article);
   const { meshHeadings, meshMajorTopics } = pubmedMesh(citation);
+  const languages = asArray(article.Language).flatMap(textList);
+  const originalTitle = scriptedText(article.VernacularTitle);
+  const warnings = integrity ? [integrityWarning(integrity, `PMID:${pmid}`)] : [];
+  warnings.push(...languageWarnings(`PMID:${pmid}`, languages, originalTitle));
   return buildRecord({
     source: "pubmed",
     identifier: pmid,
@@ -98,9 +103,12 @@ function journalArticle(node: XmlNode): McpRecord | undefined {
     // Peer review does not vouch for a retracted, withdrawn or questioned article (an erratum leaves it so).
     peerReviewStatus:
       integrity && integrity.status !== "corrected" ? "unknown" : peerReviewOf(publicationTypes),
-    warnings: integrity ? [integrityWarning(integrity, `PMID:${pmid}`)] : [],
+    warnings,
     structuredData: compact({
       integrity,
+      languages,
+      languageNames: languages.map(languageName),
+      originalTitle,
       journal: xmlText(journal.Title),
       journalAbbreviation: xmlText(journal.ISOAbbreviation),
       volume: xmlText(issue.Volume),
@@ -144,6 +152,34 @@ function bookArticle(node: XmlNode): McpRecord | undefined {
     peerReviewStatus: "unknown",
     structuredData: compact({ bookTitle: scriptedText(book.BookTitle), publicationTypes: ["Book chapter"] }),
   });
+}
+
+/**
+ * What a reader must know about an article's language: NLM lists the languages it is published in and, for an
+ * article not in English, gives an English title in brackets and the original in `VernacularTitle`.
+ */
+function languageWarnings(label: string, languages: string[], originalTitle: string | undefined): string[] {
+  const others = languages.filter((code) => code !== "eng");
+  if (others.length === 0) return [];
+  const names = languages.map(languageName).join(" and ");
+  const original = originalTitle ? ` Its original title is "${originalTitle}"` : "";
+  if (languages.includes("eng")) return [`${label} is published in ${names}.${original}`];
+  return [
+    `${label} is written in ${names}, not English: its title here is NLM's English translation and its text ` +
+      `is in ${names}.${original}`,
+  ];
+}
+
+const LANGUAGE_NAMES = new Intl.DisplayNames(["en"], { type: "language" });
+
+/** `ger` → `German` (MEDLINE's ISO 639-2 codes); an unknown code is kept as written. */
+function languageName(code: string): string {
+  try {
+    const name = LANGUAGE_NAMES.of(code);
+    return name && name !== code ? name : code;
+  } catch {
+    return code;
+  }
 }
 
 function abstractOf(abstract: XmlNode): string | undefined {

@@ -8,8 +8,9 @@ import type { CrossReference, McpRecord } from "../../../contract/index.js";
 import { ProviderError } from "../provider-error.js";
 import { parseJsonBody } from "../provider-http.js";
 import { buildRecord } from "../record-builder.js";
-import type { ProviderAnswer } from "../source-module.js";
-import { uniprotEntryUrl } from "./uniprot-ids.js";
+import type { ProviderAnswer, ProviderResponse } from "../source-module.js";
+import { uniprotEntryUrl, uniprotVersionUrl } from "./uniprot-ids.js";
+import { sequenceWarnings, uniprotSequenceFacts } from "./uniprot-sequence.js";
 
 /** At most this many PDB cross-references per record, so that a well-studied protein stays readable. */
 export const MAX_PDB_REFERENCES = 25;
@@ -29,6 +30,8 @@ const entrySchema = z.looseObject({
     .optional(),
   proteinDescription: z
     .looseObject({
+      /** `Precursor`, `Fragment`, `Fragments`, `Precursor; Fragment`. */
+      flag: z.string().optional(),
       recommendedName: name.optional(),
       submissionNames: z.array(name).optional(),
       alternativeNames: z.array(name).optional(),
@@ -46,8 +49,16 @@ const entrySchema = z.looseObject({
     .optional(),
   sequence: z.looseObject({ length: z.number().optional() }).optional(),
   comments: z
-    .array(z.looseObject({ commentType: z.string().optional(), texts: z.array(value).optional() }))
+    .array(
+      z.looseObject({
+        commentType: z.string().optional(),
+        texts: z.array(value).optional(),
+        // Read leniently (./uniprot-sequence.ts): an odd isoform or feature must not cost the whole entry.
+        isoforms: z.array(z.unknown()).optional(),
+      }),
+    )
     .optional(),
+  features: z.array(z.unknown()).optional(),
   uniProtKBCrossReferences: z
     .array(
       z.looseObject({
@@ -105,11 +116,13 @@ export interface UniprotEntries {
 
 /**
  * Parses a `{results: [...]}` answer (search or accessions).
- * @param answer the JSON body, host and status
+ * @param answer the JSON body, host and status, with the headers when known (they name the UniProt release)
  * @returns active entries with records, inactive accessions, the malformed count and the facet total
  * @throws ProviderError `upstream_unavailable` when the body is not JSON or has no `results` array
  */
-export function parseUniprotResults(answer: ProviderAnswer): UniprotEntries {
+export function parseUniprotResults(
+  answer: ProviderAnswer & Pick<ProviderResponse, "headers">,
+): UniprotEntries {
   const body = parseJsonBody(answer);
   const results = (body as { results?: unknown } | null)?.results;
   if (!Array.isArray(results)) throw malformedAnswer(answer);
@@ -117,7 +130,7 @@ export function parseUniprotResults(answer: ProviderAnswer): UniprotEntries {
   for (const item of results) {
     const entry = entrySchema.safeParse(item);
     if (!entry.success) parsed.malformed++;
-    else addEntry(parsed, entry.data);
+    else addEntry(parsed, entry.data, uniprotReleaseOf(answer.headers));
   }
   const facets = facetsSchema.safeParse((body as { facets?: unknown }).facets);
   const reviewed = facets.success ? facets.data.find((f) => f.name === "reviewed") : undefined;
@@ -126,8 +139,31 @@ export function parseUniprotResults(answer: ProviderAnswer): UniprotEntries {
   return parsed;
 }
 
-/** An active entry as a `structured-record` citing www.uniprot.org, with PDB and AlphaFold cross-references. */
-function uniprotRecord(entry: UniprotEntryJson): McpRecord {
+/** The UniProt release an answer came from (its `X-UniProt-Release` headers). */
+export interface UniprotRelease {
+  /** `2024_04`. */
+  release?: string;
+  /** As UniProt writes it (`24-July-2024`). */
+  date?: string;
+}
+
+/**
+ * The UniProt release named by an answer's headers.
+ * @param headers the response headers, when the HTTP layer exposes them
+ * @returns the release, or undefined when the answer names none
+ */
+export function uniprotReleaseOf(headers: Headers | undefined): UniprotRelease | undefined {
+  const release = headers?.get("x-uniprot-release")?.trim() || undefined;
+  const date = headers?.get("x-uniprot-release-date")?.trim() || undefined;
+  if (!release && !date) return undefined;
+  return { ...(release ? { release } : {}), ...(date ? { date } : {}) };
+}
+
+/**
+ * An active entry as a `structured-record` citing the UniSave page of the entry version read, with PDB and
+ * AlphaFold cross-references.
+ */
+function uniprotRecord(entry: UniprotEntryJson, release: UniprotRelease | undefined): McpRecord {
   const accession = entry.primaryAccession.toUpperCase();
   const description = entry.proteinDescription;
   const title =
@@ -161,13 +197,21 @@ function uniprotRecord(entry: UniprotEntryJson): McpRecord {
   }
   const audit = entry.entryAudit;
   const entryVersion = audit?.entryVersion;
+  const sequence = uniprotSequenceFacts(entry);
+  warnings.push(...sequenceWarnings(accession, entry.sequence?.length, sequence));
   return buildRecord({
     source: "uniprot",
     identifier: accession,
     identifierType: "uniprot",
-    label: `UniProtKB:${accession}`,
+    // The entry page shows the current version; UniSave serves the version that was read.
+    label:
+      entryVersion === undefined
+        ? `UniProtKB:${accession}`
+        : `UniProtKB:${accession} (entry version ${entryVersion})`,
     url: uniprotEntryUrl(accession),
-    ...(entryVersion === undefined ? {} : { citationVersion: String(entryVersion) }),
+    ...(entryVersion === undefined
+      ? {}
+      : { citationVersion: String(entryVersion), citationUrl: uniprotVersionUrl(accession, entryVersion) }),
     title,
     contentScope: "structured-record",
     crossReferences,
@@ -182,6 +226,7 @@ function uniprotRecord(entry: UniprotEntryJson): McpRecord {
       geneSynonyms: (entry.genes ?? []).flatMap((g) => (g.synonyms ?? []).map((s) => s.value)),
       organism: entry.organism && compact({ ...entry.organism }),
       sequenceLength: entry.sequence?.length,
+      ...sequence,
       function: entry.comments
         ?.find((c) => c.commentType === "FUNCTION")
         ?.texts?.map((t) => t.value)
@@ -191,6 +236,8 @@ function uniprotRecord(entry: UniprotEntryJson): McpRecord {
       entryVersion,
       sequenceVersion: audit?.sequenceVersion,
       lastUpdated: audit?.lastAnnotationUpdateDate,
+      uniprotRelease: release?.release,
+      uniprotReleaseDate: release?.date,
       pdbStructureCount: pdb.length,
       pdbStructures: pdb.slice(0, MAX_PDB_REFERENCES).map(pdbStructure),
       secondaryAccessions: entry.secondaryAccessions,
@@ -232,7 +279,11 @@ function pdbStructure(xref: UniprotXref): PdbStructure {
   return structure;
 }
 
-function addEntry(parsed: UniprotEntries, entry: UniprotEntryJson): void {
+function addEntry(
+  parsed: UniprotEntries,
+  entry: UniprotEntryJson,
+  release: UniprotRelease | undefined,
+): void {
   const accession = entry.primaryAccession.toUpperCase();
   if (entry.entryType === "Inactive" || entry.inactiveReason) {
     parsed.inactive.push({
@@ -245,7 +296,7 @@ function addEntry(parsed: UniprotEntries, entry: UniprotEntryJson): void {
   parsed.entries.push({
     accession,
     secondaryAccessions: (entry.secondaryAccessions ?? []).map((a) => a.toUpperCase()),
-    record: uniprotRecord(entry),
+    record: uniprotRecord(entry, release),
   });
 }
 

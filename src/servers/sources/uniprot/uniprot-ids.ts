@@ -76,6 +76,17 @@ export function uniprotEntryUrl(accession: string): string {
 }
 
 /**
+ * The UniSave page of one version of an entry: the entry as it was in that version, which the entry page
+ * (always the current version) no longer shows once UniProt revises it.
+ * @param accession a normalized entry accession
+ * @param entryVersion the entry version read (`entryAudit.entryVersion`)
+ * @returns `https://rest.uniprot.org/unisave/<accession>?format=txt&versions=<version>`
+ */
+export function uniprotVersionUrl(accession: string, entryVersion: number): string {
+  return `https://rest.uniprot.org/unisave/${accession}?format=txt&versions=${entryVersion}`;
+}
+
+/**
  * The HTTPS download URL of an entry or isoform in a file format of the UniProt REST API.
  * @param accessionText an accession, optionally with isoform suffix (`P15056-2`)
  * @param format `fasta` (sequence) or `txt` (the UniProtKB flat file)
