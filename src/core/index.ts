@@ -30,7 +30,7 @@ export {
   tightenPrivateTree,
   tightenSqliteFiles,
 } from "./private-files.js";
-export { redactUrl, redactUrls } from "./redact-url.js";
+export { type RedactUrlOptions, redactUrl, redactUrls } from "./redact-url.js";
 export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";
 export {
   type Attributes,
