@@ -77,7 +77,32 @@ export function terminalLine(strings: TemplateStringsArray, ...values: unknown[]
  * @returns the same io with guarded `stdout` and `stderr`
  */
 export function terminalIo<T extends CliIo>(io: T): T {
-  const guard = (write: (text: string) => void) => (text: string) =>
-    write(text.replace(OUTPUT_CONTROLS, visible));
+  const guard = (write: (text: string) => void) => (text: string) => write(terminalOutput(text));
   return { ...io, stdout: guard(io.stdout), stderr: guard(io.stderr) };
+}
+
+/**
+ * Output already laid out in lines: every control character but the line feed and the tab made
+ * visible, as {@link terminalIo} writes it.
+ * @param text the output
+ * @returns the output, inert
+ */
+export function terminalOutput(text: string): string {
+  return text.replace(OUTPUT_CONTROLS, visible);
+}
+
+let isStderrGuarded = false;
+
+/**
+ * Guards the process's own stderr as {@link terminalIo} guards the CLI's: a message a library part
+ * writes straight to `process.stderr` (a gateway's or a console's failure, a start-up warning) goes
+ * through {@link terminalOutput} too. Called once, by `processIo`: only the `sciencegate` process owns
+ * its terminal; an app that embeds Sciencegate keeps its stderr as it is.
+ */
+export function guardProcessStderr(): void {
+  if (isStderrGuarded) return;
+  isStderrGuarded = true;
+  const write = process.stderr.write.bind(process.stderr) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
+    write(typeof chunk === "string" ? terminalOutput(chunk) : chunk, ...rest)) as typeof process.stderr.write;
 }

@@ -6,8 +6,10 @@
  * control or bidi character, no line that starts with the forged text, and `--json` still parses to
  * the original text.
  */
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import { SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-store.js";
 import { main } from "../../src/cli/main.js";
@@ -17,6 +19,7 @@ import { makeJob } from "../artifacts/download-harness.js";
 import { HOSTILE_TEXT, HOSTILE_TOOL_NAME } from "../fixtures/servers/hostile-terminal-server.js";
 import { REPO_ROOT, runCli, TSX_LOADER, tempDir, writeJson } from "./cli-harness.js";
 
+const run = promisify(execFile);
 const HOSTILE_SERVER = join(REPO_ROOT, "test/fixtures/servers/hostile-terminal-server.ts");
 const RAW =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the raw controls are what must not be printed
@@ -53,6 +56,29 @@ describe("terminal text", () => {
     );
     expect(terminalBlock("2 problems:\n  - a\u001b[2J\n- b")).toBe("2 problems:\n    - a\\u001b[2J\n  - b");
     expect(terminalLine`name ${"a\nb"}: ${42}\n`).toBe("name a\\nb: 42\n");
+  });
+});
+
+describe("the sciencegate process's own stderr", () => {
+  test("what a library part writes straight to process.stderr is inert once processIo has run", async () => {
+    const io = join(REPO_ROOT, "src/cli/io.ts");
+    const script = `const { processIo } = await import(${JSON.stringify(io)});
+      process.stderr.write("before " + ${JSON.stringify(HOSTILE_TEXT)} + "\\n");
+      processIo();
+      process.stderr.write("after " + ${JSON.stringify(HOSTILE_TEXT)} + "\\n");`;
+    const { stderr } = await run(process.execPath, [
+      "--import",
+      TSX_LOADER,
+      "--input-type=module",
+      "-e",
+      script,
+    ]);
+    const [before, after] = stderr.split(/\n(?=after )/);
+    // Before the guard the raw attack reaches the terminal (what an app's own stderr keeps).
+    expect(before).toContain("\u001b]0;PWNED-TITLE");
+    // After it, no control reaches the terminal (line breaks stay: the guard cannot tell a message's own).
+    expect(after).not.toMatch(RAW);
+    expect(after).toContain("after ok\\u001b]0;PWNED-TITLE\\u0007");
   });
 });
 
