@@ -5,7 +5,12 @@
  * Every CLI command prints its fields through {@link terminalLine}, and `main` writes through
  * {@link terminalIo}, which makes any escape that is still left visible.
  */
-import type { CliIo } from "./io.js";
+
+/** The two streams of a CLI run (`CliIo` has them). */
+interface OutputStreams {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
 
 /**
  * What a terminal acts on, or what changes how a line reads: C0 controls (ESC starts every escape
@@ -76,7 +81,7 @@ export function terminalLine(strings: TemplateStringsArray, ...values: unknown[]
  * @param io the streams to guard
  * @returns the same io with guarded `stdout` and `stderr`
  */
-export function terminalIo<T extends CliIo>(io: T): T {
+export function terminalIo<T extends OutputStreams>(io: T): T {
   const guard = (write: (text: string) => void) => (text: string) => write(terminalOutput(text));
   return { ...io, stdout: guard(io.stdout), stderr: guard(io.stderr) };
 }
