@@ -126,6 +126,49 @@ export function appendDownloadRow(
   });
 }
 
+/** A built-in call whose `threadId:toolCallId` already names another session's call or job. */
+export interface ForeignCall {
+  sessionId: string;
+  threadId?: string | undefined;
+  toolCallId?: string | undefined;
+  /** The source of the other session's call (the row is the operator's; the caller is not told). */
+  sourceId: string;
+  toolId: string;
+  request: unknown;
+  startedAt: number;
+  finishedAt: number;
+}
+
+/**
+ * Refuses a built-in call whose `threadId:toolCallId` key another session used first, as the broker
+ * refuses a reused key: `PERMISSION_DENIED` (`data.reason: "tool_call_id_reused"`), audited on a row of
+ * the asking session without the tool call id (the key stays the first call's). Nothing of the other
+ * call (its job, file, source or outcome) is in the message.
+ * @param deps ledger, CAS and id generator
+ * @param call the refused call
+ * @returns never
+ * @throws GovernanceError `PERMISSION_DENIED`, after its row is appended
+ */
+export async function refuseForeignCall(deps: ArtifactLedgerDeps, call: ForeignCall): Promise<never> {
+  const refusal = new GovernanceError(
+    "PERMISSION_DENIED",
+    `Tool call id '${call.toolCallId}' of thread '${call.threadId}' was already used by another session; a session replays only its own calls. Use a new tool call id.`,
+    { data: { reason: "tool_call_id_reused", threadId: call.threadId, toolCallId: call.toolCallId } },
+  );
+  await appendArtifactRow(deps, {
+    sessionId: call.sessionId,
+    threadId: call.threadId,
+    sourceId: call.sourceId,
+    toolId: call.toolId,
+    startedAt: call.startedAt,
+    finishedAt: call.finishedAt,
+    attempts: 0,
+    request: call.request,
+    error: { code: refusal.code, message: refusal.message, retryable: false },
+  });
+  throw refusal;
+}
+
 /**
  * Appends the row of a job that a crashed process left unfinished and `cancel` ended: its own call's
  * row when that call has none yet (so the call's outcome is audited), else a row without call ids.

@@ -46,6 +46,7 @@ import {
   appendOrphanCancelRow,
   callJobId,
   recordedDownload,
+  refuseForeignCall,
 } from "./download-ledger.js";
 import { type PlanDeps, type PlannedDownload, planDownload, replanJob } from "./download-plan.js";
 import { cancelledError, jobResult, type ProgressSink, queuedJob, runDownloadJob } from "./download-run.js";
@@ -91,7 +92,8 @@ export class DownloadManager {
   readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadResult> }>();
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
-  readonly #calls = new Map<string, Promise<DownloadResult>>();
+  /** Calls running now, by `callJobId`, with the session that made each. */
+  readonly #calls = new Map<string, { sessionId: string; work: Promise<DownloadResult> }>();
   /** Every `download` and `retry` admitted before `close()`, with the signal that cuts them. */
   readonly #admitted: InflightCalls;
 
@@ -198,14 +200,17 @@ export class DownloadManager {
     }
     const key = callJobId(threadId, toolCallId);
     const inFlight = this.#calls.get(key);
-    if (inFlight) return inFlight;
+    // A twin of the same session joins the running call; another session's is refused by `#replay`.
+    if (inFlight?.sessionId === request.sessionId) return inFlight.work;
     const work = this.#admitted
       .run(async (closing) => {
         const replayed = await this.#replay(threadId, toolCallId, request, closing);
         return replayed ?? this.#fresh(request, closing);
       })
-      .finally(() => this.#calls.delete(key));
-    this.#calls.set(key, work);
+      .finally(() => {
+        if (this.#calls.get(key)?.work === work) this.#calls.delete(key);
+      });
+    if (!inFlight) this.#calls.set(key, { sessionId: request.sessionId, work });
     return work;
   }
 
@@ -360,19 +365,27 @@ export class DownloadManager {
     throw refusal;
   }
 
-  /** The outcome of a call that already has a job or a row; `undefined` when it never ran. */
+  /**
+   * The outcome of a call that already has a job or a row; `undefined` when it never ran. A key whose
+   * job or row is another session's is refused (audited), so a session never reads another's download.
+   */
   async #replay(
     threadId: string,
     toolCallId: string,
-    hooks: CallHooks,
+    request: DownloadRequest,
     closing: AbortSignal,
   ): Promise<DownloadResult | undefined> {
+    const hooks: CallHooks = request;
     const job = await this.#jobs.get(callJobId(threadId, toolCallId));
+    if (job && job.sessionId !== request.sessionId) return this.#refuseForeign(request, job.sourceId);
     if (job && TERMINAL_DOWNLOAD_STATES.includes(job.status)) return jobResult(job);
     const running = job && this.#running.get(job.jobId);
     if (running) return running.done;
     const row = await this.#opts.ledger.findByCall(threadId, toolCallId);
-    if (row?.toolId === DOWNLOAD_LEDGER_TOOL_ID) return recordedDownload(this.#opts.store, row);
+    if (row?.toolId === DOWNLOAD_LEDGER_TOOL_ID) {
+      if (row.sessionId !== request.sessionId) return this.#refuseForeign(request, row.sourceId);
+      return recordedDownload(this.#opts.store, row);
+    }
     // A job of this call with no row and not running here: a crashed process left it mid-way; the
     // approved call resumes it (Range from the staged bytes).
     return job ? this.#rerun(job, hooks, true, closing) : undefined;
@@ -395,6 +408,19 @@ export class DownloadManager {
       throw notRetryable(job.jobId, (await this.#require(job.jobId)).status);
     }
     return this.#start(queued, plan, verified.hosts, hooks, undefined, closing);
+  }
+
+  #refuseForeign(request: DownloadRequest, sourceId: string): Promise<never> {
+    const now = this.#clock.now();
+    const { mcpInvocationId, candidateId, destinationPath } = request;
+    return refuseForeignCall(this.#rows, {
+      ...request,
+      sourceId,
+      toolId: DOWNLOAD_LEDGER_TOOL_ID,
+      request: { mcpInvocationId, candidateId, destinationPath },
+      startedAt: now,
+      finishedAt: now,
+    });
   }
 
   #planDeps(): PlanDeps {

@@ -7,7 +7,7 @@
 import { lstat, mkdir, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ArtifactCandidate } from "../contract/index.js";
-import { GovernanceError } from "../core/index.js";
+import { GovernanceError, makePrivateDir, PRIVATE_DIR_MODE } from "../core/index.js";
 
 /** Folder inside the workspace that holds partial files; no destination may point there. */
 export const STAGING_DIR_NAME = ".staging";
@@ -103,7 +103,7 @@ export async function checkDestination(
  * never follows a link either). The root itself is the operator's and may be reached through links.
  * @param workspaceDir the workspace directory
  * @param segments the folder's path below the workspace, one name per entry (empty for the root)
- * @param mode permissions of folders it creates @default 0o777 (less the umask)
+ * @param mode permissions of folders it creates below the root (a missing root is made 0700) @default 0o700
  * @returns the folder's absolute path under the workspace's real path
  * @throws GovernanceError `INVALID_INPUT` when a component is a symbolic link, not a folder, or not a
  *   plain name (`data.path` is the folder's relative path)
@@ -111,7 +111,7 @@ export async function checkDestination(
 export async function ensureWorkspaceDir(
   workspaceDir: string,
   segments: readonly string[],
-  mode?: number,
+  mode = PRIVATE_DIR_MODE,
 ): Promise<string> {
   const wanted = segments.join("/");
   const refuse = (why: string) =>
@@ -121,7 +121,7 @@ export async function ensureWorkspaceDir(
       { data: { path: wanted } },
     );
   const root = resolve(workspaceDir);
-  await mkdir(root, { recursive: true });
+  await makePrivateDir(root);
   let current = await realpath(root);
   for (const [index, segment] of segments.entries()) {
     const shown = segments.slice(0, index + 1).join("/");
@@ -129,7 +129,7 @@ export async function ensureWorkspaceDir(
       throw refuse(`'${shown}' is not a plain folder name`);
     }
     current = join(current, segment);
-    await mkdir(current, mode === undefined ? {} : { mode }).catch((error: NodeJS.ErrnoException) => {
+    await mkdir(current, { mode }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== "EEXIST") throw error;
     });
     const info = await lstat(current);

@@ -1,8 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Clock } from "../core/index.js";
-import { canonicalJson, GovernanceError, sha256Hex } from "../core/index.js";
+import {
+  canonicalJson,
+  GovernanceError,
+  makePrivateDir,
+  PRIVATE_FILE_MODE,
+  sha256Hex,
+} from "../core/index.js";
 import { PAPER_MANIFEST_FILE_NAME, PAPER_TEXT_FILE_NAME } from "./paper-text.js";
 import { type PdfLimits, resolvePdfLimits } from "./pdf-limits.js";
 import { buildPdfExtraction, type PdfManifest } from "./pdf-manifest.js";
@@ -136,7 +142,8 @@ async function readExisting(
 /**
  * Extracts the text of a PDF with pdf.js in a warm worker thread, or with `pdftotext` (see
  * {@link PdfExtractor}), under hard bounds, writing
- * `<outDir>/fulltext.md` (a `## Page N` section per page) and `<outDir>/manifest.json`.
+ * `<outDir>/fulltext.md` (a `## Page N` section per page) and `<outDir>/manifest.json` (a missing
+ * `outDir` is made 0700, the files 0600).
  * Idempotent: when `outDir` already holds an extraction of the same bytes under the same limits it is
  * returned as is, without running the parser.
  * @param input the PDF, the output folder and an optional id for messages
@@ -210,7 +217,7 @@ export async function extractPdf(
     limits: bounds,
     pages,
   });
-  await mkdir(input.outDir, { recursive: true });
+  await makePrivateDir(input.outDir);
   // The manifest goes last: its presence with this sha marks a complete extraction.
   await writeFileAtomic(textPath, fulltext);
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
@@ -218,7 +225,8 @@ export async function extractPdf(
 }
 
 /**
- * Writes a file so readers see either the old content or the whole new content, never a part:
+ * Writes a file (mode 0600: an extraction is the user's alone) so readers see either the old content
+ * or the whole new content, never a part:
  * a temp file in the same folder, then `rename` (atomic on one file system).
  * @param path the final path
  * @param content the text to write
@@ -228,7 +236,7 @@ export async function extractPdf(
 export async function writeFileAtomic(path: string, content: string): Promise<void> {
   const temp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   try {
-    await writeFile(temp, content, { flag: "wx" });
+    await writeFile(temp, content, { flag: "wx", mode: PRIVATE_FILE_MODE });
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });

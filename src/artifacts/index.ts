@@ -68,6 +68,7 @@ export {
   type PaperExtractionRuntime,
 } from "./paper-extraction.js";
 export {
+  PAPERS_DIR_NAME,
   paperTextPath,
   type ReadPaperTextOptions,
   readPaperManifest,

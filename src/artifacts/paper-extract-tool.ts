@@ -65,7 +65,8 @@ const schema = z.object({
 });
 
 /**
- * The `paper_extract_pdf` tool. Refuses unknown, unfinished, failed and non-PDF downloads, and
+ * The `paper_extract_pdf` tool. Refuses unknown, unfinished, failed and non-PDF downloads, another
+ * session's download (`PERMISSION_DENIED`, audited), and
  * (retryably) a download started by an `artifact_download` call of the same model turn. Idempotent
  * per job: a repeated call returns the stored extraction without parsing again. Each call leaves one
  * ledger row (see `extractDownloadedPaper`); only a successful one makes the record full text.
@@ -101,11 +102,14 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
       const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>
         toolReply(PAPER_EXTRACT_TOOL_ID, toolCallId, content, ok);
+      const sessionId = sessionIdOf(config, options.sessionId);
       try {
         const job = await options.downloads.jobs.get(input.artifactJobId);
+        // Another session's job is refused by the extraction itself, which tells nothing about it.
+        const ownJob = job?.sessionId === sessionId ? job : undefined;
         const sameTurn =
-          toolCallId !== undefined && job?.toolCallId !== undefined
-            ? turnIds(config, toolCallId)?.includes(job.toolCallId)
+          toolCallId !== undefined && ownJob?.toolCallId !== undefined
+            ? turnIds(config, toolCallId)?.includes(ownJob.toolCallId)
             : false;
         if (job && sameTurn) {
           throw new GovernanceError(
@@ -116,7 +120,7 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
         }
         const result = await extractDownloadedPaper(runtime, {
           artifactJobId: input.artifactJobId,
-          sessionId: sessionIdOf(config, options.sessionId),
+          sessionId,
           ...(threadId === undefined ? {} : { threadId }),
           ...(toolCallId === undefined ? {} : { toolCallId }),
         });

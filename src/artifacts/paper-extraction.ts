@@ -16,7 +16,7 @@ import {
 import type { ContentStore, InvocationRecord, Ledger } from "../governance/audit/index.js";
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
-import { appendArtifactRow } from "./download-ledger.js";
+import { appendArtifactRow, refuseForeignCall } from "./download-ledger.js";
 import { extractPdf, type PdfExtractor } from "./extract-pdf.js";
 import { paperFolder } from "./paper-text.js";
 import type { PdfLimits } from "./pdf-limits.js";
@@ -71,7 +71,7 @@ export interface PaperExtractResult {
 const inFlight = new Map<string, Promise<ExtractionLedgerEntry>>();
 
 /**
- * Extracts a completed PDF download and appends its ledger row: `ok` with an `ExtractionLedgerEntry`
+ * Extracts a completed PDF download of the calling session and appends its ledger row: `ok` with an `ExtractionLedgerEntry`
  * (`fullTextRetrieved: true`, `contentScope: "full-text"`), or `error` with the structured error.
  * Idempotent per job (the files of an earlier extraction of the same bytes are reused) and per call
  * (a `threadId:toolCallId` that has a row returns what it recorded, appending nothing).
@@ -79,6 +79,8 @@ const inFlight = new Map<string, Promise<ExtractionLedgerEntry>>();
  * @param request the download job and the call's session and ids
  * @returns paths, page count, warnings and the record's identity
  * @throws GovernanceError `UNKNOWN_ID` for an unknown job (no row: it names no source);
+ *   `PERMISSION_DENIED` (audited) for a job another session downloaded, or a `threadId:toolCallId`
+ *   another session's extraction used;
  *   `INVALID_INPUT` for a job that is not completed (retryable while it runs) or not a PDF;
  *   `RESPONSE_TOO_LARGE`, `TIMEOUT`, `NORMALIZATION_FAILED` when a bound is crossed or pdf.js fails
  * @example
@@ -93,33 +95,59 @@ export async function extractDownloadedPaper(
 ): Promise<PaperExtractResult> {
   const { threadId, toolCallId } = request;
   const hasKey = threadId !== undefined && toolCallId !== undefined;
+  const clock = runtime.clock ?? systemClock;
+  const startedAt = clock.now();
+  const rows = { ledger: runtime.ledger, store: runtime.store, newId: runtime.newId ?? randomUUID };
   const prior = hasKey ? await runtime.ledger.findByCall(threadId, toolCallId) : undefined;
-  if (prior?.toolId === EXTRACTION_LEDGER_TOOL_ID) return replay(runtime.store, prior);
+  if (prior?.toolId === EXTRACTION_LEDGER_TOOL_ID) {
+    if (prior.sessionId !== request.sessionId) {
+      return refuseForeignCall(rows, {
+        ...request,
+        sourceId: prior.sourceId,
+        toolId: EXTRACTION_LEDGER_TOOL_ID,
+        request: { artifactJobId: request.artifactJobId },
+        startedAt,
+        finishedAt: clock.now(),
+      });
+    }
+    return replay(runtime.store, prior);
+  }
   const job = await runtime.downloads.jobs.get(request.artifactJobId);
   if (!job) {
     throw new GovernanceError("UNKNOWN_ID", `No download job '${request.artifactJobId}'.`, {
       data: { artifactJobId: request.artifactJobId },
     });
   }
-  const clock = runtime.clock ?? systemClock;
-  const startedAt = clock.now();
+  // Only the session that downloaded a job extracts it (and so reads it, or offers it as a resource).
+  if (job.sessionId !== request.sessionId) {
+    const refusal = jobOfAnotherSession(request.artifactJobId);
+    await appendArtifactRow(rows, {
+      sessionId: request.sessionId,
+      threadId,
+      sourceId: job.sourceId,
+      toolId: EXTRACTION_LEDGER_TOOL_ID,
+      startedAt,
+      finishedAt: clock.now(),
+      attempts: 0,
+      request: { artifactJobId: request.artifactJobId },
+      error: { code: refusal.code, message: refusal.message, retryable: false },
+    });
+    throw refusal;
+  }
   const row = (entry: ExtractionLedgerEntry | undefined, error: GovernanceError | undefined) =>
-    appendArtifactRow(
-      { ledger: runtime.ledger, store: runtime.store, newId: runtime.newId ?? randomUUID },
-      {
-        sessionId: request.sessionId,
-        threadId,
-        toolCallId,
-        sourceId: job.sourceId,
-        toolId: EXTRACTION_LEDGER_TOOL_ID,
-        startedAt,
-        finishedAt: clock.now(),
-        attempts: 1,
-        request: { artifactJobId: job.jobId },
-        entry,
-        error: error && { code: error.code, message: error.message, retryable: error.retryable },
-      },
-    );
+    appendArtifactRow(rows, {
+      sessionId: request.sessionId,
+      threadId,
+      toolCallId,
+      sourceId: job.sourceId,
+      toolId: EXTRACTION_LEDGER_TOOL_ID,
+      startedAt,
+      finishedAt: clock.now(),
+      attempts: 1,
+      request: { artifactJobId: job.jobId },
+      entry,
+      error: error && { code: error.code, message: error.message, retryable: error.retryable },
+    });
   let entry: ExtractionLedgerEntry;
   try {
     checkJob(job);
@@ -181,6 +209,18 @@ function extractShared(runtime: PaperExtractionRuntime, job: DownloadJob): Promi
     .finally(() => inFlight.delete(outDir));
   inFlight.set(outDir, work);
   return work;
+}
+
+/**
+ * The refusal of another session's job. It names nothing of the job (no source, record or status), so
+ * a job id read in a ledger or a console gives its holder nothing to act on.
+ */
+function jobOfAnotherSession(artifactJobId: string): GovernanceError {
+  return new GovernanceError(
+    "PERMISSION_DENIED",
+    `Download job '${artifactJobId}' belongs to another session; a session can only extract its own downloads.`,
+    { data: { reason: "job_of_another_session", artifactJobId } },
+  );
 }
 
 /** Only a completed download is extracted; a running one is worth retrying later. */

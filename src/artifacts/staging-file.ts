@@ -133,7 +133,8 @@ export class StagingFile {
   async publish(file: FileHandle, destinationPath: string): Promise<string> {
     const info = await file.stat();
     // Through the handle: a path could have been swapped for a link to someone else's file.
-    await file.chmod(0o444);
+    // Read-only, and for this user alone: a downloaded paper is the user's as much as its request is.
+    await file.chmod(0o400);
     const segments = destinationPath.split("/");
     const base = segments.pop() as string;
     const dir = await ensureWorkspaceDir(this.#workspaceDir, segments);

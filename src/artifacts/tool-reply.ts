@@ -1,5 +1,6 @@
 /** The answer of a built-in tool: a ToolMessage with a status inside a graph, JSON text outside one. */
 import { ToolMessage } from "@langchain/core/messages";
+import { neutralizePromptTags } from "../governance/envelope/index.js";
 
 /**
  * Builds a built-in tool's answer. Failures are answers too (`status: "error"`), never throws, so the
@@ -18,7 +19,9 @@ export function toolReply(
   content: unknown,
   ok: boolean,
 ): ToolMessage | string {
-  const text = JSON.stringify(content);
+  // The body may quote the model's arguments (a job id, a path) and a server's text (a URL, an error):
+  // the model reads it inert, as every other tool text; code reads the artifact as it was.
+  const text = neutralizePromptTags(JSON.stringify(content));
   if (toolCallId === undefined) return text;
   return new ToolMessage({
     content: text,

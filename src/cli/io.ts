@@ -1,4 +1,5 @@
 import type { DownloadFetch, DownloadLookup } from "../artifacts/index.js";
+import { guardProcessStderr } from "./terminal-text.js";
 
 /** Where a CLI command reads its environment and writes its output; tests pass their own. */
 export interface CliIo {
@@ -14,8 +15,12 @@ export interface CliIo {
   lookup?: DownloadLookup;
 }
 
-/** The real process's streams and environment. */
+/**
+ * The real process's streams and environment. The process's stderr is guarded from here on
+ * (`guardProcessStderr`): what any part of Sciencegate writes to it directly is inert too.
+ */
 export function processIo(): CliIo {
+  guardProcessStderr();
   return {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),

@@ -19,6 +19,7 @@ import { verifyCommand } from "./commands/verify.js";
 import { type CliIo, type ExitCode, processIo } from "./io.js";
 import { type CliRuntime, openRuntime } from "./runtime.js";
 import { APPROVE_CHOICES, parseApproveChoice } from "./terminal-approval.js";
+import { terminalBlock, terminalIo } from "./terminal-text.js";
 
 const USAGE = `Usage: sciencegate <command> [options]
 
@@ -76,10 +77,12 @@ Options:
 /**
  * Runs the CLI.
  * @param argv arguments after the program name
- * @param io streams and environment (tests pass their own)
+ * @param given streams and environment (tests pass their own); everything written to them is guarded by `terminalIo`
  * @returns the exit code: 0 ok, 1 the operation failed, 2 usage or configuration error
  */
-export async function main(argv: string[], io: CallIo = processIo()): Promise<ExitCode> {
+export async function main(argv: string[], given: CallIo = processIo()): Promise<ExitCode> {
+  // No escape sequence from a server, a ledger row or an error reaches the terminal, whatever prints it.
+  const io = terminalIo(given);
   const [command, ...rest] = argv;
   if (!command || command === "-h" || command === "--help" || command === "help") {
     io.stdout(USAGE);
@@ -427,11 +430,12 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
 
 function reportError(error: unknown, io: CliIo): ExitCode {
   if (isToolError(error)) {
-    io.stderr(`${String(error)}\n`);
+    io.stderr(`${terminalBlock(String(error))}\n`);
     return 2;
   }
   if (isGovernanceError(error)) {
-    io.stderr(`sciencegate: ${error.code}: ${error.message}\n`);
+    // A message may list problems on lines of its own, and quote a server's text.
+    io.stderr(`sciencegate: ${terminalBlock(`${error.code}: ${error.message}`)}\n`);
     return error.code === "INVALID_CONFIG" || error.code === "INVALID_MANIFEST" ? 2 : 1;
   }
   if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) {

@@ -1,5 +1,6 @@
 import { createGovernance, type ScienceGovernance } from "../adk/index.js";
 import type { CliIo } from "./io.js";
+import { terminalLine } from "./terminal-text.js";
 
 /** The governed runtime a CLI command works with, and where its config came from. */
 export interface CliRuntime extends ScienceGovernance {
@@ -23,7 +24,7 @@ export async function openRuntime(
     cwd: io.cwd,
     ...(options.configPath ? { config: options.configPath } : {}),
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
-    onWarning: (line) => io.stderr(`${line}\n`),
+    onWarning: (line) => io.stderr(terminalLine`${line}\n`),
     ...(io.fetch ? { fetch: io.fetch } : {}),
     ...(io.lookup ? { downloads: { lookup: io.lookup } } : {}),
   });

@@ -5,6 +5,7 @@
 
 import type { PermissionCard } from "../governance/permissions/index.js";
 import { askLine } from "./ask-line.js";
+import { terminalLine } from "./terminal-text.js";
 
 /** What a human (or `--approve`) can answer: the four card decisions (`always` is `allow_always`). */
 export const APPROVE_CHOICES = ["once", "matching", "deny", "always"] as const;
@@ -50,10 +51,12 @@ export function parseApproveChoice(text: string): ApproveChoice | undefined {
  * @returns the choice
  */
 export function askInTerminal(card: PermissionCard, io: TerminalApprovalIo): Promise<ApproveChoice> {
+  // The card quotes the call's arguments and the server's tool: each field inert, so that no argument
+  // can redraw the prompt or forge the line a human decides by.
   io.write(
-    `Permission needed: ${card.summary}\n` +
-      `  ${card.action} on ${card.resource} (risk ${card.risk}, source ${card.sourceId}, tool ${card.toolId})\n` +
-      `  Allow matching covers ${card.matchingScope.description}.\n` +
+    terminalLine`Permission needed: ${card.summary}\n` +
+      terminalLine`  ${card.action} on ${card.resource} (risk ${card.risk}, source ${card.sourceId}, tool ${card.toolId})\n` +
+      terminalLine`  Allow matching covers ${card.matchingScope.description}.\n` +
       `  ${MENU.map(([, key, label]) => `[${key}] ${label}`).join("  ")}\n`,
   );
   const answer = askLine(io.input, parseApproveChoice, {

@@ -22,7 +22,15 @@ export {
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
 export type { PostgresListener, PostgresListenHandlers, PostgresListenOptions } from "./postgres-listener.js";
-export { redactUrl, redactUrls } from "./redact-url.js";
+export {
+  makePrivateDir,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  tightenPrivatePath,
+  tightenPrivateTree,
+  tightenSqliteFiles,
+} from "./private-files.js";
+export { type RedactUrlOptions, redactUrl, redactUrls } from "./redact-url.js";
 export { DEFAULT_SESSION_ID, idOf, sessionIdOf, type ThreadConfig, threadIdOf } from "./thread-id.js";
 export {
   type Attributes,

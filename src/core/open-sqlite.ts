@@ -1,11 +1,13 @@
 /** Opening an embedded SQLite store the same way everywhere (ledger, grants, download jobs). */
-import { mkdir } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { GovernanceError } from "./errors.js";
+import { makePrivateDir, PRIVATE_FILE_MODE, tightenSqliteFiles } from "./private-files.js";
 
 /**
- * Opens a database (creating the file's parent directories), in WAL mode with a 5 s busy timeout so
+ * Opens a database (creating the file 0600 and its missing parent directories 0700, and taking group
+ * and other permissions off an existing file and its `-wal`/`-shm`), in WAL mode with a 5 s busy timeout so
  * several processes on one host can share it, then runs `setup` (schema, migrations). The database
  * is closed again when `setup` throws.
  * @param path a file path, or `":memory:"` for a private in-memory database
@@ -19,7 +21,13 @@ export async function openSqlite(
 ): Promise<{ db: BetterSqlite3.Database; path: string }> {
   const isMemory = path === ":memory:";
   const absolute = isMemory ? path : resolve(path);
-  if (!isMemory) await mkdir(dirname(absolute), { recursive: true });
+  if (!isMemory) {
+    // Every request and result is in here: the file (and the -wal and -shm SQLite gives its mode)
+    // is private, also when an earlier version made it readable by others.
+    await makePrivateDir(dirname(absolute));
+    await (await open(absolute, "a", PRIVATE_FILE_MODE)).close();
+    await tightenSqliteFiles(absolute);
+  }
   // Loaded on first use: the native module is only needed by apps that keep data on disk.
   const { default: Sqlite } = await import("better-sqlite3");
   const db = new Sqlite(absolute);

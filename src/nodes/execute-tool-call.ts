@@ -16,6 +16,7 @@ import {
   withActiveSpan,
 } from "../core/index.js";
 import type { Broker } from "../governance/broker/index.js";
+import { neutralizePromptTags } from "../governance/envelope/index.js";
 import type { PromotionState, PromotionUpdate, SurfaceTool } from "../visibility/index.js";
 import {
   checkToolCall,
@@ -246,8 +247,13 @@ function approvalOutcomeOf(approved: ApprovalOutcome, modelArgs: Record<string, 
   return approved.args === modelArgs ? "passed" : "edited";
 }
 
+/**
+ * An error as the model reads it. Its message and data may quote the caller's text (a tool name, an
+ * argument) or an app tool's, so the whole text is made inert as a result's text is.
+ */
 function errorMessage(name: string, toolCallId: string, body: GovernanceErrorBody): ToolMessage {
-  return new ToolMessage({ tool_call_id: toolCallId, name, status: "error", content: JSON.stringify(body) });
+  const content = neutralizePromptTags(JSON.stringify(body));
+  return new ToolMessage({ tool_call_id: toolCallId, name, status: "error", content });
 }
 
 /** The source and tool an unknown `mcp__<source>__<tool>` name points at, for its refusal row. */

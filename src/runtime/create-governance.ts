@@ -29,7 +29,7 @@ import { ToolSurface } from "../visibility/index.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
-import { openGovernanceStores } from "./governance-stores.js";
+import { CAS_DIR_NAME, openGovernanceStores, WORKSPACE_DIR_NAME } from "./governance-stores.js";
 import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
 
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
@@ -130,7 +130,10 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
     const { ledger, grants, jobStore, database } = await openGovernanceStores(options, dataDir, storage, own);
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
-    const store = withLedgerObjects(options.store ?? new FileContentStore(join(dataDir, "cas")), ledger);
+    const store = withLedgerObjects(
+      options.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
+      ledger,
+    );
     // One store behind both: a mode or switch set through either is the same state; with a database,
     // every replica's.
     const sessionState =
@@ -154,7 +157,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       jobStore,
       sessions,
       recorded: (invocationId) => broker.recorded(invocationId),
-      workspaceDir: join(dataDir, "workspace"),
+      workspaceDir: join(dataDir, WORKSPACE_DIR_NAME),
       ...(brokerAuthorize
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
         : {}),

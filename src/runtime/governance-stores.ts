@@ -8,10 +8,17 @@ import {
   type DownloadJobStore,
   downloadJobsPath,
   MemoryDownloadJobStore,
+  PAPERS_DIR_NAME,
   PostgresDownloadJobStore,
   SqliteDownloadJobStore,
 } from "../artifacts/index.js";
-import { openPostgres, type PostgresDatabase } from "../core/index.js";
+import {
+  openPostgres,
+  type PostgresDatabase,
+  tightenPrivatePath,
+  tightenPrivateTree,
+  tightenSqliteFiles,
+} from "../core/index.js";
 import { type Ledger, PostgresLedger, SqliteLedger } from "../governance/audit/index.js";
 import {
   type GrantStore,
@@ -46,6 +53,32 @@ export interface GovernanceStores {
  * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the database cannot be reached; `INVALID_CONFIG`
  *   when it holds a newer schema
  */
+/** The content store's folder in the data directory. */
+export const CAS_DIR_NAME = "cas";
+/** The downloads' folder in the data directory. */
+export const WORKSPACE_DIR_NAME = "workspace";
+
+/**
+ * Makes an existing data directory private to this user, as new stores are made (0700 folders, 0600
+ * files): the folder itself, its SQLite files, and the content store, downloads and extractions. A
+ * store an earlier version left readable by others is tightened here once (see `tightenPrivateTree`).
+ * Nothing else in the folder is touched, and a missing one is not created.
+ * @param dataDir the data directory
+ * @returns when done
+ * @throws the file system's error
+ */
+async function tightenDataDir(dataDir: string): Promise<void> {
+  await tightenPrivatePath(dataDir);
+  for (const file of [join(dataDir, LEDGER_FILE), grantStorePath(dataDir), downloadJobsPath(dataDir)]) {
+    await tightenSqliteFiles(file);
+  }
+  for (const folder of [CAS_DIR_NAME, WORKSPACE_DIR_NAME, PAPERS_DIR_NAME]) {
+    await tightenPrivateTree(join(dataDir, folder));
+  }
+}
+
+const LEDGER_FILE = "ledger.sqlite";
+
 export async function openGovernanceStores(
   options: Pick<GovernanceOptions, "ledger" | "grants" | "jobStore" | "dataDir">,
   dataDir: string,
@@ -53,6 +86,8 @@ export async function openGovernanceStores(
   own: <T extends { close(): unknown }>(resource: T) => T,
 ): Promise<GovernanceStores> {
   const { postgres } = storage;
+  // Every request, result, grant and paper lives below it: private, on upgrade too.
+  await tightenDataDir(dataDir);
   // Opened whenever a database is named: besides the stores left to it, the rate limits live there.
   const database = postgres
     ? own(await openPostgres(postgres.url, { maxConnections: postgres.maxConnections }))
@@ -61,11 +96,7 @@ export async function openGovernanceStores(
   const inMemory = options.ledger !== undefined && !options.dataDir;
   const ledger =
     options.ledger ??
-    own(
-      database
-        ? await PostgresLedger.open(database)
-        : await SqliteLedger.open(join(dataDir, "ledger.sqlite")),
-    );
+    own(database ? await PostgresLedger.open(database) : await SqliteLedger.open(join(dataDir, LEDGER_FILE)));
   const grants =
     options.grants ??
     (database

@@ -5,6 +5,7 @@
  */
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { z } from "zod";
+import { neutralizePromptTags } from "../governance/envelope/index.js";
 import { type PromotionUpdate, promote } from "./promotion.js";
 import type { SurfaceTool } from "./surface-tool.js";
 import { toolSearchIndexFor } from "./tool-search.js";
@@ -77,7 +78,8 @@ export function createToolSearchTool(options: ToolSearchToolOptions): Structured
       const parsed = parseToolSearchQuery(query);
       if (parsed.kind === "select") {
         const notFound = parsed.names.filter((ref) => index.resolve(ref).length === 0);
-        if (notFound.length > 0) body.notFound = notFound;
+        // The query's own names, echoed: inert, like every other text the model reads.
+        if (notFound.length > 0) body.notFound = notFound.map(neutralizePromptTags);
       }
       if (results.length === 0) {
         body.hint =

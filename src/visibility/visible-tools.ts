@@ -4,6 +4,7 @@
  * it reaches the broker, so nothing is executed.
  */
 import { GovernanceError, type GovernanceErrorBody, toErrorBody } from "../core/index.js";
+import { neutralizePromptTags } from "../governance/envelope/index.js";
 import { isPromoted, type PromotionState } from "./promotion.js";
 import type { SurfaceTool } from "./surface-tool.js";
 
@@ -99,9 +100,11 @@ export function checkToolCall(
 ): GovernanceErrorBody | undefined {
   const tool = tools.find((t) => t.name === name);
   if (!tool) {
-    const message = `No tool '${name}' is available in this session (unknown name, unavailable tool or disabled source). Use tool_search to find the tools that exist.`;
+    // The name is the caller's text: echoed inert, as it is read by the model.
+    const shown = neutralizePromptTags(name);
+    const message = `No tool '${shown}' is available in this session (unknown name, unavailable tool or disabled source). Use tool_search to find the tools that exist.`;
     return toErrorBody(
-      new GovernanceError("TOOL_UNAVAILABLE", message, { data: { reason: "unknown_tool", name } }),
+      new GovernanceError("TOOL_UNAVAILABLE", message, { data: { reason: "unknown_tool", name: shown } }),
     );
   }
   if (isPromoted(state, tool)) return undefined;

@@ -384,6 +384,63 @@ describe("DownloadManager", () => {
       expect(own.status).toBe("completed");
     });
 
+    test("session B replaying the thread and tool call id of A's download gets a refusal, not A's file", async () => {
+      const bench = await createBench();
+      bench.serve(URL_1, PDF);
+      const key = { threadId: "t-shared", toolCallId: "call-1" };
+      const own = await bench.manager.download({
+        mcpInvocationId: "inv-1",
+        candidateId: "c1",
+        sessionId: "s1",
+        ...key,
+      });
+      expect(own.status).toBe("completed");
+      const asB = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "B", ...key };
+      await expect(bench.manager.download(asB)).rejects.toMatchObject({
+        code: "PERMISSION_DENIED",
+        data: { reason: "tool_call_id_reused" },
+      });
+      expect(bench.seen).toHaveLength(1);
+      const [row] = await bench.ledger.query({ sessionId: "B" });
+      expect(row).toMatchObject({ status: "error", toolId: DOWNLOAD_LEDGER_TOOL_ID, threadId: "t-shared" });
+      expect(row?.toolCallId).toBeUndefined();
+      // A's replay still returns A's result.
+      expect(
+        await bench.manager.download({
+          mcpInvocationId: "inv-1",
+          candidateId: "c1",
+          sessionId: "s1",
+          ...key,
+        }),
+      ).toEqual(own);
+    });
+
+    test("session B does not join A's download running under the same key", async () => {
+      const bench = await createBench();
+      let release: (bytes: Uint8Array) => void = () => undefined;
+      const released = new Promise<Uint8Array>((resolve) => {
+        release = resolve;
+      });
+      bench.routes.set(
+        URL_1,
+        (_request, signal) => new Response(stalledBody(PDF.slice(0, 5), released, signal), { status: 200 }),
+      );
+      const key = { threadId: "t-shared", toolCallId: "call-1" };
+      const running = bench.manager.download({
+        mcpInvocationId: "inv-1",
+        candidateId: "c1",
+        sessionId: "s1",
+        ...key,
+      });
+      while ((await bench.manager.list())[0]?.status !== "running")
+        await new Promise((resolve) => setImmediate(resolve));
+      await expect(
+        bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "B", ...key }),
+      ).rejects.toMatchObject({ code: "PERMISSION_DENIED", data: { reason: "tool_call_id_reused" } });
+      release(PDF.slice(5));
+      expect((await running).status).toBe("completed");
+    });
+
     test("a source switched off for the requesting session is SOURCE_DISABLED, audited, for its own invocation", async () => {
       const sessions = new SessionSettings();
       const bench = await createBench(undefined, { sessions });

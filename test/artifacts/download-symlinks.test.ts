@@ -113,7 +113,7 @@ describe("download staging and placement are symlink-safe", () => {
     await expectVictimUntouched(dir, victim);
     expect(result).toMatchObject({ jobId, status: "completed", actualChecksum: sha(PDF) });
     const final = await lstat(join(bench.workspaceDir, DESTINATION));
-    expect(final.isFile() && final.nlink === 1 && (final.mode & 0o777) === 0o444).toBe(true);
+    expect(final.isFile() && final.nlink === 1 && (final.mode & 0o777) === 0o400).toBe(true);
     expect(new Uint8Array(await readFile(join(bench.workspaceDir, DESTINATION)))).toEqual(PDF);
   });
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { appendFile, readFile, rm, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
 import type { ExtractionLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "../../src/artifacts/paper-extraction.js";
@@ -158,5 +158,56 @@ describe("extractDownloadedPaper", () => {
       code: "UNKNOWN_ID",
     });
     expect(await rows()).toEqual([]);
+  });
+
+  describe("a download is extracted only by the session that downloaded it", () => {
+    test("session B extracting session A's job is refused without its text, and audited in B", async () => {
+      const { bench, jobId, runtime, rows } = await downloaded();
+      const asB = { artifactJobId: jobId, sessionId: "B", threadId: "tB", toolCallId: "ex-b" };
+      const refusal = await extractDownloadedPaper(runtime, asB).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refusal).toMatchObject({
+        code: "PERMISSION_DENIED",
+        message: expect.stringContaining("belongs to another session"),
+        data: { reason: "job_of_another_session", artifactJobId: jobId },
+      });
+      // Nothing of A's job is told: not its source, record, path or status.
+      const told = JSON.stringify({
+        message: (refusal as Error).message,
+        data: (refusal as { data: unknown }).data,
+      });
+      for (const secret of ["arxiv", "2401.00001", "papers", "completed", "s1"])
+        expect(told).not.toContain(secret);
+      // Nothing was extracted, and B's attempt is a row of B's (without the call id: no replay key taken).
+      await expect(stat(join(bench.dataDir, "papers", jobId))).rejects.toThrow();
+      const [row] = await rows();
+      expect(row).toMatchObject({
+        sessionId: "B",
+        threadId: "tB",
+        status: "error",
+        error: { code: "PERMISSION_DENIED" },
+      });
+      expect(row?.toolCallId).toBeUndefined();
+      // A's own extraction is unaffected.
+      expect((await extractDownloadedPaper(runtime, request(jobId, "ex-a"))).pageCount).toBe(3);
+    });
+
+    test("session B replaying the call key of A's extraction gets A's refusal, not A's result", async () => {
+      const { runtime, jobId, rows } = await downloaded();
+      await extractDownloadedPaper(runtime, request(jobId, "ex-1"));
+      // B names A's thread and tool call id: a replay would hand over A's recorded result (its paths).
+      const asB = { artifactJobId: jobId, sessionId: "B", threadId: "t1", toolCallId: "ex-1" };
+      await expect(extractDownloadedPaper(runtime, asB)).rejects.toMatchObject({
+        code: "PERMISSION_DENIED",
+        data: { reason: "tool_call_id_reused" },
+      });
+      const recorded = await rows();
+      expect(recorded.map((row) => [row.sessionId, row.status, row.toolCallId ?? null])).toEqual([
+        ["s1", "ok", "ex-1"],
+        ["B", "error", null],
+      ]);
+    });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * A secret in a configured URL (a query token, user information) never reaches a message, the
+ * A secret in a configured URL (a query token, user information, the LLM Wiki URL's path) never reaches a message, the
  * `sciencegate tools` output or a ledger row: each place shows the URL redacted by `redactUrl`.
  */
 import { describe, expect, test } from "vitest";
@@ -8,6 +8,8 @@ import { runCli, tempDir, writeJson } from "./cli-harness.js";
 
 const QUERY_URL = "https://wiki.example/?token=SECRET";
 const USERINFO_URL = "https://alice:hunter2pass@wiki.example/";
+/** A capability URL: the secret is the path. The variable takes an origin only, so it is refused, unquoted. */
+const PATH_URL = "http://wiki.example:8100/capability-SECRET/api";
 
 /** Fails when `text` holds either secret. */
 function expectNoSecret(text: string): void {
@@ -34,6 +36,7 @@ describe("secrets in configured URLs", () => {
   test.each([
     [QUERY_URL, "https://wiki.example/?token=***"],
     [USERINFO_URL, "https://***@wiki.example/"],
+    [PATH_URL, "http://wiki.example:8100/***"],
   ])("serve llm-wiki: the INVALID_CONFIG message shows %s redacted", async (url, shown) => {
     const run = await runCli(["serve", "llm-wiki"], { SCIENCE_AGENT_LLM_WIKI_URL: url });
     expect(run.code).toBe(2);
@@ -54,7 +57,7 @@ describe("secrets in configured URLs", () => {
     expectNoSecret(run.stderr);
   });
 
-  test.each([QUERY_URL, USERINFO_URL])(
+  test.each([QUERY_URL, USERINFO_URL, PATH_URL])(
     "sciencegate tools and the ledger's error row do not show the secret of %s",
     async (url) => {
       const { dir, config, env } = wikiProject(url);

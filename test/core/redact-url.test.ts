@@ -20,6 +20,21 @@ describe("redactUrl", () => {
   });
 });
 
+describe("redactUrl with hidePath", () => {
+  test.each([
+    ["http://wiki.example/capability-SECRET", "http://wiki.example/***"],
+    ["http://wiki.example:8100/capability-SECRET/api/v1?x=1#f", "http://wiki.example:8100/***?x=***#***"],
+    ["https://u:p@wiki.example/SECRET", "https://***@wiki.example/***"],
+    ["http://127.0.0.1:8100", "http://127.0.0.1:8100"],
+    ["http://127.0.0.1:8100/", "http://127.0.0.1:8100/"],
+    ["wiki.example/SECRET", "wiki.example/***"],
+    ["//host/SECRET", "//host/***"],
+  ])("%s -> %s", (url, expected) => {
+    expect(redactUrl(url, { hidePath: true })).toBe(expected);
+    expect(redactUrl(expected, { hidePath: true })).toBe(expected);
+  });
+});
+
 describe("redactUrls", () => {
   test("masks every URL in free text and leaves the sentence around it", () => {
     expect(

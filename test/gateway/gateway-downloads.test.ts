@@ -218,6 +218,31 @@ describe("gateway downloads: the extracted text as a resource", () => {
     });
   });
 
+  test("another session extracting the job is refused and audited; it gains no resource and reads no text", async () => {
+    const { lab, gateway, a, jobId, uri } = await extracted();
+    const b = await connectTapped(gateway);
+    await lab.governance.permissions.setApprovalMode(b.session.sessionId, "always_allow");
+    const refused = await call(b, "paper_extract_pdf", { artifactJobId: jobId });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({
+      code: "PERMISSION_DENIED",
+      message: expect.stringContaining("belongs to another session"),
+    });
+    expect(JSON.stringify(refused)).not.toContain(PAPER_TEXT[0]);
+    expect(JSON.stringify(refused)).not.toContain("fulltext.md");
+    expect(refused.content).not.toContainEqual(expect.objectContaining({ type: "resource_link" }));
+    expect(b.notifications("notifications/resources/list_changed")).toHaveLength(0);
+    expect((await b.client.listResources()).resources).toEqual([]);
+    await expect(b.client.readResource({ uri })).rejects.toMatchObject({ code: -32002 });
+    const rows = await lab.governance.ledger.query({
+      sessionId: b.session.sessionId,
+      toolId: "paper_extract_pdf",
+    });
+    expect(rows).toMatchObject([{ status: "error", error: { code: "PERMISSION_DENIED" } }]);
+    // A still reads its own.
+    expect((await a.client.readResource({ uri })).contents).toHaveLength(1);
+  });
+
   test.each([
     ["a traversal", (jobId: string) => `sciencegate://papers/${jobId}/../../../etc/passwd`],
     ["a parent folder", () => "sciencegate://papers/../fulltext.md"],

@@ -4,6 +4,7 @@ import { GovernanceError, isGovernanceError, toErrorBody } from "../../core/inde
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 import { type ApproveChoice, askInTerminal } from "../terminal-approval.js";
+import { terminalLine } from "../terminal-text.js";
 import { approveCliCall } from "./approve-call.js";
 
 /** Options of `sciencegate call`. */
@@ -32,7 +33,7 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
     input = JSON.parse(options.args);
   } catch (error) {
     io.stderr(
-      `sciencegate call: --args is not valid JSON (${(error as Error).message}). Example: --args '{"query":"brca1"}'\n`,
+      terminalLine`sciencegate call: --args is not valid JSON (${(error as Error).message}). Example: --args '{"query":"brca1"}'\n`,
     );
     return 2;
   }
@@ -71,24 +72,28 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
       return 0;
     }
     const r = outcome.result;
+    // Everything below but the counts is the server's text: each field printed inert on its line.
     io.stdout(
-      `invocation ${outcome.invocationId} (${outcome.cacheHit ? "cache hit" : `${outcome.attempts} attempt(s)`}, queue ${outcome.queueWaitMs} ms)\n`,
+      terminalLine`invocation ${outcome.invocationId} (${outcome.cacheHit ? "cache hit" : `${outcome.attempts} attempt(s)`}, queue ${outcome.queueWaitMs} ms)\n`,
     );
-    io.stdout(`source ${r.sourceId} · licence ${r.license} · ${r.attribution}\n`);
+    io.stdout(terminalLine`source ${r.sourceId} · licence ${r.license} · ${r.attribution}\n`);
     for (const record of r.records) {
-      io.stdout(`- ${record.primaryCitation.label} ${record.title} [${record.contentScope}]\n`);
+      io.stdout(terminalLine`- ${record.primaryCitation.label} ${record.title} [${record.contentScope}]\n`);
     }
     for (const a of r.artifacts ?? [])
-      io.stdout(`- candidate ${a.candidateId}: ${a.format} ${a.kind} ${a.url}\n`);
-    if (r.data) io.stdout(`data: ${JSON.stringify(r.data).slice(0, 400)}\n`);
-    for (const w of r.warnings) io.stdout(`warning: ${w}\n`);
+      io.stdout(terminalLine`- candidate ${a.candidateId}: ${a.format} ${a.kind} ${a.url}\n`);
+    if (r.data) io.stdout(terminalLine`data: ${JSON.stringify(r.data).slice(0, 400)}\n`);
+    for (const w of r.warnings) io.stdout(terminalLine`warning: ${w}\n`);
     return 0;
   } catch (error) {
     if (!isGovernanceError(error)) throw error;
     const body = toErrorBody(error);
     if (body.code === "SOURCE_DISABLED" && target !== undefined) body.message += howToEnable(runtime, target);
     if (options.json) io.stdout(`${JSON.stringify({ error: body }, null, 2)}\n`);
-    io.stderr(`sciencegate call: ${body.code}: ${body.message}${body.retryable ? " (retryable)" : ""}\n`);
+    // The message may be a server's own error text: one line, inert.
+    io.stderr(
+      terminalLine`sciencegate call: ${body.code}: ${body.message}${body.retryable ? " (retryable)" : ""}\n`,
+    );
     return 1;
   }
 }

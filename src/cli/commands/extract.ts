@@ -1,6 +1,7 @@
 import { basename, extname, resolve } from "node:path";
 import { extractPdf, type PdfExtractor } from "../../artifacts/index.js";
 import type { CliIo, ExitCode } from "../io.js";
+import { terminalLine } from "../terminal-text.js";
 
 /** Options of `sciencegate extract`. */
 export interface ExtractCommandOptions {
@@ -35,8 +36,8 @@ export async function extractCommand(io: CliIo, options: ExtractCommandOptions):
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   }
-  io.stdout(`Extracted ${result.pageCount} pages of ${options.pdf}\n`);
-  io.stdout(`  text:     ${result.textPath}\n  manifest: ${result.manifestPath}\n`);
-  for (const warning of result.warnings) io.stdout(`  warning:  ${warning}\n`);
+  io.stdout(terminalLine`Extracted ${result.pageCount} pages of ${options.pdf}\n`);
+  io.stdout(terminalLine`  text:     ${result.textPath}\n  manifest: ${result.manifestPath}\n`);
+  for (const warning of result.warnings) io.stdout(terminalLine`  warning:  ${warning}\n`);
   return 0;
 }

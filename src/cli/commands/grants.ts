@@ -17,6 +17,7 @@ import type { CliIo, ExitCode } from "../io.js";
 import { recordCliChange } from "../operator-audit.js";
 import type { CliRuntime } from "../runtime.js";
 import { withStateStore } from "../state-store.js";
+import { terminalLine } from "../terminal-text.js";
 
 /** The modes `sciencegate grants mode` sets. */
 export const APPROVAL_MODES: readonly ApprovalMode[] = ["always_allow", "ask_for_dangerous"];
@@ -89,7 +90,7 @@ async function revoke(
   if (json) io.stdout(`${JSON.stringify({ revoked }, null, 2)}\n`);
   else {
     io.stdout(
-      `Revoked grant ${revoked.id} (${revoked.action} on ${revoked.resource}, session ${revoked.sessionId}); matching calls will ask again.\n`,
+      terminalLine`Revoked grant ${revoked.id} (${revoked.action} on ${revoked.resource}, session ${revoked.sessionId}); matching calls will ask again.\n`,
     );
   }
   return 0;
@@ -113,9 +114,10 @@ function printGrants(io: CliIo, grants: Grant[], json: boolean): ExitCode {
     return 0;
   }
   io.stdout(`${grants.length} grant(s):\n`);
+  // A grant's resource holds the call's arguments, its session a caller's id: printed inert.
   for (const g of grants) {
     io.stdout(
-      `${g.createdAt}  ${g.sessionId.padEnd(10)} ${g.action.padEnd(28)} ${g.resource.padEnd(28)} def=${g.toolDefinitionHash.slice(0, 12)} ${g.id}\n`,
+      terminalLine`${g.createdAt}  ${g.sessionId.padEnd(10)} ${g.action.padEnd(28)} ${g.resource.padEnd(28)} def=${g.toolDefinitionHash.slice(0, 12)} ${g.id}\n`,
     );
   }
   return 0;
@@ -167,7 +169,7 @@ export async function grantAddCommand(
   const { grant, authorizationId } = await runtime.permissions.grant(request, scope);
   if (!runtime.permissions.isDangerous(request)) {
     io.stderr(
-      `sciencegate grants: note: calls of ${options.tool} need no approval under the current policy.\n`,
+      terminalLine`sciencegate grants: note: calls of ${options.tool} need no approval under the current policy.\n`,
     );
   }
   if (options.json) {
@@ -177,8 +179,8 @@ export async function grantAddCommand(
   const covers =
     scope === toolWide.resource ? toolWide.description : `every call whose grant scope is ${scope}`;
   io.stdout(
-    `Granted in session ${grant.sessionId}: ${covers} (grant ${grant.id}, definition ${grant.toolDefinitionHash.slice(0, 12)}, authorization ${authorizationId}).\n` +
-      `Revoke it with: sciencegate grants revoke ${grant.id}\n`,
+    terminalLine`Granted in session ${grant.sessionId}: ${covers} (grant ${grant.id}, definition ${grant.toolDefinitionHash.slice(0, 12)}, authorization ${authorizationId}).\n` +
+      terminalLine`Revoke it with: sciencegate grants revoke ${grant.id}\n`,
   );
   return 0;
 }
@@ -240,7 +242,7 @@ export async function grantModeCommand(io: CliIo, options: GrantModeOptions): Pr
       resource: `mode:${options.mode}`,
     });
     if (options.json) io.stdout(`${JSON.stringify({ sessionId: options.session, mode: options.mode })}\n`);
-    else io.stdout(`Session ${options.session} is now ${options.mode}.\n`);
+    else io.stdout(terminalLine`Session ${options.session} is now ${options.mode}.\n`);
     return 0;
   });
 }

@@ -14,6 +14,7 @@ import type { CliIo, ExitCode } from "../io.js";
 import { CLI_DECISION_SOURCE, recordCliChange } from "../operator-audit.js";
 import { openRuntime } from "../runtime.js";
 import { withStateStore } from "../state-store.js";
+import { terminalLine } from "../terminal-text.js";
 
 /** Options of `sciencegate jobs`. */
 export interface JobsCommandOptions {
@@ -60,8 +61,9 @@ async function cancel(io: CliIo, store: DownloadJobStore, options: JobsCommandOp
   });
   if (cancelled) await recordCliChange(io, jobChange(job, "cancel_job"));
   if (options.json) io.stdout(`${JSON.stringify({ job }, null, 2)}\n`);
-  else if (!cancelled) io.stdout(`Job ${job.jobId} is already ${job.status}; nothing to cancel.\n`);
-  else io.stdout(`Cancelled job ${job.jobId} (${job.destinationPath}).\n`);
+  else if (!cancelled)
+    io.stdout(terminalLine`Job ${job.jobId} is already ${job.status}; nothing to cancel.\n`);
+  else io.stdout(terminalLine`Cancelled job ${job.jobId} (${job.destinationPath}).\n`);
   return 0;
 }
 
@@ -83,7 +85,7 @@ async function retry(io: CliIo, options: JobsCommandOptions): Promise<ExitCode> 
   else {
     const tail = result.status === "completed" ? ` ${result.actualChecksum} ${result.finalPath}` : "";
     io.stdout(
-      `Job ${result.jobId}: ${result.status}${tail}${result.error ? ` (${result.error.message})` : ""}\n`,
+      terminalLine`Job ${result.jobId}: ${result.status}${tail}${result.error ? ` (${result.error.message})` : ""}\n`,
     );
   }
   return result.status === "completed" ? 0 : 1;
@@ -98,10 +100,11 @@ function printJobs(io: CliIo, jobs: DownloadJob[], json: boolean): ExitCode {
     io.stdout("No download jobs.\n");
     return 0;
   }
+  // A destination is the model's choice and an error a server's text: printed inert.
   for (const job of jobs) {
     const error = job.error ? ` ${job.error.code}: ${job.error.message}` : "";
     io.stdout(
-      `${job.jobId}  ${job.status.padEnd(9)}  ${job.bytesDownloaded} B  ${job.destinationPath}${error}\n`,
+      terminalLine`${job.jobId}  ${job.status.padEnd(9)}  ${job.bytesDownloaded} B  ${job.destinationPath}${error}\n`,
     );
   }
   return 0;

@@ -11,6 +11,7 @@ import {
 } from "../../runtime/index.js";
 import { type SurfaceTool, ToolSearchIndex, ToolSurface } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
+import { terminalLine } from "../terminal-text.js";
 
 /** How long one configured server may take to list its tools before it is skipped (no science.toml). */
 const LIST_TOOLS_TIMEOUT_MS = 10_000;
@@ -71,13 +72,14 @@ export async function searchToolsCommand(io: CliIo, options: SearchToolsOptions)
     return 0;
   }
   const from = files.length === 0 ? "built-in manifests" : `built-in manifests and ${files.join(" + ")}`;
-  io.stdout(`${hits.length} of ${tools.length} tools (${from}) match "${options.query}"\n`);
+  // Names and summaries of live tools are the servers' text: each field printed inert.
+  io.stdout(terminalLine`${hits.length} of ${tools.length} tools (${from}) match "${options.query}"\n`);
   hits.forEach((hit, i) => {
     const summary = byName.get(hit.name)?.summary ?? "";
     io.stdout(
-      `${String(i + 1).padStart(3)}. ${hit.name}  score ${hit.score} (${hit.matchedIn.join(", ")})\n`,
+      terminalLine`${String(i + 1).padStart(3)}. ${hit.name}  score ${hit.score} (${hit.matchedIn.join(", ")})\n`,
     );
-    io.stdout(`     ${summary}\n`);
+    io.stdout(terminalLine`     ${summary}\n`);
   });
   return 0;
 }
@@ -104,7 +106,7 @@ async function liveTools(
     for (const id of pool.serverIds()) {
       const state = pool.state(id);
       if (state.status === "failed") {
-        io.stderr(`warning: server '${id}' unavailable: ${state.reason ?? "unknown reason"}\n`);
+        io.stderr(terminalLine`warning: server '${id}' unavailable: ${state.reason ?? "unknown reason"}\n`);
       }
     }
     const sessions = new SessionSettings();

@@ -24,6 +24,7 @@ import { resolveGovernanceStorage } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import { type CliRuntime, openRuntime } from "../runtime.js";
 import { onShutdownSignal } from "../shutdown-signals.js";
+import { terminalLine } from "../terminal-text.js";
 
 /** Options of `sciencegate serve gateway`. */
 export interface ServeGatewayOptions {
@@ -137,7 +138,9 @@ async function serveStdio(
 
 /** Writes a failure no client can be told about to stderr. */
 function reportTo(io: CliIo): (error: unknown) => void {
-  return (error) => io.stderr(`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`);
+  // A failure may quote a client's or a server's text: printed inert.
+  return (error) =>
+    io.stderr(terminalLine`sciencegate gateway: ${error instanceof Error ? error.message : error}\n`);
 }
 
 /** Listens for Streamable HTTP and says where on stderr. */

@@ -2,6 +2,7 @@ import { type ProviderKind, qualifiedToolName } from "../../adk/index.js";
 import { modelVisibleName } from "../../visibility/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
+import { terminalLine } from "../terminal-text.js";
 
 /** One row of `sciencegate tools --json`. Field meanings are documented in the README. */
 export interface ToolsReport {
@@ -100,35 +101,39 @@ export async function toolsCommand(
   for (const server of report.servers) {
     // science.toml providers were already warned about when the registry started.
     if (server.status === "failed" && server.kind === undefined)
-      io.stderr(`warning: server '${server.id}' unavailable: ${server.reason ?? "unknown reason"}\n`);
+      io.stderr(
+        terminalLine`warning: server '${server.id}' unavailable: ${server.reason ?? "unknown reason"}\n`,
+      );
   }
   if (options.json) {
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   }
-  io.stdout(`config: ${report.config}\n\nServers\n`);
+  // Server ids, reasons, stderr lines, tool names and descriptions are the servers' own text: each
+  // field is printed inert (terminalLine), so none can drive the terminal or forge a line.
+  io.stdout(terminalLine`config: ${report.config}\n\nServers\n`);
   for (const s of report.servers) {
     io.stdout(
-      `  ${s.id.padEnd(24)} ${(s.kind ?? "extensions_config").padEnd(17)} ${s.transport.padEnd(10)} ${s.status}${s.reason ? `: ${s.reason}` : ""}\n`,
+      terminalLine`  ${s.id.padEnd(24)} ${(s.kind ?? "extensions_config").padEnd(17)} ${s.transport.padEnd(10)} ${s.status}${s.reason ? `: ${s.reason}` : ""}\n`,
     );
-    for (const line of s.stderrTail ?? []) io.stdout(`      stderr| ${line}\n`);
+    for (const line of s.stderrTail ?? []) io.stdout(terminalLine`      stderr| ${line}\n`);
   }
   io.stdout("\nSources\n");
   for (const s of report.sources) {
     const total = s.availableTools.length + s.missingTools.length;
     io.stdout(
-      `  ${s.id.padEnd(24)} ${s.status.padEnd(11)} ${s.availableTools.length}/${total} tools${s.derived ? " (no manifest: derived, fail-closed)" : ""}${s.reason ? ` — ${s.reason}` : ""}\n`,
+      terminalLine`  ${s.id.padEnd(24)} ${s.status.padEnd(11)} ${s.availableTools.length}/${total} tools${s.derived ? " (no manifest: derived, fail-closed)" : ""}${s.reason ? ` — ${s.reason}` : ""}\n`,
     );
-    for (const m of s.missingTools) io.stdout(`      missing ${m.toolId}: ${m.reason}\n`);
+    for (const m of s.missingTools) io.stdout(terminalLine`      missing ${m.toolId}: ${m.reason}\n`);
   }
   io.stdout("\nTools (qualified name, model-visible name, provider kind, access, description)\n");
   for (const t of report.tools) {
     const summary = t.description.split("\n")[0]?.slice(0, 70) ?? "";
     io.stdout(
-      `  ${t.qualifiedName.padEnd(32)} ${t.name.padEnd(44)} ${t.providerKind.padEnd(17)} ${t.readOnly ? "read-only" : "writes   "} ${summary}\n`,
+      terminalLine`  ${t.qualifiedName.padEnd(32)} ${t.name.padEnd(44)} ${t.providerKind.padEnd(17)} ${t.readOnly ? "read-only" : "writes   "} ${summary}\n`,
     );
   }
-  for (const w of report.warnings) io.stdout(`\nwarning: ${w}`);
+  for (const w of report.warnings) io.stdout(terminalLine`\nwarning: ${w}`);
   if (report.warnings.length) io.stdout("\n");
   return 0;
 }

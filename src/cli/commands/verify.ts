@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { loadWorkflowDeclarations, toolUseVerified } from "../../adk/index.js";
 import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
+import { terminalLine } from "../terminal-text.js";
 
 /** Options of {@link verifyCommand}. */
 export interface VerifyCommandOptions {
@@ -33,9 +34,9 @@ export async function verifyCommand(
   } else {
     const checked = declarations.filter((d) => (d.tools ?? []).length > 0).length;
     io.stdout(
-      `tool_use_verified: ${verdict.passed ? "passed" : "FAILED"} (score ${verdict.score.toFixed(2)}; ${checked} node(s) with declared tools, run ${options.run})\n`,
+      terminalLine`tool_use_verified: ${verdict.passed ? "passed" : "FAILED"} (score ${verdict.score.toFixed(2)}; ${checked} node(s) with declared tools, run ${options.run})\n`,
     );
-    for (const failure of verdict.failures) io.stdout(`  ${failure.message}\n`);
+    for (const failure of verdict.failures) io.stdout(terminalLine`  ${failure.message}\n`);
   }
   return verdict.passed ? 0 : 1;
 }

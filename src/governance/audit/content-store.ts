@@ -6,7 +6,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { createReadStream, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { sha256Hex } from "../../core/index.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, sha256Hex } from "../../core/index.js";
 import {
   type ContentObject,
   type ContentRef,
@@ -74,7 +74,8 @@ function isErrno(error: unknown, ...codes: string[]): boolean {
 
 /**
  * A file CAS: `<root>/sha256/<first 2 hex>/<64 hex>`, written to a temp file in the same directory and
- * renamed into place, so readers never see a partial object. Objects are not fsynced; a crash can at
+ * renamed into place, so readers never see a partial object. Folders are made 0700 and objects 0600:
+ * they hold every request and result. Objects are not fsynced; a crash can at
  * worst leave a truncated object, which `put` of the same content repairs and `verify` detects.
  * @example
  * const cas = new FileContentStore(join(resolveDataDir(), "cas"));
@@ -121,12 +122,12 @@ export class FileContentStore implements ContentStore {
     if (existing?.isFile() && existing.size === ref.size) return;
     const dir = dirname(path);
     if (!this.#dirs.has(dir)) {
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       this.#dirs.add(dir);
     }
     const temp = join(dir, `.${ref.sha256}.${process.pid}.${randomUUID()}.tmp`);
     try {
-      writeFileSync(temp, bytes, { flag: "wx" });
+      writeFileSync(temp, bytes, { flag: "wx", mode: PRIVATE_FILE_MODE });
       renameSync(temp, path);
     } catch (error) {
       rmSync(temp, { force: true });
@@ -138,10 +139,10 @@ export class FileContentStore implements ContentStore {
     const existing = await stat(path).catch(() => undefined);
     if (existing?.isFile() && existing.size === ref.size) return;
     const dir = dirname(path);
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const temp = join(dir, `.${ref.sha256}.${process.pid}.${randomUUID()}.tmp`);
     try {
-      await writeFile(temp, bytes, { flag: "wx" });
+      await writeFile(temp, bytes, { flag: "wx", mode: PRIVATE_FILE_MODE });
       await rename(temp, path);
     } catch (error) {
       await rm(temp, { force: true });

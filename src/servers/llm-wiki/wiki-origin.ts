@@ -23,8 +23,9 @@ export const WIKI_API_PREFIX = "/api/v1";
  */
 export function parseWikiOrigin(raw: string | undefined): string {
   const value = raw?.trim() || DEFAULT_LLM_WIKI_URL;
-  // Messages quote the value redacted: a token in its query or user information must not reach logs.
-  const shown = redactUrl(value);
+  // Messages quote the value redacted: a token in its query, user information or path (a capability
+  // URL) must not reach a log, the catalog's reason or a ledger row.
+  const shown = redactUrl(value, { hidePath: true });
   const fix = `Set ${LLM_WIKI_URL_ENV} to the wiki origin only, e.g. ${DEFAULT_LLM_WIKI_URL}`;
   let url: URL;
   try {
