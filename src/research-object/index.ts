@@ -1,0 +1,15 @@
+export { crateZip, type OpenedCrate, openCrate, writeCrate } from "./crate-files.js";
+export {
+  type ExportResearchObjectOptions,
+  exportResearchObject,
+  type ResearchObject,
+  type ResearchObjectSource,
+  type ResearchObjectSummary,
+} from "./export-research-object.js";
+export type { ResearchObjectLedger } from "./session-contents.js";
+export {
+  type CrateProblem,
+  type CrateProblemCode,
+  type CrateVerification,
+  verifyResearchObject,
+} from "./verify-research-object.js";
