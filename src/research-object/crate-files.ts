@@ -27,7 +27,7 @@ export interface ResearchObjectFiles {
 }
 
 /** A crate opened for reading. */
-export interface OpenedCrate {
+export interface OpenedResearchObject {
   /** The folder or zip it was read from. */
   readonly location: string;
   readonly metadata: CrateMetadata;
@@ -46,7 +46,7 @@ export interface OpenedCrate {
 }
 
 /** Bounds of opening a crate. */
-export interface OpenCrateLimits {
+export interface OpenResearchObjectLimits {
   /** @default 64 MiB */
   maxMetadataBytes?: number;
   /** Largest file read. @default 512 MiB */
@@ -88,7 +88,7 @@ export function crateEntries(crate: ResearchObjectFiles): CrateFile[] {
  * @param crate the crate
  * @returns the zip's bytes
  */
-export function crateZip(crate: ResearchObjectFiles): Uint8Array {
+export function researchObjectZip(crate: ResearchObjectFiles): Uint8Array {
   const entries: Record<string, [Uint8Array, { mtime: Date }]> = {};
   const mtime = new Date("1980-01-01T00:00:00Z");
   for (const { path, bytes } of crateEntries(crate)) entries[path] = [bytes, { mtime }];
@@ -103,14 +103,14 @@ export function crateZip(crate: ResearchObjectFiles): Uint8Array {
  * @returns where it went, its size in bytes and how many files it holds
  * @throws GovernanceError `INVALID_INPUT` when the folder exists and is not empty
  */
-export async function writeCrate(
+export async function writeResearchObject(
   crate: ResearchObjectFiles,
   out: string,
 ): Promise<{ path: string; bytes: number; files: number }> {
   const target = resolve(out);
   const entries = crateEntries(crate);
   if (target.toLowerCase().endsWith(".zip")) {
-    const zip = crateZip(crate);
+    const zip = researchObjectZip(crate);
     await mkdir(dirname(target), { recursive: true });
     const temp = `${target}.${process.pid}.partial`;
     await writeFile(temp, zip);
@@ -143,7 +143,10 @@ export async function writeCrate(
  *   a readable crate (a broken zip, no `ro-crate-metadata.json`, metadata that is not JSON-LD with a
  *   `@graph` of entities with an `@id` each) or crosses a bound
  */
-export async function openCrate(location: string, limits: OpenCrateLimits = {}): Promise<OpenedCrate> {
+export async function openResearchObject(
+  location: string,
+  limits: OpenResearchObjectLimits = {},
+): Promise<OpenedResearchObject> {
   const bounds = {
     maxMetadataBytes: limits.maxMetadataBytes ?? 64 * 1024 * 1024,
     maxFileBytes: limits.maxFileBytes ?? 512 * 1024 * 1024,
@@ -167,8 +170,8 @@ export async function openCrate(location: string, limits: OpenCrateLimits = {}):
   return { ...opened, location: path, metadata: parseMetadata(metadataBytes, path), metadataBytes };
 }
 
-type Bounds = Required<OpenCrateLimits>;
-type Opened = Pick<OpenedCrate, "paths" | "refused" | "read">;
+type Bounds = Required<OpenResearchObjectLimits>;
+type Opened = Pick<OpenedResearchObject, "paths" | "refused" | "read">;
 
 async function openFolder(root: string, bounds: Bounds): Promise<Opened> {
   const paths: string[] = [];

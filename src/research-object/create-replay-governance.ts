@@ -9,7 +9,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGovernance, type Governance, type GovernanceOptions } from "../runtime/index.js";
-import { type OpenCrateLimits, type OpenedCrate, openCrate } from "./crate-files.js";
+import {
+  type OpenedResearchObject,
+  type OpenResearchObjectLimits,
+  openResearchObject,
+} from "./crate-files.js";
 import { replayServers } from "./replay-catalog.js";
 import { createReplayDownloads, createReplayPool, type ReplayEvent } from "./replay-pool.js";
 import { readReplayRecording } from "./replay-recording.js";
@@ -21,9 +25,9 @@ export interface ReplayGovernanceOptions
     "config" | "extensions" | "pool" | "createTransport" | "fetch" | "manifestDirs" | "builtinManifests"
   > {
   /** The research object: its folder or `.zip`, or a crate already opened. */
-  crate: string | OpenedCrate;
+  crate: string | OpenedResearchObject;
   /** Bounds of opening the crate. */
-  limits?: OpenCrateLimits | undefined;
+  limits?: OpenResearchObjectLimits | undefined;
   /**
    * Where the replay keeps its own ledger, grants, jobs and files (the replay records every call it
    * makes). @default a new temporary folder, removed by `close()`
@@ -53,7 +57,7 @@ export interface ReplayGovernance extends Governance {
  */
 export async function createReplayGovernance(options: ReplayGovernanceOptions): Promise<ReplayGovernance> {
   const { crate: given, limits, ...rest } = options;
-  const crate = typeof given === "string" ? await openCrate(given, limits) : given;
+  const crate = typeof given === "string" ? await openResearchObject(given, limits) : given;
   const recording = await readReplayRecording(crate);
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-replay-")));

@@ -1,4 +1,9 @@
-export { crateZip, type OpenedCrate, openCrate, writeCrate } from "./crate-files.js";
+export {
+  type OpenedResearchObject,
+  openResearchObject,
+  researchObjectZip,
+  writeResearchObject,
+} from "./crate-files.js";
 export {
   createReplayGovernance,
   type ReplayGovernance,

@@ -5,7 +5,7 @@
  * the SHA-256 the metadata gives.
  */
 import { GovernanceError, sha256Hex } from "../core/index.js";
-import type { OpenedCrate } from "./crate-files.js";
+import type { OpenedResearchObject } from "./crate-files.js";
 import { type CrateEntity, hasType, indexGraph, refIds, textOf } from "./crate-graph.js";
 import { entityIds } from "./crate-vocabulary.js";
 import { parseReplayCatalog, type ReplayCatalog } from "./replay-catalog.js";
@@ -47,7 +47,7 @@ export function callKey(serverId: string, mcpToolName: string, inputHash: string
  * @returns the recording
  * @throws GovernanceError `INVALID_INPUT` when the tool catalog is missing, changed or malformed
  */
-export async function readReplayRecording(crate: OpenedCrate): Promise<ReplayRecording> {
+export async function readReplayRecording(crate: OpenedResearchObject): Promise<ReplayRecording> {
   const byId = indexGraph(crate.metadata);
   const fileOf = async (id: string): Promise<RecordedFile> => {
     const entity = byId.get(id);

@@ -9,7 +9,11 @@ import type { AnswerReview } from "../artifacts/index.js";
 import { sha256Hex } from "../core/index.js";
 import type { InvocationRecord } from "../governance/audit/index.js";
 import { reviewCrateAnswer } from "./crate-evidence.js";
-import { type OpenCrateLimits, type OpenedCrate, openCrate } from "./crate-files.js";
+import {
+  type OpenedResearchObject,
+  type OpenResearchObjectLimits,
+  openResearchObject,
+} from "./crate-files.js";
 import { asList, type CrateEntity, hasType, indexGraph, refIds, textOf } from "./crate-graph.js";
 import { entityIds, METADATA_FILE, PREVIEW_FILE } from "./crate-vocabulary.js";
 import { type EntityIssue, invocationRecordOf } from "./ledger-entities.js";
@@ -76,9 +80,9 @@ const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
  */
 export async function verifyResearchObject(
   location: string,
-  limits?: OpenCrateLimits,
+  limits?: OpenResearchObjectLimits,
 ): Promise<CrateVerification> {
-  const crate = await openCrate(location, limits);
+  const crate = await openResearchObject(location, limits);
   const graph = crate.metadata["@graph"];
   const byId = indexGraph(crate.metadata);
   const problems: CrateProblem[] = [];
@@ -126,7 +130,7 @@ function checkEntities(graph: readonly CrateEntity[], byId: Map<string, CrateEnt
 }
 
 async function checkFiles(
-  crate: OpenedCrate,
+  crate: OpenedResearchObject,
   graph: readonly CrateEntity[],
   byId: Map<string, CrateEntity>,
   report: Report,
@@ -168,7 +172,7 @@ async function checkFiles(
 
 /** Runs the review again on the crate and compares it with the verdicts recorded at export. */
 async function checkReview(
-  crate: OpenedCrate,
+  crate: OpenedResearchObject,
   byId: Map<string, CrateEntity>,
   rows: InvocationRecord[],
   report: Report,
@@ -217,12 +221,15 @@ async function checkReview(
         `${fact.id} reads "${fact.text}" in answer.md, but the crate's claim says "${textOf(claim, "text") ?? ""}".`,
       );
     }
+    // A label that no longer traces (its result is gone or changed) is the verdict's problem, reported
+    // below; the recorded links are compared only when every label still traces somewhere.
+    const tracesAll = fact.citations.every((c) => c.invocationId !== undefined);
     const traced = fact.citations.flatMap((c) =>
       c.invocationId ? [entityIds.invocation(c.invocationId)] : [],
     );
     if (fact.extractionInvocationId) traced.push(entityIds.invocation(fact.extractionInvocationId));
     const recorded = refIds(claim.isBasedOn);
-    if (!sameSet(traced, recorded)) {
+    if (tracesAll && !sameSet(traced, recorded)) {
       same = false;
       report(
         "citation_changed",
@@ -233,7 +240,7 @@ async function checkReview(
     const records = fact.citations.flatMap((c) =>
       c.sourceId && c.evidence?.recordId ? [entityIds.record(c.sourceId, c.evidence.recordId)] : [],
     );
-    if (!sameSet(records, refIds(claim.citation))) {
+    if (tracesAll && !sameSet(records, refIds(claim.citation))) {
       same = false;
       report(
         "citation_changed",
@@ -287,7 +294,7 @@ function verdicts(review: AnswerReview): unknown {
   ]);
 }
 
-async function readRecordedReview(crate: OpenedCrate): Promise<AnswerReview | undefined> {
+async function readRecordedReview(crate: OpenedResearchObject): Promise<AnswerReview | undefined> {
   const bytes = await crate.read(entityIds.reviewFile);
   if (bytes === undefined) return undefined;
   try {
