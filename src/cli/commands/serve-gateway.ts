@@ -77,6 +77,7 @@ export async function serveGatewayCommand(
       eager: options.eager,
       approval: createElicitationApproval(runtime, { outOfBand: outOfBandOf(io, options, runtime) }),
       onError: reportTo(io),
+      researchObjects: true,
     });
     // Listening until the runtime is closed: a second signal during shutdown must not cut the ledger's flush.
     const shutdown = untilShutdown(process, { stdin: http === undefined });
