@@ -1,5 +1,6 @@
 export {
   type OpenedResearchObject,
+  type OpenResearchObjectLimits,
   openResearchObject,
   researchObjectZip,
   writeResearchObject,
