@@ -38,6 +38,8 @@ export function ref(id: string): EntityRef {
  */
 export class CrateGraph {
   readonly #entities = new Map<string, CrateEntity>();
+  /** The ids each list property of an entity references, for `link`. */
+  readonly #linked = new Map<string, Set<string>>();
 
   /**
    * Adds an entity, or merges it into the one with the same id.
@@ -54,8 +56,10 @@ export class CrateGraph {
     for (const [key, value] of Object.entries(entity)) {
       const before = held[key];
       if (before === undefined) held[key] = value;
-      else if (Array.isArray(before) || Array.isArray(value)) held[key] = joinValues(before, value);
-      else if (JSON.stringify(before) !== JSON.stringify(value)) {
+      else if (Array.isArray(before) || Array.isArray(value)) {
+        held[key] = joinValues(before, value);
+        this.#linked.delete(`${entity["@id"]}\u0000${key}`);
+      } else if (JSON.stringify(before) !== JSON.stringify(value)) {
         throw new GovernanceError(
           "INVALID_INPUT",
           `Entity ${entity["@id"]} was described twice with different ${key} values.`,
@@ -74,7 +78,21 @@ export class CrateGraph {
   link(id: string, property: string, ...ids: string[]): void {
     const entity = this.#entities.get(id);
     if (entity === undefined) throw new GovernanceError("UNKNOWN_ID", `No entity ${id} in the crate.`);
-    entity[property] = joinValues(entity[property] ?? [], ids.map(ref));
+    // Lists such as the root's hasPart grow by thousands: each link is checked against a set, not the list.
+    const key = `${id}\u0000${property}`;
+    let linked = this.#linked.get(key);
+    let list = entity[property];
+    if (linked === undefined || !Array.isArray(list)) {
+      list = asList(list);
+      linked = new Set(refIds(list));
+      this.#linked.set(key, linked);
+      entity[property] = list;
+    }
+    for (const target of ids) {
+      if (linked.has(target)) continue;
+      linked.add(target);
+      (list as unknown[]).push(ref(target));
+    }
   }
 
   /** Whether an entity with this id was added. */

@@ -114,8 +114,19 @@ export async function readSessionContents(
     for (const ref of [row.requestRef, row.rawRef, row.normalizedRef]) if (ref) await read(ref);
   }
   const cacheOrigins = new Map<string, string>();
+  // Most cache hits repeat a call of the same session: its rows are searched before the ledger.
+  const rawOf = new Map<string, string>();
+  for (const row of rows) {
+    if (row.rawRef && row.normalizedRef && !rawOf.has(row.normalizedRef))
+      rawOf.set(row.normalizedRef, row.rawRef);
+  }
   for (const row of rows) {
     if (!row.cacheHit || row.rawRef !== undefined || row.normalizedRef === undefined) continue;
+    const sameSession = rawOf.get(row.normalizedRef);
+    if (sameSession) {
+      cacheOrigins.set(row.invocationId, sameSession);
+      continue;
+    }
     const origin = await cacheOrigin(ledger, row);
     if (origin?.rawRef) {
       await read(origin.rawRef);

@@ -136,12 +136,14 @@ async function checkFiles(
   report: Report,
 ): Promise<number> {
   let checked = 0;
+  const present = new Set(crate.paths);
+  const callers = callersOf(graph);
   for (const entity of graph) {
     const id = entity["@id"];
     const sha256 = textOf(entity, "sha256");
     if (!hasType(entity, "File") || sha256 === undefined || entity.redistributed === false) continue;
-    const bytes = crate.paths.includes(id) ? await crate.read(id) : undefined;
-    const what = describe(entity, byId);
+    const bytes = present.has(id) ? await crate.read(id) : undefined;
+    const what = describe(entity, callers);
     if (bytes === undefined) {
       report("file_missing", id, `${id} (${what}) is described but not in the crate.`);
       continue;
@@ -353,18 +355,24 @@ function rank(id: string, byId: Map<string, CrateEntity>): number {
   return entity && hasType(entity, "Claim") ? 1 : 2;
 }
 
-function describe(entity: CrateEntity, byId: Map<string, CrateEntity>): string {
+/** The invocations whose objects each entity is (by `@id`). */
+function callersOf(graph: readonly CrateEntity[]): Map<string, string[]> {
+  const callers = new Map<string, string[]>();
+  for (const entity of graph) {
+    if (!hasType(entity, "CreateAction")) continue;
+    const invocation = textOf(entity, "identifier") ?? entity["@id"];
+    const targets = new Set(OBJECT_KEYS.flatMap((key) => refIds(entity[key])));
+    for (const target of targets) callers.set(target, [...(callers.get(target) ?? []), invocation]);
+  }
+  return callers;
+}
+
+const OBJECT_KEYS = ["request", "rawResult", "normalizedResult", "cachedRawResult", "result"] as const;
+
+function describe(entity: CrateEntity, callers: Map<string, string[]>): string {
   const name = textOf(entity, "name") ?? "a file";
-  const callers = [...byId.values()].filter(
-    (e) =>
-      hasType(e, "CreateAction") &&
-      ["request", "rawResult", "normalizedResult", "cachedRawResult", "result"].some((key) =>
-        refIds(e[key]).includes(entity["@id"]),
-      ),
-  );
-  return callers.length === 0
-    ? name
-    : `${name}, invocation ${callers.map((c) => textOf(c, "identifier")).join(", ")}`;
+  const ids = callers.get(entity["@id"]) ?? [];
+  return ids.length === 0 ? name : `${name}, invocation ${ids.join(", ")}`;
 }
 
 function names(ids: readonly string[], byId: Map<string, CrateEntity>): string {
