@@ -178,7 +178,7 @@ function filesSection(byId: Map<string, CrateEntity>, items: CrateEntity[], link
       `<tr><td>${held ? link(item["@id"], item["@id"]) : `<span class="withheld">${escapeHtml(item["@id"])}</span>`}</td>` +
       `<td>${escapeHtml(textOf(item, "name"))}</td><td>${escapeHtml(textOf(item, "contentSize") ?? "")}</td>` +
       `<td><code>${escapeHtml(String(item.sha256).slice(0, 16))}…</code></td><td>${licence ? escapeHtml(textOf(licence, "name")) : ""}</td>` +
-      `<td>${held ? "in the crate" : `<span class="withheld">${escapeHtml(textOf(item, "conditionsOfAccess"))}</span>`}</td></tr>`
+      `<td>${held ? "copied" : `<span class="withheld">${escapeHtml(textOf(item, "conditionsOfAccess"))}</span>`}</td></tr>`
     );
   });
   const withheld = items.filter((item) => item.redistributed === false).length;

@@ -11,6 +11,9 @@ import { entityIds } from "./crate-vocabulary.js";
 import { parseReplayCatalog, type ReplayCatalog } from "./replay-catalog.js";
 import { DOWNLOAD_TOOL_ID, EXTRACTION_TOOL_ID } from "./session-contents.js";
 
+/** A source id as manifests spell it; anything else (a path) is not a manifest of the crate. */
+const SOURCE_ID = /^[a-z0-9][a-z0-9-]{0,99}$/;
+
 /** One recorded answer of a call, or why the crate cannot give it. */
 export type RecordedAnswer =
   | { kind: "result"; raw: Uint8Array; invocationId: string }
@@ -80,7 +83,8 @@ export async function readReplayRecording(crate: OpenedResearchObject): Promise<
     if (!("bytes" in file)) continue;
     const text = new TextDecoder().decode(file.bytes);
     const id = (JSON.parse(text) as { id?: unknown }).id;
-    if (typeof id === "string") manifests.set(id, text);
+    // The id names the file the replay writes: only a manifest's own id shape (no path) is taken.
+    if (typeof id === "string" && SOURCE_ID.test(id)) manifests.set(id, text);
   }
   const calls = new Map<string, RecordedAnswer[]>();
   const actions = crate.metadata["@graph"]

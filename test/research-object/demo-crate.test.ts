@@ -341,9 +341,25 @@ describe("sciencegate export and verify-crate", () => {
     expect(verified.join("")).toMatch(
       /^verified: \d+ file\(s\) re-hashed, .* 4 of 4 fact\(s\) accepted, as at export/m,
     );
+    const tampered = join(scratch, "cli-tampered");
+    await cp(crateDir, tampered, { recursive: true });
+    const raw = idOf(action(crate.metadata, "pubmed/search").rawResult);
+    await writeFile(join(tampered, raw), `${await readFile(join(tampered, raw), "utf8")} `);
     const broken: string[] = [];
-    expect(await main(["verify-crate", join(scratch, "tampered-byte")], io(broken))).toBe(1);
+    expect(await main(["verify-crate", tampered], io(broken))).toBe(1);
     expect(broken.join("")).toMatch(/hash_mismatch: .*\n {2}breaks: #invocation-.*, #fact-1\n/);
+    // a crate's text cannot drive the terminal: an escape sequence in an id is printed as text
+    const hostile = join(scratch, "tampered-escape");
+    await cp(crateDir, hostile, { recursive: true });
+    const metadata = JSON.parse(
+      await readFile(join(hostile, "ro-crate-metadata.json"), "utf8"),
+    ) as CrateMetadata;
+    entity(metadata, "#fact-1").citation = [{ "@id": "#\u001b[2J\u001b[31mfake" }];
+    await writeFile(join(hostile, "ro-crate-metadata.json"), JSON.stringify(metadata));
+    const escaped: string[] = [];
+    expect(await main(["verify-crate", hostile], io(escaped))).toBe(1);
+    expect(escaped.join("")).toContain("#\\u001b[2J\\u001b[31mfake");
+    expect(escaped.join("")).not.toContain("\u001b");
     const none: string[] = [];
     expect(await main(["verify-crate", "nowhere.zip"], io(none))).toBe(2);
     expect(none.join("")).toMatch(/No research object at/);

@@ -5,7 +5,8 @@
  * copy, the tool messages and the final answer are the same, and a call the crate did not record (or
  * holds only by hash) is refused with `NOT_RECORDED`.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
@@ -23,6 +24,7 @@ import { DEMO_QUESTION, paperAgentScript } from "../../examples/demo/paper-agent
 import { runAgent } from "../../examples/demo/run-agent.js";
 import { ScriptedChatModel } from "../../examples/demo/scripted-model.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
+import { sha256Hex } from "../../src/core/canonical-json.js";
 import { isGovernanceError } from "../../src/core/errors.js";
 import type { CrateEntity } from "../../src/research-object/crate-graph.js";
 import {
@@ -247,5 +249,28 @@ describe("replaying a crate whose calls are referenced only", () => {
     } finally {
       await replay.close();
     }
+  });
+});
+
+describe("a hostile crate", () => {
+  test("a manifest whose id is a path is not written outside the replay's folder", async () => {
+    const hostile = join(scratch, "hostile-crate");
+    await cp(crateDir, hostile, { recursive: true });
+    // A manifest of the crate claims the id "../../escaped", with its hash updated so it still verifies.
+    const path = "manifests/pdb.json";
+    const manifest = JSON.parse(await readFile(join(hostile, path), "utf8"));
+    const bytes = Buffer.from(JSON.stringify({ ...manifest, id: "../../escaped" }));
+    await writeFile(join(hostile, path), bytes);
+    const metadataPath = join(hostile, "ro-crate-metadata.json");
+    const metadata = JSON.parse(await readFile(metadataPath, "utf8")) as { "@graph": CrateEntity[] };
+    const entity = metadata["@graph"].find((e) => e["@id"] === path) as CrateEntity;
+    Object.assign(entity, { sha256: sha256Hex(bytes), contentSize: String(bytes.byteLength) });
+    await writeFile(metadataPath, JSON.stringify(metadata));
+    const dataDir = join(scratch, "hostile", "replay", "data");
+    const replay = await createReplayGovernance({ crate: hostile, dataDir }).catch((error: unknown) => error);
+    if (!(replay instanceof Error)) await (replay as ReplayGovernance).close();
+    expect(existsSync(join(dataDir, "escaped.json"))).toBe(false);
+    expect(existsSync(join(scratch, "hostile", "replay", "escaped.json"))).toBe(false);
+    expect(replay).not.toBeInstanceOf(Error);
   });
 });

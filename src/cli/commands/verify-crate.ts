@@ -28,8 +28,8 @@ export async function verifyCrateCommand(
     return report.ok ? 0 : 1;
   }
   for (const problem of report.problems) {
-    io.stdout(`${problem.code}: ${problem.message}\n`);
-    if (problem.breaks.length > 0) io.stdout(`  breaks: ${problem.breaks.join(", ")}\n`);
+    io.stdout(`${problem.code}: ${printable(problem.message)}\n`);
+    if (problem.breaks.length > 0) io.stdout(`  breaks: ${printable(problem.breaks.join(", "))}\n`);
   }
   const review = report.review
     ? `; review from the crate: ${report.review.accepted} of ${report.review.facts} fact(s) accepted, ` +
@@ -40,4 +40,15 @@ export async function verifyCrateCommand(
       `${report.entities} entities, ${report.invocations} call(s)${review}\n`,
   );
   return report.ok ? 0 : 1;
+}
+
+/** C0 and C1 control characters (built from code points, which keeps the pattern readable). */
+const CONTROL = new RegExp(
+  `[${String.fromCharCode(0)}-${String.fromCharCode(0x1f)}${String.fromCharCode(0x7f)}-${String.fromCharCode(0x9f)}]`,
+  "g",
+);
+
+/** A crate's text (third-party) with control characters made visible, so it cannot drive the terminal. */
+function printable(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
