@@ -4,7 +4,7 @@
  * metadata size), refuses paths that leave the crate, and never follows a symbolic link.
  */
 import { constants } from "node:fs";
-import { lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { unzipSync, zipSync } from "fflate";
 import { GovernanceError } from "../core/index.js";
@@ -289,9 +289,4 @@ function parseMetadata(bytes: Uint8Array, location: string): CrateMetadata {
     );
   }
   return parsed as CrateMetadata;
-}
-
-/** Removes a folder (the replay's scratch manifests). */
-export async function removeFolder(path: string): Promise<void> {
-  await rm(path, { recursive: true, force: true });
 }

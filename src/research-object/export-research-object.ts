@@ -11,6 +11,7 @@ import type { ContentStore } from "../governance/audit/index.js";
 import type { CatalogSnapshot } from "../governance/catalog/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
 import { addAnswer } from "./answer-entities.js";
+import { addArtifacts } from "./artifact-entities.js";
 import { type ContentDescription, CrateBuilder, type CrateContent } from "./crate-builder.js";
 import { reviewCrateAnswer } from "./crate-evidence.js";
 import type { ResearchObjectFiles } from "./crate-files.js";
@@ -225,66 +226,7 @@ export async function exportResearchObject(
   }
 
   // Downloaded files and their extractions.
-  const pdfs = new Map<string, { id: string; verdict: Redistribution; licence: string | undefined }>();
-  for (const download of contents.downloads) {
-    const verdict = redistribution({
-      sourceId: download.sourceId,
-      dataClassification: manifests.get(download.sourceId)?.governance.dataClassification,
-      licences: [download.licence],
-      requireLicence: true,
-    });
-    const extension = /^[a-z0-9]{1,8}$/i.test(download.format) ? `.${download.format.toLowerCase()}` : ".bin";
-    const id = builder.content(
-      { ...download.file, redistribution: verdict },
-      {
-        path: entityIds.download(download.file.sha256, extension),
-        name: download.fileName,
-        encodingFormat: MEDIA_TYPES[download.format.toLowerCase()] ?? "application/octet-stream",
-        licence: download.licence,
-        contentUrl: download.url,
-        description: `Downloaded by artifact_download from ${download.sourceId} (record ${download.sourceRecordId}).`,
-      },
-    );
-    builder.graph.link(entityIds.invocation(download.invocationId), "result", id);
-    pdfs.set(download.file.sha256, { id, verdict, licence: download.licence });
-  }
-  for (const extraction of contents.extractions) {
-    const pdf = pdfs.get(extraction.pdfSha256);
-    const verdict = pdf?.verdict ?? {
-      allowed: false,
-      reason: "the PDF it was extracted from is not in this session",
-    };
-    const action = entityIds.invocation(extraction.invocationId);
-    if (pdf) builder.graph.link(action, "object", pdf.id);
-    const parts: [ReadObject, ContentDescription][] = [
-      [
-        extraction.text,
-        {
-          path: entityIds.paperText(extraction.pdfSha256),
-          name: "Extracted text (one section per page)",
-          encodingFormat: "text/markdown",
-          licence: pdf?.licence,
-          extra: { numberOfPages: extraction.pageCount, needsVisionPages: extraction.needsVisionPages },
-        },
-      ],
-      [
-        extraction.manifest,
-        {
-          path: entityIds.paperManifest(extraction.pdfSha256),
-          name: "Extraction manifest (parser, limits, pages that need vision)",
-          encodingFormat: "application/json",
-        },
-      ],
-    ];
-    for (const [object, description] of parts) {
-      if (object.sha256 === "") continue; // unreadable at export: the action's ledger entry still names it
-      builder.graph.link(
-        action,
-        "result",
-        builder.content({ ...object, redistribution: verdict }, description),
-      );
-    }
-  }
+  addArtifacts(builder, contents, (sourceId) => manifests.get(sourceId));
 
   // The answer: its claims, reviewed against exactly what this crate holds.
   let facts = 0;
@@ -358,14 +300,3 @@ export async function exportResearchObject(
   };
   return { metadata, files, preview: renderCratePreview(metadata), summary };
 }
-
-const MEDIA_TYPES: Readonly<Record<string, string>> = {
-  pdf: "application/pdf",
-  xml: "application/xml",
-  json: "application/json",
-  txt: "text/plain",
-  cif: "chemical/x-cif",
-  pdb: "chemical/x-pdb",
-  fasta: "text/x-fasta",
-  gz: "application/gzip",
-};

@@ -23,8 +23,9 @@ import {
  */
 export type ResearchObjectLedger = Pick<Ledger, "query" | "get" | "getAuthorization" | "listAuthorizations">;
 
-/** `toolId` of a download's ledger row and of an extraction's. */
+/** `toolId` of a download's ledger row. */
 export const DOWNLOAD_TOOL_ID = "artifact_download";
+/** `toolId` of an extraction's ledger row. */
 export const EXTRACTION_TOOL_ID = "paper_extract_pdf";
 
 /** A stored object as read: its hash, size and bytes (absent when missing or changed). */
