@@ -156,6 +156,23 @@ describe("the demo session's research object", () => {
   });
 });
 
+describe("which calls go in", () => {
+  test("a thread keeps only its calls; a session or thread without calls is NOT_FOUND", async () => {
+    const thread = await exportResearchObject(governance, {
+      sessionId: DEMO_SESSION,
+      threadId: DEMO_SESSION,
+      clock,
+    });
+    expect(thread.summary.invocations).toBe(6);
+    await expect(
+      exportResearchObject(governance, { sessionId: DEMO_SESSION, threadId: "other", clock }),
+    ).rejects.toThrow("No governed call is recorded for session 'agent-demo' and thread 'other'.");
+    await expect(exportResearchObject(governance, { sessionId: "nobody", clock })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+  });
+});
+
 describe("a tampered crate is reported precisely", () => {
   const tamper = async (name: string, change: (dir: string, metadata: CrateMetadata) => Promise<void>) => {
     const dir = join(scratch, `tampered-${name}`);
