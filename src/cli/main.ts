@@ -9,6 +9,7 @@ import { isGovernanceError } from "../core/index.js";
 import { auditCommand } from "./commands/audit.js";
 import { type CallIo, callCommand } from "./commands/call.js";
 import { consoleCommand } from "./commands/console.js";
+import { exportCommand } from "./commands/export.js";
 import { extractCommand } from "./commands/extract.js";
 import { APPROVAL_MODES, grantAddCommand, grantModeCommand, grantsCommand } from "./commands/grants.js";
 import { jobsCommand } from "./commands/jobs.js";
@@ -16,6 +17,7 @@ import { searchToolsCommand } from "./commands/search-tools.js";
 import { serveGatewayCommand } from "./commands/serve-gateway.js";
 import { toolsCommand } from "./commands/tools.js";
 import { verifyCommand } from "./commands/verify.js";
+import { verifyCrateCommand } from "./commands/verify-crate.js";
 import { type CliIo, type ExitCode, processIo } from "./io.js";
 import { type CliRuntime, openRuntime } from "./runtime.js";
 import { APPROVE_CHOICES, parseApproveChoice } from "./terminal-approval.js";
@@ -47,6 +49,13 @@ Commands:
                                                      bounded PDF text extraction (pdftotext when on the PATH,
                                                      else pdf.js in a worker) to DIR/fulltext.md +
                                                      manifest.json (default ./<name>-extracted)
+  export --session ID [--thread ID] [--answer FILE] --out DIR|FILE.zip [--json]
+                                                     the session's research object (RO-Crate): every
+                                                     call, authorization, object, download and the
+                                                     answer's claims with their review
+  verify-crate PATH [--json]                         re-hash a research object, resolve its references,
+                                                     re-run its claim review; exit 0 verified, 1 a
+                                                     problem (each with what it breaks), 2 not a crate
   serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
   serve llm-wiki                                     run the LLM Wiki bridge (stdio; $SCIENCE_AGENT_LLM_WIKI_URL)
   serve gateway [--config FILE] [--manifests DIR]... the governed MCP gateway (stdio): one MCP server in
@@ -310,6 +319,49 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
           // extractPdf names the accepted values when this one is not among them.
           ...(values.extractor ? { extractor: values.extractor as PdfExtractor } : {}),
         });
+      }
+      case "export": {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            config: { type: "string" },
+            manifests: { type: "string", multiple: true },
+            session: { type: "string" },
+            thread: { type: "string" },
+            answer: { type: "string" },
+            out: { type: "string" },
+            json: { type: "boolean", default: false },
+          },
+          strict: true,
+        });
+        const { session, out } = values;
+        if (!session?.trim() || !out) {
+          io.stderr("sciencegate export: give --session ID and --out DIR or FILE.zip\n");
+          return 2;
+        }
+        return await withRuntime(io, values, (runtime) =>
+          exportCommand(runtime, io, {
+            session,
+            out,
+            thread: values.thread,
+            answer: values.answer,
+            json: values.json ?? false,
+          }),
+        );
+      }
+      case "verify-crate": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { json: { type: "boolean", default: false } },
+          strict: true,
+        });
+        const [path, ...extra] = positionals;
+        if (!path || extra.length > 0) {
+          io.stderr("sciencegate verify-crate: name one research object (a folder or a .zip)\n");
+          return 2;
+        }
+        return await verifyCrateCommand(io, { path, json: values.json ?? false });
       }
       case "serve":
         return await serveCommand(rest, io);

@@ -7,6 +7,7 @@ import { jobsRoutes } from "./page-jobs.js";
 import { objectRoutes } from "./page-object.js";
 import { papersRoutes } from "./page-papers.js";
 import { permissionsRoutes } from "./page-permissions.js";
+import { researchObjectRoutes } from "./page-research-object.js";
 import { sourcesRoutes } from "./page-sources.js";
 
 /** The console's routes. */
@@ -17,6 +18,7 @@ export function consoleRoutes(): ConsoleRoute[] {
     ...invocationRoutes,
     ...objectRoutes,
     ...evidenceRoutes,
+    ...researchObjectRoutes,
     ...jobsRoutes,
     ...papersRoutes,
     ...permissionsRoutes,

@@ -16,6 +16,7 @@ import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleResult, ConsoleRoute } from "./console-route.js";
 import { badge, time } from "./console-ui.js";
 import { type ClaimView, claimsOfAnswer, claimsOfReview, renderClaims } from "./evidence-view.js";
+import { researchObjectForm } from "./page-research-object.js";
 
 /** Claims (facts of an answer, or pasted JSON claims) reviewed at most per request. */
 export const EVIDENCE_MAX_CLAIMS = 200;
@@ -32,6 +33,8 @@ interface ReviewRun {
   claims: ClaimView[];
   notes: string[];
   accepted: boolean;
+  /** The review was of pasted JSON claims, not of an answer's text (which a research object holds). */
+  fromJson?: boolean;
 }
 
 /** `GET /evidence` (the form; `?thread=<id>` reviews that thread's answer) and `POST /evidence` (a review). */
@@ -115,7 +118,7 @@ async function review(
           ]
         : [];
     const accepted = result.accepted && kept.length > 0 && notes.length === 0;
-    return { claims: claimsOfReview(result), notes, accepted };
+    return { claims: claimsOfReview(result), notes, accepted, fromJson: true };
   }
   const result: AnswerReview = await reviewAnswer(context.governance, answer, {
     ...scope,
@@ -208,7 +211,8 @@ ${[...sessions].map(
 ${threadForm}
 ${form}
 ${state.error ? html`<p class="error-box" role="alert" id="evidence-error">${state.error}</p>` : ""}
-${state.run ? html`${heading}${verdict(state.run, context)}` : ""}`;
+${state.run ? html`${heading}${verdict(state.run, context)}` : ""}
+${state.run && state.session !== undefined && state.answer !== undefined && !state.run.fromJson ? researchObjectForm(context, { session: state.session, thread: state.thread, answer: state.answer }) : ""}`;
   return {
     kind: "page",
     title: "Evidence",

@@ -9,6 +9,7 @@ import type { InvocationRecord, LedgerActivityBucket, LedgerQuery } from "../gov
 import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleRoute } from "./console-route.js";
 import { badge, time } from "./console-ui.js";
+import { researchObjectForm } from "./page-research-object.js";
 
 /** Rows per page unless `size` says otherwise. */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -73,6 +74,7 @@ export const invocationsRoutes: readonly ConsoleRoute[] = [
 <p class="muted" id="match-count">${total.toLocaleString("en")} invocation${total === 1 ? "" : "s"} match${
         after ? html` · page after <code>${after}</code>` : ""
       }.</p>
+${filters.session && total > 0 ? researchObjectForm(context, { session: filters.session, thread: filters.thread || undefined }) : ""}
 ${chart}
 <div class="table-wrap"><table id="invocations">
 <thead><tr><th>Started (UTC)</th><th>Source / tool</th><th>Session / thread</th><th>Outcome</th><th>Cache</th><th class="num">Duration</th><th class="num">Attempts</th><th class="num">Queue wait</th></tr></thead>

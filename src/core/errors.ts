@@ -41,6 +41,11 @@ export const GOVERNANCE_ERROR_CODES = {
   NORMALIZATION_FAILED: "The result could not be normalized.",
   /** The licence of the data forbids the requested use. */
   LICENSE_BLOCKED: "The licence forbids this use.",
+  /**
+   * A replay from a research object met a call the crate did not record, or recorded only by its hash
+   * (a private source, a licence that forbids copying); nothing was sent anywhere.
+   */
+  NOT_RECORDED: "The research object holds no answer for this call.",
   /** A configuration file is missing or invalid; the message names the file, the field and the fix. */
   INVALID_CONFIG: "A configuration file is invalid.",
   /** A source manifest is invalid; the message names the file, the JSON path and the reason. */

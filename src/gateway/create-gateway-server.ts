@@ -10,6 +10,7 @@ import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
 import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
+import type { ResearchObjectSource } from "../research-object/index.js";
 import { resolveDataDir } from "../runtime/index.js";
 import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
 import {
@@ -23,6 +24,9 @@ import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
   /** Its `change` events (a server's `tools/list_changed`, `refresh()`) re-check every session's list. */
   catalog: SourceCatalog;
+  /** With `ledger` and `config`, what a session's research object is exported from (`researchObjects`). */
+  store?: ResearchObjectSource["store"] | undefined;
+  config?: ResearchObjectSource["config"] | undefined;
 }
 
 /** Options of `createGatewayServer`. */
@@ -56,6 +60,12 @@ export interface GatewayServerOptions {
   serverInfo?: Implementation | undefined;
   /** Receives failures no client can be told about (a notification that could not be sent). @default stderr */
   onError?: ((error: unknown) => void) | undefined;
+  /**
+   * Offer each session its own research object (`sciencegate://research-object/session.zip`, an RO-Crate
+   * zip of its calls) as an MCP resource; needs the runtime's `ledger`, `store` and `config`.
+   * @default false
+   */
+  researchObjects?: boolean | undefined;
 }
 
 /** Options of one connection. */
@@ -156,6 +166,7 @@ export function createGatewayServer(
         approval,
         builtins,
         dataDir: governance.dataDir ?? resolveDataDir(),
+        researchObject: options.researchObjects === true ? researchObjectSource(governance) : undefined,
         instructions,
         onError,
         onClose: (ended) => sessions.delete(ended),
@@ -186,6 +197,13 @@ export function createGatewayServer(
 function elicitationRuntime(governance: GatewayRuntime): ElicitationApprovalRuntime | undefined {
   const { catalog, permissions, permissionsEnforced } = governance;
   return permissions && permissionsEnforced === true ? { catalog, permissions } : undefined;
+}
+
+/** What a research object is exported from, when the runtime has all of it. */
+function researchObjectSource(governance: GatewayRuntime): ResearchObjectSource | undefined {
+  const { ledger, store, config, catalog } = governance;
+  if (!ledger || !store || !config) return undefined;
+  return { ledger, store, config, catalog, dataDir: governance.dataDir ?? resolveDataDir() };
 }
 
 /** A blank id counts as absent (a new `gateway:<uuid>`). */

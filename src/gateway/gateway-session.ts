@@ -29,6 +29,7 @@ import {
   executeGovernedToolCall,
   type GovernedRuntime,
 } from "../nodes/index.js";
+import type { ResearchObjectSource } from "../research-object/index.js";
 import {
   type DeferredToolsSectionOptions,
   type PromotionState,
@@ -39,6 +40,7 @@ import { toCallToolResult } from "./gateway-call-result.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
 import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
+import { serveResearchObject } from "./gateway-research-object.js";
 import { gatewayToolList } from "./gateway-tool-list.js";
 
 /** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
@@ -89,6 +91,8 @@ export interface GatewaySessionSettings {
   builtins: (session: GatewaySession) => readonly StructuredToolInterface[];
   /** Where `paper_extract_pdf` writes `papers/<jobId>/`: the session's paper resources are read there. */
   dataDir: string;
+  /** Offer the session's research object as a resource, exported from this runtime. @default not offered */
+  researchObject?: ResearchObjectSource | undefined;
   instructions: DeferredToolsSectionOptions;
   onError: (error: unknown) => void;
   onClose: (session: GatewaySession) => void;
@@ -140,7 +144,9 @@ export class GatewaySession {
     this.#builtins = settings.builtins(this);
     const extracts = this.#builtins.some((tool) => tool.name === PAPER_EXTRACT_TOOL_ID);
     this.#papers = extracts ? new GatewayPaperResources(settings.dataDir) : undefined;
-    this.#papers?.serve(this.server);
+    if (settings.researchObject)
+      serveResearchObject(this.server, settings.researchObject, this.sessionId, this.#papers);
+    else this.#papers?.serve(this.server);
     this.#announced = this.#list(tools).fingerprint;
     this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listTools() }));
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>

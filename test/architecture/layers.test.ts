@@ -67,6 +67,11 @@ describe("Biome's import rules", () => {
     ["src/console/probe.ts", "../cli/runtime.js", "lower layer"],
     ["src/console/probe.ts", "../gateway/gateway-http-guard.js", "only door"],
     ["src/cli/commands/probe.ts", "../../gateway/gateway-session.js", "only door"],
+    ["src/runtime/probe.ts", "../research-object/index.js", "lower layer"],
+    ["src/nodes/probe.ts", "../research-object/index.js", "lower layer"],
+    ["src/research-object/probe.ts", "../nodes/index.js", "lower layer"],
+    ["src/research-object/probe.ts", "../console/index.js", "lower layer"],
+    ["src/console/probe.ts", "../research-object/verify-research-object.js", "only door"],
   ])("%s importing %s is refused (%s)", (path, specifier, reason) => {
     expect(lint(path, specifier)).toContain(reason);
   });
@@ -80,6 +85,11 @@ describe("Biome's import rules", () => {
     ["src/cli/commands/probe.ts", "../../gateway/index.js"],
     ["src/console/probe.ts", "../gateway/index.js"],
     ["src/cli/commands/probe.ts", "../../console/index.js"],
+    ["src/research-object/probe.ts", "../runtime/index.js"],
+    ["src/research-object/probe.ts", "../artifacts/index.js"],
+    ["src/gateway/probe.ts", "../research-object/index.js"],
+    ["src/console/probe.ts", "../research-object/index.js"],
+    ["src/cli/commands/probe.ts", "../../research-object/index.js"],
   ])("%s importing %s is allowed", (path, specifier) => {
     expect(lint(path, specifier)).toBe("ok");
   });

@@ -91,6 +91,7 @@ export async function serveGatewayCommand(
         waitTimeoutMs,
       }),
       onError: reportTo(io),
+      researchObjects: true,
     });
     // Listening until the runtime is closed: a second signal during shutdown must not cut the ledger's flush.
     const shutdown = untilShutdown(process, { stdin: http === undefined });

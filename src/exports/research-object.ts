@@ -1,0 +1,25 @@
+/**
+ * `sciencegate/research-object`: a session as a research object (an RO-Crate 1.1 folder or zip): export
+ * it, verify it from the crate alone, and replay an agent's graph against it offline.
+ */
+export {
+  type CrateProblem,
+  type CrateProblemCode,
+  type CrateVerification,
+  createReplayGovernance,
+  type ExportResearchObjectOptions,
+  exportResearchObject,
+  type OpenedResearchObject,
+  type OpenResearchObjectLimits,
+  openResearchObject,
+  type ReplayEvent,
+  type ReplayGovernance,
+  type ReplayGovernanceOptions,
+  type ResearchObject,
+  type ResearchObjectLedger,
+  type ResearchObjectSource,
+  type ResearchObjectSummary,
+  researchObjectZip,
+  verifyResearchObject,
+  writeResearchObject,
+} from "../research-object/index.js";
