@@ -14,8 +14,8 @@ import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
 import { prepareFixedToolTable } from "sciencegate";
 import {
   answerCards,
-  nativeAnswer,
-  nativeCard,
+  hitlAnswer,
+  hitlCard,
   offlineGovernance,
   printLedger,
   QUESTION,
@@ -44,8 +44,8 @@ try {
   const state = await answerCards(
     (resume) =>
       app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
-    nativeCard,
-    nativeAnswer,
+    hitlCard,
+    hitlAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
   await printLedger(governance, "swarm-thread"); // the thread is the session

@@ -10,8 +10,8 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { prepareFixedToolTable } from "sciencegate";
 import {
   answerCards,
-  nativeAnswer,
-  nativeCard,
+  hitlAnswer,
+  hitlCard,
   offlineGovernance,
   printLedger,
   QUESTION,
@@ -44,8 +44,8 @@ try {
   const state = await answerCards(
     (resume) =>
       app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
-    nativeCard,
-    nativeAnswer,
+    hitlCard,
+    hitlAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
   await printLedger(governance, "tool-node-thread"); // the thread is the session

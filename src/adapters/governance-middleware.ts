@@ -155,7 +155,7 @@ export function governanceMiddleware(
   governance: GovernedRuntime,
   options: GovernanceMiddlewareOptions = {},
 ): GovernanceMiddleware {
-  const runner = createGovernedRunner(governance, { ...options, cardFormat: options.cardFormat ?? "hitl" });
+  const runner = createGovernedRunner(governance, options);
   const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
   const turnOptions = { ...options, deferredTools };
   const turnOf = (state: GovernedAgentState, runtime: AgentRuntimeLike) =>

@@ -299,16 +299,17 @@ describe("an edited call whose task runs again", () => {
 });
 
 describe("the other executors", () => {
-  test('native cards by default; createGovernedAgent with cardFormat: "hitl" raises HITL requests and runs an edit', async () => {
+  test('createGovernedAgent raises HITL requests by default and runs an edit; cardFormat: "native" keeps the PermissionCard', async () => {
     const { governance, root } = await openRuntime();
-    const byDefault = createGovernedAgent({
+    const native = createGovernedAgent({
       model: writerModel(root, FILES, "d"),
       governance,
       checkpointer: new MemorySaver(),
+      cardFormat: "native",
     });
     const start = { messages: [new HumanMessage("Write the three notes.")] };
-    const native = await byDefault.invoke(start, { configurable: { thread_id: "native" } });
-    expect(interruptsOf(native).map((i) => (i.value as ApprovalInterruptValue).type)).toEqual([
+    const nativeCards = await native.invoke(start, { configurable: { thread_id: "native" } });
+    expect(interruptsOf(nativeCards).map((i) => (i.value as ApprovalInterruptValue).type)).toEqual([
       "permission",
       "permission",
       "permission",
@@ -318,7 +319,6 @@ describe("the other executors", () => {
       model: writerModel(root, FILES, "h"),
       governance,
       checkpointer: new MemorySaver(),
-      cardFormat: "hitl",
     });
     const config = { configurable: { thread_id: "hitl" } };
     const paused = (await agent.invoke(start, config)) as ExecutorState;

@@ -10,7 +10,14 @@ import { Command } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
 import { hasCalled, ScriptedChatModel } from "../../examples/demo/scripted-model.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
-import { buildExecutor, cardsOf, EXECUTOR_NAMES, type Executor, WRITE_FILE } from "./filesystem-executors.js";
+import {
+  buildExecutor,
+  cardsOf,
+  EXECUTOR_NAMES,
+  type Executor,
+  type ExecutorOptions,
+  WRITE_FILE,
+} from "./filesystem-executors.js";
 import { exists, filesystemRuntimes } from "./filesystem-test-runtime.js";
 
 const openRuntime = filesystemRuntimes();
@@ -34,10 +41,11 @@ function twoUserModel(root: string): ScriptedChatModel {
   });
 }
 
-async function setup(name: (typeof EXECUTOR_NAMES)[number]) {
+async function setup(name: (typeof EXECUTOR_NAMES)[number], options?: ExecutorOptions) {
   const { governance, root } = await openRuntime();
-  const agent = buildExecutor(name, governance, twoUserModel(root));
-  const start = (user: string) => agent.invoke({ say: `user:${user}` }, `${user}-thread`);
+  const agent = buildExecutor(name, governance, twoUserModel(root), undefined, options);
+  const start = (user: string, configurable?: Record<string, unknown>) =>
+    agent.invoke({ say: `user:${user}` }, `${user}-thread`, configurable);
   const files = async (user: string) =>
     (await Promise.all([1, 2].map((n) => exists(join(root, `${user}-${n}.txt`))))).filter(Boolean).length;
   return { governance, root, agent, start, files };
@@ -92,5 +100,40 @@ describe.each(EXECUTOR_NAMES)("two users on one %s", (name) => {
     await answerAll(agent, bob, "bob-thread", "allow_once");
     expect(await files("bob")).toBe(2);
     expect(await writeRows(governance, "bob-thread")).toEqual(["ok user_once", "ok user_once"]);
+  });
+
+  test("an app resolver that names the user makes that user's threads share one session, and only theirs", async () => {
+    // The user id comes from the app's own config (on a server, from its auth), never from the model.
+    const byUser = {
+      sessionId: (config: { configurable?: Record<string, unknown> }) =>
+        String(config.configurable?.user_id ?? ""),
+    };
+    const { governance, agent, start, files } = await setup(name, byUser);
+    const first = await start("alice", { user_id: "alice" });
+    expect(cardsOf(first)).toHaveLength(2);
+    await agent.invoke(
+      new Command({ resume: { [cardsOf(first)[0]?.id ?? ""]: { decision: "allow_matching" } } }),
+      "alice-thread",
+      { user_id: "alice" },
+    );
+    expect(await files("alice")).toBe(2);
+
+    // Alice's second thread: her grant covers it, no card.
+    const second = await start("alicetoo", { user_id: "alice" });
+    expect(cardsOf(second)).toEqual([]);
+    expect(await files("alicetoo")).toBe(2);
+    expect(await writeRows(governance, "alicetoo-thread")).toEqual([
+      "ok existing_grant",
+      "ok existing_grant",
+    ]);
+    const sessions = new Set(
+      (await governance.ledger.query({ toolId: "write_file" })).map((row) => row.sessionId),
+    );
+    expect([...sessions]).toEqual(["alice"]);
+
+    // Bob, in another session of the same resolver, is asked.
+    const bob = await start("bob", { user_id: "bob" });
+    expect(cardsOf(bob)).toHaveLength(2);
+    expect(await files("bob")).toBe(0);
   });
 });
