@@ -22,6 +22,7 @@ import {
   governedTools,
   PromotionStateSchema,
   prepareModelTurn,
+  runStart,
   type SessionIdResolver,
 } from "../nodes/index.js";
 import {
@@ -158,15 +159,14 @@ export function governanceMiddleware(
   const runner = createGovernedRunner(governance, options);
   const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
   const turnOptions = { ...options, deferredTools };
-  const turnOf = (state: GovernedAgentState, runtime: AgentRuntimeLike) =>
-    prepareModelTurn(governance.tools(runner.sessionOf(configOf(runtime))), state, turnOptions);
 
   const middleware: GovernanceMiddleware = {
     name: "SciencegateGovernance",
     stateSchema: PromotionStateSchema,
 
     beforeModel: (state, runtime) => {
-      const { start } = turnOf(state, runtime);
+      const tools = governance.tools(runner.sessionOf(configOf(runtime)));
+      const { start } = runStart(tools, state, turnOptions);
       return start && { promotion: start };
     },
 

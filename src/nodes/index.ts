@@ -48,4 +48,4 @@ export {
   type HitlReviewConfig,
 } from "./hitl-protocol.js";
 export { createModelNode, type ModelNodeOptions } from "./model-node.js";
-export { prepareModelTurn } from "./model-turn.js";
+export { prepareModelTurn, runStart } from "./model-turn.js";

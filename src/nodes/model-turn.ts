@@ -53,6 +53,31 @@ export interface ModelTurn {
   sections: string;
 }
 
+/** What a turn reads of the graph state. */
+export interface TurnState {
+  messages: readonly BaseMessage[];
+  promotion?: PromotionState | undefined;
+}
+
+/**
+ * The run of a turn and the promotion write that starts it (all that an executor writing the start
+ * before the model call, as the middleware's `beforeModel`, needs).
+ * @param tools the session's tools
+ * @param state the conversation and the checkpointed promotions
+ * @param options promotion scope and auto-promotion limit
+ * @returns the run id, and the start write (`undefined` on a later turn or a resume of the run)
+ */
+export function runStart(
+  tools: readonly SurfaceTool[],
+  state: TurnState,
+  options: ModelTurnOptions = {},
+): { runId: string; start: PromotionUpdate | undefined } {
+  const run = currentRun(state.messages);
+  const reset = runStartUpdate(state.promotion, run.runId, options.promotionScope);
+  const auto = reset && promote(autoPromote(run.text, tools, options.autoPromoteLimit ?? 3), tools);
+  return { runId: run.runId, start: reset && { ...reset, ...auto } };
+}
+
 /**
  * Prepares a turn.
  * @param tools the session's tools
@@ -62,13 +87,10 @@ export interface ModelTurn {
  */
 export function prepareModelTurn(
   tools: readonly SurfaceTool[],
-  state: { messages: readonly BaseMessage[]; promotion?: PromotionState | undefined },
+  state: TurnState,
   options: ModelTurnOptions = {},
 ): ModelTurn {
-  const run = currentRun(state.messages);
-  const reset = runStartUpdate(state.promotion, run.runId, options.promotionScope);
-  const auto = reset && promote(autoPromote(run.text, tools, options.autoPromoteLimit ?? 3), tools);
-  const start = reset && { ...reset, ...auto };
+  const { runId, start } = runStart(tools, state, options);
   const promotion = start === undefined ? state.promotion : promotionReducer(state.promotion, start);
   const sections = [
     deferredToolsPromptSection(tools, promotion, options.deferredTools),
@@ -76,7 +98,7 @@ export function prepareModelTurn(
     staleToolsNotice(staleTools(promotion, tools)),
   ].filter((section) => section.trim() !== "");
   return {
-    runId: run.runId,
+    runId,
     start,
     promotion,
     deferred: visibleTools(tools, promotion).filter((tool) => tool.deferred),
