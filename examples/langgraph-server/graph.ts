@@ -7,8 +7,8 @@
  * (the default card format, which Studio and Agent Chat UI render), download progress arrives on the
  * `custom` stream mode, and the server's checkpointer keeps the thread (and, with `promotionScope:
  * "thread"`, its promoted tools). Each thread is its own governance session: a grant given in one
- * thread never covers another (pass `sessionId` to share one per user, from your auth handler's
- * `configurable.langgraph_auth_user_id`).
+ * thread never covers another (to share one per user, configure an auth handler and pass
+ * `sessionId: (config) => config.configurable?.langgraph_auth_user_id`, which the server then writes).
  *
  * Offline, like `npm run demo`: a scripted model (`server-script.ts`), the bundled sources server as a
  * stdio child against loopback fake providers, and a paper fetch that serves a generated PDF for

@@ -24,8 +24,9 @@ import type { ApprovalCardFormat } from "./hitl-protocol.js";
  * a blank or `undefined` answer defers to the thread. Give the same resolver to every part of one
  * executor. An app whose threads should share grants and modes (all threads of one user, say)
  * returns that key, e.g. `(config) => config.configurable?.user_id`; read it from what your server
- * sets (on the LangGraph API server, `configurable.langgraph_auth_user_id` comes from your auth
- * handler), never from a value any client may send, or a client can join another's session.
+ * sets, never from a value any client may send, or a client can join another's session (on the
+ * LangGraph API server, `configurable.langgraph_auth_user_id` is the authenticated user only when an
+ * auth handler is configured).
  */
 export type SessionIdResolver = (config: LangGraphRunnableConfig) => string | undefined;
 
