@@ -1,8 +1,10 @@
 /**
  * A human-in-the-loop approval loop around a LangGraph thread, offline: the bundled science sources
  * against the fake providers, a scripted model that makes two PubMed searches and a UniProt search
- * in one turn, and a policy that makes PubMed calls dangerous. Each pause shows one card per call;
- * in a terminal you answer them, otherwise the answers below are given in code.
+ * in one turn, and a policy that makes PubMed calls dangerous. Each pause shows one card per call
+ * (langchain's `HITLRequest`, with Sciencegate's own card under `sciencegate`, which this loop reads
+ * to offer all four decisions); in a terminal you answer them, otherwise the answers below are given
+ * in code. A native decision answers an HITL card as well.
  * Run: `npx tsx examples/approval-loop.ts`
  */
 import { mkdtempSync } from "node:fs";
@@ -13,6 +15,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "@langchain/langgraph";
 import {
+  type ApprovalHitlRequest,
   createGovernance,
   createGovernedAgent,
   type PermissionCard,
@@ -69,13 +72,14 @@ async function answer(card: PermissionCard): Promise<PermissionDecision> {
 try {
   let state = await agent.invoke({ messages: [new HumanMessage("What is known about BRAF V600E?")] }, config);
   while (isInterrupted(state)) {
-    const cards = state[INTERRUPT] as Interrupt<PermissionCard>[];
+    const cards = state[INTERRUPT] as Interrupt<ApprovalHitlRequest>[];
     console.log(`${cards.length} approval card(s) waiting`);
     // Answer one card per pass: an allow_matching grant releases the others of its type by itself.
     const [first] = cards;
     if (!first?.id || !first.value) break;
-    console.log(`- ${first.value.summary} (${first.value.action}, risk ${first.value.risk})`);
-    const decision = await answer(first.value);
+    const card = first.value.sciencegate;
+    console.log(`- ${card.summary} (${card.action}, risk ${card.risk})`);
+    const decision = await answer(card);
     console.log(`  -> ${decision.decision}`);
     state = await agent.invoke(new Command({ resume: { [first.id]: decision } }), config);
   }

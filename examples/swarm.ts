@@ -1,10 +1,11 @@
 /**
  * `npx tsx examples/swarm.ts`: a two-agent `@langchain/langgraph-swarm` over governed tools, offline.
  *
- * Swarm agents (`createReactAgent`) bind their tools once, so each gets a fixed tool table: every
- * deferred MCP tool of the session promoted up front, plus `tool_search`. Each call still runs through
- * the broker (validation, permission, cache, rate limits, ledger). The models are scripted fakes and the
- * bundled sources server runs as a real stdio child against loopback fake providers.
+ * Swarm agents (`createReactAgent`) bind their tools once, so they get a fixed tool table: every
+ * deferred MCP tool promoted up front, plus `tool_search`. The table is built once for the whole app;
+ * each call still runs through the broker (validation, permission, cache, rate limits, ledger) in the
+ * session of its own thread. The models are scripted fakes and the bundled sources server runs as a
+ * real stdio child against loopback fake providers.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +29,7 @@ const governance = await createGovernance({
 });
 
 try {
-  const sessionId = "swarm-demo";
+  const threadId = "swarm-thread-1"; // the thread is the session of its calls
   const literatureModel = fakeModel()
     .respond(
       turn("lit-1", [
@@ -52,8 +53,8 @@ try {
       ),
     );
 
-  // One table serves both agents: same session, same governed surface.
-  const table = prepareFixedToolTable(governance, sessionId);
+  // One table serves both agents and every thread: each call runs in its own thread's session.
+  const table = prepareFixedToolTable(governance);
   console.log(`Each agent's fixed tool table: ${table.length} tools (tool_search + every deferred tool).`);
   const literature = createReactAgent({
     llm: literatureModel,
@@ -73,7 +74,7 @@ try {
 
   const result = await swarm.invoke(
     { messages: [new HumanMessage("Find papers on CRISPR base editing, then the UniProt entry of BRAF.")] },
-    { configurable: { thread_id: "swarm-thread-1" } },
+    { configurable: { thread_id: threadId } },
   );
 
   console.log("\nTranscript:");
@@ -95,7 +96,7 @@ try {
   console.log(`\nActive agent at the end: ${result.activeAgent}`);
 
   console.log("\nLedger (every governed call, keyed by thread_id:toolCallId):");
-  for (const row of await governance.ledger.query({ sessionId })) {
+  for (const row of await governance.ledger.query({ sessionId: threadId })) {
     console.log(
       `  ${row.sourceId}/${row.toolId}`.padEnd(22),
       row.status.padEnd(6),

@@ -5,9 +5,17 @@
  * Run: `npx tsx examples/approvals/create-agent.ts`
  */
 import { Command, MemorySaver } from "@langchain/langgraph";
-import { createAgent, type HITLRequest, type HITLResponse } from "langchain";
+import { createAgent } from "langchain";
 import { governanceMiddleware } from "sciencegate";
-import { answerCards, offlineGovernance, printLedger, QUESTION, scriptedModel } from "./offline-setup.js";
+import {
+  answerCards,
+  hitlAnswer,
+  hitlCard,
+  offlineGovernance,
+  printLedger,
+  QUESTION,
+  scriptedModel,
+} from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
 const agent = createAgent({
@@ -24,18 +32,8 @@ try {
       resume
         ? agent.invoke(new Command({ resume }), config)
         : agent.invoke({ messages: [{ role: "user", content: QUESTION }] }, config),
-    (value) => {
-      const request = value as HITLRequest & { sciencegate?: { toolCallId?: string } };
-      const [action] = request.actionRequests;
-      return {
-        summary: action?.description?.split("\n")[0] ?? "",
-        toolCallId: request.sciencegate?.toolCallId,
-      };
-    },
-    (allow): HITLResponse =>
-      allow
-        ? { decisions: [{ type: "approve" }] }
-        : { decisions: [{ type: "reject", message: "not this search" }] },
+    hitlCard,
+    hitlAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
   await printLedger(governance, "create-agent-example");

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { AIMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { INTERRUPT, type Interrupt, isInterrupted } from "@langchain/langgraph";
-import { createGovernance, type Governance, type PermissionCard } from "sciencegate";
+import type { HITLRequest, HITLResponse } from "langchain";
+import { type ApprovalHitlRequest, createGovernance, type Governance } from "sciencegate";
 import { startOfflineProviders } from "../demo/offline-providers.js";
 
 /** A governance runtime over the offline providers; `close()` stops both. */
@@ -101,15 +102,24 @@ export async function answerCards<S extends object>(
 /** The user's question every example starts its thread with. */
 export const QUESTION = "What is known about BRAF V600E?";
 
-/** How the loop reads a native card (`PermissionCard`). */
-export const nativeCard = (value: unknown): CardView => ({
-  summary: (value as PermissionCard).summary,
-  toolCallId: (value as PermissionCard).toolCallId,
-});
+/**
+ * How the loop reads a card: langchain's `HITLRequest` of one call (what Agent Chat UI and LangGraph
+ * Studio render), whose first description line is the card's summary; Sciencegate's own card rides
+ * along under `sciencegate`.
+ */
+export const hitlCard = (value: unknown): CardView => {
+  const request: HITLRequest = value as ApprovalHitlRequest;
+  return {
+    summary: request.actionRequests[0]?.description?.split("\n")[0] ?? "",
+    toolCallId: (value as ApprovalHitlRequest).sciencegate.toolCallId,
+  };
+};
 
-/** The native answer of a card: allow this call once, or deny it with a message for the model. */
-export const nativeAnswer = (allow: boolean) =>
-  allow ? { decision: "allow_once" } : { decision: "deny", message: "not this search" };
+/** The answer to a card, as langchain's `HITLResponse`: approve this call once, or reject it with a message for the model. */
+export const hitlAnswer = (allow: boolean): HITLResponse =>
+  allow
+    ? { decisions: [{ type: "approve" }] }
+    : { decisions: [{ type: "reject", message: "not this search" }] };
 
 /** Prints what the ledger recorded for the session: one line per invocation. */
 export async function printLedger(governance: Governance, sessionId: string): Promise<void> {

@@ -13,8 +13,8 @@ import {
 } from "sciencegate";
 import {
   answerCards,
-  nativeAnswer,
-  nativeCard,
+  hitlAnswer,
+  hitlCard,
   offlineGovernance,
   printLedger,
   QUESTION,
@@ -35,8 +35,8 @@ try {
   const state = await answerCards(
     (resume) =>
       app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
-    nativeCard,
-    nativeAnswer,
+    hitlCard,
+    hitlAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
   await printLedger(governance, "state-graph-example");

@@ -1,7 +1,9 @@
 /**
  * Approval cards in a swarm: `prepareFixedToolTable` gives each agent every governed tool up front
- * (plus `artifact_download` and `paper_extract_pdf`), and each call asks through the same gate. Give
- * `createReactAgent` `version: "v2"` so parallel calls run as separate tasks with independent cards.
+ * (plus `artifact_download` and `paper_extract_pdf`), and each call asks through the same gate. The
+ * table is built once for the whole app: each call runs in its own thread's session, so one user's
+ * grants never cover another's calls. Give `createReactAgent` `version: "v2"` so parallel calls run as
+ * separate tasks with independent cards.
  * Run: `npx tsx examples/approvals/swarm.ts`
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -12,8 +14,8 @@ import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
 import { prepareFixedToolTable } from "sciencegate";
 import {
   answerCards,
-  nativeAnswer,
-  nativeCard,
+  hitlAnswer,
+  hitlCard,
   offlineGovernance,
   printLedger,
   QUESTION,
@@ -21,8 +23,7 @@ import {
 } from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
-const sessionId = "swarm-example";
-const table = prepareFixedToolTable(governance, sessionId);
+const table = prepareFixedToolTable(governance); // every thread its own session
 const researcher = createReactAgent({
   llm: scriptedModel("researcher"),
   tools: [...table, createHandoffTool({ agentName: "writer" })],
@@ -43,11 +44,11 @@ try {
   const state = await answerCards(
     (resume) =>
       app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
-    nativeCard,
-    nativeAnswer,
+    hitlCard,
+    hitlAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
-  await printLedger(governance, sessionId);
+  await printLedger(governance, "swarm-thread"); // the thread is the session
 } finally {
   await close();
 }

@@ -1,7 +1,7 @@
 /**
  * Approval cards with a prebuilt `ToolNode` over the fixed tool table: the governed tools ask when
- * they run inside a graph with a checkpointer. Route each tool call to the node as its own task
- * (`Send` with `lg_tool_call`) so parallel calls get independent cards.
+ * they run inside a graph with a checkpointer, each call in its own thread's session. Route each tool
+ * call to the node as its own task (`Send` with `lg_tool_call`) so parallel calls get independent cards.
  * Run: `npx tsx examples/approvals/tool-node.ts`
  */
 import { type AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -10,8 +10,8 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { prepareFixedToolTable } from "sciencegate";
 import {
   answerCards,
-  nativeAnswer,
-  nativeCard,
+  hitlAnswer,
+  hitlCard,
   offlineGovernance,
   printLedger,
   QUESTION,
@@ -19,8 +19,7 @@ import {
 } from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
-const sessionId = "tool-node-example";
-const tools = prepareFixedToolTable(governance, sessionId);
+const tools = prepareFixedToolTable(governance); // every thread its own session
 const model = scriptedModel().bindTools(tools);
 const app = new StateGraph(MessagesAnnotation)
   .addNode("agent", async (state) => ({ messages: [await model.invoke(state.messages)] }))
@@ -45,11 +44,11 @@ try {
   const state = await answerCards(
     (resume) =>
       app.invoke(resume ? new Command({ resume }) : { messages: [new HumanMessage(QUESTION)] }, config),
-    nativeCard,
-    nativeAnswer,
+    hitlCard,
+    hitlAnswer,
   );
   console.log(`answer: ${state.messages.at(-1)?.text}`);
-  await printLedger(governance, sessionId);
+  await printLedger(governance, "tool-node-thread"); // the thread is the session
 } finally {
   await close();
 }

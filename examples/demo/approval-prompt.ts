@@ -6,7 +6,7 @@
 
 import { createInterface } from "node:readline";
 import type { Interrupt } from "@langchain/langgraph";
-import type { PermissionCard, PermissionDecision } from "sciencegate";
+import type { ApprovalHitlRequest, PermissionCard, PermissionDecision } from "sciencegate";
 
 /** The four answers a card takes. */
 type PermissionDecisionKind = PermissionDecision["decision"];
@@ -48,14 +48,29 @@ export function parseCardAnswer(text: string): PermissionDecisionKind | undefine
   return typed === "" ? "allow_once" : KEYS.get(typed);
 }
 
+/** An approval card as raised: langchain's `HITLRequest` (the default, the card under `sciencegate`) or the card itself. */
+export type CardInterrupt = Interrupt<ApprovalHitlRequest | PermissionCard> & { id: string };
+
+/**
+ * The permission card an interrupt carries, whatever shape it was raised in.
+ * @param value an interrupt's value
+ * @returns the card, or `undefined` when the interrupt is no approval card
+ */
+export function permissionCardOf(value: unknown): PermissionCard | undefined {
+  const card = (value as Partial<ApprovalHitlRequest> | undefined)?.sciencegate ?? value;
+  const candidate = card as Partial<PermissionCard> | undefined;
+  return candidate?.type === "permission" && typeof candidate.summary === "string"
+    ? (candidate as PermissionCard)
+    : undefined;
+}
+
 /**
  * Whether an interrupt carries a permission card.
  * @param item one entry of `__interrupt__`
  * @returns `true` for an approval card
  */
-export function isCardInterrupt(item: Interrupt): item is Interrupt<PermissionCard> & { id: string } {
-  const value = item.value as Partial<PermissionCard> | undefined;
-  return typeof item.id === "string" && value?.type === "permission" && typeof value.summary === "string";
+export function isCardInterrupt(item: Interrupt): item is CardInterrupt {
+  return typeof item.id === "string" && permissionCardOf(item.value) !== undefined;
 }
 
 /**
@@ -65,12 +80,13 @@ export function isCardInterrupt(item: Interrupt): item is Interrupt<PermissionCa
  * @returns `{[interruptId]: decision}` for every card
  */
 export async function answerCards(
-  cards: ReadonlyArray<Interrupt<PermissionCard> & { id: string }>,
+  cards: ReadonlyArray<CardInterrupt>,
   options: AnswerCardsOptions,
 ): Promise<Record<string, PermissionDecision>> {
   const answers: Record<string, PermissionDecision> = {};
   for (const card of cards) {
-    const value = card.value as PermissionCard;
+    // The native card offers all four decisions; a native answer resumes an HITL card as well.
+    const value = permissionCardOf(card.value) as PermissionCard;
     options.write(
       `  approval card: ${value.summary} (${value.resource}, source ${value.sourceId}, risk ${value.risk})`,
     );

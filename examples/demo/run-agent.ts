@@ -4,10 +4,10 @@
  * the pause in one resume map `{[interruptId]: decision}`, then streams on.
  */
 import type { BaseMessage } from "@langchain/core/messages";
-import { Command, type Interrupt } from "@langchain/langgraph";
-import type { createGovernedAgent, GovernedState, PermissionCard, PermissionDecision } from "sciencegate";
+import { Command } from "@langchain/langgraph";
+import type { createGovernedAgent, GovernedState, PermissionDecision } from "sciencegate";
 import type { ArtifactDownloadProgressEvent } from "sciencegate/artifacts";
-import { isCardInterrupt } from "./approval-prompt.js";
+import { type CardInterrupt, isCardInterrupt } from "./approval-prompt.js";
 
 /** The compiled graph `createGovernedAgent` returns. */
 export type GovernedAgent = ReturnType<typeof createGovernedAgent>;
@@ -24,9 +24,7 @@ export interface RunAgentOptions {
   /** Called for each `artifact_download` progress event. */
   onProgress: (event: ArtifactDownloadProgressEvent) => void;
   /** Decides every card of one pause. */
-  answer: (
-    cards: ReadonlyArray<Interrupt<PermissionCard> & { id: string }>,
-  ) => Promise<Record<string, PermissionDecision>>;
+  answer: (cards: ReadonlyArray<CardInterrupt>) => Promise<Record<string, PermissionDecision>>;
 }
 
 /**

@@ -4,8 +4,11 @@
  * Studio or Agent Chat UI. The server calls the factory for each run: the governance runtime (server
  * pool, ledger, child processes) is opened once per process by `governanceForProcess` and closed when
  * the server stops; the graph itself is cheap to build. Approval cards are langchain HITL requests
- * (`cardFormat: "hitl"`), download progress arrives on the `custom` stream mode, and the server's
- * checkpointer keeps the thread (and, with `promotionScope: "thread"`, its promoted tools).
+ * (the default card format, which Studio and Agent Chat UI render), download progress arrives on the
+ * `custom` stream mode, and the server's checkpointer keeps the thread (and, with `promotionScope:
+ * "thread"`, its promoted tools). Each thread is its own governance session: a grant given in one
+ * thread never covers another (to share one per user, configure an auth handler and pass
+ * `sessionId: (config) => config.configurable?.langgraph_auth_user_id`, which the server then writes).
  *
  * Offline, like `npm run demo`: a scripted model (`server-script.ts`), the bundled sources server as a
  * stdio child against loopback fake providers, and a paper fetch that serves a generated PDF for
@@ -37,7 +40,6 @@ export async function graph() {
     model: new ScriptedChatModel(serverScript),
     governance: await governance(),
     systemPrompt: DEMO_SYSTEM_PROMPT,
-    cardFormat: "hitl", // the interrupt value Studio and Agent Chat UI render
     promotionScope: "thread", // tools loaded with tool_search stay bound for the thread's later runs
   });
 }

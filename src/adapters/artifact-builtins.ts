@@ -35,7 +35,7 @@ export interface ArtifactBuiltinsOptions {
   dataDir?: string | undefined;
   /** The governance session of a call. @default `configurable.thread_id`, else `"default"` */
   sessionId?: SessionIdResolver | undefined;
-  /** The shape of `artifact_download`'s approval cards. @default "native" */
+  /** The shape of `artifact_download`'s approval cards. @default "hitl" */
   cardFormat?: ApprovalCardFormat | undefined;
   /**
    * How a dangerous download is approved: `false` asks nobody (an executor outside a graph, where no

@@ -44,8 +44,9 @@ export interface GovernedAgentOptions {
    */
   approvalHook?: ApprovalHook | false;
   /**
-   * The shape of the default approval cards (MCP calls and downloads): `native` (`PermissionCard`) or `hitl` (langchain's
-   * `HITLRequest`, card under `sciencegate`); both accept either answer shape. @default "native"
+   * The shape of the default approval cards (MCP calls and downloads): `hitl` (langchain's
+   * `HITLRequest`, the native card under `sciencegate`: what Agent Chat UI and LangGraph Studio
+   * render) or `native` (`PermissionCard`); both accept either answer shape. @default "hitl"
    */
   cardFormat?: ApprovalCardFormat;
   /** `run`: each user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
@@ -55,7 +56,12 @@ export interface GovernedAgentOptions {
    * summaries while they fit, else names, else one line per source. @default `{ tokenBudget: 2500 }`
    */
   deferredTools?: DeferredToolsSectionOptions;
-  /** The governance session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
+  /**
+   * The governance session of a call, read from each call's config: one agent serves many threads,
+   * each its own session. Return a shared key (a user id your server sets, say) for threads that
+   * should share grants, approval modes and source switches.
+   * @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`)
+   */
   sessionId?: SessionIdResolver;
   /**
    * Adds the built-in (not deferred) `artifact_download` and `paper_extract_pdf` tools when the
@@ -78,35 +84,10 @@ export interface GovernedAgentOptions {
  * const { messages } = await agent.invoke({ messages: [new HumanMessage("BRAF V600E papers")] }, { configurable: { thread_id: "t1" } });
  */
 export function createGovernedAgent(options: GovernedAgentOptions) {
-  const shared = {
-    governance: options.governance,
-    builtinTools: [
-      ...(options.tools ?? []),
-      ...createArtifactBuiltins(options.governance, {
-        artifactTools: options.artifactTools,
-        dataDir: options.dataDir,
-        sessionId: options.sessionId,
-        cardFormat: options.cardFormat,
-      }),
-    ],
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-  };
-  const agent = createModelNode({
-    ...shared,
-    model: options.model,
-    ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
-    ...(options.promotionScope === undefined ? {} : { promotionScope: options.promotionScope }),
-    ...(options.deferredTools === undefined ? {} : { deferredTools: options.deferredTools }),
-  });
-  const approvalHook = options.approvalHook;
-  const tools = createGovernedToolNode({
-    ...shared,
-    ...(approvalHook === undefined ? {} : { approvalHook }),
-    ...(options.cardFormat === undefined ? {} : { cardFormat: options.cardFormat }),
-  });
+  const builtinTools = [...(options.tools ?? []), ...createArtifactBuiltins(options.governance, options)];
   return new StateGraph(GovernedStateAnnotation)
-    .addNode("agent", agent)
-    .addNode(GOVERNED_TOOLS_NODE, tools)
+    .addNode("agent", createModelNode({ ...options, builtinTools }))
+    .addNode(GOVERNED_TOOLS_NODE, createGovernedToolNode({ ...options, builtinTools }))
     .addEdge(START, "agent")
     .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
     .addEdge(GOVERNED_TOOLS_NODE, "agent")

@@ -19,7 +19,7 @@ import {
  * The card names the call `artifact_download` and accepts `approve` and `reject` only (an `edit` asks
  * again: a download's plan is not the model's arguments).
  * @param runtime a governance runtime (`createGovernance`), or any object with its permission parts
- * @param options `cardFormat`: the shape of the cards (`native` or langchain's `hitl`), default `native`
+ * @param options `cardFormat`: the shape of the cards (langchain's `hitl` or `native`), default `hitl`
  * @returns the hook for `createArtifactDownloadTool({approval})`, one approval core per call of this
  *   function (sibling tasks must share one so that `allow_matching` releases them)
  * @example
@@ -32,7 +32,7 @@ export function createDownloadApproval(
   const enforcing = enforcingRuntime(runtime);
   if (!enforcing) return undefined;
   const { catalog } = enforcing;
-  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat ?? "native" });
+  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat });
   return (sessionId, plan) =>
     approve(
       sessionId,

@@ -1,24 +1,37 @@
 /**
- * Tool tables for executors that freeze their tools when a run starts: a swarm agent,
- * `createReactAgent`, or anything that binds its tools once. Such an executor cannot bind a tool
- * that `tool_search` promotes mid-run, so every deferred tool of the session is promoted up front;
+ * Tool tables for executors that freeze their tools when they are built: a swarm agent,
+ * `createReactAgent`, a prebuilt `ToolNode`, or anything that binds its tools once. Such an executor
+ * cannot bind a tool that `tool_search` promotes mid-run, so every deferred tool is promoted up front;
  * `tool_search` stays, because it is how the model reads a schema again after a definition changed.
+ * The table is frozen, but the session is not: each call reads its own from its config, so one table
+ * serves every thread (and every user) of an app.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { threadIdOf } from "../core/index.js";
+import { LRUCache } from "lru-cache";
+import { DEFAULT_SESSION_ID, GovernanceError } from "../core/index.js";
 import {
   type ApprovalCardFormat,
   type ApprovalHookOption,
-  executeGovernedToolCall,
-  resolveApprovalHook,
+  createGovernedRunner,
+  type GovernedToolRunner,
+  governedTools,
+  type SessionIdResolver,
 } from "../nodes/index.js";
 import { type PromotionState, promote, promotionReducer } from "../visibility/index.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "./artifact-builtins.js";
-import { type GovernedToolRunner, toGovernedStructuredTool } from "./governed-structured-tool.js";
-import { createGovernedToolSearch } from "./governed-tool-search.js";
+
+/** Sessions whose `tool_search` re-promotions a table remembers; a forgotten one starts over. */
+const REMEMBERED_SESSIONS = 10_000;
 
 /** Options of `prepareFixedToolTable`. */
 export interface FixedToolTableOptions {
+  /**
+   * The session of a call, read from each call's config (so one table serves many threads, each its
+   * own session). Return a shared key (a user id from your server's config, say) for threads that
+   * should share grants, approval modes and source switches.
+   * @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`)
+   */
+  sessionId?: SessionIdResolver | undefined;
   /**
    * Asked before each MCP call that would execute, inside the tool's graph task; may `interrupt()`.
    * `false` asks nothing (the broker then refuses a dangerous call that no grant or approval mode
@@ -27,74 +40,83 @@ export interface FixedToolTableOptions {
    */
   approvalHook?: ApprovalHookOption;
   /**
-   * The shape of the default approval cards (MCP calls and downloads): `native` (`PermissionCard`) or `hitl` (langchain's
-   * `HITLRequest`, card under `sciencegate`); both accept either answer shape. @default "native"
+   * The shape of the default approval cards (MCP calls and downloads): `hitl` (langchain's
+   * `HITLRequest`, the native card under `sciencegate`) or `native` (`PermissionCard`); both accept
+   * either answer shape. @default "hitl"
    */
   cardFormat?: ApprovalCardFormat | undefined;
   /**
    * Adds `artifact_download` (with its own approval card) and `paper_extract_pdf` when the runtime
    * has `downloads`. @default true
    */
-  artifactTools?: boolean;
+  artifactTools?: boolean | undefined;
   /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the runtime's data directory */
-  dataDir?: string;
+  dataDir?: string | undefined;
 }
 
 /**
- * The tools of one session for a fixed-table executor: `tool_search` first, then every deferred
- * (MCP) tool of the session with its model-visible name, composed description and input schema,
- * then `artifact_download` and `paper_extract_pdf` when the runtime has governed downloads.
- * Each call runs through `executeGovernedToolCall`, so through the broker (validation, permission,
- * cache, rate limits, ledger keyed by `thread_id:toolCallId`), with the config's `thread_id` as the
- * thread. Everything is promoted at the definitions it had when the table was built: if a tool's
- * definition changes later, a call gets the retryable "search first" error until `tool_search`
- * shows the model the new schema, which promotes it again for this table. A dangerous call asks a
- * human through the approval gate (one card per call) when the tool runs inside a graph with a
- * checkpointer; give the executor one task per tool call (`createReactAgent({version: "v2"})`, or a
- * `ToolNode` reached through `Send`) so parallel calls get independent cards.
+ * The tools of a fixed-table executor: `tool_search` first, then every deferred (MCP) tool a session
+ * starts with (each source's `enabledByDefault`, as the `"default"` session sees them when the table is
+ * built) with its model-visible name, composed description and input schema, then `artifact_download`
+ * and `paper_extract_pdf` when the runtime has governed downloads. Each call runs through the broker
+ * (validation, permission, cache, rate limits, ledger keyed by `thread_id:toolCallId`) in the session
+ * its own config names, so what one session allowed (a grant, `always_allow`) or switched off never
+ * reaches another, and a source switched off for a session is refused for that session only.
+ * Everything is promoted at the definitions it had when the table was built: if a tool's definition
+ * changes later, a call gets the retryable "search first" error until `tool_search` shows the model
+ * the new schema, which promotes it again for that session. A dangerous call asks a human through the
+ * approval gate (one card per call) when the tool runs inside a graph with a checkpointer; give the
+ * executor one task per tool call (`createReactAgent({version: "v2"})`, or a `ToolNode` reached
+ * through `Send`) so parallel calls get independent cards.
  * @param governance the runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`)
- * @param sessionId the session whose enabled sources make up the table
- * @param options approval hook, artifact built-ins and their data directory
+ * @param options session resolver, approval hook, card format, artifact built-ins and their data directory
  * @returns the tools, ready for `createReactAgent({tools: [...table, ...appTools]})`
- * @throws GovernanceError `DUPLICATE_ID` when two catalog tools share a model-visible name
+ * @throws GovernanceError `INVALID_CONFIG` when the second argument is a session id (the table is no
+ *   longer built for one session); `DUPLICATE_ID` when two catalog tools share a model-visible name
  * @example
- * const tools = prepareFixedToolTable(governance, "session-1");
+ * const tools = prepareFixedToolTable(governance); // one table, every thread its own session
  * const agent = createReactAgent({ llm, tools: [...tools, createHandoffTool({ agentName: "writer" })], name: "researcher" });
  */
 export function prepareFixedToolTable(
   governance: ArtifactBuiltinsRuntime,
-  sessionId: string,
   options: FixedToolTableOptions = {},
 ): StructuredToolInterface[] {
-  const approvalHook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat);
-  const tools = governance.tools(sessionId);
-  const deferred = tools.filter((tool) => tool.deferred);
-  // One table, one promotion state: tool_search calls of the table's runs re-promote changed tools.
-  let promotion: PromotionState = promotionReducer(
+  if (typeof options !== "object" || options === null) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `prepareFixedToolTable(governance, ${JSON.stringify(options)}): a table is no longer built for one session, ` +
+        "since every thread would then share its grants and approval modes. Call prepareFixedToolTable(governance): " +
+        "each call's session is its thread; pass { sessionId: (config) => … } for threads that share one.",
+    );
+  }
+  const runner = createGovernedRunner(governance, options);
+  const tools = governance.tools(DEFAULT_SESSION_ID).filter((tool) => tool.deferred);
+  const initial: PromotionState = promotionReducer(
     undefined,
     promote(
-      deferred.map((tool) => tool.name),
+      tools.map((tool) => tool.name),
       tools,
     ),
   );
+  // Each session's own re-promotions (tool_search after a definition changed), from the table's start.
+  const promotions = new LRUCache<string, PromotionState>({ max: REMEMBERED_SESSIONS });
   const run: GovernedToolRunner = async (call, config) => {
-    const outcome = await executeGovernedToolCall(governance, call, {
-      sessionId,
-      promotion,
-      threadId: threadIdOf(config),
-      signal: config?.signal,
-      ...(approvalHook ? { approval: { hook: approvalHook, config: config ?? {} } } : {}),
-    });
-    if (outcome.promotion) promotion = promotionReducer(promotion, outcome.promotion);
+    const sessionId = runner.sessionOf(config);
+    const promotion = promotions.get(sessionId) ?? initial;
+    const outcome = await runner.run(call, config, { promotion }, sessionId);
+    if (outcome.promotion) {
+      // Read again: a sibling call of the same session may have promoted while this one ran.
+      const current = promotions.get(sessionId) ?? initial;
+      promotions.set(sessionId, promotionReducer(current, outcome.promotion));
+    }
     return outcome.message;
   };
   return [
-    createGovernedToolSearch(governance, sessionId, run),
-    ...deferred.map((tool) => toGovernedStructuredTool(tool, run)),
+    ...governedTools(tools, run),
     ...createArtifactBuiltins(governance, {
       artifactTools: options.artifactTools,
       dataDir: options.dataDir,
-      sessionId: () => sessionId,
+      sessionId: options.sessionId,
       cardFormat: options.cardFormat,
     }),
   ];

@@ -12,35 +12,27 @@
  */
 import type { AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage } from "@langchain/core/messages";
 import type { ClientTool, ServerTool } from "@langchain/core/tools";
-import { Command } from "@langchain/langgraph";
-import { sessionIdOf, threadIdOf } from "../core/index.js";
+import { Command, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import {
   type ApprovalCardFormat,
   type ApprovalHook,
-  executeGovernedToolCall,
+  createGovernedRunner,
   type GovernedRuntime,
-  resolveApprovalHook,
-  type ToolCallContext,
+  type GovernedToolRunner,
+  governedTools,
+  PromotionStateSchema,
+  prepareModelTurn,
+  runStart,
+  type SessionIdResolver,
 } from "../nodes/index.js";
 import {
-  autoPromote,
   type DeferredToolsSectionOptions,
-  deferredToolsPromptSection,
   type PromotionScope,
   type PromotionState,
   type PromotionUpdate,
-  promote,
   resolveDeferredToolsSectionOptions,
-  routingHintsSection,
-  runStartUpdate,
-  staleTools,
-  staleToolsNotice,
   TOOL_SEARCH_NAME,
-  visibleTools,
 } from "../visibility/index.js";
-import { toGovernedStructuredTool } from "./governed-structured-tool.js";
-import { createGovernedToolSearch } from "./governed-tool-search.js";
-import { createPromotionStateSchema, type PromotionStateSchema } from "./promotion-state-schema.js";
 
 /** What the middleware reads of an agent run (langchain's `Runtime` has it). */
 export interface AgentRuntimeLike {
@@ -93,7 +85,7 @@ export interface PromotionWrite {
 export interface GovernanceMiddleware {
   name: string;
   /** The promotion channel, added to the agent's state under `promotion`. */
-  stateSchema: PromotionStateSchema;
+  stateSchema: typeof PromotionStateSchema;
   /** At the first model call of a run: resets the promotions (scope `run`) and auto-promotes. */
   beforeModel: (state: GovernedAgentState, runtime: AgentRuntimeLike) => PromotionWrite | undefined;
   /** Adds `tool_search`, the promoted tools and the prompt sections to the model request. */
@@ -111,10 +103,11 @@ export interface GovernanceMiddleware {
 /** Options of `governanceMiddleware`. */
 export interface GovernanceMiddlewareOptions {
   /**
-   * The session of a run (whose enabled sources make up the surface); a blank or `undefined` answer
-   * defers to the thread. @default the run's `thread_id`, else `"default"` (see `sessionIdOf`)
+   * The session of a call, read from each call's run (its `configurable` and `context`); a blank or
+   * `undefined` answer defers to the thread. @default the run's `thread_id`, else `"default"` (see
+   * `SessionIdResolver`)
    */
-  sessionId?: ((runtime: AgentRuntimeLike) => string | undefined) | undefined;
+  sessionId?: SessionIdResolver | undefined;
   /**
    * How long promotions last: `run` (a new user message starts from nothing; interrupts and resumes
    * keep them) or `thread` (they accumulate over the thread).
@@ -139,9 +132,9 @@ export interface GovernanceMiddlewareOptions {
   /**
    * The shape of the default gate's cards. `hitl`: each card is langchain's `HITLRequest` of one call
    * (what Agent Chat UI and LangGraph Studio render), with Sciencegate's `PermissionCard` under
-   * `sciencegate`, answered with an `HITLResponse` (`approve`, optionally with `scope: "matching"`;
-   * `edit`; `reject` with a message). `native`: the `PermissionCard` itself. Both shapes accept both
-   * answers. @default "hitl"
+   * `sciencegate`, answered with an `HITLResponse` (`approve`, optionally with `scope: "matching"` or
+   * `"always"`; `edit`; `reject` with a message). `native`: the `PermissionCard` itself. Both shapes
+   * accept both answers. @default "hitl"
    */
   cardFormat?: ApprovalCardFormat | undefined;
 }
@@ -163,63 +156,54 @@ export function governanceMiddleware(
   governance: GovernedRuntime,
   options: GovernanceMiddlewareOptions = {},
 ): GovernanceMiddleware {
-  const sessionOf = (runtime: AgentRuntimeLike): string => sessionIdOf(runtime, options.sessionId);
-  const scope = options.promotionScope ?? "run";
-  const approvalHook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat ?? "hitl");
+  const runner = createGovernedRunner(governance, options);
   const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
+  const turnOptions = { ...options, deferredTools };
 
   const middleware: GovernanceMiddleware = {
     name: "SciencegateGovernance",
-    stateSchema: createPromotionStateSchema(),
+    stateSchema: PromotionStateSchema,
 
-    beforeModel: ({ promotion, messages }, runtime) => {
-      const turn = lastUserTurn(messages);
-      const start = runStartUpdate(promotion, turn.runId, scope);
-      if (start === undefined) return undefined;
-      const tools = governance.tools(sessionOf(runtime));
-      const names = autoPromote(turn.text, tools, options.autoPromoteLimit ?? 3);
-      return { promotion: { ...start, ...promote(names, tools) } };
+    beforeModel: (state, runtime) => {
+      const tools = governance.tools(runner.sessionOf(configOf(runtime)));
+      const { start } = runStart(tools, state, turnOptions);
+      return start && { promotion: start };
     },
 
     wrapModelCall: (request, handler) => {
-      const sessionId = sessionOf(request.runtime);
+      const config = configOf(request.runtime);
+      const sessionId = runner.sessionOf(config);
       const tools = governance.tools(sessionId);
-      const promotion = request.state.promotion;
+      // beforeModel wrote the run's start, so the turn is the state as it is.
+      const turn = prepareModelTurn(tools, request.state, turnOptions);
       const governed = new Set(tools.map((tool) => tool.name));
       const appTools = request.tools.filter((tool) => !isGovernedName(toolName(tool), governed));
-      const execute = bindExecutor(governance, sessionId, request.runtime, promotion, approvalHook);
-      const promoted = visibleTools(tools, promotion)
-        .filter((tool) => tool.deferred)
-        .map((tool) => toGovernedStructuredTool(tool, execute));
-      const sections = [
-        deferredToolsPromptSection(tools, promotion, deferredTools),
-        routingHintsSection(tools, promotion),
-        staleToolsNotice(staleTools(promotion, tools)),
-      ].filter((section) => section !== "");
+      const run: GovernedToolRunner = async (call, callConfig) =>
+        (await runner.run(call, callConfig ?? config, turn, sessionId)).message;
       const systemMessage =
-        sections.length === 0
+        turn.sections === ""
           ? request.systemMessage
-          : request.systemMessage.concat(
-              `${hasText(request.systemMessage) ? "\n\n" : ""}${sections.join("\n\n")}`,
-            );
+          : request.systemMessage.concat(`${hasText(request.systemMessage) ? "\n\n" : ""}${turn.sections}`);
       return handler({
         ...request,
         systemMessage,
-        tools: [...appTools, createGovernedToolSearch(governance, sessionId, execute), ...promoted],
+        tools: [...appTools, ...governedTools(turn.deferred, run)],
       });
     },
 
     wrapToolCall: async (request, handler) => {
-      const sessionId = sessionOf(request.runtime);
+      const config = configOf(request.runtime);
+      const sessionId = runner.sessionOf(config);
       const name = request.toolCall.name;
       const governed = new Set(governance.tools(sessionId).map((tool) => tool.name));
       // The app's own tool (registered with the agent) wins over a same-named governed one.
       if (request.tool !== undefined || !isGovernedName(name, governed)) return handler(request);
-      const promotion = request.state.promotion;
-      const outcome = await executeGovernedToolCall(
-        governance,
+      const { promotion } = request.state;
+      const outcome = await runner.run(
         { id: request.toolCall.id, name, args: request.toolCall.args },
-        runContext(sessionId, request.runtime, promotion, approvalHook),
+        config,
+        { promotion, runId: promotion?.runId },
+        sessionId,
       );
       if (!outcome.promotion || Object.keys(outcome.promotion.promote ?? {}).length === 0)
         return outcome.message;
@@ -230,35 +214,14 @@ export function governanceMiddleware(
   return Object.assign(middleware, { [Symbol.for("AgentMiddleware")]: true });
 }
 
-function bindExecutor(
-  governance: GovernedRuntime,
-  sessionId: string,
-  runtime: AgentRuntimeLike,
-  promotion: PromotionState | undefined,
-  approvalHook: ApprovalHook | undefined,
-) {
-  return async (call: Parameters<typeof executeGovernedToolCall>[1]) =>
-    (await executeGovernedToolCall(governance, call, runContext(sessionId, runtime, promotion, approvalHook)))
-      .message;
-}
-
-function runContext(
-  sessionId: string,
-  runtime: AgentRuntimeLike,
-  promotion: PromotionState | undefined,
-  approvalHook: ApprovalHook | undefined,
-): ToolCallContext {
-  const config = {
+/** The config of a call made in an agent run: what the session resolver and the approval hook read. */
+function configOf(runtime: AgentRuntimeLike): LangGraphRunnableConfig {
+  const { context } = runtime;
+  const isRecord = typeof context === "object" && context !== null;
+  return {
     configurable: runtime.configurable ?? {},
     ...(runtime.signal === undefined ? {} : { signal: runtime.signal }),
-  };
-  return {
-    sessionId,
-    promotion,
-    threadId: threadIdOf(runtime),
-    runId: promotion?.runId,
-    signal: runtime.signal,
-    ...(approvalHook ? { approval: { hook: approvalHook, config } } : {}),
+    ...(isRecord ? { context: context as Record<string, unknown> } : {}),
   };
 }
 
@@ -274,17 +237,4 @@ function toolName(tool: ClientTool | ServerTool): string {
 
 function hasText(message: BaseMessage): boolean {
   return message.text.trim() !== "";
-}
-
-/**
- * The run a model call belongs to: the latest user message. A resume adds no user message, so it
- * stays in the run it resumes; a new user turn gets a new id (the messages reducer gives every
- * message one).
- */
-function lastUserTurn(messages: readonly BaseMessage[]): { runId: string; text: string } {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i];
-    if (message?.getType() === "human") return { runId: message.id ?? `human#${i}`, text: message.text };
-  }
-  return { runId: "no-user-message", text: "" };
 }

@@ -9,14 +9,9 @@ export {
   type GovernedAgentRuntime,
 } from "./create-governed-agent.js";
 export { createDownloadApproval } from "./download-approval.js";
-export { prepareFixedToolTable } from "./fixed-tool-table.js";
+export { type FixedToolTableOptions, prepareFixedToolTable } from "./fixed-tool-table.js";
 export { type FromMultiServerClientOptions, fromMultiServerMCPClient } from "./from-multi-server-client.js";
 export { type GovernanceMiddlewareOptions, governanceMiddleware } from "./governance-middleware.js";
-export {
-  GovernedStructuredTool,
-  type GovernedStructuredToolFields,
-  type GovernedToolRunner,
-} from "./governed-structured-tool.js";
 export { createMultiServerClientPool, type MultiServerClientLike } from "./multi-server-client-pool.js";
 export {
   createPaperAcquisitionGraph,

@@ -19,7 +19,7 @@ import { GovernanceError, sessionIdOf, threadIdOf } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { PermissionService } from "../governance/permissions/index.js";
-import type { SessionIdResolver } from "../nodes/index.js";
+import type { ApprovalCardFormat, SessionIdResolver } from "../nodes/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 import type {
   AcquiredPaper,
@@ -56,6 +56,8 @@ export interface AcquisitionExtractTask {
 export interface AcquisitionDownloadDeps {
   runtime: PaperAcquisitionRuntime;
   sessionId: SessionIdResolver | undefined;
+  /** The shape of the approval cards. */
+  cardFormat: ApprovalCardFormat | undefined;
   /** The node that extracts a completed PDF. */
   extractNode: string;
   /** The node that lists the outcomes. */
@@ -71,7 +73,7 @@ export interface AcquisitionDownloadDeps {
 export function createAcquisitionDownloadNode(deps: AcquisitionDownloadDeps) {
   const { runtime } = deps;
   // One approval core per graph: sibling tasks of a resume share it, so allow_matching releases them.
-  const approval = createDownloadApproval(runtime);
+  const approval = createDownloadApproval(runtime, { cardFormat: deps.cardFormat });
   return async (
     task: AcquisitionDownloadTask,
     config: LangGraphRunnableConfig,

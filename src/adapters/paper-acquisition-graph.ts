@@ -8,7 +8,7 @@
 import { type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
 import type { PaperExtractionRuntime, PdfLimits } from "../artifacts/index.js";
 import type { Clock } from "../core/index.js";
-import type { SessionIdResolver } from "../nodes/index.js";
+import type { ApprovalCardFormat, SessionIdResolver } from "../nodes/index.js";
 import {
   type AcquisitionDownloadTask,
   createAcquisitionDownloadNode,
@@ -39,8 +39,13 @@ export interface PaperAcquisitionGraphOptions {
    * message. @default none (a parent graph's checkpointer is inherited)
    */
   checkpointer?: BaseCheckpointSaver;
-  /** The governance session of a run. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
+  /** The governance session of a run. @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`) */
   sessionId?: SessionIdResolver;
+  /**
+   * The shape of the download approval cards: `hitl` (langchain's `HITLRequest`, the native card under
+   * `sciencegate`) or `native` (`PermissionCard`); both accept either answer shape. @default "hitl"
+   */
+  cardFormat?: ApprovalCardFormat;
   /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
   limits?: Partial<PdfLimits>;
   /** Times the extraction bound and its ledger rows. @default systemClock */
@@ -84,6 +89,7 @@ export function createPaperAcquisitionGraph(
   const download = createAcquisitionDownloadNode({
     runtime: governance,
     sessionId: options.sessionId,
+    cardFormat: options.cardFormat,
     extractNode: EXTRACT,
     collectNode: COLLECT,
   });

@@ -6,9 +6,6 @@
 export {
   createDownloadApproval,
   createMultiServerClientPool,
-  GovernedStructuredTool,
-  type GovernedStructuredToolFields,
-  type GovernedToolRunner,
   type MultiServerClientLike,
 } from "../adapters/index.js";
 export { PostgresDownloadJobStore } from "../artifacts/index.js";
@@ -145,6 +142,9 @@ export {
   type AuthorizationApproval,
   approvalResponseJsonSchema,
   createAuthorizationApproval,
+  GovernedStructuredTool,
+  type GovernedStructuredToolFields,
+  type GovernedToolRunner,
   type HitlDecision,
   permissionDecisionJsonSchema,
 } from "../nodes/index.js";

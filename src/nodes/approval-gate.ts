@@ -45,13 +45,13 @@ export interface ApprovalGateOptions {
    */
   waitTimeoutMs?: number;
   /**
-   * The shape of the interrupt value: `native` raises the `PermissionCard`; `hitl` raises langchain's
-   * `HITLRequest` of the one call (rendered by Agent Chat UI and LangGraph Studio) with the card under
-   * `sciencegate`. Either shape accepts both answers: `{decision, message?}` and
-   * `{decisions: [approve | edit | reject]}` (see the README's approval section).
-   * @default "native"
+   * The shape of the interrupt value: `hitl` raises langchain's `HITLRequest` of the one call (what
+   * Agent Chat UI and LangGraph Studio render) with the native card under `sciencegate`; `native`
+   * raises the `PermissionCard` itself. Either shape accepts both answers: `{decisions: [approve |
+   * edit | reject]}` and `{decision, message?}` (see the README's approval section).
+   * @default "hitl"
    */
-  cardFormat?: ApprovalCardFormat;
+  cardFormat?: ApprovalCardFormat | undefined;
 }
 
 /** The JSON Schema of a native decision (`{decision, message?}`). */
@@ -92,8 +92,9 @@ export interface ApprovalCall extends ApprovalAction {
 /**
  * Creates the approval core. A call the policy finds safe, or one covered by a grant or by the
  * session's `always_allow` mode, passes without a card. A dangerous call raises exactly one
- * `interrupt()` with a {@link PermissionCard} (or, with `cardFormat: "hitl"`, langchain's `HITLRequest`
- * carrying it); the resume value (`{decision, message?}` or an `HITLResponse` of one decision) is
+ * `interrupt()` with langchain's `HITLRequest` of the call carrying its {@link PermissionCard} (or, with
+ * `cardFormat: "native"`, the card itself); the resume value (an `HITLResponse` of one decision or
+ * `{decision, message?}`) is
  * validated, and a malformed one asks again with `invalidResponse` set. The decision is recorded with
  * `permissions.decide` before the call runs; an `allow_matching` grant releases every covered sibling
  * waiting on the same resume.
@@ -121,7 +122,7 @@ export function createAuthorizationApproval(
       const ended = permissions.pendingFor(request)?.state;
       if (ended === "timed_out" || ended === "cancelled") return undefined;
       // Peek before any await, so that an answered task records while its siblings still wait.
-      const peeked = peekAnswer(permissions.cardFor(request), options.cardFormat ?? "native", action);
+      const peeked = peekAnswer(permissions.cardFor(request), options.cardFormat ?? "hitl", action);
       if (peeked.answered) return await recordAnswer(governance, request, peeked.answer, action, options);
       release();
       return await waitOrPass(governance, request, peeked.pause, answers, options);
@@ -137,13 +138,13 @@ export function createAuthorizationApproval(
  * `PERMISSION_DENIED` (with the human's message), audited in the ledger; an `edit` runs the call with
  * the edited arguments (same tool), recording the decision for that edited call.
  * @param governance catalog, ledger and permission service (`createGovernance`)
- * @param options the optional wait timeout and the card format (`native` by default)
+ * @param options the optional wait timeout and the card format (`hitl` by default)
  * @returns the hook for `createGovernedToolNode({approvalHook})` / `createGovernedAgent`
  * @throws GovernanceError `INVALID_CONFIG` when the broker does not enforce permissions
  * @example
  * const agent = createGovernedAgent({ model, governance, checkpointer, approvalHook: createApprovalGate(governance) });
- * const paused = await agent.invoke(input, config); // paused.__interrupt__: one card per dangerous call
- * await agent.invoke(new Command({ resume: { [card.id]: { decision: "allow_once" } } }), config);
+ * const paused = await agent.invoke(input, config); // paused.__interrupt__: one HITLRequest per dangerous call
+ * await agent.invoke(new Command({ resume: { [card.id]: { decisions: [{ type: "approve" }] } } }), config);
  */
 export function createApprovalGate(
   governance: ApprovalGateRuntime,

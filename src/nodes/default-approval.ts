@@ -15,13 +15,13 @@ export type ApprovalHookOption = ApprovalHook | false | undefined;
  * @param governance the runtime (its catalog, ledger and permission service back the gate)
  * @param option the app's hook, `false` (no cards: dangerous calls are refused by the broker), or
  *   `undefined` for the default
- * @param cardFormat the shape of the default gate's cards (`native` or langchain's `hitl`)
+ * @param cardFormat the shape of the default gate's cards: langchain's `hitl` (the default) or `native`
  * @returns the hook to run before each MCP call, or `undefined` for none
  */
 export function resolveApprovalHook(
   governance: object,
   option: ApprovalHookOption,
-  cardFormat: ApprovalCardFormat = "native",
+  cardFormat: ApprovalCardFormat | undefined = "hitl",
 ): ApprovalHook | undefined {
   if (option === false) return undefined;
   if (option !== undefined) return option;

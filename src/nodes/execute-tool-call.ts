@@ -34,12 +34,6 @@ export interface GovernedRuntime {
   tools(sessionId: string): SurfaceTool[];
 }
 
-/**
- * Picks the governance session of a graph call from its config; a blank or `undefined` answer
- * defers to the thread (`sessionIdOf`: the thread, else `"default"`). Model node and tool node must agree.
- */
-export type SessionIdResolver = (config: LangGraphRunnableConfig) => string | undefined;
-
 /** One tool call of a model turn. */
 export interface ToolCallLike {
   id?: string | undefined;

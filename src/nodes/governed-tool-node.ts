@@ -5,15 +5,10 @@
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { GovernanceError, sessionIdOf, threadIdOf } from "../core/index.js";
+import { GovernanceError } from "../core/index.js";
 import type { ApprovalHook } from "./approval-hook.js";
-import { resolveApprovalHook } from "./default-approval.js";
-import {
-  executeGovernedToolCall,
-  type GovernedRuntime,
-  type SessionIdResolver,
-  type ToolCallContext,
-} from "./execute-tool-call.js";
+import type { GovernedRuntime } from "./execute-tool-call.js";
+import { createGovernedRunner, type SessionIdResolver } from "./governed-runner.js";
 import type { GovernedStateUpdate } from "./governed-state.js";
 import type { GovernedToolTask } from "./governed-tools-condition.js";
 import type { ApprovalCardFormat } from "./hitl-protocol.js";
@@ -32,13 +27,13 @@ export interface GovernedToolNodeOptions {
    */
   approvalHook?: ApprovalHook | false;
   /**
-   * The shape of the default gate's cards: `native` (`PermissionCard`) or `hitl` (langchain's
-   * `HITLRequest`, card under `sciencegate`); both accept either answer shape. @default "native"
+   * The shape of the default gate's cards: `hitl` (langchain's `HITLRequest`, the native card under
+   * `sciencegate`) or `native` (`PermissionCard`); both accept either answer shape. @default "hitl"
    */
   cardFormat?: ApprovalCardFormat;
   /**
-   * The governance session of a call; must match the model node's. @default `configurable.thread_id`,
-   * else `"default"` (see `sessionIdOf`)
+   * The governance session of a call, read from each call's config; must match the model node's.
+   * @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`)
    */
   sessionId?: SessionIdResolver;
 }
@@ -46,11 +41,11 @@ export interface GovernedToolNodeOptions {
 /**
  * Creates the node that runs one governed tool call. `tool_search` searches and promotes; the app's
  * tools run as they are; an MCP tool runs only when promoted at its current definition and approved,
- * through the broker keyed by `thread_id:toolCallId`. Failures become `ToolMessage`s with `status:
- * "error"` and a JSON body `{code, message, retryable, ...}`; interrupts propagate.
- * Dangerous calls ask a human through the approval gate by default (compile the graph with a
- * checkpointer); pass `approvalHook: false` to opt out.
- * @param options governance, the app's tools, approval hook, session resolver
+ * through the broker keyed by `thread_id:toolCallId`, in the session of the call's own config.
+ * Failures become `ToolMessage`s with `status: "error"` and a JSON body `{code, message, retryable,
+ * ...}`; interrupts propagate. Dangerous calls ask a human through the approval gate by default
+ * (compile the graph with a checkpointer); pass `approvalHook: false` to opt out.
+ * @param options governance, the app's tools, approval hook, card format, session resolver
  * @returns a node taking a `GovernedToolTask` (sent by `governedToolsCondition`)
  * @throws GovernanceError `INVALID_CONFIG` when the node is reached without a `Send` task
  * @example
@@ -59,9 +54,7 @@ export interface GovernedToolNodeOptions {
 export function createGovernedToolNode(
   options: GovernedToolNodeOptions,
 ): (task: GovernedToolTask, config: LangGraphRunnableConfig) => Promise<GovernedStateUpdate> {
-  const { governance } = options;
-  const approvalHook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat);
-  const builtinTools = options.builtinTools ?? [];
+  const runner = createGovernedRunner(options.governance, options);
   return async (task, config) => {
     if (task?.toolCall === undefined) {
       throw new GovernanceError(
@@ -71,18 +64,7 @@ export function createGovernedToolNode(
     }
     const { toolCall } = task;
     const call = { id: toolCall.id ?? `${toolCall.name}:call`, name: toolCall.name, args: toolCall.args };
-    const sessionId = sessionIdOf(config, options.sessionId);
-    const threadId = threadIdOf(config);
-    const context: ToolCallContext = {
-      sessionId,
-      promotion: task.promotion,
-      builtinTools,
-      threadId,
-      runId: task.runId,
-      signal: config.signal,
-      ...(approvalHook ? { approval: { hook: approvalHook, config } } : {}),
-    };
-    const outcome = await executeGovernedToolCall(governance, call, context);
+    const outcome = await runner.run(call, config, task);
     return {
       messages: [outcome.message],
       ...(outcome.promotion === undefined ? {} : { promotion: outcome.promotion }),

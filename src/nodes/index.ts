@@ -12,11 +12,22 @@ export { type ApprovalHookOption, enforcingRuntime, resolveApprovalHook } from "
 export {
   executeGovernedToolCall,
   type GovernedRuntime,
-  type SessionIdResolver,
   type ToolCallContext,
   type ToolCallLike,
 } from "./execute-tool-call.js";
-export { type GovernedState, GovernedStateAnnotation, type GovernedStateUpdate } from "./governed-state.js";
+export { createGovernedRunner, type SessionIdResolver } from "./governed-runner.js";
+export {
+  type GovernedState,
+  GovernedStateAnnotation,
+  type GovernedStateUpdate,
+  PromotionStateSchema,
+} from "./governed-state.js";
+export {
+  GovernedStructuredTool,
+  type GovernedStructuredToolFields,
+  type GovernedToolRunner,
+  governedTools,
+} from "./governed-tool.js";
 export { createGovernedToolNode, type GovernedToolNodeOptions } from "./governed-tool-node.js";
 export {
   createGovernedToolsCondition,
@@ -37,3 +48,4 @@ export {
   type HitlReviewConfig,
 } from "./hitl-protocol.js";
 export { createModelNode, type ModelNodeOptions } from "./model-node.js";
+export { prepareModelTurn, runStart } from "./model-turn.js";

@@ -1,12 +1,17 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command } from "@langchain/langgraph";
+import type { HITLRequest, HITLResponse } from "langchain";
 import { describe, expect, test } from "vitest";
+import type { PermissionCard } from "../../src/governance/permissions/index.js";
+import type { ApprovalHitlRequest } from "../../src/nodes/index.js";
 import {
   buildExecutor,
   cardForFile,
   cardsOf,
   EXECUTOR_NAMES,
+  type ExecutorOptions,
+  interruptsOf,
   toolMessagesById,
   WRITE_FILE,
   writerModel,
@@ -15,9 +20,9 @@ import { exists, FILES, filesystemRuntimes } from "./filesystem-test-runtime.js"
 
 const openRuntime = filesystemRuntimes();
 
-async function setup(name: (typeof EXECUTOR_NAMES)[number], checkpointer?: false) {
+async function setup(name: (typeof EXECUTOR_NAMES)[number], checkpointer?: false, options?: ExecutorOptions) {
   const { governance, root } = await openRuntime();
-  const agent = buildExecutor(name, governance, writerModel(root, FILES), checkpointer);
+  const agent = buildExecutor(name, governance, writerModel(root, FILES), checkpointer, options);
   const writes = async () =>
     (await governance.ledger.query()).filter((row) => row.toolId === "write_file" && row.status === "ok");
   return { governance, root, agent, writes };
@@ -76,21 +81,47 @@ describe.each(EXECUTOR_NAMES)("approval cards by default: %s", (name) => {
     ).toEqual([]);
   });
 
-  test("an edit runs the edited call once: the human's path and content, not the model's", async () => {
+  test("cards are langchain HITLRequests by default; HITLResponse edit, reject and approve each do what they say, once", async () => {
     const { root, agent, writes } = await setup(name);
     const paused = await agent.invoke("start", "t4");
-    expect(cardsOf(paused)).toHaveLength(3);
-    const edit = (file: string, content: string) => ({
+    const raised = interruptsOf(paused);
+    expect(raised).toHaveLength(3);
+    for (const { value } of raised) {
+      const request: HITLRequest = value as ApprovalHitlRequest;
+      expect(request.actionRequests).toEqual([
+        {
+          name: WRITE_FILE,
+          args: { path: expect.any(String), content: expect.any(String) },
+          description: expect.stringContaining("write_file on filesystem"),
+        },
+      ]);
+      expect(request.reviewConfigs).toEqual([
+        {
+          actionName: WRITE_FILE,
+          allowedDecisions: ["approve", "edit", "reject"],
+          argsSchema: expect.any(Object),
+        },
+      ]);
+    }
+    const edit: HITLResponse = {
       decisions: [
-        { type: "edit", editedAction: { name: WRITE_FILE, args: { path: join(root, file), content } } },
+        {
+          type: "edit",
+          editedAction: {
+            name: WRITE_FILE,
+            args: { path: join(root, "edited.txt"), content: "written by the human's edit" },
+          },
+        },
       ],
-    });
+    };
+    const reject: HITLResponse = { decisions: [{ type: "reject", message: "no b" }] };
+    const approve: HITLResponse = { decisions: [{ type: "approve" }] };
     const done = await agent.invoke(
       new Command({
         resume: {
-          [cardForFile(paused, "a.txt")]: edit("edited.txt", "written by the human's edit"),
-          [cardForFile(paused, "b.txt")]: { decisions: [{ type: "reject", message: "no b" }] },
-          [cardForFile(paused, "c.txt")]: { decisions: [{ type: "approve" }] },
+          [cardForFile(paused, "a.txt")]: edit,
+          [cardForFile(paused, "b.txt")]: reject,
+          [cardForFile(paused, "c.txt")]: approve,
         },
       }),
       "t4",
@@ -100,9 +131,38 @@ describe.each(EXECUTOR_NAMES)("approval cards by default: %s", (name) => {
     expect(await exists(join(root, "a.txt"))).toBe(false);
     expect(await exists(join(root, "b.txt"))).toBe(false);
     expect(await readFile(join(root, "c.txt"), "utf8")).toBe("content of c.txt");
+    expect(JSON.parse(String(toolMessagesById(done).get("write-2")?.content))).toMatchObject({
+      code: "PERMISSION_DENIED",
+      message: expect.stringContaining("no b"),
+    });
     expect((await writes()).map((row) => row.toolCallId).sort()).toEqual(["write-1", "write-3"]);
     await agent.invoke(new Command({ resume: {} }), "t4");
     expect(await writes()).toHaveLength(2);
+  });
+
+  test('cardFormat: "native" raises the PermissionCard itself; native answers resume it', async () => {
+    const { root, agent, writes } = await setup(name, undefined, { cardFormat: "native" });
+    const paused = await agent.invoke("start", "t5");
+    const raised = interruptsOf(paused).map(({ value }) => value as PermissionCard);
+    expect(raised.map((card) => [card.type, card.toolId])).toEqual([
+      ["permission", "write_file"],
+      ["permission", "write_file"],
+      ["permission", "write_file"],
+    ]);
+    const done = await agent.invoke(
+      new Command({
+        resume: Object.fromEntries(
+          FILES.map((file) => [
+            cardForFile(paused, file),
+            { decision: file === "b.txt" ? "deny" : "allow_once" },
+          ]),
+        ),
+      }),
+      "t5",
+    );
+    expect(cardsOf(done)).toEqual([]);
+    expect(await exists(join(root, "b.txt"))).toBe(false);
+    expect((await writes()).map((row) => row.toolCallId).sort()).toEqual(["write-1", "write-3"]);
   });
 
   test("without a checkpointer nothing is written and each refusal names the fix and is audited", async () => {

@@ -9,6 +9,7 @@ import { mkdtemp, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import {
   type BaseCheckpointSaver,
@@ -30,7 +31,12 @@ import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js
 import { prepareFixedToolTable } from "../../src/adapters/fixed-tool-table.js";
 import { governanceMiddleware } from "../../src/adapters/governance-middleware.js";
 import type { PermissionCard } from "../../src/governance/permissions/index.js";
-import type { ApprovalHitlRequest, ApprovalInterruptValue } from "../../src/nodes/index.js";
+import type {
+  ApprovalCardFormat,
+  ApprovalHitlRequest,
+  ApprovalInterruptValue,
+  SessionIdResolver,
+} from "../../src/nodes/index.js";
 import {
   createGovernedToolNode,
   createModelNode,
@@ -75,8 +81,15 @@ export async function filesystemGovernance(
 /** One executor: its name and how a test drives it. */
 export interface Executor {
   name: string;
-  /** Starts a run with the user's message, or resumes one with a `Command`. */
-  invoke(input: "start" | Command, threadId: string): Promise<ExecutorState>;
+  /**
+   * Starts a run with the user's message (`"start"`: the default one), or resumes one with a
+   * `Command`, in thread `threadId` (with more `configurable` fields when given).
+   */
+  invoke(
+    input: "start" | { say: string } | Command,
+    threadId: string,
+    configurable?: Record<string, unknown>,
+  ): Promise<ExecutorState>;
 }
 
 /** What an executor run returns that the tests read. */
@@ -109,8 +122,10 @@ export function writerModel(root: string, files: readonly string[], idPrefix = "
     .respond(new AIMessage({ id: `${idPrefix}-3`, content: "done" }));
 }
 
-const userTurn = () => ({ messages: [new HumanMessage("Write the three notes.")] });
-const threadConfig = (threadId: string) => ({ configurable: { thread_id: threadId } });
+const userTurn = (text = "Write the three notes.") => ({ messages: [new HumanMessage(text)] });
+const threadConfig = (threadId: string, more: Record<string, unknown> = {}) => ({
+  configurable: { ...more, thread_id: threadId },
+});
 
 // biome-ignore lint/suspicious/noExplicitAny: each executor has its own input and state types
 type AnyGraph = { invoke(input: any, config: any): Promise<any> };
@@ -118,8 +133,11 @@ type AnyGraph = { invoke(input: any, config: any): Promise<any> };
 function executor(name: string, graph: AnyGraph): Executor {
   return {
     name,
-    invoke: async (input, threadId) =>
-      (await graph.invoke(input === "start" ? userTurn() : input, threadConfig(threadId))) as ExecutorState,
+    invoke: async (input, threadId, configurable) =>
+      (await graph.invoke(
+        input === "start" ? userTurn() : "say" in input ? userTurn(input.say) : input,
+        threadConfig(threadId, configurable),
+      )) as ExecutorState,
   };
 }
 
@@ -132,25 +150,34 @@ export const EXECUTOR_NAMES = [
   "prebuilt ToolNode over the fixed tool table",
 ] as const;
 
+/** What every executor is given the same way: the card format and the session resolver. */
+export interface ExecutorOptions {
+  cardFormat?: ApprovalCardFormat;
+  sessionId?: SessionIdResolver;
+}
+
 /**
- * Builds one executor over the runtime, with the given checkpointer.
+ * Builds one executor over the runtime, with the given checkpointer. Each is built once, as an app
+ * builds it, and serves every thread it is invoked with.
  * @param name one of {@link EXECUTOR_NAMES}
  * @param governance the runtime
  * @param model the scripted model
  * @param checkpointer where the threads live
+ * @param options the card format and session resolver, given to every part of the executor
  */
 export function buildExecutor(
   name: (typeof EXECUTOR_NAMES)[number],
   governance: Governance,
-  model: RecordingModel,
+  model: BaseChatModel,
   checkpointer: BaseCheckpointSaver | false = new MemorySaver(),
+  options: ExecutorOptions = {},
 ): Executor {
   const saver = checkpointer === false ? {} : { checkpointer };
   switch (name) {
     case "StateGraph node set": {
       const graph = new StateGraph(GovernedStateAnnotation)
-        .addNode("agent", createModelNode({ model, governance }))
-        .addNode(GOVERNED_TOOLS_NODE, createGovernedToolNode({ governance }))
+        .addNode("agent", createModelNode({ model, governance, ...options }))
+        .addNode(GOVERNED_TOOLS_NODE, createGovernedToolNode({ governance, ...options }))
         .addEdge(START, "agent")
         .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
         .addEdge(GOVERNED_TOOLS_NODE, "agent")
@@ -158,14 +185,14 @@ export function buildExecutor(
       return executor(name, graph);
     }
     case "createGovernedAgent":
-      return executor(name, createGovernedAgent({ model, governance, ...saver }));
+      return executor(name, createGovernedAgent({ model, governance, ...saver, ...options }));
     case "createAgent + governanceMiddleware":
       return executor(
         name,
-        createAgent({ model, tools: [], middleware: [governanceMiddleware(governance)], ...saver }),
+        createAgent({ model, tools: [], middleware: [governanceMiddleware(governance, options)], ...saver }),
       );
     case "swarm (createReactAgent v2 over the fixed tool table)": {
-      const table = prepareFixedToolTable(governance, "swarm-session");
+      const table = prepareFixedToolTable(governance, options);
       const writer = createReactAgent({
         llm: model,
         tools: [...table, createHandoffTool({ agentName: "reviewer" })],
@@ -183,8 +210,8 @@ export function buildExecutor(
       );
     }
     case "prebuilt ToolNode over the fixed tool table": {
-      const table = prepareFixedToolTable(governance, "toolnode-session");
-      const bound = model.bindTools(table);
+      const table = prepareFixedToolTable(governance, options);
+      const bound = model.bindTools!(table);
       const graph = new StateGraph(MessagesAnnotation)
         .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.messages)] }))
         .addNode("tools", new ToolNode(table))

@@ -30,9 +30,9 @@ function turn(
 }
 
 describe("prepareFixedToolTable", () => {
-  test("holds tool_search and every deferred tool of the session, with their schemas", async () => {
+  test("holds tool_search and every deferred tool a session starts with, with their schemas", async () => {
     const { governance: g } = await setup();
-    const table = prepareFixedToolTable(g, "s1");
+    const table = prepareFixedToolTable(g);
     expect(table.map((t) => t.name)).toEqual([
       "tool_search",
       "mcp__demo__search",
@@ -44,19 +44,46 @@ describe("prepareFixedToolTable", () => {
     expect(table[0]?.schema).toMatchObject({ properties: { query: {}, max_results: {} } });
   });
 
-  test("a source disabled for the session leaves its tools out", async () => {
-    const { governance: g } = await setup();
-    g.sessions.disableSource("s1", "demo");
-    expect(prepareFixedToolTable(g, "s1").map((t) => t.name)).toEqual([
-      "tool_search",
-      "artifact_download",
-      "paper_extract_pdf",
+  test("a source switched off for one session is refused for that session only; the table stays whole", async () => {
+    const { governance: g, counters } = await setup();
+    g.sessions.disableSource("t-off", "demo");
+    const table = prepareFixedToolTable(g);
+    expect(table.map((t) => t.name)).toContain("mcp__demo__search");
+    const search = table.find((t) => t.name === "mcp__demo__search");
+    const callIn = async (thread: string, id: string) =>
+      (await search?.invoke(
+        { type: "tool_call", id, name: "mcp__demo__search", args: { query: "brca1" } },
+        { configurable: { thread_id: thread } },
+      )) as ToolMessage;
+    const off = await callIn("t-off", "c1");
+    expect(off.status).toBe("error");
+    expect(JSON.parse(off.content as string)).toMatchObject({
+      code: "TOOL_UNAVAILABLE",
+      data: { reason: "unknown_tool" },
+    });
+    expect((await callIn("t-on", "c2")).status).not.toBe("error");
+    expect(counters.calls.search).toBe(1);
+    const rows = await g.ledger.query();
+    expect(rows.map((r) => [r.sessionId, r.toolCallId, r.status]).sort()).toEqual([
+      ["t-off", "c1", "error"],
+      ["t-on", "c2", "ok"],
     ]);
+  });
+
+  test("given a session id instead of options (the old signature), it refuses and says why", async () => {
+    const { governance: g } = await setup();
+    const build = prepareFixedToolTable as (governance: unknown, options: unknown) => unknown;
+    expect(() => build(g, "swarm-session")).toThrow(
+      expect.objectContaining({
+        code: "INVALID_CONFIG",
+        message: expect.stringContaining("no longer built for one session"),
+      }),
+    );
   });
 
   test("bad input reaches the broker: a structured INVALID_INPUT and a ledger row, not a LangChain schema throw", async () => {
     const { governance: g, counters } = await setup();
-    const search = prepareFixedToolTable(g, "s1")[1];
+    const search = prepareFixedToolTable(g)[1];
     const message = (await search?.invoke(
       { type: "tool_call", id: "c1", name: "mcp__demo__search", args: { limit: "x" } },
       { configurable: { thread_id: "t1" } },
@@ -67,7 +94,7 @@ describe("prepareFixedToolTable", () => {
     expect(await g.ledger.query()).toMatchObject([{ toolCallId: "c1", threadId: "t1", status: "error" }]);
   });
 
-  test("a tool whose definition changed after the table was built needs tool_search again, then runs", async () => {
+  test("a tool whose definition changed after the table was built needs tool_search again in that session, then runs", async () => {
     const { governance: g, counters } = await setup();
     let changed = false;
     const runtime = {
@@ -77,7 +104,7 @@ describe("prepareFixedToolTable", () => {
           ? g.tools(session).map((t) => ({ ...t, definitionHash: `${t.definitionHash}-v2` }))
           : g.tools(session),
     };
-    const [toolSearch, search] = prepareFixedToolTable(runtime, "s1");
+    const [toolSearch, search] = prepareFixedToolTable(runtime);
     changed = true;
     const callSearch = async (id: string) =>
       (await search?.invoke(
@@ -90,13 +117,18 @@ describe("prepareFixedToolTable", () => {
       data: { reason: "stale" },
     });
     expect(counters.calls.search).toBeUndefined();
-    await toolSearch?.invoke({
-      type: "tool_call",
-      id: "c2",
-      name: "tool_search",
-      args: { query: "select:mcp__demo__search" },
-    });
+    await toolSearch?.invoke(
+      { type: "tool_call", id: "c2", name: "tool_search", args: { query: "select:mcp__demo__search" } },
+      { configurable: { thread_id: "t1" } },
+    );
     expect((await callSearch("c3")).status).not.toBe("error");
+    expect(counters.calls.search).toBe(1);
+    // The promotion belongs to t1's session: another thread still searches first.
+    const elsewhere = (await search?.invoke(
+      { type: "tool_call", id: "c4", name: "mcp__demo__search", args: { query: "brca1" } },
+      { configurable: { thread_id: "t2" } },
+    )) as ToolMessage;
+    expect(JSON.parse(elsewhere.content as string)).toMatchObject({ data: { reason: "stale" } });
     expect(counters.calls.search).toBe(1);
   });
 
@@ -110,12 +142,12 @@ describe("prepareFixedToolTable", () => {
       .respond(turn("curator-2", [], "Both sources checked."));
     const researcher = createReactAgent({
       llm: researcherModel,
-      tools: [...prepareFixedToolTable(g, "s1"), createHandoffTool({ agentName: "curator" })],
+      tools: [...prepareFixedToolTable(g), createHandoffTool({ agentName: "curator" })],
       name: "researcher",
     });
     const curator = createReactAgent({
       llm: curatorModel,
-      tools: [...prepareFixedToolTable(g, "s1"), createHandoffTool({ agentName: "researcher" })],
+      tools: [...prepareFixedToolTable(g), createHandoffTool({ agentName: "researcher" })],
       name: "curator",
     });
     const swarm = createSwarm({ agents: [researcher, curator], defaultActiveAgent: "researcher" }).compile({

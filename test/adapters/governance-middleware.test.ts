@@ -224,7 +224,7 @@ describe("governanceMiddleware with createAgent", () => {
       // No checkpointer: LangGraph's savers refuse a run without a thread.
       const agent = createAgent({ model, middleware: [governanceMiddleware(g)] });
       await agent.invoke(user("find papers"), config);
-      const search = prepareFixedToolTable(g, "table-session")[1];
+      const search = prepareFixedToolTable(g)[1];
       await search?.invoke(
         { type: "tool_call", id: "c3", name: "mcp__demo__search", args: { query: "tp53" } },
         config,
@@ -238,11 +238,8 @@ describe("governanceMiddleware with createAgent", () => {
         sessionId,
         threadId,
       });
-      // The table's session is the one it was built for; its thread comes from the config by the same rule.
-      expect({ sessionId: table?.sessionId, threadId: table?.threadId }).toEqual({
-        sessionId: "table-session",
-        threadId,
-      });
+      // The table reads the session and the thread of each call from its config by the same rule.
+      expect({ sessionId: table?.sessionId, threadId: table?.threadId }).toEqual({ sessionId, threadId });
     },
   );
 });

@@ -13,7 +13,7 @@ import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { governanceMiddleware } from "../../src/adapters/governance-middleware.js";
-import { createAuthorizationRequest, PERMISSION_DECISIONS } from "../../src/governance/permissions/index.js";
+import { createAuthorizationRequest } from "../../src/governance/permissions/index.js";
 import {
   type ApprovalHitlRequest,
   type ApprovalHitlResponse,
@@ -170,20 +170,20 @@ describe("createAgent + governanceMiddleware: approval cards as langchain HITL r
     expect(await governance.permissions.listGrants()).toHaveLength(1);
   });
 
-  test('approve with scope "always" maps to the native allow_always (asks again while that decision does not exist)', async () => {
-    const { start, resume, okWrites } = await setup();
+  test('approve with scope "always" is allow_always: this call runs, the session switches to always_allow, its siblings follow', async () => {
+    const { root, start, resume, okWrites, governance } = await setup();
     const paused = await start();
-    const after = await resume({
-      [idOf(paused, "a.txt")]: { decisions: [{ type: "approve", scope: "always" }] },
-    });
-    if ((PERMISSION_DECISIONS as readonly string[]).includes("allow_always")) {
-      expect(await okWrites()).not.toHaveLength(0);
-    } else {
-      const again = requestsByFile(after).get("a.txt");
-      expect(again?.id).not.toBe(idOf(paused, "a.txt"));
-      expect(again?.value?.sciencegate.invalidResponse).toMatch(/scope: 'always' is not offered/);
-      expect(await okWrites()).toEqual([]);
-    }
+    const always: ApprovalHitlResponse = { decisions: [{ type: "approve", scope: "always" }] };
+    const done = await resume({ [idOf(paused, "a.txt")]: asLangchainResponse(always) });
+    expect(interruptsOf(done)).toEqual([]);
+    for (const file of FILES) expect(await exists(join(root, file))).toBe(true);
+    expect(await okWrites()).toHaveLength(3);
+    expect(governance.permissions.approvalMode("t1")).toBe("always_allow");
+    expect((await governance.ledger.listAuthorizations()).map((a) => a.decisionSource).sort()).toEqual([
+      "always_allow",
+      "always_allow",
+      "user_always",
+    ]);
   });
 
   test("malformed HITL answers ask the same card again with invalidResponse and run nothing", async () => {
@@ -299,16 +299,17 @@ describe("an edited call whose task runs again", () => {
 });
 
 describe("the other executors", () => {
-  test('native cards by default; createGovernedAgent with cardFormat: "hitl" raises HITL requests and runs an edit', async () => {
+  test('createGovernedAgent raises HITL requests by default and runs an edit; cardFormat: "native" keeps the PermissionCard', async () => {
     const { governance, root } = await openRuntime();
-    const byDefault = createGovernedAgent({
+    const native = createGovernedAgent({
       model: writerModel(root, FILES, "d"),
       governance,
       checkpointer: new MemorySaver(),
+      cardFormat: "native",
     });
     const start = { messages: [new HumanMessage("Write the three notes.")] };
-    const native = await byDefault.invoke(start, { configurable: { thread_id: "native" } });
-    expect(interruptsOf(native).map((i) => (i.value as ApprovalInterruptValue).type)).toEqual([
+    const nativeCards = await native.invoke(start, { configurable: { thread_id: "native" } });
+    expect(interruptsOf(nativeCards).map((i) => (i.value as ApprovalInterruptValue).type)).toEqual([
       "permission",
       "permission",
       "permission",
@@ -318,7 +319,6 @@ describe("the other executors", () => {
       model: writerModel(root, FILES, "h"),
       governance,
       checkpointer: new MemorySaver(),
-      cardFormat: "hitl",
     });
     const config = { configurable: { thread_id: "hitl" } };
     const paused = (await agent.invoke(start, config)) as ExecutorState;

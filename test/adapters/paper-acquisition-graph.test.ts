@@ -11,6 +11,7 @@ import {
   START,
   StateGraph,
 } from "@langchain/langgraph";
+import type { HITLRequest } from "langchain";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   createPaperAcquisitionGraph,
@@ -22,6 +23,7 @@ import { MemoryContentStore } from "../../src/governance/audit/content-store.js"
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
 import type { PermissionCard } from "../../src/governance/permissions/permission-types.js";
+import type { ApprovalHitlRequest } from "../../src/nodes/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createSourcesServer, SOURCES_SERVER_ID } from "../../src/servers/sources/sources-server.js";
 import { providerEnvFor, startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
@@ -31,6 +33,7 @@ import { publicLookup } from "../artifacts/download-harness.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
 import { arxivFakeRoutes } from "../fixtures/providers/arxiv/routes.js";
 import { pdbFakeRoutes } from "../fixtures/providers/pdb/routes.js";
+import { interruptsOf } from "../nodes/approval-harness.js";
 
 /** What the injected fetch serves: two arXiv PDFs (one with a text-free page) and a PDB mmCIF file. */
 const FILES: Record<string, Uint8Array> = {
@@ -134,8 +137,11 @@ async function acquisitionRuntime(session = "t1") {
 
 const thread = { configurable: { thread_id: "t1" } };
 type Input = Parameters<PaperAcquisitionGraph["invoke"]>[0];
-const cardsOf = (values: unknown): Interrupt<PermissionCard>[] =>
-  isInterrupted(values) ? (values[INTERRUPT] as Interrupt<PermissionCard>[]) : [];
+/** The cards of a paused run, as raised (langchain's `HITLRequest` by default, or a native card). */
+const raisedOf = (values: unknown): Interrupt<ApprovalHitlRequest | PermissionCard>[] =>
+  isInterrupted(values) ? (values[INTERRUPT] as Interrupt<ApprovalHitlRequest | PermissionCard>[]) : [];
+/** The cards of a paused run, each as its native `PermissionCard` whatever shape it was raised in. */
+const cardsOf = interruptsOf;
 const cardOf = (values: unknown, candidateId: string) => {
   const found = cardsOf(values).find((card) => card.value?.args.candidateId === candidateId);
   if (!found) throw new Error(`no card for ${candidateId}`);
@@ -184,6 +190,14 @@ describe("createPaperAcquisitionGraph", () => {
       toolId: "artifact_download",
       risk: "download",
     });
+    // Raised as langchain's HITLRequest of the one download: approve or reject, no edit.
+    for (const { value } of raisedOf(paused)) {
+      const request: HITLRequest = value as ApprovalHitlRequest;
+      expect(request.actionRequests.map((action) => action.name)).toEqual(["artifact_download"]);
+      expect(request.reviewConfigs).toEqual([
+        { actionName: "artifact_download", allowedDecisions: ["approve", "reject"] },
+      ]);
+    }
     // The cards come before any side effect: no request, no job, no row.
     expect(transfers()).toEqual([]);
     expect(await governance.downloads.list()).toEqual([]);
@@ -255,6 +269,29 @@ describe("createPaperAcquisitionGraph", () => {
     expect(byCandidate(done, B).status).toBe("extracted");
     expect(transfers()).toEqual(["https://arxiv.org/pdf/2311.05678v1"]);
     expect(await rows(governance, "paper_extract_pdf")).toHaveLength(1);
+  });
+
+  test('cardFormat: "native" raises the PermissionCard itself; an HITL reject answers it too', async () => {
+    const { governance, papers, transfers } = await acquisitionRuntime();
+    const graph = createPaperAcquisitionGraph(governance, {
+      checkpointer: new MemorySaver(),
+      cardFormat: "native",
+    });
+    const paused = await graph.invoke({ candidates: papers }, thread);
+    expect(raisedOf(paused).map((raised) => (raised.value as PermissionCard).type)).toEqual([
+      "permission",
+      "permission",
+    ]);
+    const done = await graph.invoke(
+      resume([
+        [cardOf(paused, A), { decisions: [{ type: "reject", message: "not this one" }] }],
+        [cardOf(paused, B), { decision: "allow_once" }],
+      ]),
+      thread,
+    );
+    expect(byCandidate(done, A).status).toBe("denied");
+    expect(byCandidate(done, B).status).toBe("extracted");
+    expect(transfers()).toEqual(["https://arxiv.org/pdf/2311.05678v1"]);
   });
 
   test("allow_matching on one card releases the other on the same resume", async () => {

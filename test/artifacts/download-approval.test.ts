@@ -1,10 +1,11 @@
 import { HumanMessage, type ToolMessage, ToolMessage as ToolMessageClass } from "@langchain/core/messages";
-import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "@langchain/langgraph";
+import { Command, type Interrupt, MemorySaver } from "@langchain/langgraph";
 import { afterEach, describe, expect, test } from "vitest";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import type { DownloadLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
 import type { PermissionCard } from "../../src/governance/permissions/permission-types.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
+import { interruptsOf } from "../nodes/approval-harness.js";
 import { answer, callTools, RecordingChatModel } from "../nodes/recording-chat-model.js";
 import { closeDownloadRuntimes, downloadRuntime, IDS, SlowReadLedger } from "./download-runtime.js";
 
@@ -33,8 +34,8 @@ type Agent = ReturnType<typeof downloadAgent>;
 type AgentInput = Parameters<Agent["invoke"]>[0];
 const go = { messages: [new HumanMessage("get both papers")] };
 const thread = { configurable: { thread_id: "t1" } };
-const cardsOf = (values: unknown): Interrupt<PermissionCard>[] =>
-  isInterrupted(values) ? (values[INTERRUPT] as Interrupt<PermissionCard>[]) : [];
+/** The cards of a paused run, as native cards (langchain's `HITLRequest`, the default, carries one). */
+const cardsOf = interruptsOf;
 const cardOf = (values: unknown, id: string) => {
   const found = cardsOf(values).find((card) => card.value?.args.candidateId === id);
   if (!found) throw new Error(`no card for ${id}`);

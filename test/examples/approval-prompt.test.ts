@@ -85,8 +85,14 @@ describe("answerCards", () => {
     expect(await pending).toEqual({ i1: { decision: "deny" } });
   });
 
-  test("only permission cards count as cards", () => {
+  test("only permission cards count as cards, raised natively or as langchain HITL requests", () => {
     expect(isCardInterrupt(card("i1", "x"))).toBe(true);
+    const hitl = {
+      id: "i4",
+      value: { actionRequests: [], reviewConfigs: [], sciencegate: card("i4", "y").value },
+    };
+    expect(isCardInterrupt(hitl)).toBe(true);
+    expect(isCardInterrupt({ id: "i5", value: { actionRequests: [], reviewConfigs: [] } })).toBe(false);
     expect(isCardInterrupt({ id: "i2", value: { question: "continue?" } })).toBe(false);
     expect(isCardInterrupt({ value: card("i3", "x").value })).toBe(false);
   });

@@ -17,6 +17,7 @@ import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import type { SessionStateStore } from "../../src/governance/permissions/index.js";
 import type { PermissionCard, PermissionPolicy } from "../../src/governance/permissions/permission-types.js";
 import type { ApprovalHook } from "../../src/nodes/approval-hook.js";
+import type { ApprovalHitlRequest } from "../../src/nodes/hitl-protocol.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
@@ -156,9 +157,21 @@ export function labAgent(rt: LabRuntime, turns: LabCall[][], approvalHook?: Appr
 /** The thread config. */
 export const thread = (id: string) => ({ configurable: { thread_id: id } });
 
-/** The interrupts of a graph result. */
+/**
+ * The approval cards of a graph result, each as its native `PermissionCard` whatever shape it was
+ * raised in (an `hitl` card, the default, carries it under `sciencegate`).
+ */
 export const interruptsOf = (values: unknown): Interrupt<PermissionCard>[] =>
-  isInterrupted(values) ? (values[INTERRUPT] as Interrupt<PermissionCard>[]) : [];
+  isInterrupted(values)
+    ? (values[INTERRUPT] as Interrupt<PermissionCard | ApprovalHitlRequest>[]).map(
+        (raised): Interrupt<PermissionCard> => {
+          const { value } = raised;
+          return value !== undefined && "sciencegate" in value
+            ? { ...raised, value: value.sciencegate }
+            : (raised as Interrupt<PermissionCard>);
+        },
+      )
+    : [];
 
 /** The card of a call (by its query). */
 export function cardFor(values: unknown, query: string): Interrupt<PermissionCard> {

@@ -9,6 +9,7 @@ import {
 } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 
 /** One scripted reply: a message, or a function of the messages the model was sent. */
 export type Reply = AIMessage | ((messages: BaseMessage[]) => AIMessage | Promise<AIMessage>);
@@ -16,7 +17,7 @@ export type Reply = AIMessage | ((messages: BaseMessage[]) => AIMessage | Promis
 /** A tool as bound for one turn. */
 export interface BoundTool {
   name: string;
-  /** The JSON schema of a deferred tool definition; absent for LangChain tool objects. */
+  /** The JSON schema of the tool's arguments, as the provider receives it. */
   parameters?: Record<string, unknown>;
 }
 
@@ -91,8 +92,8 @@ export class RecordingChatModel extends BaseChatModel<RecordingCallOptions> {
   }
 }
 
+/** A bound tool as a provider receives it: LangChain's own conversion to the function format. */
 function describeTool(tool: BindToolsInput): BoundTool {
-  const fn = (tool as { function?: { name: string; parameters?: Record<string, unknown> } }).function;
-  if (fn) return fn.parameters ? { name: fn.name, parameters: fn.parameters } : { name: fn.name };
-  return { name: (tool as { name: string }).name };
+  const { function: fn } = convertToOpenAITool(tool);
+  return fn.parameters ? { name: fn.name, parameters: fn.parameters } : { name: fn.name };
 }

@@ -110,7 +110,7 @@ describe("tool poisoning through a schema stays data", () => {
         ledger: new MemoryLedger(),
         store: new MemoryContentStore(),
       });
-      const table = prepareFixedToolTable(governance, "s1");
+      const table = prepareFixedToolTable(governance);
       expect(table.map((t) => t.name)).toEqual([
         "tool_search",
         "mcp__hostile__lookup",

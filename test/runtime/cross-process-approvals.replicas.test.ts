@@ -362,10 +362,10 @@ describe("approvals across replica processes on one PostgreSQL", () => {
     const paused = await a.run(t, { user: "go" }, [loadTools(t), writes(t, "1", "w1")]);
     expect(paused.interrupts).toHaveLength(1);
     const card = paused.interrupts[0]!;
+    // The default card: langchain's HITLRequest with Sciencegate's own card under `sciencegate`.
     expect(card.value).toMatchObject({
-      type: "permission",
-      toolCallId: `${t}-call-w1`,
-      args: { query: "w1" },
+      actionRequests: [{ args: { query: "w1" } }],
+      sciencegate: { type: "permission", toolCallId: `${t}-call-w1`, args: { query: "w1" } },
     });
     expect(hitsOf("w1")).toEqual([]);
 
@@ -426,7 +426,10 @@ describe("approvals across replica processes on one PostgreSQL", () => {
     const paused = await a.run(t, { user: "go" }, [loadTools(t), writes(t, "1", "p1", "p2")]);
     expect(paused.interrupts).toHaveLength(2);
     const cardOf = (reply: RunReply, query: string) =>
-      reply.interrupts.find((i) => (i.value as { args?: { query?: string } }).args?.query === query)!;
+      reply.interrupts.find(
+        (i) =>
+          (i.value as { sciencegate?: { args?: { query?: string } } }).sciencegate?.args?.query === query,
+      )!;
     const p1 = cardOf(paused, "p1");
     const p2 = cardOf(paused, "p2");
 

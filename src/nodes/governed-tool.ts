@@ -1,16 +1,18 @@
 /**
- * A LangChain `StructuredTool` whose schema is a governed tool's JSON Schema and whose execution is
- * handed to a runner (in practice `executeGovernedToolCall`). It exists because LangChain validates
- * JSON-Schema tool input itself and throws an unstructured `ToolInputParsingException`; a governed
- * call must instead reach the broker, which validates, answers `INVALID_INPUT` with the failing
- * field and writes the ledger row.
+ * The one governed LangChain tool. Every executor binds these: the model node and the middleware to
+ * show the model `tool_search` and its promoted tools, the fixed tool table to run them in a runner
+ * that binds its tools once (a swarm agent, a prebuilt `ToolNode`). Each is a `StructuredTool` whose
+ * schema is the governed tool's JSON Schema and whose execution is handed to a runner (an executor's
+ * `GovernedCallRunner`). It exists because LangChain validates JSON-Schema input itself and throws an
+ * unstructured `ToolInputParsingException`; a governed call must instead reach the broker, which
+ * validates, answers `INVALID_INPUT` with the failing field and writes the ledger row.
  */
 import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manager";
 import type { ToolMessage } from "@langchain/core/messages";
 import { StructuredTool, type ToolRunnableConfig } from "@langchain/core/tools";
-import type { JSONSchema } from "@langchain/core/utils/json_schema";
-import type { ToolCallLike } from "../nodes/index.js";
-import type { SurfaceTool } from "../visibility/index.js";
+import { type JSONSchema, toJsonSchema } from "@langchain/core/utils/json_schema";
+import { createToolSearchTool, type SurfaceTool, TOOL_SEARCH_NAME } from "../visibility/index.js";
+import type { ToolCallLike } from "./execute-tool-call.js";
 
 /** Runs one call of the tool and returns the message for the model (never throws for tool failures). */
 export type GovernedToolRunner = (
@@ -74,19 +76,40 @@ export class GovernedStructuredTool extends StructuredTool {
   }
 }
 
+/** `tool_search` as the visibility layer defines it: its description and schema do not depend on the tools. */
+const toolSearch = createToolSearchTool({ getTools: () => [] });
+const toolSearchSchema = toJsonSchema(toolSearch.schema) as Record<string, unknown>;
+
 /**
- * Wraps a surface tool as a governed StructuredTool.
- * @param tool the surface tool (its model-visible name, composed description and input schema)
- * @param run the runner that executes a call
- * @returns the tool, bindable to any chat model
+ * The governed tools of a turn or a table: `tool_search` first, then each given tool with its
+ * model-visible name, composed description and input schema, all run by `run`.
+ * @param tools the surface tools to offer (the promoted ones, or a fixed table's)
+ * @param run the runner that executes a call of any of them
+ * @returns `[tool_search, ...tools]`, bindable to any chat model and runnable in any tool runner
+ * @example
+ * const [search, ...promoted] = governedTools(visibleDeferredTools, (call, config) => runner.message(call, config));
  */
-export function toGovernedStructuredTool(tool: SurfaceTool, run: GovernedToolRunner): GovernedStructuredTool {
-  return new GovernedStructuredTool({
-    name: tool.name,
-    description: tool.description,
-    schema: tool.inputSchema,
-    run,
-  });
+export function governedTools(
+  tools: readonly SurfaceTool[],
+  run: GovernedToolRunner,
+): [GovernedStructuredTool, ...GovernedStructuredTool[]] {
+  return [
+    new GovernedStructuredTool({
+      name: TOOL_SEARCH_NAME,
+      description: toolSearch.description,
+      schema: toolSearchSchema,
+      run,
+    }),
+    ...tools.map(
+      (tool) =>
+        new GovernedStructuredTool({
+          name: tool.name,
+          description: tool.description,
+          schema: tool.inputSchema,
+          run,
+        }),
+    ),
+  ];
 }
 
 interface ToolCallInput {
