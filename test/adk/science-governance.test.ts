@@ -263,6 +263,27 @@ token_env = "COMPUTE_API_TOKEN"
   });
 });
 
+test("[run] of the ADK's complete config reaches the app: max_optimize_iterations for its own loop", async () => {
+  const dir = project(`
+[project]
+name = "molecular-dynamics"
+
+[tools.pylocal]
+path = ${JSON.stringify(join(FIXTURES, "py-tools"))}
+
+[run]
+node_timeout_s = 900
+max_optimize_iterations = 5
+`);
+  const governance = await open(dir);
+  try {
+    expect(governance.science?.run).toEqual({ nodeTimeoutS: 900, maxOptimizeIterations: 5 });
+    expect(governance.warnings).toEqual([]);
+  } finally {
+    await governance.close();
+  }
+});
+
 describe("[run].node_timeout_s", () => {
   test("is the deadline of each callTool call, replacing the 60 s of a provider without a manifest", async () => {
     const dir = project(`
