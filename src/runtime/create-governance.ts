@@ -31,11 +31,17 @@ import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
 import { openGovernanceStores } from "./governance-stores.js";
 import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
+import { serverStartError, serverStartFailures, serverStartWarnings } from "./start-failures.js";
 
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
 export interface Governance {
   config: ExtensionsConfig;
-  /** The extensions' warnings at start (e.g. `warning: tool provider … unavailable` lines). */
+  /**
+   * What did not start, one line each: `warning: server '<id>' unavailable: <reason>` for a configured
+   * server whose tools could not be listed (e.g. `spawn … ENOENT`), and the extensions' own lines
+   * (`warning: tool provider '<id>' unavailable: …` for a `science.toml` provider). Empty when every
+   * server answered. With `failOnServerError`, a failure throws instead.
+   */
   warnings: string[];
   pool: ToolServerPool;
   registry: SourceRegistry;
@@ -88,7 +94,9 @@ export interface Governance {
  * closed again before the error is thrown; stores and a pool the app passed in stay the app's to close.
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
+ *   `UPSTREAM_UNAVAILABLE` naming every server that could not start, with `failOnServerError` (or the
+ *   config's `throwOnLoadError: true`)
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
@@ -97,18 +105,16 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const clock = options.clock ? { clock: options.clock } : {};
-  const { config, bundledSourcesOmitted } = await resolveGovernanceConfig(options, env, cwd);
+  const { config } = await resolveGovernanceConfig(options, env, cwd);
   const storage = resolveGovernanceStorage(options, env);
   const extensions = options.extensions ?? [];
   const createTransport = extensionTransports(extensions, options.createTransport, env);
-  const registry = await SourceRegistry.fromDirs([
-    // Standalone extension servers without the bundled sources: their manifests would only be noise.
-    ...(options.builtinManifests === false ||
-    (options.builtinManifests === undefined && bundledSourcesOmitted)
-      ? []
-      : [builtinManifestDir()]),
-    ...(options.manifestDirs ?? []),
-  ]);
+  const builtinDir = builtinManifestDir();
+  const offered = offeredBuiltinServers(options, config);
+  const registry = await SourceRegistry.fromDirs([builtinDir, ...(options.manifestDirs ?? [])], {
+    // A bundled source is offered only where its server is: otherwise it is noise in every listing.
+    include: (manifest, dir) => dir !== builtinDir || offered(manifest.transport.mcpServerId),
+  });
   // What this call opens itself, released (last opened first) when a later step fails.
   const opened: Closer[] = [];
   const own = <T extends { close(): unknown }>(resource: T): T => {
@@ -190,8 +196,16 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...clock,
     });
     const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
-    await catalog.start();
-    const warnings = extensions.flatMap((e) => e.warnings?.(catalog) ?? []);
+    const failures = serverStartFailures(await catalog.start(), pool);
+    if (failures.length > 0 && (options.failOnServerError ?? config.throwOnLoadError ?? false)) {
+      throw serverStartError(failures);
+    }
+    // An extension that words its own warnings (the Science ADK's providers) speaks for its servers.
+    const named = new Set(extensions.flatMap((e) => (e.warnings ? e.servers.map((s) => s.id) : [])));
+    const warnings = [
+      ...serverStartWarnings(failures, named),
+      ...extensions.flatMap((e) => e.warnings?.(catalog) ?? []),
+    ];
     const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
     for (const line of warnings) warn(line);
     const graceMs = options.closeGraceMs;
@@ -242,6 +256,23 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
 }
 
 type Closer = () => unknown;
+
+/**
+ * Which servers' built-in manifests the runtime loads: `builtinManifests: true` all, `false` none, and by
+ * default those of the servers it runs (the app's `pool`, else the config's), so an app that configures
+ * only its own servers sees no bundled source.
+ * @param options `builtinManifests` and `pool`
+ * @param config the resolved servers
+ * @returns whether a built-in manifest of this server id is loaded
+ */
+function offeredBuiltinServers(
+  options: Pick<GovernanceOptions, "builtinManifests" | "pool">,
+  config: ExtensionsConfig,
+): (serverId: string) => boolean {
+  if (options.builtinManifests !== undefined) return () => options.builtinManifests === true;
+  const servers = new Set(options.pool?.serverIds() ?? config.servers.map((s) => s.id));
+  return (serverId) => servers.has(serverId);
+}
 
 /**
  * The session state every replica on one PostgreSQL database shares: approval modes, per-session

@@ -33,13 +33,8 @@ describe("prepareFixedToolTable", () => {
   test("holds tool_search and every deferred tool of the session, with their schemas", async () => {
     const { governance: g } = await setup();
     const table = prepareFixedToolTable(g, "s1");
-    expect(table.map((t) => t.name)).toEqual([
-      "tool_search",
-      "mcp__demo__search",
-      "mcp__demo__lookup",
-      "artifact_download",
-      "paper_extract_pdf",
-    ]);
+    // The demo source offers no download (no artifact-plan tool): no artifact built-ins.
+    expect(table.map((t) => t.name)).toEqual(["tool_search", "mcp__demo__search", "mcp__demo__lookup"]);
     expect(table[1]?.schema).toMatchObject({ properties: { query: { type: "string" } } });
     expect(table[0]?.schema).toMatchObject({ properties: { query: {}, max_results: {} } });
   });
@@ -47,8 +42,15 @@ describe("prepareFixedToolTable", () => {
   test("a source disabled for the session leaves its tools out", async () => {
     const { governance: g } = await setup();
     g.sessions.disableSource("s1", "demo");
-    expect(prepareFixedToolTable(g, "s1").map((t) => t.name)).toEqual([
+    expect(prepareFixedToolTable(g, "s1").map((t) => t.name)).toEqual(["tool_search"]);
+  });
+
+  test("artifact built-ins: by default only when a source can offer a download; artifactTools: true adds them anyway", async () => {
+    const { governance: g } = await setup();
+    expect(prepareFixedToolTable(g, "s1", { artifactTools: true }).map((t) => t.name)).toEqual([
       "tool_search",
+      "mcp__demo__search",
+      "mcp__demo__lookup",
       "artifact_download",
       "paper_extract_pdf",
     ]);
