@@ -50,6 +50,7 @@ async function runOfflineDemo(): Promise<number> {
     // ...and resolves that host to a public documentation address, so the address check needs no DNS.
     downloads: { lookup: offlineLookup },
     // The app's own rule for the agent step: Europe PMC searches need a human (a stand-in for any policy).
+    // By default a read-only search of a public source asks nobody; the card says it is this rule.
     permissionPolicy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) },
   });
   try {
