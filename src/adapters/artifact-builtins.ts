@@ -10,13 +10,13 @@ import type {
   PaperExtractToolOptions,
 } from "../artifacts/index.js";
 import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
+import type { SourceManifest } from "../governance/manifests/index.js";
 import type {
   ApprovalCardFormat,
   ApprovalGateRuntime,
   GovernedRuntime,
   SessionIdResolver,
 } from "../nodes/index.js";
-import type { SourceManifest } from "../governance/manifests/index.js";
 import { resolveDataDir } from "../runtime/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 

@@ -1,6 +1,10 @@
 import { join } from "node:path";
 import { DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
-import type { ExtensionsConfig } from "../config/index.js";
+import {
+  BUNDLED_LLM_WIKI_SERVER_ID,
+  BUNDLED_SOURCES_SERVER_ID,
+  type ExtensionsConfig,
+} from "../config/index.js";
 import type { PostgresDatabase } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import { type ContentStore, FileContentStore, withLedgerObjects } from "../governance/audit/index.js";
@@ -111,7 +115,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   const createTransport = extensionTransports(extensions, options.createTransport, env);
   const builtinDir = builtinManifestDir();
   const offered = offeredBuiltinServers(options, config);
-  const registry = await SourceRegistry.fromDirs([builtinDir, ...(options.manifestDirs ?? [])], {
+  const builtinDirs = BUNDLED_SERVER_IDS.some(offered) ? [builtinDir] : [];
+  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(options.manifestDirs ?? [])], {
     // A bundled source is offered only where its server is: otherwise it is noise in every listing.
     include: (manifest, dir) => dir !== builtinDir || offered(manifest.transport.mcpServerId),
   });
@@ -257,6 +262,9 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
 
 type Closer = () => unknown;
 
+/** The servers the built-in manifests describe (the bundled sources and the LLM Wiki bridge). */
+const BUNDLED_SERVER_IDS = [BUNDLED_SOURCES_SERVER_ID, BUNDLED_LLM_WIKI_SERVER_ID];
+
 /**
  * Which servers' built-in manifests the runtime loads: `builtinManifests: true` all, `false` none, and by
  * default those of the servers it runs (the app's `pool`, else the config's), so an app that configures
@@ -269,7 +277,10 @@ function offeredBuiltinServers(
   options: Pick<GovernanceOptions, "builtinManifests" | "pool">,
   config: ExtensionsConfig,
 ): (serverId: string) => boolean {
-  if (options.builtinManifests !== undefined) return () => options.builtinManifests === true;
+  if (options.builtinManifests !== undefined) {
+    const all = options.builtinManifests;
+    return () => all;
+  }
   const servers = new Set(options.pool?.serverIds() ?? config.servers.map((s) => s.id));
   return (serverId) => servers.has(serverId);
 }
