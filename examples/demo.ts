@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGovernance } from "sciencegate";
-import { startReferenceWikiServer } from "sciencegate/testing";
+import { ScriptedChatModel, startReferenceWikiServer } from "sciencegate/testing";
 import { runAgentStep } from "./demo/agent-step.js";
 import { showEvidence, showLedger } from "./demo/audit-steps.js";
 import { runBrokerTour, showCatalog } from "./demo/broker-tour.js";
@@ -20,7 +20,6 @@ import { createOfflinePaperFetch, demoPaperPdf, offlineLookup } from "./demo/off
 import { startOfflineProviders } from "./demo/offline-providers.js";
 import { DEMO_QUESTION, paperAgentScript } from "./demo/paper-agent-script.js";
 import { step } from "./demo/print.js";
-import { ScriptedChatModel } from "./demo/scripted-model.js";
 
 const args = process.argv.slice(2);
 if (args.includes("--live")) {
