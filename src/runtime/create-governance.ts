@@ -37,8 +37,12 @@ import { openGovernanceStores } from "./governance-stores.js";
 import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
 import { serverStartError, serverStartFailures, serverStartWarnings } from "./start-failures.js";
 
-/** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
-export interface Governance {
+/**
+ * The one object an app creates: the server pool, catalog, broker, ledger and tool surface. It is
+ * `AsyncDisposable`: `await using governance = await createGovernance()` closes it at the end of the
+ * scope, as `close()` does.
+ */
+export interface Governance extends AsyncDisposable {
   config: ExtensionsConfig;
   /**
    * What did not start, one line each: `warning: server '<id>' unavailable: <reason>` for a configured
@@ -90,6 +94,8 @@ export interface Governance {
    * then rethrown (an `AggregateError` when several fail). Calling it again returns the same promise.
    */
   close(): Promise<void>;
+  /** `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
@@ -215,6 +221,25 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     for (const line of warnings) warn(line);
     const graceMs = options.closeGraceMs;
     let closing: Promise<void> | undefined;
+    const close = (): Promise<void> => {
+      closing ??= (() => {
+        // Admission stops before close() returns; both grace periods run at once, and the stores
+        // stay open until every started call and download has written its row.
+        const drains = [broker.close(graceMs), downloads.close(graceMs)];
+        return closeEach([
+          () => catalog.stop(),
+          ...drains.map((drain) => () => drain),
+          () => pool.close(),
+          () => ledger.close(),
+          () => grants.close(),
+          () => sessionState.close(),
+          () => jobStore.close(),
+          () => limiter.close?.(),
+          () => database?.close(),
+        ]);
+      })();
+      return closing;
+    };
     return {
       config,
       warnings,
@@ -233,25 +258,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       downloads,
       tools: (sessionId) => surface.tools(sessionId),
       refresh: () => catalog.refresh(),
-      close: () => {
-        closing ??= (() => {
-          // Admission stops before close() returns; both grace periods run at once, and the stores
-          // stay open until every started call and download has written its row.
-          const drains = [broker.close(graceMs), downloads.close(graceMs)];
-          return closeEach([
-            () => catalog.stop(),
-            ...drains.map((drain) => () => drain),
-            () => pool.close(),
-            () => ledger.close(),
-            () => grants.close(),
-            () => sessionState.close(),
-            () => jobStore.close(),
-            () => limiter.close?.(),
-            () => database?.close(),
-          ]);
-        })();
-        return closing;
-      },
+      close,
+      [Symbol.asyncDispose]: close,
     };
   } catch (error) {
     // The step's own failure is what the caller needs; a close that fails as well must not hide it.
