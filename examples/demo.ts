@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGovernance } from "sciencegate";
-import { startReferenceWikiServer } from "sciencegate/testing";
+import { ScriptedChatModel, startReferenceWikiServer } from "sciencegate/testing";
 import { runAgentStep } from "./demo/agent-step.js";
 import { showEvidence, showLedger } from "./demo/audit-steps.js";
 import { runBrokerTour, showCatalog } from "./demo/broker-tour.js";
@@ -20,7 +20,6 @@ import { createOfflinePaperFetch, demoPaperPdf, offlineLookup } from "./demo/off
 import { startOfflineProviders } from "./demo/offline-providers.js";
 import { DEMO_QUESTION, paperAgentScript } from "./demo/paper-agent-script.js";
 import { step } from "./demo/print.js";
-import { ScriptedChatModel } from "./demo/scripted-model.js";
 
 const args = process.argv.slice(2);
 if (args.includes("--live")) {
@@ -50,6 +49,7 @@ async function runOfflineDemo(): Promise<number> {
     // ...and resolves that host to a public documentation address, so the address check needs no DNS.
     downloads: { lookup: offlineLookup },
     // The app's own rule for the agent step: Europe PMC searches need a human (a stand-in for any policy).
+    // By default a read-only search of a public source asks nobody; the card says it is this rule.
     permissionPolicy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) },
   });
   try {

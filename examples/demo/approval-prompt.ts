@@ -90,6 +90,7 @@ export async function answerCards(
     options.write(
       `  approval card: ${value.summary} (${value.resource}, source ${value.sourceId}, risk ${value.risk})`,
     );
+    options.write(`    asked because ${askedBecause(value)}`);
     if (value.matchingScope) options.write(`    allow matching covers ${value.matchingScope.description}`);
     let decision: PermissionDecisionKind;
     if (options.interactive) {
@@ -102,6 +103,28 @@ export async function answerCards(
     answers[card.id] = { decision };
   }
   return answers;
+}
+
+/**
+ * Why a card appears, from its risk: Sciencegate's default rule asks for downloads, writes and data
+ * that is not public, so a card about a public read can only come from the app's own policy.
+ * @param card the card
+ * @returns the reason in words
+ */
+export function askedBecause(card: PermissionCard): string {
+  switch (card.risk) {
+    case "download":
+      return "downloads always need approval (Sciencegate's default rule)";
+    case "write":
+      return "the tool is not declared read-only, so it may change something (Sciencegate's default rule)";
+    case "private-data":
+      return "the source's data is not public (Sciencegate's default rule)";
+    default:
+      return (
+        "the app's own permission policy says so: this demo's permissionPolicy.isDangerous marks every " +
+        `${card.sourceId} call dangerous (a read-only call of a public source needs no approval by default)`
+      );
+  }
 }
 
 /** Asks until the answer is valid; end of input counts as deny (nothing runs unless someone said so). */

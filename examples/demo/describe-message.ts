@@ -10,8 +10,8 @@ import type {
   PaperExtractResult,
 } from "sciencegate/artifacts";
 import type { McpRecord, McpToolResult } from "sciencegate/governance";
+import { toolResultBody } from "sciencegate/testing";
 import { formatArgs, formatBytes, shortId } from "./print.js";
-import { toolResultBody } from "./scripted-model.js";
 
 /**
  * The lines of one message. A final answer (an AI message without tool calls) gives none: the demo

@@ -8,8 +8,8 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { DownloadResult, PaperExtractResult } from "sciencegate/artifacts";
 import type { McpRecord, McpToolResult } from "sciencegate/governance";
+import { hasCalled, lastToolResult, type ScriptedReply } from "sciencegate/testing";
 import { shortLabel } from "./describe-message.js";
-import { hasCalled, lastToolResult, type ScriptedReply } from "./scripted-model.js";
 
 /** The user's question; its keywords auto-promote the PubMed, Europe PMC and arXiv searches. */
 export const DEMO_QUESTION =

@@ -21,10 +21,10 @@
  */
 import { createGovernance, createGovernedAgent, type Governance } from "sciencegate";
 import { governanceForProcess } from "sciencegate/deploy";
+import { ScriptedChatModel } from "sciencegate/testing";
 import { DEMO_SYSTEM_PROMPT } from "../demo/agent-step.js";
 import { createOfflinePaperFetch, demoPaperPdf, offlineLookup } from "../demo/offline-paper-fetch.js";
 import { startOfflineProviders } from "../demo/offline-providers.js";
-import { ScriptedChatModel } from "../demo/scripted-model.js";
 import { serverScript } from "./server-script.js";
 
 /** The governance runtime of this server process, opened by the first run. */

@@ -6,9 +6,9 @@
  */
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { McpToolResult } from "sciencegate/governance";
+import { hasCalled, lastToolResult, type ScriptedReply } from "sciencegate/testing";
 import { shortLabel } from "../demo/describe-message.js";
 import { paperAgentScript } from "../demo/paper-agent-script.js";
-import { hasCalled, lastToolResult, type ScriptedReply } from "../demo/scripted-model.js";
 
 const LOOKUP = "mcp__arxiv__lookup";
 

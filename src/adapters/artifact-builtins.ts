@@ -10,6 +10,7 @@ import type {
   PaperExtractToolOptions,
 } from "../artifacts/index.js";
 import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
+import type { SourceManifest } from "../governance/manifests/index.js";
 import type {
   ApprovalCardFormat,
   ApprovalGateRuntime,
@@ -25,11 +26,19 @@ export interface ArtifactBuiltinsRuntime extends GovernedRuntime, Partial<Approv
   downloads?: (ArtifactDownloadToolOptions["downloads"] & PaperExtractToolOptions["downloads"]) | undefined;
   /** Where `paper_extract_pdf` writes when the options give no `dataDir`. */
   dataDir?: string | undefined;
+  /**
+   * The sources the runtime offers: the built-ins come by default only when one of them has an
+   * `artifact-plan` tool (only those hand out download candidates). Without it they always come.
+   */
+  registry?: { list(): readonly SourceManifest[] } | undefined;
 }
 
 /** Options of {@link createArtifactBuiltins}. */
 export interface ArtifactBuiltinsOptions {
-  /** `false` leaves them out. @default true */
+  /**
+   * `false` leaves them out, `true` adds them whatever the sources.
+   * @default when a source of the runtime's registry can offer downloads (has an `artifact-plan` tool)
+   */
   artifactTools?: boolean | undefined;
   /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the runtime's data directory */
   dataDir?: string | undefined;
@@ -52,7 +61,8 @@ export interface ArtifactBuiltinsOptions {
 }
 
 /**
- * The artifact built-ins of a runtime, or none (no `downloads`, or `artifactTools: false`).
+ * The artifact built-ins of a runtime, or none (no `downloads`, `artifactTools: false`, or by default no
+ * source that can offer a download: an app of only its own servers gets no `artifact_download`).
  * @param governance the runtime
  * @param options opt-out, data directory, session resolver and download approval
  * @returns `[artifact_download, paper_extract_pdf]` or `[]`
@@ -62,7 +72,8 @@ export function createArtifactBuiltins(
   options: ArtifactBuiltinsOptions = {},
 ): StructuredToolInterface[] {
   const downloads = governance.downloads;
-  if (options.artifactTools === false || downloads === undefined) return [];
+  const offered = options.artifactTools ?? offersDownloads(governance);
+  if (!offered || downloads === undefined) return [];
   const dataDir = options.dataDir ?? governance.dataDir ?? resolveDataDir();
   const approval =
     options.downloadApproval === false
@@ -78,4 +89,10 @@ export function createArtifactBuiltins(
     }),
     createPaperExtractTool({ downloads, dataDir, ...session }),
   ];
+}
+
+/** Whether a source of the runtime hands out download candidates (has an `artifact-plan` tool). */
+function offersDownloads(governance: ArtifactBuiltinsRuntime): boolean {
+  const manifests = governance.registry?.list();
+  return manifests === undefined || manifests.some((m) => m.tools.some((t) => t.kind === "artifact-plan"));
 }

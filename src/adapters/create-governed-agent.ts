@@ -66,7 +66,8 @@ export interface GovernedAgentOptions {
   /**
    * Adds the built-in (not deferred) `artifact_download` and `paper_extract_pdf` tools when the
    * governance runtime has `downloads`. When the runtime enforces permissions, a dangerous download
-   * pauses the thread with its own approval card (like an MCP call). @default true
+   * pauses the thread with its own approval card (like an MCP call). `true` adds them whatever the
+   * sources. @default when one of the runtime's sources can offer a download (an `artifact-plan` tool)
    */
   artifactTools?: boolean;
   /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the `createGovernance` default data directory */

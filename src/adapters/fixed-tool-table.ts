@@ -47,7 +47,8 @@ export interface FixedToolTableOptions {
   cardFormat?: ApprovalCardFormat | undefined;
   /**
    * Adds `artifact_download` (with its own approval card) and `paper_extract_pdf` when the runtime
-   * has `downloads`. @default true
+   * has `downloads`. @default when one of the runtime's sources can offer a download (an
+   *   `artifact-plan` tool)
    */
   artifactTools?: boolean | undefined;
   /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the runtime's data directory */

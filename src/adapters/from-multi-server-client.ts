@@ -19,11 +19,15 @@ export type FromMultiServerClientOptions = Omit<GovernanceOptions, "pool" | "cre
 /**
  * Builds a `Governance` over the servers of a `MultiServerMCPClient`. The client is used only
  * through `getClient(name)`; its LangChain tools are not used (give the model the governed surface
- * instead). `governance.close()` closes the client and every stdio child it started.
+ * instead). `governance.close()` closes the client and every stdio child it started. A server that
+ * cannot start fails it as the client itself would: with the client's `onConnectionError: "throw"` (its
+ * default), else with its `throwOnLoadError` (default true); `"ignore"` makes it a warning
+ * (`governance.warnings`), and `failOnServerError` in the options wins over both.
  * @param client the app's client, connected or not
  * @param options manifests, data directory, stores, permission hook and clock, as for `createGovernance`
  * @returns the governance runtime, with every server's tools listed once
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
+ *   `UPSTREAM_UNAVAILABLE` naming each server that could not start (see above)
  * @example
  * const client = new MultiServerMCPClient({ mcpServers: { chem: { command: "node", args: ["chem-server.js"] } } });
  * const governance = await fromMultiServerMCPClient(client, { dataDir: ".sciencegate" });
@@ -35,7 +39,17 @@ export async function fromMultiServerMCPClient(
 ): Promise<Governance> {
   const pool = createMultiServerClientPool(client);
   try {
-    return await createGovernance({ config: { servers: [] }, ...options, pool });
+    const { onConnectionError, throwOnLoadError } = client.config;
+    const clientFails =
+      onConnectionError === "throw" || onConnectionError === "ignore"
+        ? onConnectionError === "throw"
+        : throwOnLoadError === true;
+    return await createGovernance({
+      config: { servers: [] },
+      ...options,
+      failOnServerError: options.failOnServerError ?? clientFails,
+      pool,
+    });
   } catch (error) {
     await pool.close();
     throw error;

@@ -29,6 +29,10 @@ export interface MultiServerClientLike {
    */
   readonly config: {
     mcpServers: Record<string, { transport?: unknown; type?: unknown; command?: unknown }>;
+    /** `"throw"` (the client's default) or `"ignore"`: what a server that cannot connect does. */
+    onConnectionError?: unknown;
+    /** Whether a tool that cannot be loaded throws (the client's default: true). */
+    throwOnLoadError?: boolean | undefined;
   };
   /** The raw SDK client of a server, connecting every configured server on first use. */
   getClient(serverName: string): Promise<Client | undefined>;

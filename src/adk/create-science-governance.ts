@@ -102,13 +102,15 @@ function scienceExtension(
   science: ScienceProject,
   env: Record<string, string | undefined>,
 ): GovernanceExtension {
+  // Files of local providers left out when their transports were built (the catalog lists them first).
+  const skipped = new Set<string>();
   return {
     name: `science.toml (${science.path})`,
     servers: scienceServerConfigs(science),
     // A science.toml-only project names its own providers.
     standalone: true,
-    createTransport: providerTransports(science.providers, env),
-    warnings: (catalog) => providerWarnings(science.providers, catalog),
+    createTransport: providerTransports(science.providers, env, (line) => skipped.add(line)),
+    warnings: (catalog) => [...providerWarnings(science.providers, catalog), ...skipped],
   };
 }
 
@@ -128,17 +130,23 @@ function sciencePath(options: ScienceGovernanceOptions, cwd: string): string | u
  * read only when connecting, so the secret never sits in a config object, a log or the ledger.
  * @param providers the providers of `science.toml`
  * @param env environment holding `token_env` variables and the Python interpreter
+ * @param onSkipped receives a warning line per local file left out (a missing `tsx`, `typescript`, Python)
  * @returns the extension's transport factory; every other server goes to `fallback`
  */
 function providerTransports(
   providers: readonly ScienceProvider[],
   env: Record<string, string | undefined>,
+  onSkipped: (line: string) => void,
 ): ExtensionTransport {
   const byId = new Map(providers.map((p) => [p.id, p]));
   return async (config, fallback) => {
     const provider = byId.get(config.id);
     if (provider?.kind === "local") {
-      return createLocalToolTransport(provider.id, await loadLocalTools(provider.path, { env }));
+      const onSkippedFile = (line: string) => onSkipped(`warning: tool provider '${provider.id}': ${line}`);
+      return createLocalToolTransport(
+        provider.id,
+        await loadLocalTools(provider.path, { env, onSkippedFile }),
+      );
     }
     if (provider?.kind === "remote") {
       const token = providerToken(provider, env);

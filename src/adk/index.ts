@@ -5,7 +5,7 @@ export {
   type ScienceGovernanceOptions,
   withScienceProject,
 } from "./create-science-governance.js";
-export { loadLocalTools } from "./local-tools/load-local-tools.js";
+export { type LocalToolsOptions, loadLocalTools } from "./local-tools/load-local-tools.js";
 export type { LocalTool } from "./local-tools/local-tool.js";
 export { type ProviderKind, providerWarnings, scienceServerConfigs } from "./science-providers.js";
 export {
@@ -16,6 +16,7 @@ export {
   SCIENCE_TOML_FILE,
   type ScienceProject,
   type ScienceProvider,
+  type ScienceRunSettings,
 } from "./science-toml.js";
 export { isToolError, ToolError } from "./tool-error.js";
 export { qualifiedToolName, resolveToolName } from "./tool-resolver.js";

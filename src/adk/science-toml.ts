@@ -25,8 +25,26 @@ export interface ScienceProject {
   name?: string;
   /** Providers in file order. */
   providers: ScienceProvider[];
-  /** `[run]`: `node_timeout_s`, the deadline of each tool call of the project (see {@link callTimeoutMs}). */
-  run: { nodeTimeoutS?: number };
+  /** `[run]`: the bounds of a run (see {@link ScienceRunSettings}). */
+  run: ScienceRunSettings;
+}
+
+/**
+ * `[run]` of `science.toml`, as the Science ADK documents it. Sciencegate applies what bounds work it
+ * does itself, and hands the rest to the app.
+ */
+export interface ScienceRunSettings {
+  /**
+   * `node_timeout_s`: the deadline of each tool call the project makes through `callTool` or
+   * `sciencegate call` (see {@link callTimeoutMs}).
+   */
+  nodeTimeoutS?: number;
+  /**
+   * `max_optimize_iterations`: how many rounds the app's optimisation loop may run. Sciencegate runs no
+   * such loop (it governs tool calls, not the workflow), so only the app's own loop can honour it: read
+   * it from `governance.science.run`.
+   */
+  maxOptimizeIterations?: number;
 }
 
 const providerSchema = z
@@ -41,14 +59,29 @@ const providerSchema = z
   })
   .strict();
 
+// Strict at every level: the keys are those of the ADK's complete `science.toml`, and a misspelt or
+// unknown one (a setting nothing honours) must fail loudly, not be ignored.
 const fileSchema = z
   .object({
-    project: z.object({ name: z.string().optional() }).loose().optional(),
+    project: z.object({ name: z.string().optional() }).strict().optional(),
     tools: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), providerSchema).optional(),
-    // Strict: a [run] setting nothing honours must fail loudly, not be ignored.
-    run: z.object({ node_timeout_s: z.number().positive().optional() }).strict().optional(),
+    run: z
+      .object({
+        node_timeout_s: z.number().positive().optional(),
+        max_optimize_iterations: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
   })
-  .loose();
+  .strict();
+
+/** The keys of each table, named when a file has another one. */
+const KNOWN_KEYS: Record<string, string> = {
+  "": "[project], [tools.<provider>], [run]",
+  project: "name",
+  "tools.*": "path, command, url, token_env",
+  run: "node_timeout_s, max_optimize_iterations",
+};
 
 /**
  * Parses `science.toml` text.
@@ -64,13 +97,6 @@ export function parseScienceToml(text: string, path: string): ScienceProject {
   } catch (error) {
     throw invalid(path, `is not valid TOML: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (hasRunSetting(raw, "max_optimize_iterations")) {
-    throw invalid(
-      path,
-      "[run].max_optimize_iterations is not supported: Sciencegate runs no optimisation loop that could honour it. " +
-        "Remove the line, and bound your own loop in your graph (e.g. LangGraph's recursionLimit).",
-    );
-  }
   // The TOML's own keys, before zod (which drops a `__proto__` key instead of reporting it).
   const reserved = Object.keys(tableAt(raw, "tools")).filter(isReservedId);
   if (reserved.length > 0) {
@@ -78,7 +104,12 @@ export function parseScienceToml(text: string, path: string): ScienceProject {
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
+    const issues = parsed.error.issues.map((i) => {
+      const at = i.path.join(".");
+      const known =
+        i.code === "unrecognized_keys" ? KNOWN_KEYS[at.includes(".") ? "tools.*" : at] : undefined;
+      return `${at || "(top)"}: ${i.message}${known ? ` (known: ${known})` : ""}`;
+    });
     throw invalid(path, `is invalid: ${issues.join("; ")}`);
   }
   const dir = dirname(path);
@@ -113,7 +144,12 @@ export function parseScienceToml(text: string, path: string): ScienceProject {
     path,
     ...(parsed.data.project?.name === undefined ? {} : { name: parsed.data.project.name }),
     providers,
-    run: run?.node_timeout_s === undefined ? {} : { nodeTimeoutS: run.node_timeout_s },
+    run: {
+      ...(run?.node_timeout_s === undefined ? {} : { nodeTimeoutS: run.node_timeout_s }),
+      ...(run?.max_optimize_iterations === undefined
+        ? {}
+        : { maxOptimizeIterations: run.max_optimize_iterations }),
+    },
   };
 }
 
@@ -127,10 +163,6 @@ export function parseScienceToml(text: string, path: string): ScienceProject {
 export function callTimeoutMs(project: ScienceProject | undefined): number | undefined {
   const seconds = project?.run.nodeTimeoutS;
   return seconds === undefined ? undefined : Math.max(1, Math.round(seconds * 1000));
-}
-
-function hasRunSetting(raw: unknown, key: string): boolean {
-  return Object.hasOwn(tableAt(raw, "run"), key);
 }
 
 /** The table `raw[key]` when it is one, else an empty object (own keys only: TOML tables are plain). */

@@ -65,10 +65,13 @@ export function resolveToolName(catalog: SourceCatalog, name: string): ResolvedT
   }
   const needle = name.split(/__|\./).pop() || name;
   const close = entries.filter((e) => e.qualifiedName.includes(needle)).map((e) => e.qualifiedName);
-  const down = catalog
-    .sources()
-    .filter((s) => s.status === "unavailable")
-    .map((s) => `${s.serverId} (${s.reason ?? "unavailable"})`);
+  // Several sources share one server (the bundled twelve): each unavailable server is named once.
+  const downServers = new Map<string, string>();
+  for (const s of catalog.sources()) {
+    if (s.status === "unavailable" && !downServers.has(s.serverId))
+      downServers.set(s.serverId, s.reason ?? "unavailable");
+  }
+  const down = [...downServers].map(([serverId, reason]) => `${serverId} (${reason})`);
   const hints = [
     close.length > 0 ? ` Did you mean: ${close.slice(0, 5).join(", ")}?` : "",
     down.length > 0 ? ` Unavailable tool providers: ${down.join("; ")}.` : "",

@@ -80,7 +80,7 @@ export interface DownloadJob {
 
 /**
  * The job store port. Methods reject with `UPSTREAM_UNAVAILABLE` after `close()`. Every backend must
- * pass `describeDownloadJobStoreConformance` (`sciencegate/testing`).
+ * pass `describeDownloadJobStoreConformance` (`sciencegate/testing/conformance`).
  */
 /** Which jobs `DownloadJobStore.list` returns; an absent field selects every job. */
 export interface DownloadJobFilter {

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `sciencegate` command line. */
+import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -22,66 +23,7 @@ import { type CliIo, type ExitCode, processIo } from "./io.js";
 import { type CliRuntime, openRuntime } from "./runtime.js";
 import { APPROVE_CHOICES, parseApproveChoice } from "./terminal-approval.js";
 import { terminalBlock, terminalIo } from "./terminal-text.js";
-
-const USAGE = `Usage: sciencegate <command> [options]
-
-Commands:
-  tools [--config FILE] [--manifests DIR] [--json]   list servers, sources and model-visible tools
-  call <tool> [--args JSON] [--session ID] [--json]  one governed call; tool: provider.tool,
-                                                     mcp__<source>__<tool> or a bare name only one provider has
-       [--enable-source ID]...                       switch a source on for the session first (e.g. llm-wiki)
-       [--approve once|matching|deny|always]         answer a dangerous call's approval card (else asked in a TTY)
-  audit [--session ID] [--limit N] [--json]          ledger rows and a summary
-  audit --verify [--json]                            every ledger reference stored and intact (after a crash)
-  grants [list|revoke ID] [--session ID] [--json]    session permission grants; revoke one
-  grants add --session ID --tool NAME                grant a session a tool's calls out of band, as Allow
-       [--resource SCOPE] [--config FILE]            matching on its card would (SCOPE: the card's
-       [--manifests DIR]...                          matchingScope.resource; default the whole tool)
-  grants mode --session ID always_allow|ask_for_dangerous
-                                                     set a session's approval mode (needs
-                                                     SCIENCEGATE_DATABASE_URL: a running gateway follows it)
-  jobs [list|cancel ID|retry ID] [--json]            download jobs; cancel one, or retry a failed one
-  verify --workflow FILE --run RUN_ID [--json]      tool_use_verified gate: every node that declared
-                                                     tools made a successful call of one in the run
-  search-tools "<query>" [--max-results N] [--config FILE] [--json]
-                                                     rank tools as tool_search does (works offline)
-  extract <pdf> [--out DIR] [--extractor auto|pdfjs|pdftotext] [--json]
-                                                     bounded PDF text extraction (pdftotext when on the PATH,
-                                                     else pdf.js in a worker) to DIR/fulltext.md +
-                                                     manifest.json (default ./<name>-extracted)
-  export --session ID [--thread ID] [--answer FILE] --out DIR|FILE.zip [--json]
-                                                     the session's research object (RO-Crate): every
-                                                     call, authorization, object, download and the
-                                                     answer's claims with their review
-  verify-crate PATH [--json]                         re-hash a research object, resolve its references,
-                                                     re-run its claim review; exit 0 verified, 1 a
-                                                     problem (each with what it breaks), 2 not a crate
-  serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
-  serve llm-wiki                                     run the LLM Wiki bridge (stdio; $SCIENCE_AGENT_LLM_WIKI_URL)
-  serve gateway [--config FILE] [--manifests DIR]... the governed MCP gateway (stdio): one MCP server in
-       [--eager] [--session ID]                      front of every configured server and source; --eager
-                                                     lists every allowed tool up front
-       [--approval-wait-ms N]                        an unanswered approval question is denied after N ms
-                                                     (default 10 minutes)
-       [--http [HOST:]PORT] [--allow-origin ORIGIN]...
-       [--allow-host NAME]...                        Streamable HTTP at http://HOST:PORT/mcp instead (HOST
-                                                     127.0.0.1 unless given; any other bind needs a token
-                                                     in $SCIENCEGATE_GATEWAY_TOKEN)
-       [--max-sessions N] [--max-sessions-per-client N]
-       [--session-idle-ms N]                         session limits over HTTP (100, 64, 30 minutes)
-  console [--port N] [--host H] [--writable]         the Sciencegate console in the browser (default
-       [--allow-host NAME]... [--config FILE]        http://127.0.0.1:4680): sources, invocations,
-                                                     evidence, downloads, papers, permissions; read-only
-                                                     unless --writable; a HOST other than loopback needs
-                                                     a token in $SCIENCEGATE_CONSOLE_TOKEN
-
-Options:
-  --config FILE   extensions_config.json or science.toml to use (else $SCIENCEGATE_CONFIG,
-                  $SCIENCE_AGENT_EXTENSIONS_CONFIG_PATH, ./extensions_config.json and
-                  ./science.toml, else the built-in default)
-  --json          machine-readable output
-  -h, --help      this help
-`;
+import { commandUsage, isCommandName, USAGE, wantsHelp } from "./usage.js";
 
 /**
  * Runs the CLI.
@@ -93,9 +35,18 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
   // No escape sequence from a server, a ledger row or an error reaches the terminal, whatever prints it.
   const io = terminalIo(given);
   const [command, ...rest] = argv;
+  const [topic] = rest;
+  if (command === "help" && topic !== undefined && isCommandName(topic)) {
+    io.stdout(commandUsage(topic));
+    return 0;
+  }
   if (!command || command === "-h" || command === "--help" || command === "help") {
     io.stdout(USAGE);
     return command ? 0 : 2;
+  }
+  if (isCommandName(command) && wantsHelp(rest)) {
+    io.stdout(commandUsage(command));
+    return 0;
   }
   try {
     switch (command) {
@@ -121,7 +72,7 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
             config: { type: "string" },
             manifests: { type: "string", multiple: true },
             args: { type: "string", default: "{}" },
-            session: { type: "string", default: "cli" },
+            session: { type: "string" },
             "enable-source": { type: "string", multiple: true },
             approve: { type: "string" },
             json: { type: "boolean", default: false },
@@ -144,7 +95,8 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
           callCommand(runtime, io, {
             name,
             args: values.args ?? "{}",
-            session: values.session ?? "cli",
+            // Without --session, a session of its own: no earlier process's approvals cover this call.
+            session: values.session?.trim() || `cli-${randomUUID()}`,
             json: values.json ?? false,
             enableSources: values["enable-source"] ?? [],
             ...(approve ? { approve } : {}),
@@ -392,7 +344,7 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
         return 2;
     }
   } catch (error) {
-    return reportError(error, io);
+    return reportError(error, io, command);
   }
 }
 
@@ -480,7 +432,7 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
   return 2;
 }
 
-function reportError(error: unknown, io: CliIo): ExitCode {
+function reportError(error: unknown, io: CliIo, command: string): ExitCode {
   if (isToolError(error)) {
     io.stderr(`${terminalBlock(String(error))}\n`);
     return 2;
@@ -491,7 +443,7 @@ function reportError(error: unknown, io: CliIo): ExitCode {
     return error.code === "INVALID_CONFIG" || error.code === "INVALID_MANIFEST" ? 2 : 1;
   }
   if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) {
-    io.stderr(`sciencegate: ${error.message}\n\n${USAGE}`);
+    io.stderr(`sciencegate: ${error.message}\n\n${isCommandName(command) ? commandUsage(command) : USAGE}`);
     return 2;
   }
   io.stderr(`sciencegate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

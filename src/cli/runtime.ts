@@ -17,13 +17,14 @@ export interface CliRuntime extends ScienceGovernance {
  */
 export async function openRuntime(
   io: CliIo,
-  options: { configPath?: string; manifestDirs?: string[] },
+  options: { configPath?: string; manifestDirs?: string[]; builtinManifests?: boolean },
 ): Promise<CliRuntime> {
   const governance = await createGovernance({
     env: io.env,
     cwd: io.cwd,
     ...(options.configPath ? { config: options.configPath } : {}),
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
+    ...(options.builtinManifests === undefined ? {} : { builtinManifests: options.builtinManifests }),
     onWarning: (line) => io.stderr(terminalLine`${line}\n`),
     ...(io.fetch ? { fetch: io.fetch } : {}),
     ...(io.lookup ? { downloads: { lookup: io.lookup } } : {}),

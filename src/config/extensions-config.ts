@@ -57,6 +57,8 @@ export function validateExtensionsConfig(
   if (issues.length > 0) return { ok: false, issues };
   const config: ExtensionsConfig = { servers };
   if (context.path !== undefined) config.path = context.path;
+  const throwOnLoadError = parsed.data.throwOnLoadError;
+  if (typeof throwOnLoadError === "boolean") config.throwOnLoadError = throwOnLoadError;
   return { ok: true, config };
 }
 

@@ -61,8 +61,9 @@ export type RawServer = z.infer<typeof rawServerSchema>;
 export type RawRouting = z.infer<typeof rawRoutingSchema>;
 
 /**
- * The top level. The `MultiServerMCPClient` options are accepted (and ignored) so that a LangGraph app can
- * reuse its config file; entries of `mcpServers` are checked one by one so that every issue is reported.
+ * The top level. The `MultiServerMCPClient` options are accepted so that a LangGraph app can reuse its
+ * config file (`throwOnLoadError` keeps its meaning, the rest is ignored);
+ * entries of `mcpServers` are checked one by one so that every issue is reported.
  */
 export const rawExtensionsSchema = z.looseObject({
   mcpServers: z.record(z.string(), z.unknown()).nullish(),

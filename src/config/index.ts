@@ -1,5 +1,9 @@
 export { resolveConfigPath } from "./config-path.js";
-export { BUNDLED_SOURCES_SERVER_ID, defaultExtensionsConfigJson } from "./default-config.js";
+export {
+  BUNDLED_LLM_WIKI_SERVER_ID,
+  BUNDLED_SOURCES_SERVER_ID,
+  defaultExtensionsConfigJson,
+} from "./default-config.js";
 export {
   loadExtensionsConfig,
   parseExtensionsConfig,

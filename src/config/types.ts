@@ -45,4 +45,9 @@ export interface ExtensionsConfig {
   /** The file it came from, when it came from a file. */
   path?: string;
   servers: ServerConfig[];
+  /**
+   * `throwOnLoadError` of the file (the `MultiServerMCPClient` key): `true` makes a server that cannot
+   * start fail `createGovernance` (`GovernanceOptions.failOnServerError`). Absent when the file omits it.
+   */
+  throwOnLoadError?: boolean | undefined;
 }

@@ -48,7 +48,8 @@ export interface GatewayServerOptions {
   approval?: GatewayApprovalHook | false | undefined;
   /**
    * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`).
-   * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads`; unless
+   * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads` and a source
+   *   that can offer a download (an `artifact-plan` tool; none for a gateway of only other servers); unless
    *   `approval` is `false`, a dangerous download is asked about by elicitation like an MCP call
    *   (`createElicitationDownloadApproval`), else refused unless a grant or approval mode covers it; a
    *   client's cancellation of a download cancels its job (`cancelOnAbort`)

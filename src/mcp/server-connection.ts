@@ -15,7 +15,7 @@ import { readBufferLimitOf } from "./connection-failure.js";
 import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
 import type { StderrTail } from "./stderr-tail.js";
-import { childPidOf, stderrOf } from "./transports.js";
+import { childPidOf, holdTransport, stderrOf } from "./transports.js";
 import type { PoolCallOptions } from "./types.js";
 
 /** How long to wait for the last stderr lines of a child that has exited. */
@@ -134,12 +134,8 @@ export class ServerConnection {
    * @throws GovernanceError `UPSTREAM_UNAVAILABLE` on timeout or abort; the SDK's error when it fails
    */
   async connect(timeoutMs: number, signal: AbortSignal): Promise<void> {
-    const outcome = await raceWithClock(
-      this.client.connect(this.#transport, { timeout: timeoutMs }),
-      this.#options.clock,
-      timeoutMs,
-      signal,
-    );
+    const connecting = this.#held(() => this.client.connect(this.#transport, { timeout: timeoutMs }));
+    const outcome = await raceWithClock(connecting, this.#options.clock, timeoutMs, signal);
     if (outcome.kind === "timeout") {
       throw new GovernanceError("UPSTREAM_UNAVAILABLE", `did not finish connecting within ${timeoutMs} ms`, {
         retryable: true,
@@ -159,7 +155,7 @@ export class ServerConnection {
    */
   listTools(): Promise<Tool[]> {
     if (this.#tools) return this.#tools;
-    const listing = this.#fetchAllTools();
+    const listing = this.#held(() => this.#fetchAllTools());
     this.#tools = listing;
     // A failed listing must not stay cached; list_changed clears the cache through #invalidateTools.
     listing.catch(() => {
@@ -185,9 +181,9 @@ export class ServerConnection {
     // context would be pure cost (stdio has its own message limit).
     if (!this.#readsOverHttp && options.maxResponseBytes !== undefined) {
       const { maxResponseBytes: _unused, ...rest } = options;
-      return callClientTool(this.client, name, args, rest);
+      return this.#held(() => callClientTool(this.client, name, args, rest));
     }
-    return callClientTool(this.client, name, args, options);
+    return this.#held(() => callClientTool(this.client, name, args, options));
   }
 
   /** Lets the last stderr lines of an exited child arrive before an error message quotes them. */
@@ -203,8 +199,21 @@ export class ServerConnection {
    * @returns a promise that resolves once nothing of this connection is left running
    */
   shutdown(): Promise<void> {
-    this.#shutdown ??= this.#doShutdown();
+    this.#shutdown ??= this.#held(() => this.#doShutdown());
     return this.#shutdown;
+  }
+
+  /**
+   * Runs `work` with the stdio child counted as the process's work: between requests an idle child
+   * does not keep the app's process alive (see `StdioChildTransport`).
+   */
+  async #held<T>(work: () => Promise<T>): Promise<T> {
+    const release = holdTransport(this.#transport);
+    try {
+      return await work();
+    } finally {
+      release();
+    }
   }
 
   async #doShutdown(): Promise<void> {

@@ -7,6 +7,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerConfig } from "../config/index.js";
 import { GovernanceError, redactUrl } from "../core/index.js";
 import { createCappedFetch } from "./response-cap.js";
+import { StdioChildTransport } from "./stdio-child-transport.js";
 
 /** Options of {@link createSdkTransport}. */
 export interface SdkTransportOptions {
@@ -39,8 +40,9 @@ export function inheritedEnvironment(env: Record<string, string | undefined>): R
 }
 
 /**
- * Builds the SDK transport for one server: `StdioClientTransport` (stderr piped so the pool can keep its
- * tail), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
+ * Builds the transport for one server: `StdioChildTransport` (the SDK's stdio transport, stderr piped so
+ * the pool can keep its tail, and a child that keeps the process alive only while a request waits for
+ * it), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
  * `requestInit`; answers read under the call's response cap, see `createCappedFetch`). Nothing is
  * started or spawned here.
  * @param config the server's configuration
@@ -57,12 +59,11 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
         `MCP server '${config.id}' uses stdio but has no "command"; set mcpServers.${config.id}.command.`,
       );
     }
-    return new StdioClientTransport({
+    return new StdioChildTransport({
       command: config.command,
       args: config.args,
       env: { ...inheritedEnvironment(options.env ?? process.env), ...config.env },
-      stderr: "pipe",
-      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+      cwd: config.cwd,
     });
   }
   const url = parseUrl(config);
@@ -80,17 +81,28 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
  * @returns the pid, or undefined for other transports and for a child that has not started or has exited
  */
 export function childPidOf(transport: Transport): number | undefined {
+  if (transport instanceof StdioChildTransport) return transport.pid;
   return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
 }
 
 /**
- * The stderr stream of a stdio transport. With `stderr: "pipe"` the SDK hands it out before `start()`,
- * so no early line (a startup failure) is lost.
+ * The stderr stream of a stdio transport, handed out before `start()` so that no early line (a startup
+ * failure) is lost (the SDK's, with `stderr: "pipe"`, likewise).
  * @param transport any transport
  * @returns the stream, or null for other transports and for stdio children whose stderr is not piped
  */
 export function stderrOf(transport: Transport): Stream | null {
+  if (transport instanceof StdioChildTransport) return transport.stderr;
   return transport instanceof StdioClientTransport ? transport.stderr : null;
+}
+
+/**
+ * Keeps the process alive for a stdio child while a request waits for it (see `StdioChildTransport`).
+ * @param transport any transport
+ * @returns the release; a no-op for transports that hold nothing of their own
+ */
+export function holdTransport(transport: Transport): () => void {
+  return transport instanceof StdioChildTransport ? transport.hold() : () => undefined;
 }
 
 function parseUrl(config: ServerConfig): URL {

@@ -32,6 +32,8 @@ export interface GovernedRuntime {
   broker: Broker;
   /** The session's governed tools. */
   tools(sessionId: string): SurfaceTool[];
+  /** Names the session's sources that are down in `tool_search`'s answer when nothing matched. */
+  surface?: { unavailableSources(sessionId: string): string[] } | undefined;
 }
 
 /** One tool call of a model turn. */
@@ -133,7 +135,10 @@ async function runToolCall(
   try {
     if (call.name === TOOL_SEARCH_NAME) {
       if (traced) span.setAttribute(A.genAiToolType, "function");
-      const search = createToolSearchTool({ getTools: () => tools });
+      const search = createToolSearchTool({
+        getTools: () => tools,
+        getUnavailableSources: () => runtime.surface?.unavailableSources(context.sessionId) ?? [],
+      });
       const message = (await search.invoke({ ...call, id: toolCallId, type: "tool_call" })) as ToolMessage;
       return { message, promotion: promotionFromToolSearchResult(message, tools) };
     }

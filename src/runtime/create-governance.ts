@@ -1,6 +1,10 @@
 import { join } from "node:path";
 import { DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
-import type { ExtensionsConfig } from "../config/index.js";
+import {
+  BUNDLED_LLM_WIKI_SERVER_ID,
+  BUNDLED_SOURCES_SERVER_ID,
+  type ExtensionsConfig,
+} from "../config/index.js";
 import type { PostgresDatabase } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import { type ContentStore, FileContentStore, withLedgerObjects } from "../governance/audit/index.js";
@@ -31,11 +35,21 @@ import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
 import { CAS_DIR_NAME, openGovernanceStores, WORKSPACE_DIR_NAME } from "./governance-stores.js";
 import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
+import { serverStartError, serverStartFailures, serverStartWarnings } from "./start-failures.js";
 
-/** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
-export interface Governance {
+/**
+ * The one object an app creates: the server pool, catalog, broker, ledger and tool surface. It is
+ * `AsyncDisposable`: `await using governance = await createGovernance()` closes it at the end of the
+ * scope, as `close()` does.
+ */
+export interface Governance extends AsyncDisposable {
   config: ExtensionsConfig;
-  /** The extensions' warnings at start (e.g. `warning: tool provider … unavailable` lines). */
+  /**
+   * What did not start, one line each: `warning: server '<id>' unavailable: <reason>` for a configured
+   * server whose tools could not be listed (e.g. `spawn … ENOENT`), and the extensions' own lines
+   * (`warning: tool provider '<id>' unavailable: …` for a `science.toml` provider). Empty when every
+   * server answered. With `failOnServerError`, a failure throws instead.
+   */
   warnings: string[];
   pool: ToolServerPool;
   registry: SourceRegistry;
@@ -80,6 +94,8 @@ export interface Governance {
    * then rethrown (an `AggregateError` when several fail). Calling it again returns the same promise.
    */
   close(): Promise<void>;
+  /** `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
@@ -88,7 +104,9 @@ export interface Governance {
  * closed again before the error is thrown; stores and a pool the app passed in stay the app's to close.
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
- * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem
+ * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
+ *   `UPSTREAM_UNAVAILABLE` naming every server that could not start, with `failOnServerError` (or the
+ *   config's `throwOnLoadError: true`)
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
@@ -97,18 +115,17 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const clock = options.clock ? { clock: options.clock } : {};
-  const { config, bundledSourcesOmitted } = await resolveGovernanceConfig(options, env, cwd);
+  const { config } = await resolveGovernanceConfig(options, env, cwd);
   const storage = resolveGovernanceStorage(options, env);
   const extensions = options.extensions ?? [];
   const createTransport = extensionTransports(extensions, options.createTransport, env);
-  const registry = await SourceRegistry.fromDirs([
-    // Standalone extension servers without the bundled sources: their manifests would only be noise.
-    ...(options.builtinManifests === false ||
-    (options.builtinManifests === undefined && bundledSourcesOmitted)
-      ? []
-      : [builtinManifestDir()]),
-    ...(options.manifestDirs ?? []),
-  ]);
+  const builtinDir = builtinManifestDir();
+  const offered = offeredBuiltinServers(options, config);
+  const builtinDirs = BUNDLED_SERVER_IDS.some(offered) ? [builtinDir] : [];
+  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(options.manifestDirs ?? [])], {
+    // A bundled source is offered only where its server is: otherwise it is noise in every listing.
+    include: (manifest, dir) => dir !== builtinDir || offered(manifest.transport.mcpServerId),
+  });
   // What this call opens itself, released (last opened first) when a later step fails.
   const opened: Closer[] = [];
   const own = <T extends { close(): unknown }>(resource: T): T => {
@@ -193,12 +210,39 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...clock,
     });
     const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
-    await catalog.start();
-    const warnings = extensions.flatMap((e) => e.warnings?.(catalog) ?? []);
+    const failures = serverStartFailures(await catalog.start(), pool);
+    if (failures.length > 0 && (options.failOnServerError ?? config.throwOnLoadError ?? false)) {
+      throw serverStartError(failures);
+    }
+    // An extension that words its own warnings (the Science ADK's providers) speaks for its servers.
+    const named = new Set(extensions.flatMap((e) => (e.warnings ? e.servers.map((s) => s.id) : [])));
+    const warnings = [
+      ...serverStartWarnings(failures, named),
+      ...extensions.flatMap((e) => e.warnings?.(catalog) ?? []),
+    ];
     const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
     for (const line of warnings) warn(line);
     const graceMs = options.closeGraceMs;
     let closing: Promise<void> | undefined;
+    const close = (): Promise<void> => {
+      closing ??= (() => {
+        // Admission stops before close() returns; both grace periods run at once, and the stores
+        // stay open until every started call and download has written its row.
+        const drains = [broker.close(graceMs), downloads.close(graceMs)];
+        return closeEach([
+          () => catalog.stop(),
+          ...drains.map((drain) => () => drain),
+          () => pool.close(),
+          () => ledger.close(),
+          () => grants.close(),
+          () => sessionState.close(),
+          () => jobStore.close(),
+          () => limiter.close?.(),
+          () => database?.close(),
+        ]);
+      })();
+      return closing;
+    };
     return {
       config,
       warnings,
@@ -217,25 +261,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       downloads,
       tools: (sessionId) => surface.tools(sessionId),
       refresh: () => catalog.refresh(),
-      close: () => {
-        closing ??= (() => {
-          // Admission stops before close() returns; both grace periods run at once, and the stores
-          // stay open until every started call and download has written its row.
-          const drains = [broker.close(graceMs), downloads.close(graceMs)];
-          return closeEach([
-            () => catalog.stop(),
-            ...drains.map((drain) => () => drain),
-            () => pool.close(),
-            () => ledger.close(),
-            () => grants.close(),
-            () => sessionState.close(),
-            () => jobStore.close(),
-            () => limiter.close?.(),
-            () => database?.close(),
-          ]);
-        })();
-        return closing;
-      },
+      close,
+      [Symbol.asyncDispose]: close,
     };
   } catch (error) {
     // The step's own failure is what the caller needs; a close that fails as well must not hide it.
@@ -245,6 +272,29 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
 }
 
 type Closer = () => unknown;
+
+/** The servers the built-in manifests describe (the bundled sources and the LLM Wiki bridge). */
+const BUNDLED_SERVER_IDS = [BUNDLED_SOURCES_SERVER_ID, BUNDLED_LLM_WIKI_SERVER_ID];
+
+/**
+ * Which servers' built-in manifests the runtime loads: `builtinManifests: true` all, `false` none, and by
+ * default those of the servers it runs (the app's `pool`, else the config's), so an app that configures
+ * only its own servers sees no bundled source.
+ * @param options `builtinManifests` and `pool`
+ * @param config the resolved servers
+ * @returns whether a built-in manifest of this server id is loaded
+ */
+function offeredBuiltinServers(
+  options: Pick<GovernanceOptions, "builtinManifests" | "pool">,
+  config: ExtensionsConfig,
+): (serverId: string) => boolean {
+  if (options.builtinManifests !== undefined) {
+    const all = options.builtinManifests;
+    return () => all;
+  }
+  const servers = new Set(options.pool?.serverIds() ?? config.servers.map((s) => s.id));
+  return (serverId) => servers.has(serverId);
+}
 
 /**
  * The session state every replica on one PostgreSQL database shares: approval modes, per-session

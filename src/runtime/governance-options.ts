@@ -48,11 +48,21 @@ export interface GovernanceOptions {
   config?: string | ExtensionsConfig | { mcpServers: Record<string, unknown> } | undefined;
   /** Servers added by a layer above the runtime (the Science ADK's `science.toml` providers). */
   extensions?: readonly GovernanceExtension[] | undefined;
-  /** Receives the extensions' warning lines. @default writes them to stderr */
+  /** Receives the start-up warning lines (`governance.warnings`). @default writes them to stderr */
   onWarning?: (line: string) => void;
+  /**
+   * Whether a server (or `science.toml` provider) whose tools cannot be listed at start fails
+   * `createGovernance` with `UPSTREAM_UNAVAILABLE` naming each one, instead of a warning line.
+   * @default the config's `throwOnLoadError` (the `MultiServerMCPClient` key), else false
+   */
+  failOnServerError?: boolean | undefined;
   /** More manifest folders, after the built-in ones. */
   manifestDirs?: string[];
-  /** Load the built-in manifests of the bundled sources. @default true */
+  /**
+   * Load the built-in manifests of the bundled sources: `true` all of them, `false` none.
+   * @default those whose server runs (`sciencegate-sources`, `llm-wiki` in the config or the `pool`), so
+   *   an app that configures only its own servers lists no bundled source
+   */
   builtinManifests?: boolean;
   /**
    * PostgreSQL for the ledger, grants and download jobs instead of SQLite files, so that several

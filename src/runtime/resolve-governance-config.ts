@@ -15,8 +15,6 @@ import type { GovernanceOptions } from "./governance-options.js";
 export interface ResolvedGovernanceConfig {
   /** Every server: the extensions config's, then the extensions' servers. */
   config: ExtensionsConfig;
-  /** Whether the bundled science sources were left out for standalone extensions (no config file). */
-  bundledSourcesOmitted: boolean;
 }
 
 /**
@@ -37,14 +35,12 @@ export async function resolveGovernanceConfig(
   const standalone = extensions.some((e) => e.standalone === true);
   const given = options.config;
   let base: ExtensionsConfig;
-  let bundledSourcesOmitted = false;
   if (typeof given === "string") base = await loadExtensionsConfig({ configPath: given, env, cwd });
   else if (given && "servers" in given) base = given;
   else if (given) base = parseExtensionsConfig(given, { env });
   else {
     const found = await loadExtensionsConfig({ env, cwd });
     // No config file anywhere: the bundled science sources, unless an extension stands on its own.
-    bundledSourcesOmitted = found.path === undefined && standalone;
     base =
       found.path !== undefined || standalone
         ? found
@@ -52,7 +48,7 @@ export async function resolveGovernanceConfig(
   }
   const servers = extensions.flatMap((e) => e.servers);
   const config = servers.length === 0 ? base : { ...base, servers: [...base.servers, ...servers] };
-  return { config, bundledSourcesOmitted };
+  return { config };
 }
 
 /** Where `createGovernance` keeps its state, checked: a PostgreSQL URL and pool bound, or SQLite files. */

@@ -1,12 +1,8 @@
 /**
- * `sciencegate/testing`: test kits for apps and for other storage backends. The conformance suites
- * need vitest.
+ * `sciencegate/testing`: test kits for an app's own tests, with any test runner (nothing here imports
+ * one): loopback fake providers, an in-memory server pool, a manual clock, a reference LLM Wiki and a
+ * scripted chat model. The storage conformance suites need vitest: `sciencegate/testing/conformance`.
  */
-export { describeContentStoreConformance } from "./content-store-conformance.js";
-export {
-  type DownloadJobStoreConformanceOptions,
-  describeDownloadJobStoreConformance,
-} from "./download-job-store-conformance.js";
 export {
   type FakeProviderServer,
   type FakeProviderServerOptions,
@@ -14,9 +10,7 @@ export {
   providerEnvFor,
   startFakeProviderServer,
 } from "./fake-provider-server.js";
-export { describeGrantStoreConformance } from "./grant-store-conformance.js";
 export { createInMemoryPool, type InMemoryPoolOptions } from "./in-memory-pool.js";
-export { describeLedgerConformance } from "./ledger-conformance.js";
 export { flushMicrotasks, ManualClock } from "./manual-clock.js";
 export {
   type ReferenceWiki,
@@ -24,6 +18,10 @@ export {
   startReferenceWikiServer,
 } from "./reference-wiki-server.js";
 export {
-  describeSessionStateStoreConformance,
-  type SessionStateStoreConformanceOptions,
-} from "./session-state-store-conformance.js";
+  hasCalled,
+  lastToolResult,
+  ScriptedChatModel,
+  type ScriptedPolicy,
+  type ScriptedReply,
+  toolResultBody,
+} from "./scripted-chat-model.js";

@@ -24,6 +24,11 @@ const DESCRIPTION =
 export interface ToolSearchToolOptions {
   /** The session's current tools, read on every call (e.g. `() => surface.tools(threadId)`). */
   getTools: () => readonly SurfaceTool[];
+  /**
+   * The session's sources that are down now (`surface.unavailableSources(threadId)`): named in the
+   * hint when nothing matched, so the model can tell the user instead of searching on. @default none
+   */
+  getUnavailableSources?: (() => readonly string[]) | undefined;
 }
 
 /** One entry of the tool's JSON result. */
@@ -82,8 +87,12 @@ export function createToolSearchTool(options: ToolSearchToolOptions): Structured
         if (notFound.length > 0) body.notFound = notFound.map(neutralizePromptTags);
       }
       if (results.length === 0) {
+        const down = options.getUnavailableSources?.() ?? [];
         body.hint =
-          "No tool matched. Try other keywords (a data type, a database name or an identifier kind), or pick a name from <available-deferred-tools>.";
+          "No tool matched. Try other keywords (a data type, a database name or an identifier kind), or pick a name from <available-deferred-tools>." +
+          (down.length > 0
+            ? ` These sources are unavailable right now, so their tools cannot be found: ${down.join(", ")}.`
+            : "");
       }
       return [
         JSON.stringify(body),

@@ -101,6 +101,20 @@ export class ToolSurface {
   }
 
   /**
+   * The sources the session has on whose server could not be reached at the last refresh: their tools
+   * are missing from {@link tools}, so a search that finds nothing says so (without the reason, which
+   * is the app's to read in `governance.warnings`).
+   * @param sessionId the session
+   * @returns source ids, in catalog order
+   */
+  unavailableSources(sessionId: string): string[] {
+    return this.#catalog
+      .sources()
+      .filter((s) => s.status === "unavailable" && this.#sessions.isSourceEnabled(sessionId, s.manifest))
+      .map((s) => s.id);
+  }
+
+  /**
    * One tool of the session by model-visible name.
    * @param sessionId the session
    * @param name e.g. `mcp__pubmed__search`

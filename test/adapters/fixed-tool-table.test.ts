@@ -33,13 +33,8 @@ describe("prepareFixedToolTable", () => {
   test("holds tool_search and every deferred tool a session starts with, with their schemas", async () => {
     const { governance: g } = await setup();
     const table = prepareFixedToolTable(g);
-    expect(table.map((t) => t.name)).toEqual([
-      "tool_search",
-      "mcp__demo__search",
-      "mcp__demo__lookup",
-      "artifact_download",
-      "paper_extract_pdf",
-    ]);
+    // The demo source offers no download (no artifact-plan tool): no artifact built-ins.
+    expect(table.map((t) => t.name)).toEqual(["tool_search", "mcp__demo__search", "mcp__demo__lookup"]);
     expect(table[1]?.schema).toMatchObject({ properties: { query: { type: "string" } } });
     expect(table[0]?.schema).toMatchObject({ properties: { query: {}, max_results: {} } });
   });
@@ -67,6 +62,17 @@ describe("prepareFixedToolTable", () => {
     expect(rows.map((r) => [r.sessionId, r.toolCallId, r.status]).sort()).toEqual([
       ["t-off", "c1", "error"],
       ["t-on", "c2", "ok"],
+    ]);
+  });
+
+  test("artifact built-ins: by default only when a source can offer a download; artifactTools: true adds them anyway", async () => {
+    const { governance: g } = await setup();
+    expect(prepareFixedToolTable(g, { artifactTools: true }).map((t) => t.name)).toEqual([
+      "tool_search",
+      "mcp__demo__search",
+      "mcp__demo__lookup",
+      "artifact_download",
+      "paper_extract_pdf",
     ]);
   });
 

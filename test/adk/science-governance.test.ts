@@ -263,6 +263,51 @@ token_env = "COMPUTE_API_TOKEN"
   });
 });
 
+test("[run] of the ADK's complete config reaches the app: max_optimize_iterations for its own loop", async () => {
+  const dir = project(`
+[project]
+name = "molecular-dynamics"
+
+[tools.pylocal]
+path = ${JSON.stringify(join(FIXTURES, "py-tools"))}
+
+[run]
+node_timeout_s = 900
+max_optimize_iterations = 5
+`);
+  const governance = await open(dir);
+  try {
+    expect(governance.science?.run).toEqual({ nodeTimeoutS: 900, maxOptimizeIterations: 5 });
+    expect(governance.warnings).toEqual([]);
+  } finally {
+    await governance.close();
+  }
+});
+
+test("a local provider whose .py file cannot load (no interpreter) keeps its TypeScript tools; governance.warnings names the file and the interpreter", async () => {
+  const dir = project(`
+[tools.local]
+path = ${JSON.stringify(join(FIXTURES, "ts-tools"))}
+
+[tools.pylocal]
+path = ${JSON.stringify(join(FIXTURES, "py-tools"))}
+`);
+  const python = join(dir, "no-such-python");
+  const governance = await open(dir, [], { PATH: process.env.PATH, SCIENCEGATE_PYTHON: python });
+  try {
+    expect(governance.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^warning: tool provider 'pylocal': ${join(FIXTURES, "py-tools", "kinds.py")} is skipped: its tools need ${python}, which is not installed`,
+        ),
+      ),
+    ]);
+    expect((await governance.callTool("local.takes_number", { value: 2 })).value).toBe(4);
+  } finally {
+    await governance.close();
+  }
+});
+
 describe("[run].node_timeout_s", () => {
   test("is the deadline of each callTool call, replacing the 60 s of a provider without a manifest", async () => {
     const dir = project(`

@@ -1,7 +1,11 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import {
   assertProviderTokens,
   callTimeoutMs,
+  loadScienceToml,
   parseScienceToml,
   providerToken,
 } from "../../src/adk/science-toml.js";
@@ -23,33 +27,38 @@ describe("splitCommand", () => {
   });
 });
 
-describe("parseScienceToml", () => {
-  test("a complete config", () => {
-    const project = parseScienceToml(
-      `
-[project]
+/** "The complete config" of the Science ADK's "Tools and MCP" page, verbatim (comments included). */
+const ADK_COMPLETE_CONFIG = `[project]
 name = "molecular-dynamics"
 
+# Local Python functions in tools/*.py
 [tools.local]
 path = "./tools"
 
+# Stdio-based MCP server
 [tools.pubchem]
 command = "uvx mcp-pubchem"
 
+# Remote HTTP MCP server
 [tools.remote_compute]
 url = "https://mcp.example.org/api"
 token_env = "COMPUTE_API_TOKEN"
 
 [run]
 node_timeout_s = 900
-`,
-      "/proj/science.toml",
-    );
+max_optimize_iterations = 5
+`;
+
+describe("parseScienceToml", () => {
+  test("the ADK's complete config loads, every key of it, from a file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "sciencegate-toml-"));
+    await writeFile(join(dir, "science.toml"), ADK_COMPLETE_CONFIG);
+    const project = await loadScienceToml("science.toml", dir);
     expect(project).toEqual({
-      path: "/proj/science.toml",
+      path: join(dir, "science.toml"),
       name: "molecular-dynamics",
       providers: [
-        { id: "local", kind: "local", path: "/proj/tools" },
+        { id: "local", kind: "local", path: join(dir, "tools") },
         { id: "pubchem", kind: "stdio", command: "uvx", args: ["mcp-pubchem"] },
         {
           id: "remote_compute",
@@ -58,8 +67,9 @@ node_timeout_s = 900
           tokenEnv: "COMPUTE_API_TOKEN",
         },
       ],
-      run: { nodeTimeoutS: 900 },
+      run: { nodeTimeoutS: 900, maxOptimizeIterations: 5 },
     });
+    expect(callTimeoutMs(project)).toBe(900_000);
   });
 
   test.each([
@@ -68,12 +78,23 @@ node_timeout_s = 900
     ["token without url", `[tools.x]\ncommand = "b"\ntoken_env = "T"`, /token_env only applies/],
     ["unknown key", `[tools.x]\ncommand = "b"\ntoken = "secret"`, /tools\.x/],
     ["bad run", `[run]\nnode_timeout_s = -1`, /run\.node_timeout_s/],
+    ["fractional iterations", `[run]\nmax_optimize_iterations = 2.5`, /run\.max_optimize_iterations/],
+    ["no iterations", `[run]\nmax_optimize_iterations = 0`, /run\.max_optimize_iterations/],
     [
-      "unsupported run setting",
-      `[run]\nmax_optimize_iterations = 5`,
-      /\[run\]\.max_optimize_iterations is not supported: .+ Remove the line/,
+      "unknown run setting",
+      `[run]\nnode_timeout = 5`,
+      /run: Unrecognized key: "node_timeout" \(known: node_timeout_s, max_optimize_iterations\)/,
     ],
-    ["unknown run setting", `[run]\nnode_timeout = 5`, /run: Unrecognized key: "node_timeout"/],
+    [
+      "unknown table",
+      `[tool.local]\npath = "./tools"`,
+      /\(top\): Unrecognized key: "tool" \(known: \[project\]/,
+    ],
+    [
+      "unknown project key",
+      `[project]\nname = "a"\nversion = "1"`,
+      /project: Unrecognized key: "version" \(known: name\)/,
+    ],
   ])("%s is INVALID_CONFIG naming the file", (_name, text, reason) => {
     expect(() => parseScienceToml(text, "/p/science.toml")).toThrow(
       expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(reason) }),

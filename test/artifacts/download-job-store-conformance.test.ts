@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll } from "vitest";
 import { type DownloadJobStore, MemoryDownloadJobStore } from "../../src/artifacts/download-job-store.js";
 import { downloadJobsPath, SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-store.js";
-import { describeDownloadJobStoreConformance } from "../../src/testing/download-job-store-conformance.js";
+import { describeDownloadJobStoreConformance } from "../../src/testing/conformance/download-job-store-conformance.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-jobs-conformance-"));
 let dirs = 0;

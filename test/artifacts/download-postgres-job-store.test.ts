@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { DownloadJob, DownloadJobStore } from "../../src/artifacts/download-job-store.js";
 import { PostgresDownloadJobStore } from "../../src/artifacts/download-postgres-job-store.js";
 import { openPostgres } from "../../src/core/open-postgres.js";
-import { describeDownloadJobStoreConformance } from "../../src/testing/download-job-store-conformance.js";
+import { describeDownloadJobStoreConformance } from "../../src/testing/conformance/download-job-store-conformance.js";
 import { closingDatabase, useTestSchemas } from "../postgres/fresh-schema.js";
 import { describeCrossProcessJobs } from "./download-cross-process.js";
 

@@ -71,6 +71,8 @@ export async function downloadRuntime(
   }
   const governance = await createGovernance({
     config: { servers: [] },
+    // The recorded candidates are arXiv's: its manifest (hosts, licence) is needed without its server.
+    builtinManifests: true,
     dataDir,
     ledger,
     store,

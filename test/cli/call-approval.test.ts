@@ -89,13 +89,44 @@ describe("sciencegate call with approvals", () => {
     }
   });
 
-  test("--approve matching leaves a grant that a later process honours without asking", async () => {
+  test("without --session, a later process is asked again: --approve matching covers only its own call's session", async () => {
     const { dir, args } = setupProject();
     const first = await runCli([...args, "--args", '{"text":"a"}', "--approve", "matching"], {}, dir);
     expect(first.code).toBe(0);
     const grants = JSON.parse((await runCli(["grants", "list", "--json"], {}, dir)).stdout);
-    expect(grants.grants).toMatchObject([{ action: "echo:write", resource: "echo:write", sessionId: "cli" }]);
+    expect(grants.grants).toMatchObject([
+      {
+        action: "echo:write",
+        resource: "echo:write",
+        sessionId: expect.stringMatching(/^cli-[0-9a-f-]{36}$/),
+      },
+    ]);
+    // A new process without --session is a new session: the write is put to a human (none here), not run.
     const second = await runCli([...args, "--args", '{"text":"b"}'], {}, dir);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain("Approval required");
+    const ledger = await SqliteLedger.open(join(dir, ".sciencegate", "ledger.sqlite"));
+    try {
+      const rows = await ledger.query();
+      expect(rows.map((r) => r.status).sort()).toEqual(["error", "ok"]);
+      expect(new Set(rows.map((r) => r.sessionId)).size).toBe(2);
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  test("--session names a session that later processes share: its grant is honoured without asking", async () => {
+    const { dir, args } = setupProject();
+    const session = ["--session", "lab-notebook"];
+    const first = await runCli(
+      [...args, ...session, "--args", '{"text":"a"}', "--approve", "matching"],
+      {},
+      dir,
+    );
+    expect(first.code).toBe(0);
+    const grants = JSON.parse((await runCli(["grants", "list", "--json"], {}, dir)).stdout);
+    expect(grants.grants).toMatchObject([{ action: "echo:write", sessionId: "lab-notebook" }]);
+    const second = await runCli([...args, ...session, "--args", '{"text":"b"}'], {}, dir);
     expect(second.code).toBe(0);
     // Another session has no grant: it is asked (and refused without a TTY).
     const other = await runCli([...args, "--args", '{"text":"c"}', "--session", "s2"], {}, dir);

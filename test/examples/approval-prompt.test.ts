@@ -1,7 +1,12 @@
 import { PassThrough } from "node:stream";
 import type { Interrupt } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
-import { answerCards, isCardInterrupt, parseCardAnswer } from "../../examples/demo/approval-prompt.js";
+import {
+  answerCards,
+  askedBecause,
+  isCardInterrupt,
+  parseCardAnswer,
+} from "../../examples/demo/approval-prompt.js";
 import type { PermissionCard } from "../../src/governance/permissions/permission-types.js";
 
 function card(id: string, summary: string): Interrupt<PermissionCard> & { id: string } {
@@ -41,6 +46,17 @@ describe("parseCardAnswer", () => {
     ["constructor", undefined],
   ])("%j → %s", (typed, decision) => {
     expect(parseCardAnswer(typed)).toBe(decision);
+  });
+});
+
+describe("askedBecause", () => {
+  test.each([
+    ["download", /^downloads always need approval \(Sciencegate's default rule\)$/],
+    ["write", /not declared read-only/],
+    ["private-data", /not public/],
+    ["read", /^the app's own permission policy says so: .* every arxiv call dangerous/],
+  ] as const)("a %s card says why it appears", (risk, reason) => {
+    expect(askedBecause({ ...(card("i", "x").value as PermissionCard), risk })).toMatch(reason);
   });
 });
 

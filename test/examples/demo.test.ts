@@ -29,6 +29,10 @@ describe("npm run demo", () => {
       expect(stdout).toContain("tool_search promoted mcp__arxiv__lookup, mcp__arxiv__prepare_paper_download");
       expect(stdout).toContain("2 calls in one turn (one task each, in parallel)");
       expect(stdout).toMatch(/approval card: Search Europe PMC for "crispr base editing"/);
+      // ...and why: the demo's own policy, not Sciencegate's default (a public read asks nobody).
+      expect(stdout).toMatch(
+        /approval card: Search Europe PMC.*\n {4}asked because the app's own permission policy says so: this demo's permissionPolicy\.isDangerous marks every europe-pmc call dangerous/,
+      );
       expect(stdout).toContain("→ allow_matching (the script's answer");
       // the search that finished before the pause is printed once, not again after the resume
       expect(stdout.split("← mcp__pubmed__search:")).toHaveLength(2);
@@ -40,7 +44,7 @@ describe("npm run demo", () => {
       const downloadCard = stdout.indexOf('approval card: Download "2403.01234v2.pdf" from arXiv');
       expect(downloadCard).toBeGreaterThan(0);
       expect(stdout.slice(downloadCard)).toMatch(
-        /^.*to downloads\/arxiv\/2403\.01234v2\.pdf.*\n.*allow matching covers every download call on a resource starting with artifact:arxiv:, for the rest of this session\n.*→ allow_matching/,
+        /^.*to downloads\/arxiv\/2403\.01234v2\.pdf.*\n {4}asked because downloads always need approval.*\n.*allow matching covers every download call on a resource starting with artifact:arxiv:, for the rest of this session\n.*→ allow_matching/,
       );
       expect(downloadCard).toBeLessThan(stdout.indexOf("⇣ progress"));
       const progress = stdout.split("\n").filter((line) => line.includes("⇣ progress"));

@@ -7,7 +7,7 @@ import { rmSync } from "node:fs";
 import { afterEach, expect, test, vi } from "vitest";
 import { runLiveDemo } from "../../examples/demo/live-demo.js";
 import { startOfflineProviders } from "../../examples/demo/offline-providers.js";
-import { ScriptedChatModel } from "../../examples/demo/scripted-model.js";
+import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 
 afterEach(() => {
   vi.restoreAllMocks();

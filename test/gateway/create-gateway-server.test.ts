@@ -32,7 +32,8 @@ function textOf(result: CallToolResult): string {
   return first?.type === "text" ? first.text : "";
 }
 
-const BUILTINS = ["tool_search", "artifact_download", "paper_extract_pdf"];
+// The lab source offers no download (no artifact-plan tool): no artifact built-ins beside tool_search.
+const BUILTINS = ["tool_search"];
 
 describe("createGatewayServer: the tool list", () => {
   test("lists tool_search and the built-ins, not the deferred tools; the instructions name them and say how to load them", async () => {

@@ -21,7 +21,8 @@ import {
   textOf,
 } from "./http-client.js";
 
-const BUILTINS = ["tool_search", "artifact_download", "paper_extract_pdf"];
+// The lab source offers no download (no artifact-plan tool): no artifact built-ins beside tool_search.
+const BUILTINS = ["tool_search"];
 const TOKEN = "s3cret-token-of-32-characters-xx";
 
 let lab: Lab | undefined;

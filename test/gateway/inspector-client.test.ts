@@ -33,14 +33,10 @@ async function inspect(project: GatewayProject, gatewayArgs: string[], method: s
 }
 
 describe("the MCP Inspector (CLI mode) as the gateway's client", () => {
-  test("lists tool_search and the built-ins, and with --eager calls a governed tool that lands in the ledger", async () => {
+  test("lists tool_search (no download built-ins: no source offers downloads), and with --eager calls a governed tool that lands in the ledger", async () => {
     const project = writeGatewayProject();
     const listed = (await inspect(project, [], ["--method", "tools/list"])) as { tools: { name: string }[] };
-    expect(listed.tools.map((t) => t.name)).toEqual([
-      "tool_search",
-      "artifact_download",
-      "paper_extract_pdf",
-    ]);
+    expect(listed.tools.map((t) => t.name)).toEqual(["tool_search"]);
 
     const called = await inspect(
       project,

@@ -137,8 +137,6 @@ describe("sciencegate serve gateway --http (process)", () => {
     expect(a.listChanged()).toBe(1);
     expect(await a.toolNames()).toEqual([
       "tool_search",
-      "artifact_download",
-      "paper_extract_pdf",
       "mcp__local__echo",
       "mcp__local__stats",
       "mcp__local__slow",

@@ -170,7 +170,8 @@ describe("sciencegate serve gateway (stdio)", () => {
     const gatewayPid = served.transport.pid as number;
     const names = async () => (await served.client.listTools()).tools.map((t) => t.name);
     const local = ["echo", "whoami", "stats", "slow", "add_tool", "crash"].map((t) => `mcp__local__${t}`);
-    expect(await names()).toEqual(["tool_search", "artifact_download", "paper_extract_pdf", ...local]);
+    // Only the project's own server: nothing offers a download, so no artifact built-ins.
+    expect(await names()).toEqual(["tool_search", ...local]);
 
     expect((await served.call("mcp__local__add_tool", { name: "late" })).isError).toBeUndefined();
     await vi.waitFor(() => expect(served.listChanged()).toBe(1), { timeout: 10_000 });

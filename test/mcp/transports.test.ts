@@ -1,15 +1,15 @@
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, test } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { StderrTail } from "../../src/mcp/stderr-tail.js";
+import { StdioChildTransport } from "../../src/mcp/stdio-child-transport.js";
 import { childPidOf, createSdkTransport, inheritedEnvironment, stderrOf } from "../../src/mcp/transports.js";
 import { serverConfig } from "./server-configs.js";
 
 describe("createSdkTransport", () => {
   test.each([
-    ["stdio", { command: "node" }, StdioClientTransport, true],
+    ["stdio", { command: "node" }, StdioChildTransport, true],
     ["http", { url: "http://127.0.0.1:1/mcp" }, StreamableHTTPClientTransport, false],
     ["sse", { url: "http://127.0.0.1:1/sse" }, SSEClientTransport, false],
   ] as const)("%s builds the SDK transport without starting it", (transport, fields, kind, hasStderr) => {

@@ -295,6 +295,29 @@ describe("the packed tarball, installed in a fresh app", () => {
         }
       });
     });
+
+    it("i. the installed CLI: a misspelt server is one warning naming it, and a command's --help is its usage", async () => {
+      expect(project, "step c installed nothing").not.toBe("");
+      const own = join(app, "own-config");
+      await mkdir(own);
+      const config = join(own, "extensions_config.json");
+      await writeFile(
+        config,
+        JSON.stringify({ mcpServers: { files: { command: "sciencegate-no-such-command" } } }),
+      );
+      await step("i. sciencegate tools (a misspelt server) + extract --help", async () => {
+        const listed = await cli(["tools", "--config", config], "misspelt", own);
+        expect(listed.code, listed.stderr).toBe(0);
+        expect(listed.stderr).toBe(
+          "warning: server 'files' unavailable: could not be started: spawn sciencegate-no-such-command ENOENT\n",
+        );
+        // The user's own config: no line about the bundled sources.
+        expect(listed.stdout).not.toMatch(/pubmed|sciencegate-sources/);
+        const help = await cli(["extract", "--help"], "help", own);
+        expect(help.code).toBe(0);
+        expect(help.stdout).toContain("Usage of sciencegate extract:");
+      });
+    });
   });
 });
 

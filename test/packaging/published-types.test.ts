@@ -1,13 +1,14 @@
 /**
- * The published declarations in an app without the optional peer `langchain`, in the default suite
- * (no npm, no network; `npm run test:package` checks the packed tarball the long way): every entry
- * point of package.json's `exports` type-checks under `strict`, `skipLibCheck: false` and NodeNext,
- * `createGovernedAgent`'s messages and the middleware are typed (not `any`), and the entry points load.
+ * The published package in an app without the optional peers `langchain` and `tsx` and without vitest,
+ * in the default suite (no npm, no network; `npm run test:package` checks the packed tarball the long
+ * way): every entry point of package.json's `exports` type-checks under `strict`, `skipLibCheck: false`
+ * and NodeNext, `createGovernedAgent`'s messages and the middleware are typed (not `any`), the entry
+ * points load in plain Node (`sciencegate/testing` too: only `sciencegate/testing/conformance` needs
+ * vitest), and a `science.toml` folder of TypeScript and Python tools without `tsx` keeps its Python tool.
  *
  * The package is built into a temp folder (never `dist/`) and installed as a real folder into a temp
- * app whose node_modules links every package of this repository's node_modules except `langchain`
- * and vitest. So `sciencegate/testing`'s declarations are checked without vitest (they do not need
- * it); its conformance suites import vitest at run time, so that entry is not loaded here. Of the
+ * app whose node_modules links every package of this repository's node_modules except `langchain`,
+ * `tsx` and vitest. Of the
  * type packages the app has `@types/node` (a Node app's) and the `@types/*` dependencies of the package
  * (`better-sqlite3` and `pg`: the SQLite and PostgreSQL stores' declarations name them). The build skips type checking (`--noCheck`):
  * `npm run typecheck` does that; this test is about what the emitted declarations say.
@@ -15,13 +16,14 @@
 import { execFile } from "node:child_process";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, test } from "vitest";
 import {
   CONSUMER_COMPILER_OPTIONS,
   consumerSource,
   entrySpecifiers,
+  listFiles,
   type PackageJson,
   REPO,
   readJson,
@@ -30,8 +32,8 @@ import {
 const exec = promisify(execFile);
 const MODULES = join(REPO, "node_modules");
 const TSC = join(MODULES, "typescript", "bin", "tsc");
-/** Left out of the app: the optional peer under test, and the test runner `sciencegate/testing` names. */
-const ABSENT = new Set(["langchain", "vitest", "@vitest", ".bin", "@types"]);
+/** Left out of the app: the optional peers under test, and the test runner only the conformance suites need. */
+const ABSENT = new Set(["langchain", "tsx", "vitest", "@vitest", ".bin", "@types"]);
 /** `@types/node`, and the type packages the package depends on (an app installing it gets them). */
 const typePackages = (pkg: PackageJson & { dependencies?: Record<string, string> }) => [
   "node",
@@ -75,6 +77,15 @@ beforeAll(async () => {
   await exec(process.execPath, [TSC, "-p", "tsconfig.build.json", "--outDir", outDir, "--noCheck"], {
     cwd: REPO,
   });
+  // The runtime assets tsc does not emit, as the build script copies them (the ledger's writer, the
+  // Python bridge, the console's files): the steps below run the package, not only its declarations.
+  const assets = (await listFiles(join(REPO, "src"))).filter(
+    (f) => !/\.(?:[cm]?ts|tsx|md)$/i.test(f) && !/(^|\/)(__pycache__|\.)/.test(f),
+  );
+  for (const asset of assets) {
+    await mkdir(dirname(join(outDir, asset)), { recursive: true });
+    await cp(join(REPO, "src", asset), join(outDir, asset));
+  }
   for (const name of await readdir(MODULES)) {
     if (!ABSENT.has(name)) await symlink(join(MODULES, name), join(modules, name));
   }
@@ -113,12 +124,80 @@ describe("the published package in an app without langchain", () => {
     expect(`${result.stdout ?? ""}${result.stderr ?? ""}`).toBe("");
   });
 
-  test("the entry points load without langchain", { timeout: 60_000 }, async () => {
-    const loaded = specifiers.filter((specifier) => !specifier.endsWith("/testing"));
-    expect(loaded).toContain("sciencegate");
+  test("the entry points load in plain Node without langchain, tsx or vitest; only the conformance suites need vitest", {
+    timeout: 60_000,
+  }, async () => {
+    const loaded = specifiers.filter((specifier) => !specifier.endsWith("/testing/conformance"));
+    expect(loaded).toEqual(expect.arrayContaining(["sciencegate", "sciencegate/testing"]));
     const script = `for (const entry of ${JSON.stringify(loaded)}) await import(entry);
-      await import("langchain").then(() => console.log("langchain found"), () => console.log("no langchain"));`;
+      for (const absent of ["langchain", "tsx", "vitest"])
+        await import(absent).then(() => console.log(absent + " found"), () => console.log("no " + absent));
+      await import("sciencegate/testing/conformance").then(
+        () => console.log("conformance loaded"),
+        (error) => console.log("conformance needs " + /Cannot find package '([^']+)'/.exec(error.message)?.[1]),
+      );`;
     const { stdout } = await exec(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
-    expect(stdout.trim()).toBe("no langchain");
+    expect(stdout.trim().split("\n")).toEqual([
+      "no langchain",
+      "no tsx",
+      "no vitest",
+      "conformance needs vitest",
+    ]);
+  });
+});
+
+describe("sciencegate/testing in a plain Node process, vitest not resolvable", () => {
+  test("the fake providers, the manual clock and the scripted model work", { timeout: 60_000 }, async () => {
+    const script = `
+      import { ManualClock, ScriptedChatModel, startFakeProviderServer } from "sciencegate/testing";
+      const providers = await startFakeProviderServer({ routes: [{ path: "/esearch", body: "found" }] });
+      const answer = await (await fetch(providers.url + "/esearch")).text();
+      await providers.close();
+      const clock = new ManualClock(0);
+      let fired = false;
+      clock.sleep(1000).then(() => { fired = true; });
+      await clock.advance(1000);
+      const model = new ScriptedChatModel((_messages, turn) => ({ text: "turn " + turn }));
+      const reply = await model.invoke("hi");
+      console.log(JSON.stringify({ answer, fired, reply: reply.content }));`;
+    const { stdout } = await exec(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual({ answer: "found", fired: true, reply: "turn 0" });
+  });
+});
+
+describe("local tools in plain Node without tsx", () => {
+  test("a tools/ folder with a .ts and a .py file: the Python tool works, the warning names tsx and the file", {
+    timeout: 120_000,
+  }, async () => {
+    const project = join(app, "science-project");
+    await mkdir(join(project, "tools"), { recursive: true });
+    await writeFile(join(project, "science.toml"), '[tools.local]\npath = "./tools"\n');
+    await writeFile(
+      join(project, "tools", "fit.ts"),
+      "/** Doubles x. */\nexport function double(x: number): number {\n  return x * 2;\n}\n",
+    );
+    await writeFile(
+      join(project, "tools", "fit_py.py"),
+      'def triple(x: float) -> float:\n    """Triples x."""\n    return x * 3\n',
+    );
+    const script = `
+      import { createGovernance } from "sciencegate";
+      const governance = await createGovernance({ dataDir: ".sciencegate", onWarning: () => {} });
+      try {
+        const { value } = await governance.callTool("triple", { x: 2 });
+        const names = governance.catalog.tools().map((t) => t.toolId);
+        console.log(JSON.stringify({ warnings: governance.warnings, value, names }));
+      } finally {
+        await governance.close();
+      }`;
+    const { stdout } = await exec(process.execPath, ["--input-type=module", "-e", script], { cwd: project });
+    const report = JSON.parse(stdout) as { warnings: string[]; value: unknown; names: string[] };
+    expect(report.value).toBe(6);
+    expect(report.names).toEqual(["triple"]);
+    expect(report.warnings).toEqual([
+      `warning: tool provider 'local': ${join(project, "tools", "fit.ts")} is skipped: its tools need tsx, ` +
+        "which is not installed (npm install tsx: plain Node runs local TypeScript tools through tsx); " +
+        "the folder's other tools are loaded.",
+    ]);
   });
 });

@@ -111,12 +111,8 @@ describe("tool poisoning through a schema stays data", () => {
         store: new MemoryContentStore(),
       });
       const table = prepareFixedToolTable(governance);
-      expect(table.map((t) => t.name)).toEqual([
-        "tool_search",
-        "mcp__hostile__lookup",
-        "artifact_download",
-        "paper_extract_pdf",
-      ]);
+      // The hostile server offers no download: no artifact built-ins beside its tool.
+      expect(table.map((t) => t.name)).toEqual(["tool_search", "mcp__hostile__lookup"]);
       const [toolSearch, lookup] = table;
 
       const searchText = String(await toolSearch?.invoke({ query: "select:mcp__hostile__lookup" }));

@@ -22,7 +22,7 @@ import {
 import { startOfflineProviders } from "../../examples/demo/offline-providers.js";
 import { DEMO_QUESTION, paperAgentScript } from "../../examples/demo/paper-agent-script.js";
 import { runAgent } from "../../examples/demo/run-agent.js";
-import { ScriptedChatModel } from "../../examples/demo/scripted-model.js";
+import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { sha256Hex } from "../../src/core/canonical-json.js";
 import { isGovernanceError } from "../../src/core/errors.js";

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { GovernanceError } from "../../core/index.js";
-import type { LocalTool } from "./local-tool.js";
+import { type LocalTool, MissingRequirement } from "./local-tool.js";
 
 /** The bundled introspection script (shipped next to this module's folder in `src` and `dist`). */
 export const INTROSPECT_SCRIPT = fileURLToPath(new URL("../python/introspect.py", import.meta.url));
@@ -29,7 +29,8 @@ type Answer =
  * @returns the file's tools; each `run` starts one interpreter and rejects with the Python error
  *   (`ValueError: ...`) when the function raises, or with a GovernanceError `UPSTREAM_UNAVAILABLE`
  *   when the interpreter cannot start or the bridge fails
- * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the file cannot be imported or Python cannot start
+ * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the file cannot be imported; MissingRequirement when
+ *   the interpreter cannot be started
  */
 export async function loadPythonTools(file: string, options: PythonToolsOptions = {}): Promise<LocalTool[]> {
   const listed = await runBridge({ op: "list", file }, options);
@@ -43,16 +44,32 @@ export async function loadPythonTools(file: string, options: PythonToolsOptions 
     ...tool,
     file,
     run: async (args: Record<string, unknown>) => {
-      const answer = await runBridge({ op: "call", file, name: tool.name, args }, options);
+      const answer = await runBridge({ op: "call", file, name: tool.name, args }, options).catch(
+        (error: unknown) => {
+          // The interpreter went away after loading: the function could not run at all.
+          if (!(error instanceof MissingRequirement)) throw error;
+          throw new GovernanceError(
+            "UPSTREAM_UNAVAILABLE",
+            `cannot start ${error.requirement}: ${error.fix}`,
+            {
+              cause: error,
+            },
+          );
+        },
+      );
       if (!answer.ok) throw new Error(answer.error);
       return answer.result;
     },
   }));
 }
 
+function interpreterOf(options: PythonToolsOptions): string {
+  return options.python ?? (options.env ?? process.env).SCIENCEGATE_PYTHON ?? "python3";
+}
+
 function runBridge(request: Record<string, unknown>, options: PythonToolsOptions): Promise<Answer> {
   const env = options.env ?? process.env;
-  const python = options.python ?? env.SCIENCEGATE_PYTHON ?? "python3";
+  const python = interpreterOf(options);
   return new Promise((resolve, reject) => {
     const child = spawn(python, [INTROSPECT_SCRIPT], { env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -65,9 +82,7 @@ function runBridge(request: Record<string, unknown>, options: PythonToolsOptions
     });
     child.on("error", (error) =>
       reject(
-        new GovernanceError("UPSTREAM_UNAVAILABLE", `cannot start ${python}: ${error.message}`, {
-          cause: error,
-        }),
+        new MissingRequirement(python, `${error.message}; install Python 3 or set SCIENCEGATE_PYTHON`, error),
       ),
     );
     child.on("close", (code) => {

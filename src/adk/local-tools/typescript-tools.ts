@@ -7,7 +7,7 @@ import type * as TS from "typescript";
 
 type TsApi = typeof TS;
 
-import type { JsonSchema, LocalTool } from "./local-tool.js";
+import { importPeer, type JsonSchema, type LocalTool } from "./local-tool.js";
 
 /** A function's signature as a tool, before it is bound to the module that runs it. */
 export interface ExtractedFunction {
@@ -28,7 +28,13 @@ export const TYPESCRIPT_TOOL_FILE = /^(?!.*\.(?:d|test|spec)\.[cm]?[jt]s$).*\.(?
  */
 export async function extractTypeScriptFunctions(file: string): Promise<ExtractedFunction[]> {
   // `typescript` is CommonJS: its API is the default export under NodeNext.
-  const ts = (await import("typescript")).default as unknown as TsApi;
+  const ts = (
+    await importPeer(
+      "typescript",
+      () => import("typescript"),
+      "local TypeScript and JavaScript tools are read with the TypeScript compiler",
+    )
+  ).default as unknown as TsApi;
   const program = ts.createProgram([file], {
     allowJs: true,
     checkJs: false,
@@ -78,6 +84,7 @@ export async function extractTypeScriptFunctions(file: string): Promise<Extracte
  * Loads the tools of one TypeScript/JavaScript file: extracted schemas bound to the module's functions.
  * @param file absolute path of the file
  * @returns the file's tools
+ * @throws MissingRequirement when `typescript` (or, for a `.ts` file under plain Node, `tsx`) is not installed
  */
 export async function loadTypeScriptTools(file: string): Promise<LocalTool[]> {
   const functions = await extractTypeScriptFunctions(file);
@@ -102,14 +109,21 @@ export async function loadTypeScriptTools(file: string): Promise<LocalTool[]> {
   });
 }
 
-/** Imports a tool file; under plain Node a `.ts` file goes through tsx's loader, loaded only then. */
+/**
+ * Imports a tool file; under plain Node a `.ts` file goes through tsx's loader, loaded only then.
+ * @throws MissingRequirement when that takes tsx and it is not installed
+ */
 async function importToolModule(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href;
   try {
     return (await import(url)) as Record<string, unknown>;
   } catch (error) {
     if ((error as { code?: unknown }).code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
-    const { tsImport } = await import("tsx/esm/api");
+    const { tsImport } = await importPeer(
+      "tsx",
+      () => import("tsx/esm/api"),
+      "plain Node runs local TypeScript tools through tsx",
+    );
     return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
   }
 }

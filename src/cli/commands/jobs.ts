@@ -68,7 +68,12 @@ async function cancel(io: CliIo, store: DownloadJobStore, options: JobsCommandOp
 }
 
 async function retry(io: CliIo, options: JobsCommandOptions): Promise<ExitCode> {
-  const runtime = await openRuntime(io, options.configPath ? { configPath: options.configPath } : {});
+  // A recorded job may be of any source the app ever used: its manifest (hosts, licence) is needed
+  // whether or not the config runs its server now.
+  const runtime = await openRuntime(io, {
+    builtinManifests: true,
+    ...(options.configPath ? { configPath: options.configPath } : {}),
+  });
   let result: DownloadResult;
   try {
     result = await runtime.downloads.retry(options.id ?? "");

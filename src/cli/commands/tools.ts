@@ -97,14 +97,8 @@ export async function toolsCommand(
   io: CliIo,
   options: { json: boolean },
 ): Promise<ExitCode> {
+  // A server that did not start was already a warning on stderr when the runtime opened (openRuntime).
   const report = await buildToolsReport(runtime);
-  for (const server of report.servers) {
-    // science.toml providers were already warned about when the registry started.
-    if (server.status === "failed" && server.kind === undefined)
-      io.stderr(
-        terminalLine`warning: server '${server.id}' unavailable: ${server.reason ?? "unknown reason"}\n`,
-      );
-  }
   if (options.json) {
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
     return 0;

@@ -79,8 +79,6 @@ export class LedgerCheckpointer {
     this.#onIdle = onIdle;
     const module = require.resolve("better-sqlite3");
     this.#worker = new Worker(entry(), { workerData: { ledgerCheckpointer: true, module, path } });
-    // The thread never keeps the process alive.
-    this.#worker.unref();
     this.#worker.on("message", (message: unknown) => this.#onMessage(message));
     // An error is followed by exit, handled there.
     this.#worker.on("error", () => undefined);
@@ -90,6 +88,9 @@ export class LedgerCheckpointer {
         resolve();
       });
     });
+    // The thread never keeps the process alive. After the listeners: adding a "message" listener refs
+    // the worker's port again, so an earlier unref would be undone.
+    this.#worker.unref();
   }
 
   /** Whether a checkpoint is running (the ledger holds its commits until `onIdle`). */

@@ -92,5 +92,8 @@ export async function buildCatalogSnapshot(options: BuildCatalogSnapshotOptions)
     sources: sources.map((s) => [s.id, s.status, s.availableTools, s.missingTools.map((m) => m.toolId)]),
     tools: tools.map((t) => [t.sourceId, t.toolId, t.definitionHash]),
   });
-  return { revision, sources, tools, warnings };
+  const unavailableServers = [...listings].flatMap(([serverId, listing]) =>
+    listing.ok ? [] : [{ serverId, reason: listing.reason }],
+  );
+  return { revision, sources, tools, warnings, unavailableServers };
 }

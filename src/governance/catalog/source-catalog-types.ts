@@ -50,4 +50,9 @@ export interface CatalogSnapshot {
   tools: CatalogTool[];
   /** Servers that could not be given a derived manifest (id clash), and similar notes. */
   warnings: string[];
+  /**
+   * Servers that something enabled needs whose `tools/list` failed in this refresh (not started, no
+   * answer in time), in config order, each with why: their sources are `unavailable`.
+   */
+  unavailableServers: { serverId: string; reason: string }[];
 }

@@ -15,6 +15,12 @@ const DIMENSIONS = [
   ["queueTimeoutMs", "min"],
 ] as const satisfies readonly (readonly [keyof RateLimitGroupConfig, "min" | "max"])[];
 
+/** Options of {@link SourceRegistry.fromDirs}. */
+export interface FromDirsOptions {
+  /** Which manifests of a folder to register. @default every one */
+  include?: ((manifest: SourceManifest, dir: string) => boolean) | undefined;
+}
+
 /** Options of one registration. */
 export interface RegisterOptions {
   /** Where the manifest came from (a file path), named in duplicate-id errors. */
@@ -37,14 +43,17 @@ export class SourceRegistry {
   /**
    * Loads every `*.json` manifest of each folder, in folder order and file-name order.
    * @param dirs manifest folders (for example `[builtinManifestDir(), userDir]`)
+   * @param options which manifests to keep (each file is still validated)
    * @returns a registry holding all of them
    * @throws GovernanceError `INVALID_MANIFEST` (file, path, reason), `DUPLICATE_ID` (both files), `INVALID_CONFIG` (unreadable folder)
    */
-  static async fromDirs(dirs: readonly string[]): Promise<SourceRegistry> {
+  static async fromDirs(dirs: readonly string[], options: FromDirsOptions = {}): Promise<SourceRegistry> {
     const registry = new SourceRegistry();
     for (const dir of dirs) {
       for (const file of await listManifestFiles(dir)) {
-        registry.register(await loadManifestFile(file), { origin: file });
+        const manifest = await loadManifestFile(file);
+        if (options.include?.(manifest, dir) === false) continue;
+        registry.register(manifest, { origin: file });
       }
     }
     return registry;

@@ -1,6 +1,6 @@
 /**
  * The grant store port: session grants and each session's permission epoch.
- * Implementations must pass `describeGrantStoreConformance` (in `sciencegate/testing`).
+ * Implementations must pass `describeGrantStoreConformance` (in `sciencegate/testing/conformance`).
  */
 import { GovernanceError } from "../../core/index.js";
 

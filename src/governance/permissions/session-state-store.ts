@@ -1,7 +1,7 @@
 /**
  * The session state port: per-session source switches and approval modes, and the human decisions
  * recorded for calls that have not run yet. Implementations must pass
- * `describeSessionStateStoreConformance` (in `sciencegate/testing`). See ARCHITECTURE.md "State: who
+ * `describeSessionStateStoreConformance` (in `sciencegate/testing/conformance`). See ARCHITECTURE.md "State: who
  * owns what".
  */
 import { GovernanceError } from "../../core/index.js";

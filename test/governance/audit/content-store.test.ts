@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { FileContentStore, MemoryContentStore } from "../../../src/governance/audit/content-store.js";
 import { resolveDataDir } from "../../../src/runtime/data-dir.js";
-import { describeContentStoreConformance } from "../../../src/testing/content-store-conformance.js";
+import { describeContentStoreConformance } from "../../../src/testing/conformance/content-store-conformance.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-cas-"));
 let stores = 0;

@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, test } from "vitest";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
-import { describeLedgerConformance } from "../../../src/testing/ledger-conformance.js";
+import { describeLedgerConformance } from "../../../src/testing/conformance/ledger-conformance.js";
 import { ledgerRow } from "./ledger-row.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-ledger-"));

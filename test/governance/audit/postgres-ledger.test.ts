@@ -9,7 +9,7 @@ import { FileContentStore } from "../../../src/governance/audit/content-store.js
 import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-store.js";
 import { PostgresLedger, type PostgresLedgerOptions } from "../../../src/governance/audit/postgres-ledger.js";
 import { checkStoreIntegrity } from "../../../src/governance/audit/store-integrity.js";
-import { describeLedgerConformance } from "../../../src/testing/ledger-conformance.js";
+import { describeLedgerConformance } from "../../../src/testing/conformance/ledger-conformance.js";
 import { closingDatabase, useTestSchemas } from "../../postgres/fresh-schema.js";
 import { ledgerRow as row } from "./ledger-row.js";
 

@@ -9,7 +9,7 @@ import {
   grantStorePath,
   SqliteGrantStore,
 } from "../../../src/governance/permissions/sqlite-grant-store.js";
-import { describeGrantStoreConformance } from "../../../src/testing/grant-store-conformance.js";
+import { describeGrantStoreConformance } from "../../../src/testing/conformance/grant-store-conformance.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-grants-"));
 let dirs = 0;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgres, type PostgresDatabase } from "../../../src/core/open-postgres.js";
 import { PostgresGrantStore } from "../../../src/governance/permissions/postgres-grant-store.js";
-import { describeGrantStoreConformance } from "../../../src/testing/grant-store-conformance.js";
+import { describeGrantStoreConformance } from "../../../src/testing/conformance/grant-store-conformance.js";
 import { closingDatabase, useTestSchemas } from "../../postgres/fresh-schema.js";
 
 const schemas = useTestSchemas();

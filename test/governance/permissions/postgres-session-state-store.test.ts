@@ -5,7 +5,7 @@ import {
   type PostgresSessionStateStoreOptions,
   type SessionStateStore,
 } from "../../../src/governance/permissions/index.js";
-import { describeSessionStateStoreConformance } from "../../../src/testing/index.js";
+import { describeSessionStateStoreConformance } from "../../../src/testing/conformance/index.js";
 import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
 
 let server: TestPostgres;

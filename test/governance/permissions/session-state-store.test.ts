@@ -1,4 +1,4 @@
 import { MemorySessionStateStore } from "../../../src/governance/permissions/index.js";
-import { describeSessionStateStoreConformance } from "../../../src/testing/index.js";
+import { describeSessionStateStoreConformance } from "../../../src/testing/conformance/index.js";
 
 describeSessionStateStoreConformance("MemorySessionStateStore", () => new MemorySessionStateStore());

@@ -54,6 +54,8 @@ describe("createGovernance rate limits", () => {
   const open = (env: Record<string, string>, rateLimits?: Record<string, { rateLimitPerSecond: number }>) =>
     createGovernance({
       config: { mcpServers: {} },
+      // The built-in groups without starting their server.
+      builtinManifests: true,
       env,
       ledger: new MemoryLedger(),
       store: new MemoryContentStore(),

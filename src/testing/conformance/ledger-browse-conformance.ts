@@ -10,7 +10,7 @@ import type {
   InvocationRecord,
   Ledger,
   LedgerQuery,
-} from "../governance/audit/index.js";
+} from "../../governance/audit/index.js";
 
 const T0 = Date.UTC(2025, 0, 1);
 const HOUR = 3_600_000;

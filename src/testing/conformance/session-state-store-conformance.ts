@@ -3,7 +3,7 @@
  * replicas) also passes `peer`, a second store over the same state, and is then checked across the two.
  */
 import { afterEach, describe, expect, test, vi } from "vitest";
-import type { RecordedDecision, SessionStateStore } from "../governance/permissions/index.js";
+import type { RecordedDecision, SessionStateStore } from "../../governance/permissions/index.js";
 
 /** Options of `describeSessionStateStoreConformance`. */
 export interface SessionStateStoreConformanceOptions {

@@ -4,8 +4,8 @@
  * refused row costing the others theirs. A ledger without `objects` must refuse inline objects.
  */
 import { expect, test } from "vitest";
-import { type ContentObject, contentObject, jsonObject } from "../governance/audit/content-object.js";
-import type { InvocationRecord, Ledger } from "../governance/audit/index.js";
+import { type ContentObject, contentObject, jsonObject } from "../../governance/audit/content-object.js";
+import type { InvocationRecord, Ledger } from "../../governance/audit/index.js";
 
 let counter = 0;
 function row(overrides: Partial<InvocationRecord> = {}): InvocationRecord {

@@ -3,8 +3,8 @@
  * deployment) runs this suite with its own factory to prove it can replace the SQLite store.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import type { DownloadJob, DownloadJobStatus, DownloadJobStore } from "../artifacts/index.js";
-import { ACTIVE_DOWNLOAD_STATES, callJobId } from "../artifacts/index.js";
+import type { DownloadJob, DownloadJobStatus, DownloadJobStore } from "../../artifacts/index.js";
+import { ACTIVE_DOWNLOAD_STATES, callJobId } from "../../artifacts/index.js";
 
 /** Every status, typed as a record so that a new status fails to compile until it is listed here. */
 const STATUSES = Object.keys({

@@ -3,7 +3,7 @@
  * runs this suite with its own factory to prove it can replace the SQLite ledger.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import type { AuthorizationRecord, InvocationRecord, Ledger } from "../governance/audit/index.js";
+import type { AuthorizationRecord, InvocationRecord, Ledger } from "../../governance/audit/index.js";
 import { ledgerBrowseTests } from "./ledger-browse-conformance.js";
 import { ledgerObjectsTests } from "./ledger-objects-conformance.js";
 

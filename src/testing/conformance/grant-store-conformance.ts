@@ -3,7 +3,7 @@
  * deployment) runs this suite with its own factory to prove it can replace the SQLite store.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import type { Grant, GrantStore } from "../governance/permissions/index.js";
+import type { Grant, GrantStore } from "../../governance/permissions/index.js";
 
 let counter = 0;
 function grant(overrides: Partial<Grant> = {}): Grant {

@@ -1,8 +1,9 @@
 /**
- * A scripted chat model for the offline demo: a real `BaseChatModel` whose every turn is a function
- * of the messages so far, so a later turn can use the real ids (invocation, candidate, job) that
- * earlier tool results carried. `bindTools` works as `createGovernedAgent` needs; the bound tools of
- * each turn are recorded, as a provider would receive them.
+ * A scripted chat model for tests and offline runs (the demo's, the LangGraph server example's, an
+ * app's own tests): a real `BaseChatModel` whose every turn is a function of the messages so far, so a
+ * later turn can use the real ids (invocation, candidate, job) that earlier tool results carried.
+ * `bindTools` works as `createGovernedAgent` needs; the bound tools of each turn are recorded, as a
+ * provider would receive them.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -25,7 +26,13 @@ interface ScriptedCallOptions extends BaseChatModelCallOptions {
   tools?: BindToolsInput[];
 }
 
-/** A chat model that plays a script; message and tool-call ids are unique per instance. */
+/**
+ * A chat model that plays a script; message and tool-call ids are unique per instance.
+ * @example
+ * const model = new ScriptedChatModel((messages, turn) =>
+ *   turn === 0 ? { toolCalls: [{ name: "tool_search", args: { query: "pubmed" } }] } : { text: "done" },
+ * );
+ */
 export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
   /** The tool names bound in each turn, in order. */
   readonly boundTools: string[][] = [];
@@ -44,7 +51,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
   }
 
   _llmType(): string {
-    return "scripted-demo";
+    return "scripted";
   }
 
   override bindTools(tools: BindToolsInput[]) {

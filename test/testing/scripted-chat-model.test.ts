@@ -3,7 +3,7 @@ import { tool } from "@langchain/core/tools";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { paperAgentScript } from "../../examples/demo/paper-agent-script.js";
-import { hasCalled, lastToolResult, ScriptedChatModel } from "../../examples/demo/scripted-model.js";
+import { hasCalled, lastToolResult, ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 
 const echo = tool(async () => "ok", { name: "echo", description: "echo", schema: z.object({}) });
 

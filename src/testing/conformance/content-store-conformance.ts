@@ -3,8 +3,8 @@
  * this suite with its own factory to prove it can replace the file store.
  */
 import { describe, expect, test } from "vitest";
-import { sha256Hex } from "../core/index.js";
-import type { ContentStore } from "../governance/audit/index.js";
+import { sha256Hex } from "../../core/index.js";
+import type { ContentStore } from "../../governance/audit/index.js";
 
 const ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 const MISSING = `sha256:${"0".repeat(64)}`;
