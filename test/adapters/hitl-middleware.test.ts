@@ -12,8 +12,8 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent, type HITLRequest, type HITLResponse, humanInTheLoopMiddleware } from "langchain";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
-import { hasCalled, ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { governanceMiddleware } from "../../src/adapters/governance-middleware.js";
+import { hasCalled, ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { type ExecutorState, interruptsOf, WRITE_FILE } from "./filesystem-executors.js";
 import { filesystemRuntimes } from "./filesystem-test-runtime.js";
 

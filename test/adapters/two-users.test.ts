@@ -8,8 +8,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command } from "@langchain/langgraph";
 import { describe, expect, test } from "vitest";
-import { hasCalled, ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
+import { hasCalled, ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import {
   buildExecutor,
   cardsOf,

@@ -22,7 +22,6 @@ import {
 import { startOfflineProviders } from "../../examples/demo/offline-providers.js";
 import { DEMO_QUESTION, paperAgentScript } from "../../examples/demo/paper-agent-script.js";
 import { runAgent } from "../../examples/demo/run-agent.js";
-import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { sha256Hex } from "../../src/core/canonical-json.js";
 import { isGovernanceError } from "../../src/core/errors.js";
@@ -36,6 +35,7 @@ import {
 } from "../../src/research-object/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { startReferenceWikiServer } from "../../src/testing/reference-wiki-server.js";
+import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 
 const THREAD = "agent-demo";
 const policy = {
