@@ -31,6 +31,7 @@ async function open(dataDir: string): Promise<Governance> {
     new Response(PAPER, { headers: { "content-length": String(PAPER.length) } });
   governance = await createGovernance({
     config: { servers: [] },
+    builtinManifests: true,
     dataDir,
     enforcePermissions: false,
     fetch,
