@@ -183,9 +183,17 @@ class PoolDatabase implements PostgresDatabase {
     sql: string,
     params: readonly SqlValue[] = [],
   ): Promise<Row[]> {
-    if (this.#closed !== undefined) throw closedDatabaseError(this.label);
-    const result = await this.#pool.query<Row>(sql, params as SqlValue[]);
-    return result.rows;
+    for (let attempt = 1; ; attempt++) {
+      if (this.#closed !== undefined) throw closedDatabaseError(this.label);
+      try {
+        const result = await this.#pool.query<Row>(sql, params as SqlValue[]);
+        return result.rows;
+      } catch (error) {
+        // The server ended the session before the statement committed: it never ran, whatever it was.
+        if (attempt >= TERMINATED_ATTEMPTS || !isSessionTerminated(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 10 * attempt));
+      }
+    }
   }
 
   async transaction<T>(work: (sql: SqlRunner) => Promise<T>, options: { serializable?: boolean } = {}) {
@@ -216,6 +224,20 @@ class PoolDatabase implements PostgresDatabase {
     this.#closed ??= this.#pool.end();
     return this.#closed;
   }
+}
+
+/** How often one statement is sent when the server keeps ending the session it was sent on. */
+const TERMINATED_ATTEMPTS = 4;
+
+/**
+ * The server answered the statement by ending its session (57P01 an administrator's
+ * `pg_terminate_backend` or a shutdown, 57P02 a crash of another backend, 57P03 not accepting yet): the
+ * transaction was aborted, so a single statement in its own transaction did not commit and may be sent
+ * again on a fresh connection. A socket that merely closed says nothing of the kind.
+ */
+function isSessionTerminated(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "57P01" || code === "57P02" || code === "57P03";
 }
 
 /** Node socket errors after which the same statement may succeed on a new connection. */
