@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
+import { toGovernanceError } from "../../contract/index.js";
 import {
   type Clock,
   GovernanceError,
@@ -18,7 +18,7 @@ import {
   type LedgerWriter,
 } from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
-import { neutralizeDeep, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
+import { neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
@@ -30,8 +30,11 @@ import {
   callDigest,
   type Row,
   recordedDigest,
+  recordedError,
   requestObject,
+  unrecordedOutcome,
 } from "./call-recorder.js";
+import { outcomeOf, replayedOutcome, reusedKeyError, uncheckedKeyError, waitForRow } from "./call-replay.js";
 import { callUpstream, upstreamTimeoutMs } from "./call-upstream.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
@@ -160,7 +163,7 @@ export class Broker {
     if (running) {
       if (running.call !== call)
         return this.#running.run(
-          () => this.#refuseReusedCall(request, startInvocationSpan()),
+          () => this.#refuse(request, startInvocationSpan(), reusedKeyError),
           request.signal,
         );
       return running.promise;
@@ -244,10 +247,12 @@ export class Broker {
       try {
         prior = await this.#o.ledgerWriter.reader.findByCall(request.threadId, request.toolCallId);
       } catch (error) {
-        return this.#refuseUncheckedKey(request, span, error);
+        return this.#refuse(request, span, (call, invocationId) =>
+          uncheckedKeyError(call, error, invocationId),
+        );
       }
       if (prior && recordedDigest(prior) !== callDigest(request))
-        return this.#refuseReusedCall(request, span);
+        return this.#refuse(request, span, reusedKeyError);
       if (prior) return this.#replay(prior, span);
     }
     const startedMs = clock.now();
@@ -352,7 +357,7 @@ export class Broker {
       row.cacheHit = true;
       // The hit's row stores the object again (kept once), so that it never depends on another row.
       call.results = { normalized: hit.normalized };
-      return this.#outcome(row, hit.result, false);
+      return outcomeOf(row, hit.result, false);
     }
 
     const raw = await callUpstream(
@@ -376,7 +381,7 @@ export class Broker {
       this.#o.cache.set(cacheKey, { result, normalized }, cacheTtl);
       call.results = { raw, normalized };
     } else call.results = { raw, normalized: result };
-    return this.#outcome(row, result, false);
+    return outcomeOf(row, result, false);
   }
 
   #resolve(request: InvokeRequest): { source: SourceManifest; tool: CatalogTool } {
@@ -406,57 +411,27 @@ export class Broker {
     return { source: entry.manifest, tool: this.#o.catalog.requireTool(entry.id, request.toolId) };
   }
 
-  #outcome(row: Row, result: McpToolResult, replayed: boolean): InvokeOutcome {
-    return {
-      invocationId: row.invocationId,
-      result,
-      cacheHit: row.cacheHit,
-      replayed,
-      attempts: row.attempts,
-      queueWaitMs: row.queueWaitMs,
-    };
-  }
-
   /**
    * Replays a call that another invocation under the same `threadId:toolCallId` runs (another
-   * replica's, which consumed the human's decision first) once its row is recorded, polling the ledger
-   * within `waitMs`. This invocation records no row: the key's row is the other one's to write.
-   * @throws GovernanceError `TIMEOUT` (retryable) when no row came within `waitMs`; `CANCELLED` when
-   *   the caller aborted or `close()` cut the wait
+   * replica's, which consumed the human's decision first) once its row is recorded. This invocation
+   * records no row: the key's row is the other one's to write.
    */
   async #replayWhenRecorded(request: InvokeRequest, span: Span, waitMs: number): Promise<InvokeOutcome> {
-    const { clock } = this.#o;
-    const ledger = this.#o.ledgerWriter.reader;
-    const threadId = request.threadId as string;
-    const toolCallId = request.toolCallId as string;
-    const until = clock.now() + waitMs;
-    let prior: InvocationRecord | undefined;
+    let prior: InvocationRecord;
     try {
-      for (let pause = 25; prior === undefined; pause = Math.min(pause * 2, 500)) {
-        prior = await ledger.findByCall(threadId, toolCallId);
-        const left = until - clock.now();
-        if (prior !== undefined) break;
-        if (left <= 0) {
-          throw new GovernanceError(
-            "TIMEOUT",
-            `Tool call '${toolCallId}' of thread '${threadId}' was approved and runs in another invocation (another replica consumed its decision first), which recorded no outcome within ${waitMs} ms; nothing was run here. Try again to replay its outcome once it is recorded.`,
-            { retryable: true, data: { threadId, toolCallId, runningElsewhere: true } },
-          );
-        }
-        await clock.sleep(Math.min(pause, left), request.signal);
-      }
+      prior = await waitForRow(this.#o.ledgerWriter.reader, this.#o.clock, request, waitMs);
     } catch (caught) {
       const error = toGovernanceError(caught);
       endInvocationSpan(span, undefined, false, error);
       throw error;
     }
-    if (recordedDigest(prior) !== callDigest(request)) return this.#refuseReusedCall(request, span);
+    if (recordedDigest(prior) !== callDigest(request)) return this.#refuse(request, span, reusedKeyError);
     return this.#replay(prior, span);
   }
 
   async #replay(prior: InvocationRecord, span: Span): Promise<InvokeOutcome> {
     try {
-      const outcome = await this.#replayed(prior);
+      const outcome = await replayedOutcome(prior, this.#recorder.objects);
       endInvocationSpan(span, prior, true);
       return outcome;
     } catch (error) {
@@ -465,110 +440,24 @@ export class Broker {
     }
   }
 
-  async #replayed(prior: InvocationRecord): Promise<InvokeOutcome> {
-    if (prior.status === "error" || prior.normalizedRef === undefined) {
-      const e = prior.error;
-      throw new GovernanceError(
-        (e?.code ?? "UPSTREAM_UNAVAILABLE") as GovernanceError["code"],
-        e?.message ?? "The recorded call failed.",
-        {
-          retryable: e?.retryable ?? false,
-          attempts: e?.attempts ?? prior.attempts,
-          data: { invocationId: prior.invocationId, replayed: true },
-          ...optional({ retryAfterMs: e?.retryAfterMs }),
-        },
-      );
-    }
-    const result = await this.#recorder.objects.getJson<McpToolResult>(prior.normalizedRef);
-    return this.#outcome(prior, result, true);
-  }
-
   /**
-   * Refuses a call whose `threadId:toolCallId` already names another call (another session, source,
-   * tool or arguments), so that one session cannot read or join another's call by its key. The
-   * refusal is audited on a row of its own without the tool call id (the key belongs to the first
-   * call); the message names the clashing key. The first call's invocation id is not disclosed.
+   * Refuses a call before it starts, audited on a row of its own without the tool call id (the key is
+   * another call's, or could not be checked).
+   * @param refusal the error, given the refusal row's invocation id
    */
-  async #refuseReusedCall(request: InvokeRequest, span: Span): Promise<never> {
+  async #refuse(
+    request: InvokeRequest,
+    span: Span,
+    refusal: (request: InvokeRequest, invocationId: string) => GovernanceError,
+  ): Promise<never> {
     const startedMs = this.#o.clock.now();
     const row: Row = this.#recorder.newRow(request, startedMs);
-    const error = new GovernanceError(
-      "PERMISSION_DENIED",
-      neutralizePromptTags(
-        `Tool call id '${request.toolCallId}' of thread '${request.threadId}' was already used for a different call (another session, source, tool or arguments); a replay must repeat the same call. Use a new tool call id.`,
-      ),
-      {
-        data: neutralizeDeep({
-          reason: "tool_call_id_reused",
-          threadId: request.threadId,
-          toolCallId: request.toolCallId,
-          invocationId: row.invocationId,
-        }),
-      },
-    );
-    row.error = { code: error.code, message: error.message, retryable: false, attempts: 0 };
+    const error = refusal(request, row.invocationId);
+    row.error = { code: error.code, message: error.message, retryable: error.retryable, attempts: 0 };
     endInvocationSpan(span, row, false, error);
     await this.#recorder.record({ row, inline: [], traced: false }, "error", startedMs);
     throw error;
   }
-
-  /**
-   * Refuses a call whose replay key could not be looked up (the ledger did not answer): nothing ran.
-   * Its row leaves the key out, so that the key stays free for the call once the ledger answers.
-   */
-  async #refuseUncheckedKey(request: InvokeRequest, span: Span, caught: unknown): Promise<never> {
-    const startedMs = this.#o.clock.now();
-    const row: Row = this.#recorder.newRow(request, startedMs);
-    const base = recordedError(caught, row);
-    const error = new GovernanceError(
-      base.code,
-      neutralizePromptTags(
-        `${base.message} Tool call '${request.toolCallId}' was not run: whether it already ran could not be checked.`,
-      ),
-      { retryable: base.retryable, data: base.data ?? {}, cause: base.cause },
-    );
-    row.error = { code: error.code, message: error.message, retryable: error.retryable, attempts: 0 };
-    endInvocationSpan(span, undefined, false, error);
-    await this.#recorder.record({ row, inline: [], traced: false }, "error", startedMs);
-    throw error;
-  }
-}
-
-/**
- * The error a failed invocation throws and records: the failure mapped by `toGovernanceError`, with the
- * invocation id in its data and the attempts made so far.
- * @param caught what the invocation threw
- * @param row the invocation's id and the attempts counted on its row
- * @returns the error, its message and data neutralized
- */
-function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempts">): GovernanceError {
-  const base = toGovernanceError(caught);
-  // Messages and data may quote a server (its error text, a forged id): external text is data, so
-  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
-  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
-    retryable: base.retryable,
-    attempts: Math.max(base.attempts, row.attempts),
-    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
-    cause: base.cause ?? caught,
-    ...optional({ retryAfterMs: base.retryAfterMs }),
-  });
-}
-
-/**
- * The error of a call whose outcome is known but whose row could be neither committed nor spooled:
- * the caller must not take the result as recorded.
- */
-function unrecordedOutcome(caught: unknown, row: Pick<Row, "invocationId">): GovernanceError {
-  const base = toGovernanceError(caught);
-  return new GovernanceError(
-    base.code,
-    `The call ran but its ledger row could not be written, so its result is withheld: ${base.message}`,
-    {
-      retryable: base.retryable,
-      data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
-      cause: caught,
-    },
-  );
 }
 
 function errorMessage(error: unknown): string {

@@ -3,8 +3,8 @@
  * row (small ones inline, in the row's commit; large ones in the content store first) and the one append
  * through the ledger's writer, which settles once the row is durable (see ARCHITECTURE.md, "Record").
  */
-import type { McpToolResult } from "../../contract/index.js";
-import { type Clock, hashCanonical, optional } from "../../core/index.js";
+import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
+import { type Clock, GovernanceError, hashCanonical, optional } from "../../core/index.js";
 import {
   type ContentObject,
   type ContentStore,
@@ -15,6 +15,7 @@ import {
   putObjectIn,
   withLedgerObjects,
 } from "../audit/index.js";
+import { neutralizeDeep, neutralizePromptTags } from "../envelope/index.js";
 import type { InvokeRequest } from "./broker-types.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 
@@ -194,4 +195,44 @@ export function callDigest(request: InvokeRequest): string {
  */
 export function recordedDigest(row: InvocationRecord): string {
   return JSON.stringify([row.sessionId, row.sourceId, row.toolId, row.requestRef ?? null]);
+}
+
+/**
+ * The error a failed invocation throws and records: the failure mapped by `toGovernanceError`, with the
+ * invocation id in its data and the attempts made so far.
+ * @param caught what the invocation threw
+ * @param row the invocation's id and the attempts counted on its row
+ * @returns the error, its message and data neutralized
+ */
+export function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempts">): GovernanceError {
+  const base = toGovernanceError(caught);
+  // Messages and data may quote a server (its error text, a forged id): external text is data, so
+  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
+  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
+    retryable: base.retryable,
+    attempts: Math.max(base.attempts, row.attempts),
+    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
+    cause: base.cause ?? caught,
+    ...optional({ retryAfterMs: base.retryAfterMs }),
+  });
+}
+
+/**
+ * The error of a call whose outcome is known but whose row could be neither committed nor spooled:
+ * the caller must not take the result as recorded.
+ * @param caught what recording threw
+ * @param row the call's id
+ * @returns the error, the invocation id in its data
+ */
+export function unrecordedOutcome(caught: unknown, row: Pick<Row, "invocationId">): GovernanceError {
+  const base = toGovernanceError(caught);
+  return new GovernanceError(
+    base.code,
+    `The call ran but its ledger row could not be written, so its result is withheld: ${base.message}`,
+    {
+      retryable: base.retryable,
+      data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
+      cause: caught,
+    },
+  );
 }
