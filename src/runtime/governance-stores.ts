@@ -100,8 +100,14 @@ export async function openGovernanceStores(
  * options such as `search_path`), so that each database has its own folder and no secret is on disk.
  */
 function databaseKey(url: string): string {
-  const parsed = new URL(url);
-  parsed.username = "";
-  parsed.password = "";
-  return `postgres-${createHash("sha256").update(parsed.toString()).digest("hex").slice(0, 16)}`;
+  let named = url;
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    named = parsed.toString();
+  } catch {
+    // A URL the WHATWG parser refuses but pg accepts: its digest names it all the same.
+  }
+  return `postgres-${createHash("sha256").update(named).digest("hex").slice(0, 16)}`;
 }

@@ -2,9 +2,10 @@
  * A PostgreSQL deployment whose connections are killed mid-stream (`npm run test:faults`): eight
  * callers invoke governed calls through `createGovernance(... storage.postgres ...)` while the server
  * terminates every backend of the calling process, again and again. Every call answered `ok` has its
- * row, every call that failed has its error row, and no row is there twice.
+ * row, every call that failed has its error row, and no row is there twice. And a database that stops
+ * taking connections while a call runs: the call's row waits in the spool and lands once it answers.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -131,5 +132,102 @@ describe("PostgreSQL connections killed under eight callers", () => {
       return lines.join("; ");
     },
     300_000,
+  );
+});
+
+describe("PostgreSQL that stops taking connections while a call runs", () => {
+  faultTest(
+    "database unreachable after the side effect",
+    "a call's tool runs, then the database refuses every new connection (its role may no longer log in) and its sessions are ended; later it takes them again",
+    async () => {
+      const url = await schemas.next();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      const schema = (await admin.query<{ s: string }>("SELECT current_schema() AS s")).rows[0]?.s as string;
+      const role = `outage_${Math.random().toString(36).slice(2, 8)}`;
+      await admin.query(
+        `CREATE ROLE ${role} LOGIN PASSWORD 'outage'; GRANT ALL ON SCHEMA ${schema} TO ${role}`,
+      );
+      const roleUrl = new URL(url);
+      roleUrl.username = role;
+      roleUrl.password = "outage";
+      const dir = mkdtempSync(join(scratch, "outage-"));
+      const search = makeTool({ id: "search", routing: { keywords: [], mode: "off", priority: 0 } });
+      writeFileSync(join(dir, "demo.json"), JSON.stringify(makeSource({ tools: [search] })));
+      let release: () => void = () => undefined;
+      const running = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let started: () => void = () => undefined;
+      const ran = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const effects: string[] = [];
+      const held = () => {
+        const mcp = new McpServer({ name: "demo", version: "1.0.0" });
+        mcp.registerTool("search", { inputSchema: { query: z.string() } }, async ({ query }) => {
+          effects.push(query);
+          started();
+          await running;
+          const result = demoResult("search", ["held"]);
+          return {
+            content: [{ type: "text", text: JSON.stringify(result) }],
+            structuredContent: result as never,
+          };
+        });
+        return mcp;
+      };
+      const dataDir = join(dir, "data");
+      const governance = await createGovernance({
+        config: { servers: [] },
+        builtinManifests: false,
+        manifestDirs: [dir],
+        pool: createInMemoryPool({ demo: held }),
+        dataDir,
+        env: {},
+        storage: { postgres: roleUrl.toString() },
+        onWarning: () => undefined,
+      });
+      try {
+        const call = governance.broker.invoke({
+          sourceId: "demo",
+          toolId: "search",
+          input: { query: "side effect" },
+          session: "s-outage",
+          threadId: "t-outage",
+          toolCallId: "c-1",
+        });
+        await ran;
+        await admin.query(`ALTER ROLE ${role} NOLOGIN`);
+        await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1", [
+          role,
+        ]);
+        release();
+        const outcome = await call;
+        expect(effects).toEqual(["side effect"]);
+        const inDatabase = async () =>
+          (
+            await admin.query("SELECT 1 FROM sciencegate_invocations WHERE invocation_id = $1", [
+              outcome.invocationId,
+            ])
+          ).rowCount;
+        expect(await inDatabase()).toBe(0);
+        const spool = join(dataDir, "ledger-spool");
+        const [folder] = readdirSync(spool);
+        const spooled = readdirSync(join(spool, folder as string));
+        expect(spooled.length).toBeGreaterThan(0);
+        await admin.query(`ALTER ROLE ${role} LOGIN`);
+        // The writer replays on its own once the database answers; close() tries once more.
+        await governance.close();
+        expect(await inDatabase()).toBe(1);
+        expect(readdirSync(join(spool, folder as string))).toEqual([]);
+        return `the call answered ok (its tool ran once); its row waited in ${spooled.length} spooled batch file(s), then 1 row in the database, spool empty`;
+      } finally {
+        await governance.close();
+        await admin.query(`ALTER ROLE ${role} LOGIN`).catch(() => undefined);
+        await admin.end();
+      }
+    },
+    120_000,
   );
 });
