@@ -378,8 +378,9 @@ export class PostgresLedger implements LedgerStore {
       try {
         return await this.#db.query(sql, params);
       } catch (error) {
-        if (attempt >= READ_ATTEMPTS || !isTransientPostgresError(error))
-          throw storeError(this.#db.label, error);
+        // A read that ran out of time would only run out of time again.
+        const retry = isTransientPostgresError(error) && (error as { code?: unknown }).code !== "57014";
+        if (attempt >= READ_ATTEMPTS || !retry) throw storeError(this.#db.label, error);
         await this.#clock.sleep(pause);
       }
     }
