@@ -105,7 +105,6 @@ async function runStdio(): Promise<Pick<BenchResult, "parameters" | "metrics" | 
   try {
     const l = await measureStdioLatencies(fixture, WARMUP, STDIO_ITERATIONS);
     const t = await measureStdioThroughput(fixture, CONCURRENT_CALLS, THROUGHPUT_ROUNDS);
-    await Promise.all([fixture.tmp.broker.flush(), fixture.work.broker.flush()]);
     const rows = (await fixture.tmp.ledger.summary()).calls + (await fixture.work.ledger.summary()).calls;
     const expected =
       1 +
@@ -126,8 +125,6 @@ async function runStdio(): Promise<Pick<BenchResult, "parameters" | "metrics" | 
         { name: "stdio: broker (/tmp) p99", value: l.brokerTmp.p99, unit: "ms" },
         { name: "stdio: broker (work) p50", value: l.brokerWork.p50, unit: "ms" },
         { name: "stdio: broker (work) p99", value: l.brokerWork.p99, unit: "ms" },
-        { name: "stdio: broker (/tmp) invoke + recorded p50", value: l.brokerRecorded.p50, unit: "ms" },
-        { name: "stdio: broker (/tmp) invoke + recorded p99", value: l.brokerRecorded.p99, unit: "ms" },
         metricWithTarget(
           "stdio: broker overhead p50 (/tmp)",
           l.brokerTmp.p50 - l.sdk.p50,
@@ -202,7 +199,6 @@ async function runInProcess(): Promise<BenchResult> {
       THROUGHPUT_ROUNDS,
       MAX_CONCURRENT_REQUESTS,
     );
-    await Promise.all([fixture.broker.flush(), fixture.memoryBroker.flush()]);
     const rows = (await fixture.ledger.summary()).calls;
     const memoryRows = (await fixture.memoryLedger.summary()).calls;
     if (rows !== driver.sqliteInvocations || memoryRows !== driver.memoryInvocations) {

@@ -33,7 +33,7 @@ interface Side {
 async function open(rows: number): Promise<Side> {
   const dir = await mkdtemp(join(tmpdir(), "sciencegate-console-bench-"));
   const governance = await createGovernance({ config: { servers: [] }, dataDir: dir, env: {} });
-  await fillLedger(governance.ledger, rows);
+  await fillLedger(governance.ledgerWriter, rows);
   const page99 = await governance.ledger.query({ order: "desc", limit: Math.min(99 * 50, rows - 1) });
   const cursor = page99.at(-1)?.invocationId ?? "";
   const rowId = page99[Math.floor(page99.length / 2)]?.invocationId ?? "";

@@ -11,9 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { openPostgres } from "../src/core/index.js";
-import type { Ledger, LedgerQuery } from "../src/governance/audit/ledger.js";
+import type { LedgerQuery } from "../src/governance/audit/ledger.js";
 import { PostgresLedger } from "../src/governance/audit/postgres-ledger.js";
 import { SqliteLedger } from "../src/governance/audit/sqlite-ledger.js";
+import { type LedgerUnderTest, ledgerUnderTest } from "../src/testing/conformance/ledger-under-test.js";
 import { startTestPostgres, type TestPostgres } from "../test/postgres/test-postgres.js";
 import {
   type BenchMetric,
@@ -40,7 +41,7 @@ const HOUR = 3_600_000;
 
 /** The reads a console makes, each a newest-first page unless it says otherwise. */
 function browseCases(
-  ledger: Ledger,
+  ledger: LedgerUnderTest,
   cursors: ReadonlyMap<number, string>,
   offsetPage: (page: number) => Promise<unknown>,
 ): TimedCase[] {
@@ -68,7 +69,7 @@ function browseCases(
 }
 
 /** For each deep page, the id of the last row of the page before it, found by paging. */
-async function cursorsOf(ledger: Ledger): Promise<Map<number, string>> {
+async function cursorsOf(ledger: LedgerUnderTest): Promise<Map<number, string>> {
   const cursors = new Map<number, string>();
   let after: string | undefined;
   for (let page = 1; page < Math.max(...DEEP_PAGES); page++) {
@@ -91,7 +92,7 @@ interface BackendRun {
 async function runSqlite(): Promise<BackendRun> {
   const dir = await mkdtemp(join(tmpdir(), "sciencegate-bench-browse-"));
   const path = join(dir, "ledger.sqlite");
-  const ledger = await SqliteLedger.open(path);
+  const ledger = ledgerUnderTest(await SqliteLedger.open(path));
   const raw = new Database(path, { readonly: true });
   try {
     const fillMs = await fillLedger(ledger, ROWS);
@@ -128,7 +129,7 @@ async function compareAppends(dir: string): Promise<{ withIndexes: number; witho
     const kinds = ["withIndexes", "withoutIndexes"] as const;
     for (const kind of round % 2 === 0 ? kinds : [...kinds].reverse()) {
       const path = join(dir, `append-${kind}-${round}.sqlite`);
-      const ledger = await SqliteLedger.open(path);
+      const ledger = ledgerUnderTest(await SqliteLedger.open(path));
       if (kind === "withoutIndexes") {
         const admin = new Database(path);
         admin.exec(
@@ -149,7 +150,7 @@ async function compareAppends(dir: string): Promise<{ withIndexes: number; witho
 
 async function runPostgres(server: TestPostgres): Promise<BackendRun> {
   const db = await openPostgres(await server.createDatabase(), { maxConnections: 2 });
-  const ledger = await PostgresLedger.open(db);
+  const ledger = ledgerUnderTest(await PostgresLedger.open(db));
   try {
     const fillMs = await fillLedger(ledger, ROWS);
     // What autovacuum does after a bulk load: statistics, and the visibility map index-only scans need.

@@ -92,7 +92,6 @@ async function recordSession(dir: string): Promise<{ governance: Governance; ans
       toolCallId: `call-${i}`,
     });
   }
-  await governance.broker.flush();
   const answer = Array.from({ length: FACTS }, (_, i) => `- Fact ${i} is backed [demo:q${i * 10}].`).join(
     "\n",
   );

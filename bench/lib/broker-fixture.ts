@@ -6,6 +6,7 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { FileContentStore, MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { LedgerWriter } from "../../src/governance/audit/ledger-writer.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
 import { Broker } from "../../src/governance/broker/broker.js";
@@ -76,14 +77,14 @@ export async function createBrokerFixture(options: BrokerFixtureOptions = {}): P
   const broker = new Broker({
     catalog,
     pool: brokerPool,
-    ledger: new TimedLedger(ledger, timer),
+    ledgerWriter: new LedgerWriter(new TimedLedger(ledger, timer)),
     store: new TimedContentStore(new FileContentStore(join(dir, "cas")), timer),
     limiter,
   });
   const memoryBroker = new Broker({
     catalog,
     pool: brokerPool,
-    ledger: memoryLedger,
+    ledgerWriter: new LedgerWriter(memoryLedger),
     store: new MemoryContentStore(),
     limiter,
   });

@@ -8,7 +8,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import type { PostgresDatabase } from "../../src/core/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
@@ -80,11 +79,8 @@ export async function createGovernancePair(
   }
 }
 
-/** Latencies of one case: `invoke` alone, and `invoke` + `recorded` (what an executor waits for). */
-export interface GovernedLatency {
-  invoke: LatencySummary;
-  recorded: LatencySummary;
-}
+/** Latencies of one case: `invoke`, which returns once the call's row is committed. */
+export type GovernedLatency = LatencySummary;
 
 /** What `measureGovernedCalls` measured. */
 export interface GovernedCallResults {
@@ -96,7 +92,7 @@ export interface GovernedCallResults {
 
 /**
  * Sequential governed calls, uncached (distinct queries) and cache hits, on both runtimes,
- * interleaved in blocks; each call is `invoke` then `recorded(invocationId)`.
+ * interleaved in blocks; `invoke` returns once the call's row is committed.
  * @param pair the runtimes
  * @param database the PostgreSQL runtime's database, to count the leases its limiter granted
  * @param warmup untimed calls per case
@@ -110,8 +106,6 @@ export async function measureGovernedCalls(
   warmup: number,
   iterations: number,
 ): Promise<GovernedCallResults> {
-  // `invoke` alone is timed inside each call; measureInterleaved runs a case's warm-up calls first.
-  const invokeMs = new Map<string, number[]>();
   const timed = (
     name: string,
     g: Governance,
@@ -122,14 +116,8 @@ export async function measureGovernedCalls(
     name,
     call: async (i) => {
       const request = { sourceId: BENCH_SOURCE_ID, toolId, input: { query: query(i) }, session: SESSION };
-      const start = performance.now();
       const outcome = await g.broker.invoke(request);
-      const invoked = performance.now();
-      await g.broker.recorded(outcome.invocationId);
       if (outcome.cacheHit !== expectHit) throw new Error(`${name}: cacheHit was ${outcome.cacheHit}.`);
-      const list = invokeMs.get(name) ?? [];
-      list.push(invoked - start);
-      invokeMs.set(name, list);
     },
   });
   const cached = () => CACHED_QUERY;
@@ -165,10 +153,7 @@ export async function measureGovernedCalls(
       `PostgresRateLimiter granted ${leases?.n} leases for ${admitted} calls that reached the server.`,
     );
   }
-  const summary = (name: string): GovernedLatency => ({
-    invoke: summarizeLatencies((invokeMs.get(name) ?? []).slice(warmup)),
-    recorded: summarizeLatencies(samples.get(name) ?? []),
-  });
+  const summary = (name: string): GovernedLatency => summarizeLatencies(samples.get(name) ?? []);
   return {
     uncached: { sqlite: summary("sqlite uncached"), postgres: summary("postgres uncached") },
     cacheHit: { sqlite: summary("sqlite hit"), postgres: summary("postgres hit") },

@@ -3,7 +3,8 @@
  * objects, as a governed call's row does (its request and its normalized result).
  */
 import { type ContentObject, jsonObject, jsonObjectAsIs } from "../../src/governance/audit/content-object.js";
-import type { InvocationRecord, Ledger } from "../../src/governance/audit/ledger.js";
+import type { InvocationRecord } from "../../src/governance/audit/ledger.js";
+import type { LedgerUnderTest } from "../../src/testing/conformance/ledger-under-test.js";
 import { ledgerRow } from "../../test/governance/audit/ledger-row.js";
 import { benchResult } from "./bench-records.js";
 import { UNCACHED_TOOL } from "./bench-server.js";
@@ -38,8 +39,8 @@ export function appendRow(id: string): AppendRow {
 
 /** The two ledgers compared. */
 export interface LedgerPair {
-  sqlite: Ledger;
-  postgres: Ledger;
+  sqlite: LedgerUnderTest;
+  postgres: LedgerUnderTest;
 }
 
 /** Options of `measureLedgerAppends`. */
@@ -77,7 +78,7 @@ export async function measureLedgerAppends(
   const sequentialRows = Array.from({ length: 2 * (options.warmup + options.iterations) }, (_, i) =>
     appendRow(`seq-${i}`),
   );
-  const append = (ledger: Ledger, i: number) => {
+  const append = (ledger: LedgerUnderTest, i: number) => {
     const row = sequentialRows[i];
     if (!row) throw new Error(`No prepared row ${i}.`);
     return ledger.append(row.record, row.objects);

@@ -4,7 +4,8 @@
  * fifth of the successes cache hits, with one start time in twenty shared with the row before.
  */
 import { createHash } from "node:crypto";
-import type { InvocationRecord, Ledger } from "../../src/governance/audit/ledger.js";
+import type { InvocationRecord } from "../../src/governance/audit/ledger.js";
+import type { LedgerWriter } from "../../src/governance/audit/ledger-writer.js";
 
 /** The first row's start: 2025-01-01T00:00:00Z. */
 export const BROWSE_T0 = Date.UTC(2025, 0, 1);
@@ -115,7 +116,7 @@ export function* browseRows(count: number, batch: number): Generator<InvocationR
  * @param count how many rows
  * @returns the ms spent appending (building the rows is not counted)
  */
-export async function fillLedger(ledger: Ledger, count: number): Promise<number> {
+export async function fillLedger(ledger: Pick<LedgerWriter, "append">, count: number): Promise<number> {
   let ms = 0;
   for (const rows of browseRows(count, 2000)) {
     const started = performance.now();

@@ -14,6 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ServerConfig } from "../../src/config/types.js";
 import { FileContentStore } from "../../src/governance/audit/content-store.js";
+import { LedgerWriter } from "../../src/governance/audit/ledger-writer.js";
 import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
 import { Broker } from "../../src/governance/broker/broker.js";
 import { SourceCatalog } from "../../src/governance/catalog/source-catalog.js";
@@ -148,7 +149,11 @@ export async function createMemoryServerFixture(): Promise<MemoryServerFixture> 
       const ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"));
       closers.push(() => ledger.close());
       const store = new FileContentStore(join(dir, "cas"));
-      return { broker: new Broker({ catalog, pool, ledger, store, limiter }), ledger, dir };
+      return {
+        broker: new Broker({ catalog, pool, ledgerWriter: new LedgerWriter(ledger), store, limiter }),
+        ledger,
+        dir,
+      };
     };
     const tmp = await brokerIn(tmpdir());
     const work = await brokerIn(resolveDataDir());

@@ -21,8 +21,6 @@ export interface StdioLatencies {
   adapters: LatencySummary;
   brokerTmp: LatencySummary;
   brokerWork: LatencySummary;
-  /** `invoke` and then `recorded`: until the call's row is committed, as the governed executors wait. */
-  brokerRecorded: LatencySummary;
   cacheHit: LatencySummary;
 }
 
@@ -49,13 +47,6 @@ export async function measureStdioLatencies(
       { name: "brokerTmp", call: () => invoke(fixture.tmp) },
       { name: "brokerWork", call: () => invoke(fixture.work) },
       {
-        name: "brokerRecorded",
-        call: async () => {
-          const outcome = await invoke(fixture.tmp);
-          await fixture.tmp.broker.recorded(outcome.invocationId);
-        },
-      },
-      {
         name: "cacheHit",
         call: async () => {
           if (!(await invoke(fixture.tmp, MEMORY_CACHED_SOURCE)).cacheHit) throw new Error("Cache missed.");
@@ -70,7 +61,6 @@ export async function measureStdioLatencies(
     adapters: summary("adapters"),
     brokerTmp: summary("brokerTmp"),
     brokerWork: summary("brokerWork"),
-    brokerRecorded: summary("brokerRecorded"),
     cacheHit: summary("cacheHit"),
   };
 }

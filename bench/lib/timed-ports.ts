@@ -3,17 +3,19 @@
  * time to a `PhaseTimer`, and a gauge of concurrent MCP calls. They only delegate, so the broker under
  * test runs exactly its production code.
  */
-import type { ContentObject } from "../../src/governance/audit/content-object.js";
 import type { ContentRef, ContentStore } from "../../src/governance/audit/content-store.js";
 import type {
   AuthorizationListOptions,
   AuthorizationRecord,
   InvocationRecord,
-  Ledger,
   LedgerActivityBucket,
+  LedgerBatchOptions,
   LedgerObjects,
   LedgerQuery,
+  LedgerStore,
   LedgerSummary,
+  LedgerWrite,
+  LedgerWriteResult,
 } from "../../src/governance/audit/ledger.js";
 import type { ToolServerPool } from "../../src/mcp/types.js";
 import type { PhaseTimer } from "./phase-timer.js";
@@ -22,7 +24,7 @@ import type { PhaseTimer } from "./phase-timer.js";
 export const PHASES = {
   casWrite: "CAS write",
   casRead: "CAS read",
-  ledgerAppend: "ledger append, hand-over (the commit runs on the ledger's next turn)",
+  ledgerAppend: "ledger commit (one per group of rows)",
   ledgerLookup: "ledger lookup",
   mcpCall: "MCP call (pool)",
 } as const;
@@ -66,28 +68,28 @@ export class TimedContentStore implements ContentStore {
   }
 }
 
-/** A `Ledger` that times appends and call lookups. */
-export class TimedLedger implements Ledger {
-  readonly #inner: Ledger;
+/** A `LedgerStore` that times commits and call lookups. */
+export class TimedLedger implements LedgerStore {
+  readonly #inner: LedgerStore;
   readonly #timer: PhaseTimer;
 
   /**
-   * @param inner the real ledger
+   * @param inner the real store
    * @param timer where durations go
    */
-  constructor(inner: Ledger, timer: PhaseTimer) {
+  constructor(inner: LedgerStore, timer: PhaseTimer) {
     this.#inner = inner;
     this.#timer = timer;
   }
 
-  /** The inner ledger's objects, so the broker keeps small objects inline exactly as without the timer. */
+  /** The inner store's objects, so the broker keeps small objects inline exactly as without the timer. */
   get objects(): LedgerObjects | undefined {
     return this.#inner.objects;
   }
 
-  append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
-    // The promise settles at the ledger's group commit, a turn later: only the hand-over is this call's.
-    return this.#timer.timeSync(PHASES.ledgerAppend, () => this.#inner.append(record, objects));
+  appendBatch(writes: readonly LedgerWrite[], options?: LedgerBatchOptions): Promise<LedgerWriteResult[]> {
+    // One commit of the writer's group: shared by every call whose row is in the batch.
+    return this.#timer.time(PHASES.ledgerAppend, () => this.#inner.appendBatch(writes, options));
   }
 
   get(invocationId: string): Promise<InvocationRecord | undefined> {
@@ -112,10 +114,6 @@ export class TimedLedger implements Ledger {
 
   summary(options?: { sessionId?: string }): Promise<LedgerSummary> {
     return this.#inner.summary(options);
-  }
-
-  appendAuthorization(record: AuthorizationRecord): Promise<void> {
-    return this.#inner.appendAuthorization(record);
   }
 
   getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {

@@ -16,7 +16,7 @@ import type {
 import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
 import { GovernanceError, sessionIdOf, threadIdOf } from "../core/index.js";
-import type { Ledger } from "../governance/audit/index.js";
+import type { LedgerReader } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { PermissionService } from "../governance/permissions/index.js";
 import type { ApprovalCardFormat, SessionIdResolver } from "../nodes/index.js";
@@ -30,12 +30,12 @@ import type {
 /** What the graph needs of a governance runtime; a `createGovernance` runtime has all of it. */
 export interface PaperAcquisitionRuntime {
   /** Checks, plans and runs the downloads; its ledger and CAS receive the extraction rows too. */
-  downloads: Pick<DownloadManager, "prepare" | "download" | "hasCall" | "jobs" | "ledger" | "store">;
+  downloads: Pick<DownloadManager, "prepare" | "download" | "hasCall" | "jobs" | "ledgerWriter" | "store">;
   /** Extractions go to `<dataDir>/papers/<jobId>/`. */
   dataDir: string;
   /** With `ledger`, `permissions` and `permissionsEnforced: true`, dangerous downloads show a card. */
   catalog?: SourceCatalog;
-  ledger?: Ledger;
+  ledger?: LedgerReader;
   permissions?: PermissionService;
   permissionsEnforced?: boolean;
 }

@@ -80,7 +80,7 @@ export function createPaperAcquisitionGraph(
 ) {
   const extraction: PaperExtractionRuntime = {
     downloads: governance.downloads,
-    ledger: governance.downloads.ledger,
+    ledgerWriter: governance.downloads.ledgerWriter,
     store: governance.downloads.store,
     dataDir: governance.dataDir,
     ...(options.limits ? { limits: options.limits } : {}),

@@ -85,8 +85,6 @@ export function createCallTool(
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
       timeoutMs: options.timeoutMs,
     });
-    // The value flows into the caller's state: its ledger row commits first.
-    await broker.recorded(outcome.invocationId);
     if (scope !== undefined && nodeId === scope.nodeId) scope.invocationIds.add(outcome.invocationId);
     return {
       value: localValue(outcome.result) ?? outcome.result,

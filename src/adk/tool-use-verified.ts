@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { GovernanceError, isGovernanceError } from "../core/index.js";
-import type { InvocationRecord, Ledger } from "../governance/audit/index.js";
+import type { InvocationRecord, LedgerReader } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { type ResolvedTool, resolveToolName } from "./tool-resolver.js";
 
@@ -35,7 +35,7 @@ export interface ToolUseVerdict {
 
 /** What the gate reads: the ledger holding the calls and the catalog the declared names resolve in. */
 export interface ToolUseRuntime {
-  ledger: Ledger;
+  ledger: LedgerReader;
   catalog: SourceCatalog;
 }
 

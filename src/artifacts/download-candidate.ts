@@ -5,7 +5,7 @@
 
 import type { ArtifactCandidate, McpToolResult } from "../contract/index.js";
 import { GovernanceError } from "../core/index.js";
-import type { ContentStore, InvocationRecord, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, InvocationRecord, LedgerReader } from "../governance/audit/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
 import type { SessionSettings } from "../governance/permissions/index.js";
 
@@ -16,13 +16,11 @@ export interface ManifestLookup {
 
 /** What reading and checking a candidate needs. */
 export interface CandidateDeps {
-  ledger: Ledger;
+  ledger: LedgerReader;
   store: ContentStore;
   catalog: ManifestLookup;
   /** The per-session source switches the broker enforces. */
   sessions: Pick<SessionSettings, "isSourceEnabled">;
-  /** Waits for an invocation's row still being written (`Broker.recorded`). */
-  recorded?: ((invocationId: string) => Promise<void>) | undefined;
 }
 
 /** `data.reason` of the refusals that bind a candidate to the requesting session (audited by the manager). */
@@ -63,8 +61,6 @@ export async function loadCandidate(
   candidateId: string,
   sessionId: string,
 ): Promise<VerifiedCandidate> {
-  // A row that could not be written is simply not found below.
-  await deps.recorded?.(mcpInvocationId).catch(() => undefined);
   const row = await deps.ledger.get(mcpInvocationId);
   if (row === undefined)
     throw new GovernanceError("NOT_FOUND", `No invocation '${mcpInvocationId}' in the ledger.`);

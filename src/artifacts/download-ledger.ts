@@ -4,7 +4,7 @@
  * replay and evidence review read downloads exactly like MCP calls.
  */
 import { GovernanceError, type GovernanceErrorCode, hashCanonical } from "../core/index.js";
-import type { ContentStore, InvocationRecord, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, InvocationRecord, LedgerWriter } from "../governance/audit/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID, type DownloadLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobError } from "./download-job-store.js";
 import { DOWNLOAD_TOOL_DEFINITION_HASH } from "./download-permission.js";
@@ -12,7 +12,8 @@ import type { DownloadPlan, DownloadResult } from "./download-types.js";
 
 /** Where rows go. */
 export interface ArtifactLedgerDeps {
-  ledger: Ledger;
+  /** The ledger's one writer (the broker's): download and extraction rows go through it. */
+  ledgerWriter: LedgerWriter;
   store: ContentStore;
   newId: () => string;
 }
@@ -77,7 +78,7 @@ export async function appendArtifactRow(
     ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
     ...(row.error === undefined ? {} : { error: { ...row.error, attempts: row.attempts } }),
   };
-  await deps.ledger.append(record);
+  await deps.ledgerWriter.append(record);
   return record;
 }
 
@@ -182,7 +183,7 @@ export async function appendOrphanCancelRow(
 ): Promise<InvocationRecord> {
   const recorded =
     job.threadId !== undefined && job.toolCallId !== undefined
-      ? await deps.ledger.findByCall(job.threadId, job.toolCallId)
+      ? await deps.ledgerWriter.reader.findByCall(job.threadId, job.toolCallId)
       : undefined;
   const keyed = recorded === undefined;
   return appendArtifactRow(deps, {

@@ -21,7 +21,7 @@ import {
   systemClock,
   withActiveSpan,
 } from "../core/index.js";
-import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
 import { SessionSettings } from "../governance/permissions/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
 import { SESSION_BINDING_REASONS } from "./download-candidate.js";
@@ -74,7 +74,7 @@ interface CallHooks {
  * While a job transfers, its row in the job store shows its bytes (saved every `progressPersistMs`),
  * and a `cancelled` written there by another process stops it.
  * @example
- * const downloads = new DownloadManager({ ledger, store, catalog, workspaceDir: join(dataDir, "workspace") });
+ * const downloads = new DownloadManager({ ledgerWriter, store, catalog, workspaceDir: join(dataDir, "workspace") });
  * const result = await downloads.download({ mcpInvocationId, candidateId, sessionId: "t1" });
  */
 export class DownloadManager {
@@ -115,7 +115,7 @@ export class DownloadManager {
     this.#clock = options.clock ?? systemClock;
     this.#newId = options.newId ?? randomUUID;
     this.#sessions = options.sessions ?? new SessionSettings();
-    this.#rows = { ledger: options.ledger, store: options.store, newId: this.#newId };
+    this.#rows = { ledgerWriter: options.ledgerWriter, store: options.store, newId: this.#newId };
     this.#admitted = new InflightCalls(this.#clock, "download manager");
   }
 
@@ -124,9 +124,9 @@ export class DownloadManager {
     return this.#jobs;
   }
 
-  /** The ledger that holds the candidates' invocations and receives the download rows. */
-  get ledger(): Ledger {
-    return this.#opts.ledger;
+  /** The ledger's writer: its reads hold the candidates' invocations, and the download rows go through it. */
+  get ledgerWriter(): LedgerWriter {
+    return this.#opts.ledgerWriter;
   }
 
   /** The CAS of those invocations and of the rows' entries. */
@@ -177,7 +177,10 @@ export class DownloadManager {
   async hasCall(threadId: string, toolCallId: string): Promise<boolean> {
     if (this.#calls.has(callJobId(threadId, toolCallId))) return true;
     if ((await this.#jobs.get(callJobId(threadId, toolCallId))) !== undefined) return true;
-    return (await this.#opts.ledger.findByCall(threadId, toolCallId))?.toolId === DOWNLOAD_LEDGER_TOOL_ID;
+    return (
+      (await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId))?.toolId ===
+      DOWNLOAD_LEDGER_TOOL_ID
+    );
   }
 
   /**
@@ -318,7 +321,7 @@ export class DownloadManager {
       return await planDownload(this.#planDeps(), request);
     } catch (error) {
       if (error instanceof GovernanceError && SESSION_BINDING_REASONS.has(error.data?.reason)) {
-        const invocation = await this.#opts.ledger.get(request.mcpInvocationId);
+        const invocation = await this.#opts.ledgerWriter.reader.get(request.mcpInvocationId);
         await appendArtifactRow(this.#rows, {
           sessionId: request.sessionId,
           threadId: request.threadId,
@@ -381,7 +384,7 @@ export class DownloadManager {
     if (job && TERMINAL_DOWNLOAD_STATES.includes(job.status)) return jobResult(job);
     const running = job && this.#running.get(job.jobId);
     if (running) return running.done;
-    const row = await this.#opts.ledger.findByCall(threadId, toolCallId);
+    const row = await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId);
     if (row?.toolId === DOWNLOAD_LEDGER_TOOL_ID) {
       if (row.sessionId !== request.sessionId) return this.#refuseForeign(request, row.sourceId);
       return recordedDownload(this.#opts.store, row);
@@ -424,7 +427,13 @@ export class DownloadManager {
   }
 
   #planDeps(): PlanDeps {
-    return { ...this.#opts, sessions: this.#sessions, newId: this.#newId, reserved: this.#reserved };
+    return {
+      ...this.#opts,
+      ledger: this.#opts.ledgerWriter.reader,
+      sessions: this.#sessions,
+      newId: this.#newId,
+      reserved: this.#reserved,
+    };
   }
 
   #start(

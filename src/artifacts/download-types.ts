@@ -2,7 +2,7 @@
 
 import type { ArtifactCandidate } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
-import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
 import type { AuthorizationDecision, SessionSettings } from "../governance/permissions/index.js";
 import type { ManifestLookup } from "./download-candidate.js";
 import type { DownloadFetch } from "./download-fetch.js";
@@ -47,8 +47,11 @@ export interface DownloadPlan {
 
 /** Options of `DownloadManager`. */
 export interface DownloadManagerOptions {
-  /** The ledger holding the invocation that returned each candidate. */
-  ledger: Ledger;
+  /**
+   * The ledger's one writer: the download rows go through it, and its reads hold the invocation that
+   * returned each candidate.
+   */
+  ledgerWriter: LedgerWriter;
   /** The CAS holding that invocation's normalized result. */
   store: ContentStore;
   /** Source manifests (their `networkHosts`), usually the `SourceCatalog`. */
@@ -58,12 +61,6 @@ export interface DownloadManagerOptions {
    * `SOURCE_DISABLED`, as a direct call is. `createGovernance` passes the broker's. @default manifest `enabledByDefault`
    */
   sessions?: SessionSettings;
-  /**
-   * Waits for the ledger row of an invocation the broker returned but may still be writing
-   * (`Broker.recorded`), so that a candidate is found right after the call that returned it.
-   * `createGovernance` passes the broker's. @default rows are read as they are
-   */
-  recorded?: (invocationId: string) => Promise<void>;
   /** `<dataDir>/workspace`: every download lands inside it. */
   workspaceDir: string;
   /** @default a `MemoryDownloadJobStore` */

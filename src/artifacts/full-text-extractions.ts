@@ -5,13 +5,13 @@
 
 import type { McpRecord } from "../contract/index.js";
 import { isGovernanceError } from "../core/index.js";
-import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, LedgerReader } from "../governance/audit/index.js";
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import { recordWorkKeys, workIdentifierKey } from "./identifier-match.js";
 
 /** What evidence review reads: the governed ledger and its content store (a `Governance` has both). */
 export interface EvidenceRuntime {
-  ledger: Ledger;
+  ledger: LedgerReader;
   store: ContentStore;
 }
 

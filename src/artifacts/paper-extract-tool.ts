@@ -10,7 +10,7 @@ import { z } from "zod";
 import { toGovernanceError } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import { GovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
-import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import type { PdfExtractor } from "./extract-pdf.js";
 import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
@@ -28,16 +28,16 @@ export type TurnToolCallIds = (config: LangGraphRunnableConfig, toolCallId: stri
 /** Options of {@link createPaperExtractTool}. */
 export interface PaperExtractToolOptions {
   /**
-   * Where the download jobs live (`governance.downloads`); only read, never written. Its `ledger` and
-   * `store` receive the extraction rows unless `ledger`/`store` are given.
+   * Where the download jobs live (`governance.downloads`); only read, never written. Its
+   * `ledgerWriter` and `store` receive the extraction rows unless `ledgerWriter`/`store` are given.
    */
   downloads: {
     readonly jobs: Pick<DownloadJobStore, "get">;
-    readonly ledger?: Ledger;
+    readonly ledgerWriter?: LedgerWriter;
     readonly store?: ContentStore;
   };
-  /** Receives one `paper_extract_pdf` row per call. @default `downloads.ledger` */
-  ledger?: Ledger;
+  /** Writes one `paper_extract_pdf` row per call. @default `downloads.ledgerWriter` */
+  ledgerWriter?: LedgerWriter;
   /** Holds the rows' entries. @default `downloads.store` */
   store?: ContentStore;
   /** The data directory; extractions go to `<dataDir>/papers/<jobId>/`. */
@@ -78,17 +78,17 @@ const schema = z.object({
  */
 export function createPaperExtractTool(options: PaperExtractToolOptions): StructuredToolInterface {
   const turnIds = options.turnToolCallIds ?? turnToolCallIdsFromState;
-  const ledger = options.ledger ?? options.downloads.ledger;
+  const ledgerWriter = options.ledgerWriter ?? options.downloads.ledgerWriter;
   const store = options.store ?? options.downloads.store;
-  if (!ledger || !store) {
+  if (!ledgerWriter || !store) {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      "paper_extract_pdf records every extraction in the ledger: pass governance.downloads (a DownloadManager) or ledger and store.",
+      "paper_extract_pdf records every extraction in the ledger: pass governance.downloads (a DownloadManager) or ledgerWriter and store.",
     );
   }
   const runtime: PaperExtractionRuntime = {
     downloads: options.downloads,
-    ledger,
+    ledgerWriter,
     store,
     dataDir: options.dataDir,
     ...(options.limits ? { limits: options.limits } : {}),

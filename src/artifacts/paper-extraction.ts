@@ -13,7 +13,7 @@ import {
   isGovernanceError,
   systemClock,
 } from "../core/index.js";
-import type { ContentStore, InvocationRecord, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, InvocationRecord, LedgerWriter } from "../governance/audit/index.js";
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import { appendArtifactRow, refuseForeignCall } from "./download-ledger.js";
@@ -25,8 +25,8 @@ import type { PdfLimits } from "./pdf-limits.js";
 export interface PaperExtractionRuntime {
   /** Where the download jobs live (`governance.downloads`); only read, never written. */
   downloads: { readonly jobs: Pick<DownloadJobStore, "get"> };
-  /** Receives one row per extraction call (`governance.ledger`). */
-  ledger: Ledger;
+  /** Writes one row per extraction call (`governance.ledgerWriter`). */
+  ledgerWriter: LedgerWriter;
   /** Holds the rows' request and `ExtractionLedgerEntry` (`governance.store`). */
   store: ContentStore;
   /** The data directory; extractions go to `<dataDir>/papers/<jobId>/`. */
@@ -85,7 +85,7 @@ const inFlight = new Map<string, Promise<ExtractionLedgerEntry>>();
  *   `RESPONSE_TOO_LARGE`, `TIMEOUT`, `NORMALIZATION_FAILED` when a bound is crossed or pdf.js fails
  * @example
  * const result = await extractDownloadedPaper(
- *   { downloads: governance.downloads, ledger: governance.ledger, store: governance.store, dataDir: governance.dataDir },
+ *   { downloads: governance.downloads, ledgerWriter: governance.ledgerWriter, store: governance.store, dataDir: governance.dataDir },
  *   { artifactJobId, sessionId: "t1" },
  * );
  */
@@ -97,8 +97,12 @@ export async function extractDownloadedPaper(
   const hasKey = threadId !== undefined && toolCallId !== undefined;
   const clock = runtime.clock ?? systemClock;
   const startedAt = clock.now();
-  const rows = { ledger: runtime.ledger, store: runtime.store, newId: runtime.newId ?? randomUUID };
-  const prior = hasKey ? await runtime.ledger.findByCall(threadId, toolCallId) : undefined;
+  const rows = {
+    ledgerWriter: runtime.ledgerWriter,
+    store: runtime.store,
+    newId: runtime.newId ?? randomUUID,
+  };
+  const prior = hasKey ? await runtime.ledgerWriter.reader.findByCall(threadId, toolCallId) : undefined;
   if (prior?.toolId === EXTRACTION_LEDGER_TOOL_ID) {
     if (prior.sessionId !== request.sessionId) {
       return refuseForeignCall(rows, {
@@ -174,7 +178,7 @@ async function appendOrReplay(
   } catch (error) {
     const { threadId, toolCallId } = request;
     if (!isGovernanceError(error) || error.code !== "DUPLICATE_ID" || !threadId || !toolCallId) throw error;
-    const twin = await runtime.ledger.findByCall(threadId, toolCallId);
+    const twin = await runtime.ledgerWriter.reader.findByCall(threadId, toolCallId);
     if (twin?.toolId !== EXTRACTION_LEDGER_TOOL_ID) throw error;
     return replay(runtime.store, twin);
   }

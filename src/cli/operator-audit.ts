@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { type ConsoleChange, recordConsoleChange } from "../console/index.js";
 import type { PostgresDatabase } from "../core/index.js";
-import { type Ledger, PostgresLedger, SqliteLedger } from "../governance/audit/index.js";
+import { type LedgerStore, LedgerWriter, PostgresLedger, SqliteLedger } from "../governance/audit/index.js";
 import {
   type GrantStore,
   grantStorePath,
@@ -37,16 +37,21 @@ export async function recordCliChange(
       io,
       {
         path: join(dataDir, "ledger.sqlite"),
-        sqlite: (file: string): Promise<Ledger> => SqliteLedger.open(file),
-        postgres: (db: PostgresDatabase): Promise<Ledger> => PostgresLedger.open(db),
+        sqlite: (file: string): Promise<LedgerStore> => SqliteLedger.open(file),
+        postgres: (db: PostgresDatabase): Promise<LedgerStore> => PostgresLedger.open(db),
       },
       false,
       async (ledger) => {
-        await recordConsoleChange(
-          { ledger: ledger as Ledger, permissions: { epoch: (session) => store.currentEpoch(session) } },
-          change,
-          { decisionSource: CLI_DECISION_SOURCE },
-        );
+        const ledgerWriter = new LedgerWriter(ledger as LedgerStore);
+        try {
+          await recordConsoleChange(
+            { ledgerWriter, permissions: { epoch: (session) => store.currentEpoch(session) } },
+            change,
+            { decisionSource: CLI_DECISION_SOURCE },
+          );
+        } finally {
+          await ledgerWriter.close();
+        }
       },
     );
   if (grants) return record(grants);

@@ -26,7 +26,7 @@ export interface ConsoleChange {
 /**
  * Records a console change as an authorization row (`decisionSource: "operator_console"`) at the
  * session's current permission epoch.
- * @param governance the runtime whose ledger receives the row
+ * @param governance the runtime whose ledger writer receives the row
  * @param change the session, source, tool, action and resource
  * @param seams the clock of `createdAt` and the id generator @default systemClock, crypto.randomUUID
  * @returns the row as appended
@@ -38,7 +38,7 @@ export interface ConsoleChange {
  * });
  */
 export async function recordConsoleChange(
-  governance: Pick<Governance, "ledger"> & { permissions: Pick<Governance["permissions"], "epoch"> },
+  governance: Pick<Governance, "ledgerWriter"> & { permissions: Pick<Governance["permissions"], "epoch"> },
   change: ConsoleChange,
   seams: {
     clock?: Clock | undefined;
@@ -58,6 +58,6 @@ export async function recordConsoleChange(
     createdAt: new Date((seams.clock ?? systemClock).now()).toISOString(),
     epoch: await governance.permissions.epoch(change.sessionId),
   };
-  await governance.ledger.appendAuthorization(record);
+  await governance.ledgerWriter.appendAuthorization(record);
   return record;
 }

@@ -8,7 +8,7 @@
 import type { DownloadJob } from "../artifacts/index.js";
 import type { McpRecord } from "../contract/index.js";
 import { GovernanceError } from "../core/index.js";
-import type { AuthorizationRecord, InvocationRecord, Ledger } from "../governance/audit/index.js";
+import type { AuthorizationRecord, InvocationRecord, LedgerReader } from "../governance/audit/index.js";
 import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleRoute } from "./console-route.js";
 import { badge, bytes, externalLink, facts, time, truncated } from "./console-ui.js";
@@ -72,7 +72,7 @@ export const invocationRoutes: readonly ConsoleRoute[] = [
  * session, so this scans the invocation's session; one function, to swap for a lookup by id.
  */
 async function findAuthorization(
-  ledger: Ledger,
+  ledger: LedgerReader,
   row: InvocationRecord,
 ): Promise<AuthorizationRecord | undefined> {
   if (row.authorizationId === undefined) return undefined;

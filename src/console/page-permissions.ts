@@ -3,7 +3,7 @@
  * switches (with forms to change them), and the latest authorization rows, optionally of one session.
  * The writes are in `permissions-actions.ts`.
  */
-import type { AuthorizationRecord, Ledger } from "../governance/audit/index.js";
+import type { AuthorizationRecord, LedgerReader } from "../governance/audit/index.js";
 import type { Grant } from "../governance/permissions/index.js";
 import type { Governance } from "../runtime/index.js";
 import { html, type SafeHtml } from "./console-html.js";
@@ -81,7 +81,7 @@ ${authorizationsTable(context, authorizations, sessionId)}`;
  * @returns at most `limit` rows
  */
 export async function recentAuthorizations(
-  ledger: Ledger,
+  ledger: LedgerReader,
   options: { sessionId?: string | undefined; limit: number },
 ): Promise<AuthorizationRecord[]> {
   return ledger.listAuthorizations({

@@ -12,6 +12,7 @@ export {
 export { atExit } from "./exit-steps.js";
 export { InflightCalls } from "./inflight-calls.js";
 export {
+  isTransientPostgresError,
   migratePostgresSchema,
   openPostgres,
   type PostgresDatabase,

@@ -183,11 +183,21 @@ class PoolDatabase implements PostgresDatabase {
     sql: string,
     params: readonly SqlValue[] = [],
   ): Promise<Row[]> {
-    const result = await this.#pool.query<Row>(sql, params as SqlValue[]);
-    return result.rows;
+    for (let attempt = 1; ; attempt++) {
+      if (this.#closed !== undefined) throw closedDatabaseError(this.label);
+      try {
+        const result = await this.#pool.query<Row>(sql, params as SqlValue[]);
+        return result.rows;
+      } catch (error) {
+        // The server ended the session before the statement committed: it never ran, whatever it was.
+        if (attempt >= TERMINATED_ATTEMPTS || !isSessionTerminated(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 10 * attempt));
+      }
+    }
   }
 
   async transaction<T>(work: (sql: SqlRunner) => Promise<T>, options: { serializable?: boolean } = {}) {
+    if (this.#closed !== undefined) throw closedDatabaseError(this.label);
     const client: PoolClient = await this.#pool.connect();
     let broken = false;
     try {
@@ -214,6 +224,62 @@ class PoolDatabase implements PostgresDatabase {
     this.#closed ??= this.#pool.end();
     return this.#closed;
   }
+}
+
+/** How often one statement is sent when the server keeps ending the session it was sent on. */
+const TERMINATED_ATTEMPTS = 4;
+
+/**
+ * The server answered the statement by ending its session (57P01 an administrator's
+ * `pg_terminate_backend` or a shutdown, 57P02 a crash of another backend, 57P03 not accepting yet): the
+ * transaction was aborted, so a single statement in its own transaction did not commit and may be sent
+ * again on a fresh connection. A socket that merely closed says nothing of the kind.
+ */
+function isSessionTerminated(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "57P01" || code === "57P02" || code === "57P03";
+}
+
+/** Node socket errors after which the same statement may succeed on a new connection. */
+const TRANSIENT_SOCKET_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+/**
+ * SQLSTATEs after which the same statement may succeed later: a connection exception (08), the server
+ * shutting down or restarting the session (57P01–57P03), too many connections (53300), a cancelled
+ * statement (57014), a serialization failure or deadlock (40001, 40P01).
+ */
+const TRANSIENT_SQLSTATES = /^(08...|57P0[1-3]|53300|57014|40001|40P01)$/;
+
+/**
+ * Whether a failed statement may succeed if it is sent again, on a fresh connection: the connection
+ * was lost or refused, the server was shutting down, busy or chose the statement as a deadlock victim.
+ * A statement the server may have committed before the connection dropped must be safe to repeat.
+ * @param error what a statement threw
+ * @returns `true` for a transient failure; `false` for anything about the statement itself, and after
+ *   `close()`
+ */
+export function isTransientPostgresError(error: unknown): boolean {
+  if (error instanceof GovernanceError) return false;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string") return TRANSIENT_SQLSTATES.test(code) || TRANSIENT_SOCKET_CODES.has(code);
+  // The driver's own errors for a socket that closed or never opened carry no code.
+  const message = error instanceof Error ? error.message : "";
+  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    message,
+  );
+}
+
+function closedDatabaseError(label: string): GovernanceError {
+  return new GovernanceError("UPSTREAM_UNAVAILABLE", `PostgreSQL ${label} is closed.`, {
+    data: { url: label },
+  });
 }
 
 /** A statement value as JSON for `postgres-sync-writer.cjs`. */

@@ -87,7 +87,7 @@ export class StdioChildTransport implements Transport {
       });
       child.on("spawn", () => {
         // A child left running at exit is told to stop (its stdin closing usually does that already).
-        this.#forgetAtExit = atExit("commit", () => child.kill("SIGTERM"));
+        this.#forgetAtExit = atExit(() => child.kill("SIGTERM"));
         resolve();
       });
       child.on("close", () => {

@@ -8,7 +8,7 @@
 import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import { z } from "zod";
 import { SPAN_ATTRIBUTES as A, GovernanceError, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
-import type { Ledger } from "../governance/audit/index.js";
+import type { LedgerReader } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { AuthorizationRequest, PermissionService } from "../governance/permissions/index.js";
 import {
@@ -31,7 +31,7 @@ import { SessionAnswers } from "./session-answers.js";
 /** What the gate needs of a governance runtime (`createGovernance` returns one). */
 export interface ApprovalGateRuntime {
   catalog: SourceCatalog;
-  ledger: Ledger;
+  ledger: LedgerReader;
   permissions: PermissionService;
   /** `false` when the broker does not ask `permissions.authorize`; the gate then refuses to work. */
   permissionsEnforced?: boolean;
@@ -288,7 +288,7 @@ function authorizationRequestOf(
 }
 
 /** A call with a ledger row already ran (or was refused): the broker replays it, nothing to ask. */
-async function hasRun(ledger: Ledger, request: AuthorizationRequest): Promise<boolean> {
+async function hasRun(ledger: LedgerReader, request: AuthorizationRequest): Promise<boolean> {
   if (request.threadId === undefined || request.toolCallId === undefined) return false;
   return (await ledger.findByCall(request.threadId, request.toolCallId)) !== undefined;
 }

@@ -213,8 +213,6 @@ async function runToolCall(
       ...(context.signal !== undefined ? { signal: context.signal } : {}),
     });
     if (traced) span.setAttribute(A.invocationId, outcome.invocationId);
-    // The tool message goes into the graph's checkpoint: its ledger row commits first.
-    await runtime.broker.recorded(outcome.invocationId);
     return {
       message: new ToolMessage({
         tool_call_id: toolCallId,

@@ -6,7 +6,12 @@
  */
 import { type AnswerReview, reviewAnswer } from "../artifacts/index.js";
 import { isGovernanceError } from "../core/index.js";
-import { type InvocationRecord, MemoryContentStore, MemoryLedger } from "../governance/audit/index.js";
+import {
+  type InvocationRecord,
+  LedgerWriter,
+  MemoryContentStore,
+  MemoryLedger,
+} from "../governance/audit/index.js";
 
 /** What a crate holds for the review: its rows and the bytes of its objects. */
 export interface CrateEvidence {
@@ -34,12 +39,13 @@ export async function reviewCrateAnswer(
   sessionId: string,
 ): Promise<CrateReview> {
   const ledger = new MemoryLedger();
+  const writer = new LedgerWriter(ledger);
   const store = new MemoryContentStore();
   const refusedRows: CrateReview["refusedRows"] = [];
   try {
     for (const row of evidence.rows) {
       try {
-        await ledger.append(row);
+        await writer.append(row);
       } catch (error) {
         if (!isGovernanceError(error)) throw error;
         refusedRows.push({ invocationId: row.invocationId, message: error.message });
@@ -48,6 +54,7 @@ export async function reviewCrateAnswer(
     for (const bytes of evidence.objects) await store.put(bytes);
     return { review: await reviewAnswer({ ledger, store }, answer, { sessionId }), refusedRows };
   } finally {
+    await writer.close();
     await ledger.close();
   }
 }

@@ -14,14 +14,17 @@ import {
   type AuthorizationRecord,
   type ContentStore,
   type InvocationRecord,
-  type Ledger,
+  type LedgerReader,
   parseContentRef,
 } from "../governance/audit/index.js";
 
 /**
  * The ledger methods an export reads with: rows by filter and id, and authorizations (never a write).
  */
-export type ResearchObjectLedger = Pick<Ledger, "query" | "get" | "getAuthorization" | "listAuthorizations">;
+export type ResearchObjectLedger = Pick<
+  LedgerReader,
+  "query" | "get" | "getAuthorization" | "listAuthorizations"
+>;
 
 /** `toolId` of a download's ledger row. */
 export const DOWNLOAD_TOOL_ID = "artifact_download";

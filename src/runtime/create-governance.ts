@@ -6,8 +6,13 @@ import {
   type ExtensionsConfig,
 } from "../config/index.js";
 import type { PostgresDatabase } from "../core/index.js";
-import type { Ledger } from "../governance/audit/index.js";
-import { type ContentStore, FileContentStore, withLedgerObjects } from "../governance/audit/index.js";
+import {
+  type ContentStore,
+  FileContentStore,
+  type LedgerReader,
+  LedgerWriter,
+  withLedgerObjects,
+} from "../governance/audit/index.js";
 import { Broker } from "../governance/broker/index.js";
 import { type CatalogSnapshot, SourceCatalog } from "../governance/catalog/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
@@ -55,7 +60,13 @@ export interface Governance extends AsyncDisposable {
   registry: SourceRegistry;
   catalog: SourceCatalog;
   broker: Broker;
-  ledger: Ledger;
+  /** The ledger's reads: what the console, the CLI and evidence review look at. */
+  ledger: LedgerReader;
+  /**
+   * The ledger's one writer: the broker's rows, the authorization rows and the download rows all go
+   * through it (one queue, one group commit). Code that records something of its own uses it too.
+   */
+  ledgerWriter: LedgerWriter;
   /**
    * Every object the rows reference: the ledger's own (small) objects and the content store (the
    * app's `store`, else the file CAS), read as one store (`withLedgerObjects`).
@@ -145,7 +156,14 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const catalog = new SourceCatalog({ registry, pool, ...clock });
     opened.unshift(() => catalog.stop());
     const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-    const { ledger, grants, jobStore, database } = await openGovernanceStores(options, dataDir, storage, own);
+    const { ledger, grants, spool, jobStore, database } = await openGovernanceStores(
+      options,
+      dataDir,
+      storage,
+      own,
+    );
+    const ledgerWriter = new LedgerWriter(ledger, { spool });
+    opened.unshift(() => ledgerWriter.close());
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
     const store = withLedgerObjects(
       options.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
@@ -157,7 +175,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       options.sessionState ??
       (database ? own(await openSharedSessionState(database)) : new MemorySessionStateStore());
     const permissions = new PermissionService({
-      ledger,
+      ledgerWriter,
       grants,
       state: sessionState,
       ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
@@ -168,12 +186,11 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
     const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
     const downloads = new DownloadManager({
-      ledger,
+      ledgerWriter,
       store,
       catalog,
       jobStore,
       sessions,
-      recorded: (invocationId) => broker.recorded(invocationId),
       workspaceDir: join(dataDir, WORKSPACE_DIR_NAME),
       ...(brokerAuthorize
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
@@ -200,7 +217,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const broker = new Broker({
       catalog,
       pool,
-      ledger,
+      ledgerWriter,
       store,
       sessions,
       limiter,
@@ -233,6 +250,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
           () => catalog.stop(),
           ...drains.map((drain) => () => drain),
           () => pool.close(),
+          () => ledgerWriter.close(),
           () => ledger.close(),
           () => grants.close(),
           () => sessionState.close(),
@@ -251,6 +269,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       catalog,
       broker,
       ledger,
+      ledgerWriter,
       store,
       dataDir,
       permissions,

@@ -1,7 +1,7 @@
 import type { DownloadFetch, DownloadJobStore, DownloadNetworkOptions } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Clock } from "../core/index.js";
-import type { ContentStore, Ledger } from "../governance/audit/index.js";
+import type { ContentStore, LedgerStore } from "../governance/audit/index.js";
 import type {
   Authorize,
   GrantStore,
@@ -103,8 +103,11 @@ export interface GovernanceOptions {
    * @default in memory (this process only)
    */
   sessionState?: SessionStateStore | undefined;
-  /** @default SQLite at `<dataDir>/ledger.sqlite` */
-  ledger?: Ledger;
+  /**
+   * Where the rows are stored; the runtime writes them through its one `LedgerWriter`
+   * (`Governance.ledgerWriter`). @default SQLite at `<dataDir>/ledger.sqlite`
+   */
+  ledger?: LedgerStore;
   /** @default a file CAS at `<dataDir>/cas` */
   store?: ContentStore;
   /**

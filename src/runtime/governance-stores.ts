@@ -3,6 +3,7 @@
  * `storage` (or `SCIENCEGATE_DATABASE_URL`) names a database, else SQLite files in the data directory
  * (see ARCHITECTURE.md, "State: who owns what").
  */
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import {
   type DownloadJobStore,
@@ -19,7 +20,7 @@ import {
   tightenPrivateTree,
   tightenSqliteFiles,
 } from "../core/index.js";
-import { type Ledger, PostgresLedger, SqliteLedger } from "../governance/audit/index.js";
+import { LedgerSpool, type LedgerStore, PostgresLedger, SqliteLedger } from "../governance/audit/index.js";
 import {
   type GrantStore,
   grantStorePath,
@@ -32,7 +33,13 @@ import type { ResolvedGovernanceStorage } from "./resolve-governance-config.js";
 
 /** The ledger, grants and jobs of one runtime, and the database they share (if any). */
 export interface GovernanceStores {
-  ledger: Ledger;
+  ledger: LedgerStore;
+  /**
+   * Where rows wait when the ledger's database stays unreachable: a folder of the data directory per
+   * database, so that a spooled row is only ever replayed into the database it was meant for.
+   * `undefined` for a local or the app's own ledger, which has no outage to bridge.
+   */
+  spool: LedgerSpool | undefined;
   grants: GrantStore;
   jobStore: DownloadJobStore;
   /**
@@ -112,5 +119,26 @@ export async function openGovernanceStores(
       : inMemory
         ? new MemoryDownloadJobStore()
         : own(await SqliteDownloadJobStore.open(downloadJobsPath(dataDir))));
-  return { ledger, grants, jobStore, database };
+  const spool =
+    database && options.ledger === undefined && postgres
+      ? new LedgerSpool(join(dataDir, "ledger-spool", databaseKey(postgres.url)))
+      : undefined;
+  return { ledger, grants, spool, jobStore, database };
+}
+
+/**
+ * A database's name in the spool: a digest of its URL without the credentials (host, port, database,
+ * options such as `search_path`), so that each database has its own folder and no secret is on disk.
+ */
+function databaseKey(url: string): string {
+  let named = url;
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    named = parsed.toString();
+  } catch {
+    // A URL the WHATWG parser refuses but pg accepts: its digest names it all the same.
+  }
+  return `postgres-${createHash("sha256").update(named).digest("hex").slice(0, 16)}`;
 }

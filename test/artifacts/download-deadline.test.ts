@@ -131,7 +131,7 @@ describe("download deadlines (manual clock)", () => {
     expect(
       () =>
         new DownloadManager({
-          ledger: bench.ledger,
+          ledgerWriter: bench.ledgerWriter,
           store: bench.store,
           catalog: { source: () => undefined },
           workspaceDir: bench.workspaceDir,

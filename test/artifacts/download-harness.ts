@@ -9,7 +9,7 @@ import { DownloadManager } from "../../src/artifacts/download-manager.js";
 import type { DownloadManagerOptions } from "../../src/artifacts/download-types.js";
 import type { ArtifactCandidate, McpToolResult } from "../../src/contract/result-types.js";
 import { type ContentStore, MemoryContentStore } from "../../src/governance/audit/content-store.js";
-import type { Ledger } from "../../src/governance/audit/ledger.js";
+import { LedgerWriter } from "../../src/governance/audit/ledger-writer.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import type { SourceManifest } from "../../src/governance/manifests/manifest-schema.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
@@ -84,6 +84,7 @@ export async function createBench(
   const dataDir = await mkdtemp(join(tmpdir(), "sciencegate-download-"));
   const workspaceDir = join(dataDir, "workspace");
   const ledger = new MemoryLedger();
+  const ledgerWriter = new LedgerWriter(ledger, { retryWithinMs: 0 });
   const store = new MemoryContentStore();
   const clock = new ManualClock(Date.parse("2026-01-01T00:00:00Z"));
   const routes = new Map<string, Route>();
@@ -105,7 +106,7 @@ export async function createBench(
   }) as unknown as SourceManifest;
   const catalog = { source: (id: string) => (id === "arxiv" ? { manifest } : undefined) };
   await recordCandidateInvocation(
-    { ledger, store },
+    { ledgerWriter, store },
     {
       invocationId: "inv-1",
       sessionId: options.invocationSessionId ?? "s1",
@@ -116,7 +117,7 @@ export async function createBench(
   );
   const { hosts: _hosts, invocationSessionId: _session, ...managerOptions } = options;
   const manager = new DownloadManager({
-    ledger,
+    ledgerWriter,
     store,
     catalog,
     workspaceDir,
@@ -153,7 +154,7 @@ export async function createBench(
     }
     return tracked;
   };
-  return { manager, ledger, store, clock, routes, seen, serve, settle, dataDir, workspaceDir };
+  return { manager, ledger, ledgerWriter, store, clock, routes, seen, serve, settle, dataDir, workspaceDir };
 }
 
 /** A stored job with the given id and status. */
@@ -186,7 +187,7 @@ export function makeJob(jobId: string, status: DownloadJob["status"] = "queued")
  * @returns the stored result
  */
 export async function recordCandidateInvocation(
-  runtime: { ledger: Pick<Ledger, "append">; store: Pick<ContentStore, "putJson"> },
+  runtime: { ledgerWriter: Pick<LedgerWriter, "append">; store: Pick<ContentStore, "putJson"> },
   call: {
     invocationId: string;
     sessionId: string;
@@ -206,7 +207,7 @@ export async function recordCandidateInvocation(
     toolId: call.toolId,
     untrusted: true,
   };
-  await runtime.ledger.append({
+  await runtime.ledgerWriter.append({
     invocationId: call.invocationId,
     sessionId: call.sessionId,
     sourceId: "arxiv",

@@ -244,7 +244,7 @@ test("progressPersistMs must be a positive number of milliseconds", async () => 
     expect(
       () =>
         new DownloadManager({
-          ledger: bench.ledger,
+          ledgerWriter: bench.ledgerWriter,
           store: bench.store,
           catalog: { source: () => undefined },
           workspaceDir: bench.workspaceDir,

@@ -55,20 +55,6 @@ export async function downloadRuntime(
     transfers.push(url);
     return new Response(PDF, { headers: { "content-length": String(PDF.length) } });
   };
-  for (const [invocationId, candidates] of [
-    ["inv-1", IDS.map(candidate)],
-    ["inv-2", [candidate("b")]],
-  ] as const) {
-    await recordCandidateInvocation(
-      { ledger, store },
-      {
-        invocationId,
-        sessionId: invocationSessionId,
-        toolId: "prepare_paper_download",
-        candidates: [...candidates],
-      },
-    );
-  }
   const governance = await createGovernance({
     config: { servers: [] },
     // The recorded candidates are arXiv's: its manifest (hosts, licence) is needed without its server.
@@ -83,5 +69,19 @@ export async function downloadRuntime(
     ...options,
   });
   opened.push(governance);
+  for (const [invocationId, candidates] of [
+    ["inv-1", IDS.map(candidate)],
+    ["inv-2", [candidate("b")]],
+  ] as const) {
+    await recordCandidateInvocation(
+      { ledgerWriter: governance.ledgerWriter, store },
+      {
+        invocationId,
+        sessionId: invocationSessionId,
+        toolId: "prepare_paper_download",
+        candidates: [...candidates],
+      },
+    );
+  }
   return { governance, transfers, store };
 }

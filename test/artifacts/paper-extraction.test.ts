@@ -22,7 +22,7 @@ async function downloaded(bytes: Uint8Array = PAPER) {
   });
   const runtime: PaperExtractionRuntime = {
     downloads: bench.manager,
-    ledger: bench.ledger,
+    ledgerWriter: bench.ledgerWriter,
     store: bench.store,
     dataDir: bench.dataDir,
   };

@@ -4,6 +4,7 @@ import { reviewAnswer } from "../../src/artifacts/review-answer.js";
 import type { McpRecord, McpToolResult } from "../../src/contract/result-types.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { ledgerUnderTest } from "../../src/testing/conformance/ledger-under-test.js";
 
 function record(source: string, label: string, url: string, identifier: string): McpRecord {
   const citation = { label: `[${label}](${url})`, url };
@@ -24,7 +25,7 @@ function record(source: string, label: string, url: string, identifier: string):
 
 /** A ledger with one successful PubMed search (session s1), one arXiv lookup (s1) and one failed call. */
 async function bench() {
-  const ledger = new MemoryLedger();
+  const ledger = ledgerUnderTest(new MemoryLedger());
   const store = new MemoryContentStore();
   let n = 0;
   const add = async (

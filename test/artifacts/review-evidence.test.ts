@@ -56,7 +56,7 @@ async function appendBuiltinRow(toolId: string, sourceId: string, entry: object)
   seq += 1;
   const at = new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString();
   const invocationId = `${toolId}-${seq}`;
-  await ledger.append({
+  await sources.ledgerWriter.append({
     invocationId,
     sessionId: "s1",
     sourceId,

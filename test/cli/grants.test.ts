@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { SqliteLedger } from "../../src/governance/audit/index.js";
+import { LedgerWriter } from "../../src/governance/audit/ledger-writer.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { PermissionService } from "../../src/governance/permissions/permission-service.js";
 import { grantStorePath, SqliteGrantStore } from "../../src/governance/permissions/sqlite-grant-store.js";
@@ -12,7 +13,7 @@ import { runCli, tempDir, testServerEntry, writeEchoManifests, writeJson } from 
 async function projectWithGrants(): Promise<{ dir: string; ids: string[] }> {
   const dir = tempDir();
   const grants = await SqliteGrantStore.open(grantStorePath(join(dir, ".sciencegate")));
-  const service = new PermissionService({ ledger: new MemoryLedger(), grants });
+  const service = new PermissionService({ ledgerWriter: new LedgerWriter(new MemoryLedger()), grants });
   const ids: string[] = [];
   const requests = [
     makeRequest({ tool: WRITE_TOOL, sessionId: "s1", toolCallId: "a", input: { query: "a" } }),
@@ -89,7 +90,7 @@ describe("sciencegate grants", () => {
     await ledger.close();
 
     const grants = await SqliteGrantStore.open(grantStorePath(join(dir, ".sciencegate")));
-    const service = new PermissionService({ ledger: new MemoryLedger(), grants });
+    const service = new PermissionService({ ledgerWriter: new LedgerWriter(new MemoryLedger()), grants });
     const again = makeRequest({ tool: WRITE_TOOL, toolCallId: "z", input: { query: "a" } });
     expect((await service.evaluate(again)).outcome).toBe("ask");
     const stillGranted = makeRequest({

@@ -7,6 +7,7 @@ import { SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-
 import { main } from "../../src/cli/main.js";
 import { FileContentStore } from "../../src/governance/audit/content-store.js";
 import { SqliteLedger } from "../../src/governance/audit/sqlite-ledger.js";
+import { ledgerUnderTest } from "../../src/testing/conformance/ledger-under-test.js";
 import {
   makeCandidate,
   makeJob,
@@ -85,9 +86,9 @@ describe("sciencegate jobs", () => {
 async function failedDownload() {
   const cwd = tempDir();
   const dataDir = join(cwd, ".sciencegate");
-  const ledger = await SqliteLedger.open(join(dataDir, "ledger.sqlite"));
+  const ledger = ledgerUnderTest(await SqliteLedger.open(join(dataDir, "ledger.sqlite")));
   await recordCandidateInvocation(
-    { ledger, store: new FileContentStore(join(dataDir, "cas")) },
+    { ledgerWriter: ledger.writer, store: new FileContentStore(join(dataDir, "cas")) },
     {
       invocationId: "inv-1",
       sessionId: "s1",

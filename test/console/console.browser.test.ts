@@ -172,7 +172,7 @@ describe("the console over the demo's data directory", () => {
     const { ref } = await governance.store.put(JSON.stringify(normalized));
     // A row of its own (no tool call id: the demo's call keeps its key) that names the altered result.
     const { toolCallId: _call, threadId: _thread, ...rest } = source;
-    await governance.ledger.append({ ...rest, invocationId: "hostile-title-row", normalizedRef: ref });
+    await governance.ledgerWriter.append({ ...rest, invocationId: "hostile-title-row", normalizedRef: ref });
     const page = await openPage("/invocations/hostile-title-row");
     expect(await page.locator("#result").textContent()).toContain(hostile);
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();

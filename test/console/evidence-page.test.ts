@@ -53,7 +53,6 @@ beforeAll(async () => {
         threadId: thread,
         toolCallId: "call-1",
       });
-      await broker.recorded(invocationId);
       ids.graph = invocationId;
       const label = result.records[0]?.primaryCitation.label ?? "";
       return { messages: [new AIMessage(`Imatinib is a ChEMBL molecule ${label}.\nIt cures everything.`)] };
@@ -65,7 +64,6 @@ beforeAll(async () => {
     { messages: [new HumanMessage("What is imatinib?")] },
     { configurable: { thread_id: "t-graph" } },
   );
-  await broker.flush();
   csrf = /name="_csrf" value="([0-9a-f]+)"/.exec((await runtime.get("/evidence")).body)?.[1] ?? "";
 }, 60_000);
 

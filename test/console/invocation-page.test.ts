@@ -35,7 +35,7 @@ async function row(invocationId: string): Promise<InvocationRecord> {
 
 beforeAll(async () => {
   runtime = await startConsoleRuntime();
-  const { broker, ledger, store } = runtime.governance;
+  const { broker, store } = runtime.governance;
   const hostile = await broker.invoke({
     sourceId: "chembl",
     toolId: "search_molecules",
@@ -62,7 +62,6 @@ beforeAll(async () => {
       () => "",
       (error: { data?: { invocationId?: string } }) => error.data?.invocationId ?? "",
     );
-  await broker.flush();
   rows.hostile = await row(hostile.invocationId);
   rows.imatinib = await row(imatinib.invocationId);
   rows.invalid = await row(invalid);
@@ -102,7 +101,7 @@ beforeAll(async () => {
     normalizedRef: (await store.putJson({ records: [record], warnings: ["<b>bold warning</b>"] })).ref,
     authorizationId: "auth-missing",
   };
-  await ledger.append(rows.foreign);
+  await runtime.governance.ledgerWriter.append(rows.foreign);
 }, 60_000);
 
 afterAll(async () => {

@@ -44,8 +44,8 @@ function makeRow(i: number): InvocationRecord {
 
 beforeAll(async () => {
   lab = await createLab();
-  for (let i = 0; i < 250; i++) await lab.governance.ledger.append(makeRow(i));
-  await lab.governance.ledger.append({
+  for (let i = 0; i < 250; i++) await lab.governance.ledgerWriter.append(makeRow(i));
+  await lab.governance.ledgerWriter.append({
     ...makeRow(250),
     invocationId: "inv-hostile",
     sourceId: "hostile",

@@ -400,7 +400,6 @@ describe("the Permissions page over a runtime with SQLite grants and session sta
 
   test("the recent rows are one session's latest 100, newest first", async () => {
     for (let i = 1; i <= 101; i++) await governance.broker.invoke(call("s6", `c${i}`, `q${i}`, "search"));
-    await governance.broker.flush();
     const { body } = await page(writable, "/permissions?session=s6");
     const table = element(body, "authorizations");
     const epochs = [...table.matchAll(/<td class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]));

@@ -23,7 +23,6 @@ beforeAll(async () => {
     input: { query: "imatinib" },
     session: "s-export",
   });
-  await runtime.governance.broker.flush();
   csrf = /name="_csrf" value="([0-9a-f]+)"/.exec((await runtime.get("/evidence")).body)?.[1] ?? "";
 }, 60_000);
 afterAll(() => runtime?.close());

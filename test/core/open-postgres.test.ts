@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   isGovernanceError,
@@ -55,6 +56,45 @@ describe("openPostgres", () => {
 
 describe("migratePostgresSchema", () => {
   const migrations = ["CREATE TABLE a (id INT)", "ALTER TABLE a ADD COLUMN b TEXT; CREATE TABLE c (id INT)"];
+
+  test("a statement whose session the server ends before it commits is sent again on a fresh connection, once", async () => {
+    const url = await server.createDatabase();
+    const db = await openPostgres(url, { maxConnections: 2 });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await db.query("CREATE TABLE counter (n INTEGER NOT NULL); INSERT INTO counter VALUES (0)");
+      // The statement waits on the lock; the administrator ends the session it waits in.
+      await admin.query("BEGIN");
+      await admin.query("LOCK TABLE counter IN ACCESS EXCLUSIVE MODE");
+      const bumped = db.query<{ n: number }>("UPDATE counter SET n = n + 1 RETURNING n");
+      let ended = 0;
+      for (let i = 0; i < 200 && ended === 0; i++) {
+        const { rows } = await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        ended = rows.length;
+        if (ended === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(ended).toBe(1);
+      await admin.query("COMMIT");
+      expect(await bumped).toEqual([{ n: 1 }]);
+      expect(await db.query("SELECT n FROM counter")).toEqual([{ n: 1 }]);
+    } finally {
+      await admin.end();
+      await db.close();
+    }
+  });
+
+  test("after close(), statements are refused with UPSTREAM_UNAVAILABLE, not retryable", async () => {
+    const db = await openPostgres(await server.createDatabase());
+    await db.close();
+    await expect(db.query("SELECT 1")).rejects.toMatchObject({
+      code: "UPSTREAM_UNAVAILABLE",
+      retryable: false,
+    });
+  });
 
   test("five processes' worth of pools migrating at once run each step once", async () => {
     const url = await server.createDatabase();

@@ -44,7 +44,6 @@ test("a session reads its own research object; another session's is its own; non
 
   const called = await a.client.callTool({ name: "mcp__lab__search", arguments: { query: "brca1" } });
   expect(called.isError).toBeFalsy();
-  await lab.governance.broker.flush();
   const read = await a.client.readResource({ uri: RESEARCH_OBJECT_URI });
   const [content] = read.contents;
   expect(content).toMatchObject({ uri: RESEARCH_OBJECT_URI, mimeType: "application/zip" });

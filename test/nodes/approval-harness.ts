@@ -12,7 +12,7 @@ import { afterEach } from "vitest";
 import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
-import type { Ledger } from "../../src/governance/audit/index.js";
+import type { LedgerStore } from "../../src/governance/audit/index.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import type { SessionStateStore } from "../../src/governance/permissions/index.js";
 import type { PermissionCard, PermissionPolicy } from "../../src/governance/permissions/permission-types.js";
@@ -52,7 +52,7 @@ export interface LabReplica {
   /** @default in memory */
   sessionState?: SessionStateStore;
   /** @default a fresh `MemoryLedger` */
-  ledger?: Ledger;
+  ledger?: LedgerStore;
   /** @default a fresh counter */
   calls?: Record<string, number>;
   /** Awaited by every MCP call (by `tool:query`) once counted, before it answers. @default none */

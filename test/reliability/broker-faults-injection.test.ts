@@ -123,7 +123,6 @@ describe("prompt injection stays data", () => {
       // The third-party server's plain isError text is its tool's own failure, not an unavailable upstream.
       expect(statuses).toEqual(["ok", "TOOL_FAILED", "NOT_FOUND", "NORMALIZATION_FAILED"]);
       // The ledger keeps the message the model saw (a replay serves it again): inert there too.
-      await r.broker.flush();
       const rows = await r.ledger.query();
       expect(rows.flatMap((row) => liveMarkers(row.error?.message ?? "", LIVE_TAGS))).toEqual([]);
       return `${replies.length} replies -> ${statuses.join(", ")}; live markers in ToolMessages and ledger errors: 0`;

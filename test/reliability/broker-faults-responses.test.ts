@@ -33,7 +33,6 @@ async function runResponseCases(cases: ResponseCase[], maxResponseBytes = 1_000_
     item.check?.(settled);
     outcomes.push(codeOf(settled));
   }
-  await r.broker.flush();
   const rows = await r.ledger.query();
   expect(rows.map((row) => row.error?.code ?? "ok")).toEqual(outcomes);
   const tally = new Map<string, number>();
@@ -304,7 +303,6 @@ describe("forged identities and hosts", () => {
       for (const [name] of FORGED_RECORDS) expect(warnings).toContain(`Dropped record ${name}:`);
       for (const a of artifacts.slice(1)) expect(warnings).toContain(`Dropped candidate ${a.candidateId}:`);
       // What a later artifact_download re-reads is the checked copy in the CAS, not the server's.
-      await r.broker.flush();
       const row = await r.ledger.get(outcome.invocationId);
       expect(await r.store.getJson(row?.normalizedRef as string)).toEqual(result);
       const raw = JSON.stringify(await r.store.getJson(row?.rawRef as string));

@@ -17,6 +17,7 @@ import { SourceCatalog } from "../../src/governance/catalog/source-catalog.js";
 import type { SourceManifestInput } from "../../src/governance/manifests/manifest-schema.js";
 import { SourceRegistry } from "../../src/governance/manifests/source-registry.js";
 import { RateLimiter } from "../../src/governance/rate-limit/rate-limiter.js";
+import { type LedgerUnderTest, ledgerUnderTest } from "../../src/testing/conformance/ledger-under-test.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { makeSource, makeTool, type ToolInput } from "../governance/manifests/manifest-factory.js";
@@ -34,7 +35,7 @@ export interface ToolSpec {
 /** The rig: the broker and what tests look at. */
 export interface Rig {
   broker: Broker;
-  ledger: MemoryLedger;
+  ledger: LedgerUnderTest;
   store: MemoryContentStore;
   limiter: RateLimiter;
   catalog: SourceCatalog;
@@ -85,10 +86,18 @@ export async function rig(
   const pool = createInMemoryPool({ demo: server });
   const catalog = new SourceCatalog({ registry, pool });
   await catalog.refresh();
-  const ledger = new MemoryLedger();
+  const ledger = ledgerUnderTest(new MemoryLedger());
   const store = new MemoryContentStore();
   const limiter = new RateLimiter({ clock, groups: registry.rateLimitGroups() });
-  const broker = new Broker({ catalog, pool, ledger, store, limiter, clock, random: () => 0.5 });
+  const broker = new Broker({
+    catalog,
+    pool,
+    ledgerWriter: ledger.writer,
+    store,
+    limiter,
+    clock,
+    random: () => 0.5,
+  });
   closers.push(async () => {
     await pool.close();
     await ledger.close();

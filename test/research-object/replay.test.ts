@@ -116,7 +116,6 @@ beforeAll(async () => {
       session: "demo",
     });
     original = await runDemoGraph(governance);
-    await governance.broker.flush();
     crate = await exportResearchObject(governance, { sessionId: THREAD, answer: original.answer });
     await writeResearchObject(crate, crateDir);
     await writeResearchObject(await exportResearchObject(governance, { sessionId: "demo" }), tourCrateDir);
@@ -163,7 +162,6 @@ describe("replaying the demo's graph from its research object", () => {
       permissionPolicy: policy,
     });
     replayed = await runDemoGraph(replay);
-    await replay.broker.flush();
     // The providers are shut down; nothing more reached them or the paper host.
     expect([providerRequests(), paperRequests()]).toEqual(before);
   }, 120_000);
@@ -217,7 +215,6 @@ describe("replaying the demo's graph from its research object", () => {
     expect((refusal as Error).message).toMatch(
       /Replay: the research object recorded no call of 'pubmed_search' on 'sciencegate-sources' with these arguments .*nothing was sent anywhere/,
     );
-    await replay.broker.flush();
     const [row] = await replay.ledger.query({ sessionId: THREAD, errorCode: "NOT_RECORDED" });
     expect(row).toMatchObject({ sourceId: "pubmed", toolId: "search", status: "error" });
     expect(replay.replay.events.at(-1)).toMatchObject({ tool: "pubmed_search", refused: "not_recorded" });

@@ -1,24 +1,25 @@
 /**
  * When the authorization row of a call commits. A safe call's row (`policy_not_dangerous`: nobody
- * decided anything) commits with the invocation row, so the call does not wait for it; `recorded`
- * does, and reports its failure. A human's decision is committed before the call runs.
+ * decided anything) is queued before the call runs and commits ahead of the invocation row, in the
+ * same writer; the call runs meanwhile, and `invoke` returns once both rows are durable. A human's
+ * decision is committed before the call it allows runs.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import type { AuthorizationRecord } from "../../src/governance/audit/index.js";
+import type { LedgerBatchOptions, LedgerWrite, LedgerWriteResult } from "../../src/governance/audit/index.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { createAuthorizationRequest } from "../../src/governance/permissions/index.js";
 import { createLabRuntime, type LabRuntime } from "../nodes/approval-harness.js";
 
-/** A ledger whose authorization commits wait until the test lets them through (or fails them). */
+/** A store whose commits of authorization rows wait until the test lets them through (or fails them). */
 class GatedLedger extends MemoryLedger {
-  readonly held: Array<{ record: AuthorizationRecord; pass: () => void; fail: (e: Error) => void }> = [];
-  override appendAuthorization(record: AuthorizationRecord): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.held.push({
-        record,
-        pass: () => resolve(super.appendAuthorization(record)),
-        fail: reject,
-      });
+  readonly held: Array<{ writes: readonly LedgerWrite[]; pass: () => void; fail: (e: Error) => void }> = [];
+  override appendBatch(
+    writes: readonly LedgerWrite[],
+    options?: LedgerBatchOptions,
+  ): Promise<LedgerWriteResult[]> {
+    if (!writes.some((write) => write.kind === "authorization")) return super.appendBatch(writes, options);
+    return new Promise((resolve, reject) => {
+      this.held.push({ writes, pass: () => resolve(super.appendBatch(writes, options)), fail: reject });
     });
   }
 }
@@ -36,42 +37,45 @@ async function lab() {
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+const decisionSources = (ledger: GatedLedger) =>
+  ledger.held.flatMap((h) =>
+    h.writes.flatMap((w) => (w.kind === "authorization" ? [w.record.decisionSource] : [])),
+  );
 
 describe("authorization rows and the call they allow", () => {
-  test("a safe call runs while its authorization row is still committing; recorded waits for that row", async () => {
+  test("a safe call runs while its authorization row is still committing; invoke returns once both rows are in", async () => {
     const { rt, ledger } = await lab();
-    const outcome = await rt.governance.broker.invoke({
-      sourceId: "lab",
-      toolId: "search",
-      input: { query: "fast" },
-      session: "s1",
-    });
-    // The tool ran and answered; the authorization row is queued, not committed.
+    let returned = false;
+    const invoked = rt.governance.broker
+      .invoke({ sourceId: "lab", toolId: "search", input: { query: "fast" }, session: "s1" })
+      .finally(() => {
+        returned = true;
+      });
+    for (let i = 0; i < 20 && (rt.calls["search:fast"] === undefined || ledger.held.length === 0); i++) {
+      await tick();
+    }
+    // The tool ran; the authorization row is still held, so the call has not returned.
     expect(rt.calls).toEqual({ "search:fast": 1 });
-    expect(ledger.held.map((h) => h.record.decisionSource)).toEqual(["policy_not_dangerous"]);
-    let recorded = false;
-    const waiting = rt.governance.broker.recorded(outcome.invocationId).then(() => {
-      recorded = true;
-    });
+    expect(decisionSources(ledger)).toEqual(["policy_not_dangerous"]);
     for (let i = 0; i < 5; i++) await tick();
-    expect(recorded).toBe(false);
+    expect(returned).toBe(false);
     ledger.held[0]!.pass();
-    await waiting;
+    const outcome = await invoked;
     const row = await ledger.get(outcome.invocationId);
     const [authorization] = await ledger.listAuthorizations();
     expect(row?.authorizationId).toBe(authorization?.id);
   });
 
-  test("an authorization row that fails to commit makes recorded reject with that error, and nothing is unhandled", async () => {
+  test("an authorization row that fails to commit: the call is not answered ok, and nothing is unhandled", async () => {
     const { rt, ledger } = await lab();
-    const outcome = await rt.governance.broker.invoke({
-      sourceId: "lab",
-      toolId: "search",
-      input: { query: "lost" },
-      session: "s1",
-    });
+    const invoked = rt.governance.broker
+      .invoke({ sourceId: "lab", toolId: "search", input: { query: "lost" }, session: "s1" })
+      .catch((e: unknown) => e);
+    for (let i = 0; i < 20 && ledger.held.length === 0; i++) await tick();
     ledger.held[0]!.fail(new Error("disk full"));
-    await expect(rt.governance.broker.recorded(outcome.invocationId)).rejects.toThrow("disk full");
+    const error = await invoked;
+    expect(error).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", data: { invocationId: expect.any(String) } });
+    expect((error as Error).message).toContain("disk full");
   });
 
   test("a human's decision is committed before the call it allows runs", async () => {
@@ -86,8 +90,8 @@ describe("authorization rows and the call they allow", () => {
     };
     const request = createAuthorizationRequest(rt.governance.catalog, call);
     const deciding = rt.governance.permissions.decide(request, { decision: "allow_once" });
-    await tick();
-    expect(ledger.held.map((h) => h.record.decisionSource)).toEqual(["user_once"]);
+    for (let i = 0; i < 20 && ledger.held.length === 0; i++) await tick();
+    expect(decisionSources(ledger)).toEqual(["user_once"]);
     let decided = false;
     void deciding.then(() => {
       decided = true;

@@ -64,7 +64,7 @@ async function expectPrivate(root: string) {
 /** A governed download of one arXiv PDF and its extraction, made in session s1. */
 async function downloadAndExtract(g: Governance) {
   await recordCandidateInvocation(
-    { ledger: g.ledger, store: g.store },
+    { ledgerWriter: g.ledgerWriter, store: g.store },
     {
       invocationId: "inv-1",
       sessionId: "s1",
@@ -79,7 +79,7 @@ async function downloadAndExtract(g: Governance) {
   });
   expect(download.status).toBe("completed");
   const extraction = await extractDownloadedPaper(
-    { downloads: g.downloads, ledger: g.ledger, store: g.store, dataDir: g.dataDir },
+    { downloads: g.downloads, ledgerWriter: g.ledgerWriter, store: g.store, dataDir: g.dataDir },
     { artifactJobId: download.jobId, sessionId: "s1" },
   );
   return { download, extraction };
@@ -91,7 +91,6 @@ describe.runIf(isPosix)("the data directory is private to its user", () => {
     const g = await open(dataDir);
     const large = await g.store.put(LARGE);
     const { download, extraction } = await downloadAndExtract(g);
-    await g.broker.flush();
 
     // While the runtime is open, SQLite's -wal and -shm exist beside each database.
     const all = await expectPrivate(dataDir);

@@ -66,7 +66,6 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
         : {}),
     });
     const outcome = await broker.invoke(call);
-    await broker.recorded(outcome.invocationId);
     if (options.json) {
       io.stdout(`${JSON.stringify(outcome, null, 2)}\n`);
       return 0;

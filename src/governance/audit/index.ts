@@ -10,13 +10,19 @@ export type {
   AuthorizationListOptions,
   AuthorizationRecord,
   InvocationRecord,
-  Ledger,
   LedgerActivityBucket,
+  LedgerBatchOptions,
   LedgerObjects,
   LedgerQuery,
+  LedgerReader,
+  LedgerStore,
   LedgerSummary,
+  LedgerWrite,
+  LedgerWriteResult,
 } from "./ledger.js";
 export { LedgerContentStore, putObjectIn, withLedgerObjects } from "./ledger-content-store.js";
+export { LedgerSpool } from "./ledger-spool.js";
+export { LedgerWriter, type LedgerWriterOptions } from "./ledger-writer.js";
 export { MemoryLedger, type MemoryLedgerOptions } from "./memory-ledger.js";
 export { PostgresLedger, type PostgresLedgerOptions } from "./postgres-ledger.js";
 export { DEFAULT_MAX_INLINE_BYTES, SqliteLedger, type SqliteLedgerOptions } from "./sqlite-ledger.js";

@@ -1,5 +1,5 @@
 /**
- * The SQLite ledger's writer and its checkpointer thread (both in `ledger-writer.cjs`). A WAL checkpoint
+ * The SQLite ledger's batch commit and its checkpointer thread (both in `sqlite-ledger-commit.cjs`). A WAL checkpoint
  * copies the log into the database file and syncs both: milliseconds, tens on a slow disk. Run by
  * SQLite's automatic checkpoint it would stall whichever commit crossed the threshold, and the event
  * loop with it; here a thread runs it, once enough rows have been committed, while the ledger holds its
@@ -10,8 +10,8 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type BetterSqlite3 from "better-sqlite3";
 
-/** One write, as data: what the writer applies. */
-export type LedgerWrite =
+/** One write, as data: what a commit applies (values encoded, in column order). */
+export type SqliteWriteOp =
   | {
       kind: "invocation";
       invocationId: string;
@@ -23,32 +23,35 @@ export type LedgerWrite =
   | { kind: "authorization"; id: string; values: unknown[] };
 
 /** What applying one write found. */
-export type LedgerWriteResult =
+export type SqliteWriteResult =
   | { stored: true }
   | { duplicate: "invocation" | "call" | "authorization"; existingInvocationId?: string }
   | { failed: string; code?: string };
 
-/** The writer of one connection (`createWriter` in ledger-writer.cjs). */
-export interface LedgerWriter {
+/** The batch commit of one connection (`createWriter` in sqlite-ledger-commit.cjs). */
+export interface SqliteCommitter {
   /** Applies a batch in one transaction; throws when the transaction itself fails (nothing stored). */
-  commit(ops: readonly LedgerWrite[]): LedgerWriteResult[];
+  commit(ops: readonly SqliteWriteOp[]): SqliteWriteResult[];
   /** The same, for writes that may be stored already: a write whose own key is recorded counts as stored. */
-  commitAgain(ops: readonly LedgerWrite[]): LedgerWriteResult[];
+  commitAgain(ops: readonly SqliteWriteOp[]): SqliteWriteResult[];
 }
 
 const require = createRequire(import.meta.url);
-/** The writer's file, resolved on first use (importing the package touches no file). */
-const entry = () => require.resolve("./ledger-writer.cjs");
+/** The commit's file, resolved on first use (importing the package touches no file). */
+const entry = () => require.resolve("./sqlite-ledger-commit.cjs");
 
 /**
- * The writer of a connection.
+ * The batch commit of a connection.
  * @param db the connection
  * @param sql the statements it prepares
- * @returns the writer
+ * @returns the committer
  */
-export function createLedgerWriter(db: BetterSqlite3.Database, sql: Record<string, string>): LedgerWriter {
+export function createSqliteCommitter(
+  db: BetterSqlite3.Database,
+  sql: Record<string, string>,
+): SqliteCommitter {
   const { createWriter } = require(entry()) as {
-    createWriter(db: BetterSqlite3.Database, sql: Record<string, string>): LedgerWriter;
+    createWriter(db: BetterSqlite3.Database, sql: Record<string, string>): SqliteCommitter;
   };
   return createWriter(db, sql);
 }

@@ -5,7 +5,7 @@
 import { sha256Hex } from "../../core/index.js";
 import { type ContentObject, type ContentRef, decodeJson, parseContentRef } from "./content-object.js";
 import type { ContentStore } from "./content-store.js";
-import type { Ledger, LedgerObjects } from "./ledger.js";
+import type { LedgerObjects, LedgerReader } from "./ledger.js";
 
 /**
  * Reads look in the ledger's objects first, then in the content store; writes go to the content store.
@@ -73,7 +73,7 @@ export class LedgerContentStore implements ContentStore {
  * const store = withLedgerObjects(new FileContentStore(join(dataDir, "cas")), ledger);
  * const result = await store.getJson(row.normalizedRef);
  */
-export function withLedgerObjects(store: ContentStore, ledger: Pick<Ledger, "objects">): ContentStore {
+export function withLedgerObjects(store: ContentStore, ledger: Pick<LedgerReader, "objects">): ContentStore {
   const objects = ledger.objects;
   if (objects === undefined) return store;
   if (store instanceof LedgerContentStore && store.objects === objects) return store;

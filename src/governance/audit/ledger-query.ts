@@ -4,16 +4,14 @@
  * `ledger-query-sql.ts`).
  */
 import { GovernanceError } from "../../core/index.js";
-import {
-  type AuthorizationListOptions,
-  FIELD_RULES,
-  type InvocationRecord,
-  type InvocationStatus,
-  type Issue,
-  invalid,
-  type LedgerActivityBucket,
-  type LedgerQuery,
+import type {
+  AuthorizationListOptions,
+  InvocationRecord,
+  InvocationStatus,
+  LedgerActivityBucket,
+  LedgerQuery,
 } from "./ledger.js";
+import { FIELD_RULES, type Issue, invalid } from "./ledger-record.js";
 
 /** The filters compared for equality with a column of the same name. */
 const EQUAL_KEYS = ["sessionId", "threadId", "runId", "sourceId", "toolId", "status"] as const;

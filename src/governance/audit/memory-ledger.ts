@@ -1,20 +1,17 @@
-/** An in-process ledger with the semantics of the SQLite one, for tests and ephemeral sessions. */
+/** An in-process ledger store with the semantics of the SQLite one, for tests and ephemeral sessions. */
 import { GovernanceError, sha256Hex } from "../../core/index.js";
-import type { ContentObject } from "./content-object.js";
-import {
-  type AuthorizationListOptions,
-  type AuthorizationRecord,
-  checkInlineObjects,
-  closedLedgerError,
-  duplicateError,
-  type InvocationRecord,
-  type Ledger,
-  type LedgerActivityBucket,
-  type LedgerObjects,
-  type LedgerQuery,
-  type LedgerSummary,
-  normalizeAuthorizationRecord,
-  normalizeInvocationRecord,
+import type {
+  AuthorizationListOptions,
+  AuthorizationRecord,
+  InvocationRecord,
+  LedgerActivityBucket,
+  LedgerBatchOptions,
+  LedgerObjects,
+  LedgerQuery,
+  LedgerStore,
+  LedgerSummary,
+  LedgerWrite,
+  LedgerWriteResult,
 } from "./ledger.js";
 import {
   bucketStart,
@@ -27,6 +24,7 @@ import {
   toActivityBuckets,
   unknownCursorError,
 } from "./ledger-query.js";
+import { closedLedgerError, duplicateError } from "./ledger-record.js";
 
 interface Stored<T> {
   seq: number;
@@ -44,15 +42,16 @@ export interface MemoryLedgerOptions {
 }
 
 /**
- * A `Ledger` held in memory; rows vanish with the process. Records are copied in and out, so callers
- * cannot change what was recorded. Rows are kept in the ledger's order, so a page scans only as far as
- * it needs; counts and filters scan every row.
+ * A `LedgerStore` held in memory; rows vanish with the process. Records are copied in and out, so
+ * callers cannot change what was recorded. Rows are kept in the ledger's order, so a page scans only
+ * as far as it needs; counts and filters scan every row.
  * @example
- * const ledger = new MemoryLedger();
+ * const store = new MemoryLedger();
+ * const ledger = new LedgerWriter(store);
  * await ledger.append(record);
- * const replay = await ledger.findByCall(threadId, toolCallId);
+ * const replay = await store.findByCall(threadId, toolCallId);
  */
-export class MemoryLedger implements Ledger {
+export class MemoryLedger implements LedgerStore {
   #seq = 0;
   #closed = false;
   /** In the ledger's order: by start, ties in append order. */
@@ -99,29 +98,17 @@ export class MemoryLedger implements Ledger {
           };
   }
 
-  async append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
+  async appendBatch(
+    writes: readonly LedgerWrite[],
+    options: LedgerBatchOptions = {},
+  ): Promise<LedgerWriteResult[]> {
     this.#ensureOpen();
-    const clean = normalizeInvocationRecord(record);
-    checkInlineObjects(objects, this.#maxInlineBytes);
-    if (this.#byId.has(clean.invocationId)) {
-      throw duplicateError(`Invocation ${clean.invocationId} is already recorded.`, clean.invocationId);
-    }
-    const key = callKey(clean.threadId, clean.toolCallId);
-    const existing = key === undefined ? undefined : this.#byCall.get(key);
-    if (existing !== undefined) {
-      throw duplicateError(
-        `Tool call ${clean.toolCallId} of thread ${clean.threadId} is already recorded as ${existing.invocationId}.`,
-        existing.invocationId,
-      );
-    }
-    for (const object of objects ?? []) {
-      // Copied, so a caller that reuses its buffer cannot change what was recorded.
-      if (!this.#objects.has(object.sha256)) this.#objects.set(object.sha256, new Uint8Array(object.bytes));
-    }
-    const stored = { seq: ++this.#seq, at: Date.parse(clean.startedAt), record: clean };
-    insertInOrder(this.#invocations, stored);
-    this.#byId.set(clean.invocationId, stored);
-    if (key !== undefined) this.#byCall.set(key, clean);
+    return writes.map((write) => this.#apply(write, options.again === true));
+  }
+
+  appendBatchNow(writes: readonly LedgerWrite[]): void {
+    const refused = writes.map((write) => this.#apply(write, true)).filter((result) => "refused" in result);
+    if (refused.length > 0) throw new Error(`${refused.length} write(s) refused.`);
   }
 
   async get(invocationId: string): Promise<InvocationRecord | undefined> {
@@ -202,15 +189,6 @@ export class MemoryLedger implements Ledger {
     return summary;
   }
 
-  async appendAuthorization(record: AuthorizationRecord): Promise<void> {
-    this.#ensureOpen();
-    const clean = normalizeAuthorizationRecord(record);
-    if (this.#authorizationsById.has(clean.id))
-      throw duplicateError(`Authorization ${clean.id} is already recorded.`);
-    this.#authorizationsById.set(clean.id, clean);
-    insertInOrder(this.#authorizations, { seq: ++this.#seq, at: Date.parse(clean.createdAt), record: clean });
-  }
-
   async getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {
     this.#ensureOpen();
     return copy(this.#authorizationsById.get(id));
@@ -228,6 +206,54 @@ export class MemoryLedger implements Ledger {
 
   async close(): Promise<void> {
     this.#closed = true;
+  }
+
+  #apply(write: LedgerWrite, again: boolean): LedgerWriteResult {
+    if (write.kind === "authorization") {
+      const { record } = write;
+      if (this.#authorizationsById.has(record.id)) {
+        return again
+          ? { stored: true }
+          : { refused: duplicateError(`Authorization ${record.id} is already recorded.`) };
+      }
+      const clean = structuredClone(record);
+      this.#authorizationsById.set(clean.id, clean);
+      insertInOrder(this.#authorizations, {
+        seq: ++this.#seq,
+        at: Date.parse(clean.createdAt),
+        record: clean,
+      });
+      return { stored: true };
+    }
+    const clean = structuredClone(write.record);
+    if (this.#byId.has(clean.invocationId)) {
+      if (again) return { stored: true };
+      return {
+        refused: duplicateError(`Invocation ${clean.invocationId} is already recorded.`, clean.invocationId),
+      };
+    }
+    const key = callKey(clean.threadId, clean.toolCallId);
+    const existing = key === undefined ? undefined : this.#byCall.get(key);
+    if (existing !== undefined) {
+      return {
+        refused: duplicateError(
+          `Tool call ${clean.toolCallId} of thread ${clean.threadId} is already recorded as ${existing.invocationId}.`,
+          existing.invocationId,
+        ),
+      };
+    }
+    if (write.objects.length > 0 && this.#maxInlineBytes === undefined) {
+      return { refused: new GovernanceError("INVALID_INPUT", "This ledger keeps no objects.") };
+    }
+    for (const object of write.objects) {
+      // Copied, so a caller that reuses its buffer cannot change what was recorded.
+      if (!this.#objects.has(object.sha256)) this.#objects.set(object.sha256, new Uint8Array(object.bytes));
+    }
+    const stored = { seq: ++this.#seq, at: Date.parse(clean.startedAt), record: clean };
+    insertInOrder(this.#invocations, stored);
+    this.#byId.set(clean.invocationId, stored);
+    if (key !== undefined) this.#byCall.set(key, clean);
+    return { stored: true };
   }
 
   /** Every row matching the query's filters, in ascending order. */

@@ -1,11 +1,27 @@
 /**
- * The tables of `PostgresLedger` and how a record maps to their columns (see `postgres-ledger.ts`).
+ * The tables of `PostgresLedger` and how a record maps to their columns (see `postgres-ledger.ts`):
+ * every text goes through the ledger's reversible encoding (`ledger-text.ts`), since PostgreSQL refuses
+ * a NUL character in `text` and `jsonb`.
  */
-import type { AuthorizationRecord, InvocationRecord } from "./ledger.js";
+import type { SqlValue } from "../../core/index.js";
+import type { AuthorizationRecord, InvocationRecord, LedgerWrite } from "./ledger.js";
 import { column } from "./ledger-query-sql.js";
+import { decodeLedgerText, encodeLedgerText, reencodeStoredText } from "./ledger-text.js";
 
 /** A row as `pg` returns it. */
 export type Row = Record<string, unknown>;
+
+/** The text columns of each table (and `error`, re-encoded through its JSON text). */
+const INVOCATION_TEXT_COLUMNS = `invocation_id session_id thread_id tool_call_id run_id source_id tool_id
+  mcp_tool_name status started_at finished_at request_ref raw_ref normalized_ref authorization_id license
+  catalog_revision tool_definition_hash input_hash`.split(/\s+/);
+const AUTHORIZATION_TEXT_COLUMNS = `id session_id thread_id tool_call_id source_id tool_id action resource
+  decision_source created_at`.split(/\s+/);
+/** How PostgreSQL spells the re-encoding of U+FFFF (see `reencodeStoredText`). */
+const POSTGRES_REENCODE = {
+  replace: (c: string) => `replace(${c}, U&'\\FFFF', U&'\\FFFF\\E001')`,
+  contains: (c: string) => `strpos(${c}, U&'\\FFFF') > 0`,
+};
 
 /** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
 export const LEDGER_MIGRATIONS: readonly string[] = [
@@ -42,6 +58,12 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
      INCLUDE (status);
    CREATE INDEX sciencegate_invocations_tool_only ON sciencegate_invocations (tool_id, started_ms, seq);
    CREATE INDEX sciencegate_authorizations_created ON sciencegate_authorizations (created_ms, seq);`,
+  // Text is stored through one reversible encoding (`ledger-text.ts`): a U+FFFF written before it
+  // existed is escaped, so that it reads back as itself.
+  `${reencodeStoredText("sciencegate_invocations", INVOCATION_TEXT_COLUMNS, POSTGRES_REENCODE)}
+   UPDATE sciencegate_invocations SET error = ${POSTGRES_REENCODE.replace("error::text")}::jsonb
+     WHERE ${POSTGRES_REENCODE.contains("error::text")};
+   ${reencodeStoredText("sciencegate_authorizations", AUTHORIZATION_TEXT_COLUMNS, POSTGRES_REENCODE)}`,
 ];
 
 const INVOCATION_FIELDS = `invocationId sessionId threadId toolCallId runId sourceId toolId mcpToolName status
@@ -59,15 +81,16 @@ const NUMERIC_TYPES: Record<string, string> = {
 };
 
 /**
- * One insert of a whole batch: the rows travel as one JSON array, so a batch costs one statement
- * whatever its size, and `ON CONFLICT DO NOTHING` refuses a duplicate row without aborting the others.
+ * The `INSERT … SELECT` of one table from a JSON array of rows (`$n::jsonb`): a batch costs one
+ * statement whatever its size, and `ON CONFLICT DO NOTHING` skips a duplicate without aborting the rest.
  */
-function batchInsertSql(
+function insertFromJson(
   table: string,
   fields: readonly string[],
   extra: Record<string, string>,
   key: string,
-) {
+  param: string,
+): string {
   const typed = [
     "ord INTEGER",
     ...fields.map((f) => `${column(f)} ${NUMERIC_TYPES[f] ?? "TEXT"}`),
@@ -75,44 +98,80 @@ function batchInsertSql(
   ];
   const columns = [...fields.map(column), ...Object.keys(extra)];
   return `INSERT INTO ${table} (${columns.join(", ")})
-    SELECT ${columns.join(", ")} FROM jsonb_to_recordset($1::jsonb) AS r(${typed.join(", ")}) ORDER BY ord
+    SELECT ${columns.join(", ")} FROM jsonb_to_recordset(${param}::jsonb) AS r(${typed.join(", ")}) ORDER BY ord
     ON CONFLICT DO NOTHING RETURNING ${key}`;
 }
 
-export const INSERT_INVOCATIONS = batchInsertSql(
-  "sciencegate_invocations",
-  INVOCATION_FIELDS,
-  { cache_hit: "BOOLEAN", started_ms: "BIGINT", error: "JSONB" },
-  "invocation_id",
-);
-export const INSERT_AUTHORIZATIONS = batchInsertSql(
-  "sciencegate_authorizations",
-  AUTHORIZATION_FIELDS,
-  { created_ms: "BIGINT" },
-  "id",
-);
+const INSERT_INVOCATIONS = (param: string) =>
+  insertFromJson(
+    "sciencegate_invocations",
+    INVOCATION_FIELDS,
+    { cache_hit: "BOOLEAN", started_ms: "BIGINT", error: "JSONB" },
+    "invocation_id",
+    param,
+  );
+const INSERT_AUTHORIZATIONS = (param: string) =>
+  insertFromJson("sciencegate_authorizations", AUTHORIZATION_FIELDS, { created_ms: "BIGINT" }, "id", param);
 
 /**
- * The JSON of one invocation row in a batch insert.
- * @param record the normalized record
- * @param ord its place in the batch
+ * The one statement of a batch: its invocation rows, its authorization rows and, for the invocation
+ * rows stored, their objects, all in one commit. Its rows are `{ kind: "i" | "a", id }` (encoded ids)
+ * of what it stored; a write whose id is missing was a duplicate. The batch must not repeat an id.
+ * @param writes the batch
+ * @returns the statement and its values
  */
-export function invocationRow(record: InvocationRecord, ord: number): Row {
+export function insertBatchStatement(writes: readonly LedgerWrite[]): { sql: string; params: SqlValue[] } {
+  const invocations: Row[] = [];
+  const authorizations: Row[] = [];
+  const params: SqlValue[] = ["", ""];
+  const objectRows: string[] = [];
+  writes.forEach((write, ord) => {
+    if (write.kind === "authorization") {
+      authorizations.push(authorizationRow(write.record, ord));
+      return;
+    }
+    const { record } = write;
+    invocations.push(invocationRow(record, ord));
+    for (const object of write.objects) {
+      const n = params.length + 1;
+      objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
+      params.push(encodeLedgerText(record.invocationId), object.sha256, toBuffer(object.bytes));
+    }
+  });
+  params[0] = JSON.stringify(invocations);
+  params[1] = JSON.stringify(authorizations);
+  const objects =
+    objectRows.length === 0
+      ? ""
+      : `, objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
+           SELECT o.sha256, octet_length(o.bytes), o.bytes
+           FROM (VALUES ${objectRows.join(", ")}) AS o(invocation_id, sha256, bytes)
+           WHERE o.invocation_id IN (SELECT invocation_id FROM invocations)
+           ON CONFLICT (sha256) DO NOTHING)`;
+  const sql = `WITH invocations AS (${INSERT_INVOCATIONS("$1")}),
+      authorizations AS (${INSERT_AUTHORIZATIONS("$2")})${objects}
+    SELECT 'i' AS kind, invocation_id AS id FROM invocations
+    UNION ALL SELECT 'a' AS kind, id FROM authorizations`;
+  return { sql, params };
+}
+
+/** The JSON of one invocation row in a batch insert, its texts encoded. */
+function invocationRow(record: InvocationRecord, ord: number): Row {
+  const { error } = record;
   return {
     ...columnsOf(record as unknown as Row, INVOCATION_FIELDS),
     ord,
     cache_hit: record.cacheHit,
     started_ms: Date.parse(record.startedAt),
-    error: record.error ?? null,
+    error:
+      error === undefined
+        ? null
+        : { ...error, code: encodeLedgerText(error.code), message: encodeLedgerText(error.message) },
   };
 }
 
-/**
- * The JSON of one authorization row in a batch insert.
- * @param record the normalized record
- * @param ord its place in the batch
- */
-export function authorizationRow(record: AuthorizationRecord, ord: number): Row {
+/** The JSON of one authorization row in a batch insert, its texts encoded. */
+function authorizationRow(record: AuthorizationRecord, ord: number): Row {
   return {
     ...columnsOf(record as unknown as Row, AUTHORIZATION_FIELDS),
     ord,
@@ -127,7 +186,10 @@ export function toAuthorization(row: Row): AuthorizationRecord {
 
 function columnsOf(record: Row, fields: readonly string[]): Row {
   const out: Row = {};
-  for (const field of fields) out[column(field)] = record[field] ?? null;
+  for (const field of fields) {
+    const value = record[field];
+    out[column(field)] = typeof value === "string" ? encodeLedgerText(value) : (value ?? null);
+  }
   return out;
 }
 
@@ -135,7 +197,9 @@ function fromColumns<T>(row: Row, fields: readonly string[]): T {
   const out: Row = {};
   for (const field of fields) {
     const value = row[column(field)];
-    if (value !== null && value !== undefined) out[field] = NUMERIC_FIELDS.has(field) ? Number(value) : value;
+    if (value === null || value === undefined) continue;
+    if (NUMERIC_FIELDS.has(field)) out[field] = Number(value);
+    else out[field] = typeof value === "string" ? decodeLedgerText(value) : value;
   }
   return out as T;
 }
@@ -144,7 +208,13 @@ function fromColumns<T>(row: Row, fields: readonly string[]): T {
 export function toInvocation(row: Row): InvocationRecord {
   const record = fromColumns<InvocationRecord>(row, INVOCATION_FIELDS);
   record.cacheHit = row.cache_hit === true;
-  if (row.error !== null && row.error !== undefined)
-    record.error = row.error as InvocationRecord["error"] & {};
+  if (row.error !== null && row.error !== undefined) {
+    const error = row.error as NonNullable<InvocationRecord["error"]>;
+    record.error = { ...error, code: decodeLedgerText(error.code), message: decodeLedgerText(error.message) };
+  }
   return record;
+}
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -1,31 +1,31 @@
 /**
- * The ledger of a multi-replica deployment: rows, authorizations and small objects in PostgreSQL
- * (see ARCHITECTURE.md, "State: who owns what"). Same semantics as `SqliteLedger`: group commit,
- * duplicates refused per row, objects all or nothing with their row, reads after queued appends.
+ * The ledger store of a multi-replica deployment: rows, authorizations and small objects in PostgreSQL
+ * (see ARCHITECTURE.md, "State: who owns what"). Same semantics as `SqliteLedger`: a batch in one
+ * commit, duplicates refused per row, objects all or nothing with their row, every text stored
+ * reversibly (`ledger-text.ts`).
  */
 import {
-  atExit,
+  type Clock,
   GovernanceError,
+  isTransientPostgresError,
   migratePostgresSchema,
   type PostgresDatabase,
   type SqlValue,
   sha256Hex,
+  systemClock,
 } from "../../core/index.js";
-import type { ContentObject } from "./content-object.js";
-import {
-  type AuthorizationListOptions,
-  type AuthorizationRecord,
-  checkInlineObjects,
-  closedLedgerError,
-  duplicateError,
-  type InvocationRecord,
-  type Ledger,
-  type LedgerActivityBucket,
-  type LedgerObjects,
-  type LedgerQuery,
-  type LedgerSummary,
-  normalizeAuthorizationRecord,
-  normalizeInvocationRecord,
+import type {
+  AuthorizationListOptions,
+  AuthorizationRecord,
+  InvocationRecord,
+  LedgerActivityBucket,
+  LedgerBatchOptions,
+  LedgerObjects,
+  LedgerQuery,
+  LedgerStore,
+  LedgerSummary,
+  LedgerWrite,
+  LedgerWriteResult,
 } from "./ledger.js";
 import {
   checkActivitySpan,
@@ -44,11 +44,10 @@ import {
   pageStatement,
   spanStatement,
 } from "./ledger-query-sql.js";
+import { closedLedgerError, duplicateError } from "./ledger-record.js";
+import { decodeLedgerText, encodeLedgerText } from "./ledger-text.js";
 import {
-  authorizationRow,
-  INSERT_AUTHORIZATIONS,
-  INSERT_INVOCATIONS,
-  invocationRow,
+  insertBatchStatement,
   LEDGER_MIGRATIONS,
   type Row,
   toAuthorization,
@@ -56,12 +55,11 @@ import {
 } from "./postgres-ledger-sql.js";
 import { DEFAULT_MAX_INLINE_BYTES } from "./sqlite-ledger.js";
 
-/** Queued writes past which an append commits at once instead of on the event loop's next turn. */
-const MAX_QUEUED_WRITES = 256;
-/** Queued inline object bytes past which the queue commits at once: bounds one statement's size. */
-const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /** Objects re-hashed per page by `verifyAll`, so memory stays bounded by a page. */
 const VERIFY_PAGE = 64;
+/** A read that lost its connection is tried again this many times, on a fresh one. */
+const READ_ATTEMPTS = 4;
+const FIRST_READ_PAUSE_MS = 20;
 
 /**
  * How PostgreSQL spells a query's conditions. lower() under the "C" collation folds ASCII letters only,
@@ -69,7 +67,7 @@ const VERIFY_PAGE = 64;
  */
 const POSTGRES_DIALECT: LedgerSqlDialect = {
   table: "sciencegate_invocations",
-  bind: (params, value) => `$${params.push(value)}`,
+  bind: (params, value) => `$${params.push(typeof value === "string" ? encodeLedgerText(value) : value)}`,
   errorCode: "error->>'code'",
   errorMessage: "error->>'message'",
   cacheHit: (value) => value,
@@ -83,57 +81,40 @@ export interface PostgresLedgerOptions {
    * in the content store. 0 keeps none (the ledger then has no `objects`). @default 65536
    */
   maxInlineBytes?: number;
-}
-
-type Write =
-  | { kind: "invocation"; record: InvocationRecord; objects: readonly ContentObject[] }
-  | { kind: "authorization"; record: AuthorizationRecord };
-interface PendingWrite {
-  write: Write;
-  resolve: () => void;
-  reject: (error: unknown) => void;
+  /** Times the pauses before a read that lost its connection is tried again. @default systemClock */
+  clock?: Clock;
 }
 
 /**
- * A `Ledger` in PostgreSQL, shared by every replica that opens the same database. Appends queued
- * before the event loop's next turn share one statement (group commit; at most 256 rows or 8 MiB of
- * inline objects wait), and batches commit one after another, so a burst of appends costs a few round
- * trips. A duplicate row
- * (invocation id, or thread and tool call) is refused alone; its objects are not stored. Reads first
- * commit what is queued, and so does a process that exits with writes unsettled (`process.exit()`):
- * a short-lived child process writes them (`PostgresDatabase.runSync`). The ledger does not own the
- * database: whoever opened it closes it.
+ * A `LedgerStore` in PostgreSQL, shared by every replica that opens the same database. A batch is one
+ * statement and one commit (its invocation rows, authorization rows and objects); a duplicate row
+ * (invocation id, or thread and tool call) is refused alone and its objects are not stored. A read that
+ * loses its connection is tried again on a fresh one; a batch that does is reported retryable, for the
+ * `LedgerWriter` to try again. At process exit, a batch is written through a short-lived child process
+ * (`PostgresDatabase.runSync`). The store does not own the database: whoever opened it closes it.
  * @example
  * const db = await openPostgres(process.env.SCIENCEGATE_DATABASE_URL!);
- * const ledger = await PostgresLedger.open(db);
- * // … ledger.close(); then db.close()
+ * const store = await PostgresLedger.open(db);
+ * const ledger = new LedgerWriter(store);
+ * // … ledger.close(); store.close(); then db.close()
  */
-export class PostgresLedger implements Ledger {
+export class PostgresLedger implements LedgerStore {
   readonly objects: LedgerObjects | undefined;
   readonly #db: PostgresDatabase;
-  readonly #maxInlineBytes: number | undefined;
-  #pending: PendingWrite[] = [];
-  #pendingBytes = 0;
-  #scheduled = false;
-  /** The last batch's commit; the next batch starts after it (append order is commit order). */
-  #committing: Promise<void> = Promise.resolve();
-  /** Every write not settled yet: queued, or in a statement the server has not answered. */
-  readonly #unsettled = new Set<Write>();
-  readonly #stopCommitAtExit: () => void;
+  readonly #clock: Clock;
   #closed = false;
 
-  private constructor(db: PostgresDatabase, maxInlineBytes: number) {
+  private constructor(db: PostgresDatabase, maxInlineBytes: number, clock: Clock) {
     this.#db = db;
-    this.#maxInlineBytes = maxInlineBytes > 0 ? maxInlineBytes : undefined;
+    this.#clock = clock;
     this.objects =
-      this.#maxInlineBytes === undefined
-        ? undefined
-        : {
-            maxInlineBytes: this.#maxInlineBytes,
+      maxInlineBytes > 0
+        ? {
+            maxInlineBytes,
             get: (sha256) => this.#getObject(sha256),
             verifyAll: () => this.#verifyObjects(),
-          };
-    this.#stopCommitAtExit = atExit("commit", () => this.#commitAtExit());
+          }
+        : undefined;
   }
 
   /**
@@ -152,32 +133,48 @@ export class PostgresLedger implements Ledger {
       );
     }
     await migratePostgresSchema(db, { store: "ledger", migrations: LEDGER_MIGRATIONS });
-    return new PostgresLedger(db, maxInlineBytes);
+    return new PostgresLedger(db, maxInlineBytes, options.clock ?? systemClock);
   }
 
-  append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
-    try {
-      this.#ensureOpen();
-      const clean = normalizeInvocationRecord(record);
-      checkInlineObjects(objects, this.#maxInlineBytes);
-      return this.#enqueue({ kind: "invocation", record: clean, objects: objects ?? [] });
-    } catch (error) {
-      return Promise.reject(error);
+  async appendBatch(
+    writes: readonly LedgerWrite[],
+    options: LedgerBatchOptions = {},
+  ): Promise<LedgerWriteResult[]> {
+    this.#ensureOpen();
+    const results = new Map<LedgerWrite, LedgerWriteResult>();
+    // An id repeated inside one batch waits for a later statement: the stored ids of a statement then
+    // tell its writes apart, and a row's objects follow its own row.
+    for (let rest = [...writes]; rest.length > 0; ) {
+      const seen = new Set<string>();
+      const now: LedgerWrite[] = [];
+      const later: LedgerWrite[] = [];
+      for (const write of rest) {
+        const key = keyOf(write);
+        if (seen.has(key)) later.push(write);
+        else {
+          seen.add(key);
+          now.push(write);
+        }
+      }
+      await this.#commit(now, options.again === true, results);
+      rest = later;
     }
+    return writes.map(
+      (write) => results.get(write) ?? { refused: new GovernanceError("INVALID_INPUT", "No result.") },
+    );
   }
 
-  appendAuthorization(record: AuthorizationRecord): Promise<void> {
-    try {
-      this.#ensureOpen();
-      return this.#enqueue({ kind: "authorization", record: normalizeAuthorizationRecord(record) });
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  appendBatchNow(writes: readonly LedgerWrite[]): void {
+    this.#ensureOpen();
+    // One statement per write, each in a savepoint of its own; a row already stored is skipped.
+    const { failed, error } = this.#db.runSync(writes.map((write) => insertBatchStatement([write])));
+    if (failed > 0)
+      throw new Error(`${failed} of ${writes.length} write(s) not committed to ${this.#db.label}: ${error}`);
   }
 
   async get(invocationId: string): Promise<InvocationRecord | undefined> {
     const [row] = await this.#read("SELECT * FROM sciencegate_invocations WHERE invocation_id = $1", [
-      invocationId,
+      encodeLedgerText(invocationId),
     ]);
     return row && toInvocation(row);
   }
@@ -185,7 +182,7 @@ export class PostgresLedger implements Ledger {
   async findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined> {
     const [row] = await this.#read(
       "SELECT * FROM sciencegate_invocations WHERE thread_id = $1 AND tool_call_id = $2",
-      [threadId, toolCallId],
+      [encodeLedgerText(threadId), encodeLedgerText(toolCallId)],
     );
     return row && toInvocation(row);
   }
@@ -206,11 +203,16 @@ export class PostgresLedger implements Ledger {
     const [span] = await this.#all(spanStatement(POSTGRES_DIALECT));
     if (!checkActivitySpan(normalized, span)) return [];
     const rows = await this.#all(activityStatement(normalized, POSTGRES_DIALECT));
-    return toActivityBuckets(rows as { bucket: string; source_id: string; status: string; n: string }[]);
+    return toActivityBuckets(
+      (rows as { bucket: string; source_id: string; status: string; n: string }[]).map((row) => ({
+        ...row,
+        source_id: decodeLedgerText(row.source_id),
+      })),
+    );
   }
 
   async summary(options: { sessionId?: string } = {}): Promise<LedgerSummary> {
-    const params = options.sessionId ? [options.sessionId] : [];
+    const params = options.sessionId ? [encodeLedgerText(options.sessionId)] : [];
     const where = (...conditions: string[]) => {
       const all = options.sessionId ? ["session_id = $1", ...conditions] : conditions;
       return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
@@ -232,7 +234,8 @@ export class PostgresLedger implements Ledger {
       `SELECT source_id AS k, COUNT(*)::float8 AS n FROM sciencegate_invocations ${where()} GROUP BY k`,
       params,
     );
-    const tally = (rows: Row[]) => Object.fromEntries(rows.map((r) => [String(r.k), Number(r.n)]));
+    const tally = (rows: Row[]) =>
+      Object.fromEntries(rows.map((r) => [decodeLedgerText(String(r.k)), Number(r.n)]));
     return {
       ...(totals as unknown as Omit<LedgerSummary, "byErrorCode" | "bySource">),
       byErrorCode: tally(byCode),
@@ -241,14 +244,17 @@ export class PostgresLedger implements Ledger {
   }
 
   async getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {
-    const [row] = await this.#read("SELECT * FROM sciencegate_authorizations WHERE id = $1", [id]);
+    const [row] = await this.#read("SELECT * FROM sciencegate_authorizations WHERE id = $1", [
+      encodeLedgerText(id),
+    ]);
     return row && toAuthorization(row);
   }
 
   async listAuthorizations(options: AuthorizationListOptions = {}): Promise<AuthorizationRecord[]> {
     const { sessionId, order, limit } = normalizeAuthorizationListing(options);
     const direction = order === "desc" ? "DESC" : "ASC";
-    const [where, params] = sessionId === undefined ? ["", []] : ["WHERE session_id = $1", [sessionId]];
+    const [where, params] =
+      sessionId === undefined ? ["", []] : ["WHERE session_id = $1", [encodeLedgerText(sessionId)]];
     const rows = await this.#read(
       `SELECT * FROM sciencegate_authorizations ${where}
        ORDER BY created_ms ${direction}, seq ${direction} LIMIT $${params.length + 1}`,
@@ -257,40 +263,85 @@ export class PostgresLedger implements Ledger {
     return rows.map(toAuthorization);
   }
 
-  /** Commits what is queued, then refuses every later call. The database stays open. Idempotent. */
+  /** Refuses every later call. The database stays open. Idempotent. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#commitPending();
     this.#closed = true;
-    await this.#committing;
-    this.#stopCommitAtExit();
   }
 
-  /**
-   * At process exit (no later turn will come): writes every unsettled write through `runSync`, each
-   * in a savepoint of its own. A write whose statement was in flight is written again; the inserts
-   * skip what is already stored.
-   */
-  #commitAtExit(): void {
-    if (this.#unsettled.size === 0) return;
-    const statements = [...this.#unsettled].map((write) =>
-      write.kind === "authorization"
-        ? { sql: INSERT_AUTHORIZATIONS, params: [JSON.stringify([authorizationRow(write.record, 0)])] }
-        : insertInvocationsStatement([write]),
-    );
-    const { failed, error } = this.#db.runSync(statements);
-    if (failed > 0) {
-      process.stderr.write(
-        `sciencegate: ${failed} audit row(s) not committed to PostgreSQL ${this.#db.label} at exit: ${error ?? "unknown error"}\n`,
-      );
+  /** Commits writes with distinct ids in one statement and records each one's result. */
+  async #commit(
+    writes: readonly LedgerWrite[],
+    again: boolean,
+    results: Map<LedgerWrite, LedgerWriteResult>,
+  ): Promise<void> {
+    const { sql, params } = insertBatchStatement(writes);
+    let stored: { kind: string; id: string }[];
+    try {
+      stored = await this.#db.query<{ kind: string; id: string }>(sql, params);
+    } catch (error) {
+      // A value PostgreSQL refuses fails the whole statement: then each write goes alone, so that it
+      // fails alone.
+      if (isDataError(error) && writes.length > 1) {
+        for (const write of writes) await this.#commit([write], again, results);
+        return;
+      }
+      if (isDataError(error)) {
+        results.set(writes[0] as LedgerWrite, {
+          refused: new GovernanceError(
+            "INVALID_INPUT",
+            `PostgreSQL refused the ledger row: ${messageOf(error)}.`,
+            {
+              cause: error,
+            },
+          ),
+        });
+        return;
+      }
+      throw storeError(this.#db.label, error);
     }
+    const ids = new Set(stored.map((row) => `${row.kind}:${row.id}`));
+    const missing = writes.filter((write) => !ids.has(keyOf(write)));
+    const already = again && missing.length > 0 ? await this.#recorded(missing) : new Set<string>();
+    for (const write of writes) {
+      const key = keyOf(write);
+      if (ids.has(key) || already.has(key)) results.set(write, { stored: true });
+      else results.set(write, { refused: await this.#duplicateOf(write) });
+    }
+  }
+
+  /** Which of these writes' own ids are recorded (by an earlier attempt whose answer was lost). */
+  async #recorded(writes: readonly LedgerWrite[]): Promise<Set<string>> {
+    const ids = (kind: LedgerWrite["kind"]) =>
+      writes.filter((w) => w.kind === kind).map((w) => keyOf(w).slice(2));
+    const rows = await this.#read(
+      `SELECT 'i' AS kind, invocation_id AS id FROM sciencegate_invocations WHERE invocation_id IN (SELECT jsonb_array_elements_text($1::jsonb))
+       UNION ALL SELECT 'a', id FROM sciencegate_authorizations WHERE id IN (SELECT jsonb_array_elements_text($2::jsonb))`,
+      [JSON.stringify(ids("invocation")), JSON.stringify(ids("authorization"))],
+    );
+    return new Set(rows.map((row) => `${row.kind}:${row.id}`));
+  }
+
+  /** The `DUPLICATE_ID` error of a refused write, naming the recorded row. */
+  async #duplicateOf(write: LedgerWrite): Promise<GovernanceError> {
+    if (write.kind === "authorization") {
+      return duplicateError(`Authorization ${write.record.id} is already recorded.`);
+    }
+    const { invocationId, threadId, toolCallId } = write.record;
+    if ((await this.get(invocationId)) !== undefined || threadId === undefined || toolCallId === undefined) {
+      return duplicateError(`Invocation ${invocationId} is already recorded.`, invocationId);
+    }
+    const existing = (await this.findByCall(threadId, toolCallId))?.invocationId;
+    return duplicateError(
+      `Tool call ${toolCallId} of thread ${threadId} is already recorded as ${existing}.`,
+      existing,
+    );
   }
 
   /** Where the row `after` names sits in the ledger's order. */
   async #cursorOf(after: string): Promise<LedgerCursor> {
     const [row] = await this.#read(
       "SELECT started_ms, seq FROM sciencegate_invocations WHERE invocation_id = $1",
-      [after],
+      [encodeLedgerText(after)],
     );
     if (row === undefined) throw unknownCursorError(after);
     return { startedMs: Number(row.started_ms), seq: Number(row.seq) };
@@ -320,139 +371,19 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  #enqueue(write: Write): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.#unsettled.add(write);
-      const queued = this.#pending.push({
-        write,
-        resolve: () => {
-          this.#unsettled.delete(write);
-          resolve();
-        },
-        reject: (error) => {
-          this.#unsettled.delete(write);
-          reject(error);
-        },
-      });
-      if (write.kind === "invocation") for (const object of write.objects) this.#pendingBytes += object.size;
-      if (queued >= MAX_QUEUED_WRITES || this.#pendingBytes >= MAX_QUEUED_BYTES) this.#commitPending();
-      else if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => {
-          this.#scheduled = false;
-          this.#commitPending();
-        });
-      }
-    });
-  }
-
-  /** Hands the queue to the commit chain: it commits once the batch before it has. */
-  #commitPending(): void {
-    const batch = this.#pending;
-    if (batch.length === 0) return;
-    this.#pending = [];
-    this.#pendingBytes = 0;
-    this.#committing = this.#committing
-      .then(() => this.#commitBatch(batch))
-      .catch((error: unknown) => {
-        // Not expected (each write settles inside); a write still waiting must not wait forever.
-        for (const item of batch) item.reject(storeError(this.#db.label, error));
-      });
-  }
-
-  async #commitBatch(batch: readonly PendingWrite[]): Promise<void> {
-    // An id repeated inside one batch waits for the next batch: a row's objects then follow its own row,
-    // and the statement's stored ids tell each write apart.
-    const seen = new Set<string>();
-    const now: PendingWrite[] = [];
-    const later: PendingWrite[] = [];
-    for (const item of batch) {
-      const { write } = item;
-      const key = write.kind === "invocation" ? `i:${write.record.invocationId}` : `a:${write.record.id}`;
-      if (seen.has(key)) later.push(item);
-      else {
-        seen.add(key);
-        now.push(item);
-      }
-    }
-    for (const kind of ["invocation", "authorization"] as const) {
-      const group = now.filter((item) => item.write.kind === kind);
-      if (group.length > 0) await this.#commitGroup(group);
-    }
-    if (later.length > 0) await this.#commitBatch(later);
-  }
-
-  /** Commits writes of one kind in one statement and settles each. */
-  async #commitGroup(group: readonly PendingWrite[]): Promise<void> {
-    try {
-      await this.#settle(group);
-    } catch (error) {
-      // A value PostgreSQL refuses (e.g. a NUL character in a text) fails the whole statement: then each
-      // write goes alone, so that it fails alone.
-      if (group.length > 1 && isDataError(error)) for (const item of group) await this.#commitGroup([item]);
-      else for (const item of group) item.reject(storeError(this.#db.label, error));
-    }
-  }
-
-  /** Stores writes of one kind (one statement); settles each; throws when the statement fails. */
-  async #settle(group: readonly PendingWrite[]): Promise<void> {
-    const writes = group.map((item) => item.write);
-    const stored = new Set(
-      writes[0]?.kind === "authorization"
-        ? await this.#insertAuthorizations(writes)
-        : await this.#insertInvocations(writes),
-    );
-    for (const { write, resolve, reject } of group) {
-      const key = write.kind === "invocation" ? write.record.invocationId : write.record.id;
-      if (stored.has(key)) resolve();
-      else reject(await this.#duplicateOf(write));
-    }
-  }
-
-  /** Inserts authorization rows in one statement; returns the stored ids. */
-  async #insertAuthorizations(writes: readonly Write[]): Promise<string[]> {
-    const rows = writes.flatMap((write, ord) =>
-      write.kind === "authorization" ? [authorizationRow(write.record, ord)] : [],
-    );
-    const stored = await this.#db.query<{ id: string }>(INSERT_AUTHORIZATIONS, [JSON.stringify(rows)]);
-    return stored.map((row) => row.id);
-  }
-
-  /** Inserts the rows and, for the rows stored, their objects, in one statement; returns the stored ids. */
-  async #insertInvocations(writes: readonly Write[]): Promise<string[]> {
-    const { sql, params } = insertInvocationsStatement(writes);
-    const stored = await this.#db.query<{ invocation_id: string }>(sql, params);
-    return stored.map((row) => row.invocation_id);
-  }
-
-  /** The `DUPLICATE_ID` error of a refused write, naming the recorded row. */
-  async #duplicateOf(write: Write): Promise<GovernanceError> {
-    if (write.kind === "authorization") {
-      return duplicateError(`Authorization ${write.record.id} is already recorded.`);
-    }
-    const { invocationId, threadId, toolCallId } = write.record;
-    const [same] = await this.#db.query("SELECT 1 FROM sciencegate_invocations WHERE invocation_id = $1", [
-      invocationId,
-    ]);
-    if (same !== undefined || threadId === undefined || toolCallId === undefined) {
-      return duplicateError(`Invocation ${invocationId} is already recorded.`, invocationId);
-    }
-    const [call] = await this.#db.query<{ invocation_id: string }>(
-      "SELECT invocation_id FROM sciencegate_invocations WHERE thread_id = $1 AND tool_call_id = $2",
-      [threadId, toolCallId],
-    );
-    return duplicateError(
-      `Tool call ${toolCallId} of thread ${threadId} is already recorded as ${call?.invocation_id}.`,
-      call?.invocation_id,
-    );
-  }
-
-  /** Runs a read after every queued write is committed (reads see every earlier append). */
+  /** Runs a read, again on a fresh connection when the one it had was lost (reads change nothing). */
   async #read(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
     this.#ensureOpen();
-    this.#commitPending();
-    await this.#committing;
-    return this.#db.query(sql, params);
+    for (let attempt = 1, pause = FIRST_READ_PAUSE_MS; ; attempt++, pause *= 2) {
+      try {
+        return await this.#db.query(sql, params);
+      } catch (error) {
+        // A read that ran out of time would only run out of time again.
+        const retry = isTransientPostgresError(error) && (error as { code?: unknown }).code !== "57014";
+        if (attempt >= READ_ATTEMPTS || !retry) throw storeError(this.#db.label, error);
+        await this.#clock.sleep(pause);
+      }
+    }
   }
 
   /** The rows of a built statement, read as `#read` does. */
@@ -465,32 +396,11 @@ export class PostgresLedger implements Ledger {
   }
 }
 
-/** The statement that inserts invocation rows and, for the rows stored, their objects. */
-function insertInvocationsStatement(writes: readonly Write[]): { sql: string; params: SqlValue[] } {
-  const rows: Row[] = [];
-  const params: SqlValue[] = [];
-  const objectRows: string[] = [];
-  writes.forEach((write, ord) => {
-    if (write.kind !== "invocation") return;
-    const { record } = write;
-    rows.push(invocationRow(record, ord));
-    for (const object of write.objects) {
-      const n = params.length + 2;
-      objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
-      params.push(record.invocationId, object.sha256, toBuffer(object.bytes));
-    }
-  });
-  const sql =
-    objectRows.length === 0
-      ? INSERT_INVOCATIONS
-      : `WITH stored AS (${INSERT_INVOCATIONS}),
-           objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
-             SELECT o.sha256, octet_length(o.bytes), o.bytes
-             FROM (VALUES ${objectRows.join(", ")}) AS o(invocation_id, sha256, bytes)
-             WHERE o.invocation_id IN (SELECT invocation_id FROM stored)
-             ON CONFLICT (sha256) DO NOTHING)
-           SELECT invocation_id FROM stored`;
-  return { sql, params: [JSON.stringify(rows), ...params] };
+/** `i:<id>` or `a:<id>`, the encoded id as the batch statement returns it. */
+function keyOf(write: LedgerWrite): string {
+  return write.kind === "invocation"
+    ? `i:${encodeLedgerText(write.record.invocationId)}`
+    : `a:${encodeLedgerText(write.record.id)}`;
 }
 
 /** SQLSTATE class 22 (data exception) or 54 (program limit): the statement's values, not the server. */
@@ -499,16 +409,19 @@ function isDataError(error: unknown): boolean {
   return typeof code === "string" && (code.startsWith("22") || code.startsWith("54"));
 }
 
+/** A failed statement: retryable when the connection or the server's state was at fault. */
 function storeError(label: string, error: unknown): GovernanceError {
-  const message = error instanceof Error ? error.message : String(error);
-  return isDataError(error)
-    ? new GovernanceError("INVALID_INPUT", `PostgreSQL refused the ledger row: ${message}.`, { cause: error })
-    : new GovernanceError("UPSTREAM_UNAVAILABLE", `The ledger in PostgreSQL ${label} failed: ${message}.`, {
-        retryable: true,
-        cause: error,
-      });
+  if (error instanceof GovernanceError) return error;
+  return new GovernanceError(
+    "UPSTREAM_UNAVAILABLE",
+    `The ledger in PostgreSQL ${label} failed: ${messageOf(error)}.`,
+    {
+      retryable: isTransientPostgresError(error),
+      cause: error,
+    },
+  );
 }
 
-function toBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,31 +1,28 @@
 /**
- * The embedded ledger: SQLite through better-sqlite3 in WAL mode. Only `open()` loads better-sqlite3
+ * The embedded ledger store: SQLite through better-sqlite3 in WAL mode. Only `open()` loads better-sqlite3
  * (through `openSqlite`), so importing Sciencegate does not pay for the native addon.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { atExit, GovernanceError, migrateSchema, openSqlite, sha256Hex } from "../../core/index.js";
-import type { ContentObject } from "./content-object.js";
-import {
-  type AuthorizationListOptions,
-  type AuthorizationRecord,
-  checkInlineObjects,
-  closedLedgerError,
-  duplicateError,
-  type InvocationRecord,
-  type Ledger,
-  type LedgerActivityBucket,
-  type LedgerObjects,
-  type LedgerQuery,
-  type LedgerSummary,
-  normalizeAuthorizationRecord,
-  normalizeInvocationRecord,
+import { GovernanceError, migrateSchema, openSqlite, sha256Hex } from "../../core/index.js";
+import type {
+  AuthorizationListOptions,
+  AuthorizationRecord,
+  InvocationRecord,
+  LedgerActivityBucket,
+  LedgerBatchOptions,
+  LedgerObjects,
+  LedgerQuery,
+  LedgerStore,
+  LedgerSummary,
+  LedgerWrite,
+  LedgerWriteResult,
 } from "./ledger.js";
 import {
-  createLedgerWriter,
+  createSqliteCommitter,
   LedgerCheckpointer,
-  type LedgerWrite,
-  type LedgerWriteResult,
-  type LedgerWriter,
+  type SqliteCommitter,
+  type SqliteWriteOp,
+  type SqliteWriteResult,
 } from "./ledger-checkpointer.js";
 import {
   checkActivitySpan,
@@ -45,9 +42,24 @@ import {
   pageStatement,
   spanStatement,
 } from "./ledger-query-sql.js";
+import { closedLedgerError, duplicateError } from "./ledger-record.js";
+import { decodeLedgerText, encodeLedgerText, reencodeStoredText } from "./ledger-text.js";
 
 type Database = BetterSqlite3.Database;
 type Row = Record<string, unknown>;
+
+/** The text columns of each table (and `error`, JSON kept as text): what the text encoding covers. */
+const INVOCATION_TEXT_COLUMNS = `invocation_id session_id thread_id tool_call_id run_id source_id tool_id
+  mcp_tool_name status started_at finished_at request_ref raw_ref normalized_ref authorization_id license
+  catalog_revision tool_definition_hash input_hash error`.split(/\s+/);
+const AUTHORIZATION_TEXT_COLUMNS = `id session_id thread_id tool_call_id source_id tool_id action resource
+  decision_source created_at`.split(/\s+/);
+/** How SQLite spells the re-encoding of U+FFFF (see `reencodeStoredText`). */
+const SQLITE_REENCODE = {
+  replace: (c: string) => `replace(${c}, char(65535), char(65535, 57345))`,
+  contains: (c: string) => `instr(${c}, char(65535)) > 0`,
+};
+
 /** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE invocations (
@@ -83,6 +95,10 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX invocations_source ON invocations (source_id, started_ms, seq, status);
    CREATE INDEX invocations_tool_only ON invocations (tool_id, started_ms, seq);
    CREATE INDEX authorizations_created ON authorizations (created_ms);`,
+  // Text is stored through one reversible encoding (`ledger-text.ts`): a U+FFFF written before it
+  // existed is escaped, so that it reads back as itself.
+  reencodeStoredText("invocations", INVOCATION_TEXT_COLUMNS, SQLITE_REENCODE) +
+    reencodeStoredText("authorizations", AUTHORIZATION_TEXT_COLUMNS, SQLITE_REENCODE),
 ];
 
 /** Invocation fields stored in a column of the same name in snake_case (cacheHit and error are converted). */
@@ -102,7 +118,7 @@ const insertSql = (table: string, columns: readonly string[]) =>
 const SQLITE_DIALECT: LedgerSqlDialect = {
   table: "invocations",
   bind: (params, value) => {
-    params.push(value);
+    params.push(typeof value === "string" ? encodeLedgerText(value) : value);
     return "?";
   },
   errorCode: "json_extract(error, '$.code')",
@@ -111,7 +127,7 @@ const SQLITE_DIALECT: LedgerSqlDialect = {
   contains: (column, pattern) => `${column} LIKE ${pattern} ESCAPE '\\'`,
 };
 
-/** The statements of the writer (`ledger-writer.cjs`), prepared on its connection. */
+/** The statements of the batch commit (`sqlite-ledger-commit.cjs`), prepared on its connection. */
 const LEDGER_WRITE_SQL: Record<string, string> = {
   invocationExists: "SELECT 1 FROM invocations WHERE invocation_id = ?",
   callRow: "SELECT invocation_id FROM invocations WHERE thread_id = ? AND tool_call_id = ?",
@@ -129,12 +145,6 @@ const LEDGER_WRITE_SQL: Record<string, string> = {
  */
 export const DEFAULT_MAX_INLINE_BYTES = 64 * 1024;
 
-/**
- * Queued writes past which an append commits the queue at once instead of on the event loop's next
- * turn: callers that never yield to it (a loop of cache hits) still commit in bounded groups.
- */
-const MAX_QUEUED_WRITES = 256;
-
 /** Options of `SqliteLedger.open`. */
 export interface SqliteLedgerOptions {
   /**
@@ -149,57 +159,47 @@ export interface SqliteLedgerOptions {
   checkpointThread?: boolean;
 }
 
-/** One queued write of a group commit. */
-interface PendingWrite {
-  op: LedgerWrite;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
 /**
- * A `Ledger` in one SQLite file (`journal_mode=WAL`, `synchronous=NORMAL`, `busy_timeout=5000`), safe to
- * open from several processes at once. Small objects of a row live in its `objects` table, written in
- * the row's transaction. Appends queued before the event loop's next turn share one transaction (group
- * commit; at most 256 wait, past which the queue goes at once); each append keeps its own savepoint, so
- * one refused row does not undo the others, and its promise settles once that transaction has
- * committed. Reads first commit what is queued, and so does a process that exits normally. WAL
- * checkpoints run in a thread of the ledger's own (`LedgerCheckpointer`), not inside a commit.
+ * A `LedgerStore` in one SQLite file (`journal_mode=WAL`, `synchronous=NORMAL`, `busy_timeout=5000`),
+ * safe to open from several processes at once. Small objects of a row live in its `objects` table,
+ * written in the row's transaction. A batch commits in one IMMEDIATE transaction, each write in a
+ * savepoint of its own, so one refused row does not undo the others. WAL checkpoints run in a thread
+ * of the ledger's own (`LedgerCheckpointer`); a batch waits while one runs. Text goes through the
+ * ledger's reversible encoding (`ledger-text.ts`), so a NUL character is stored and searched like any other.
  * @example
- * const ledger = await SqliteLedger.open(join(resolveDataDir(), "ledger.sqlite"));
+ * const store = await SqliteLedger.open(join(resolveDataDir(), "ledger.sqlite"));
+ * const ledger = new LedgerWriter(store);
  */
-export class SqliteLedger implements Ledger {
+export class SqliteLedger implements LedgerStore {
   /** Absolute path of the database file, or `:memory:`. */
   readonly path: string;
   readonly objects: LedgerObjects | undefined;
   readonly #db: Database;
-  readonly #maxInlineBytes: number | undefined;
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
-  #pending: PendingWrite[] = [];
-  #scheduled = false;
   #closed = false;
-  readonly #writer: LedgerWriter;
+  readonly #committer: SqliteCommitter;
   readonly #checkpointer: LedgerCheckpointer | undefined;
-  /** Stops committing the queue at process exit (see `atExit`). */
-  readonly #stopCommitAtExit: () => void;
+  /** Batches waiting for a running checkpoint to end. */
+  #waitingForCheckpoint: (() => void)[] = [];
 
   private constructor(db: Database, path: string, maxInlineBytes: number, checkpointThread: boolean) {
     this.#db = db;
-    this.#writer = createLedgerWriter(db, LEDGER_WRITE_SQL);
+    this.#committer = createSqliteCommitter(db, LEDGER_WRITE_SQL);
     this.#checkpointer =
       checkpointThread && path !== ":memory:"
-        ? startCheckpointer(db, path, () => this.#commitPending())
+        ? startCheckpointer(db, path, () => {
+            for (const go of this.#waitingForCheckpoint.splice(0)) go();
+          })
         : undefined;
-    this.#stopCommitAtExit = atExit("commit", () => this.#commitPending());
     this.path = path;
-    this.#maxInlineBytes = maxInlineBytes > 0 ? maxInlineBytes : undefined;
     this.objects =
-      this.#maxInlineBytes === undefined
-        ? undefined
-        : {
-            maxInlineBytes: this.#maxInlineBytes,
+      maxInlineBytes > 0
+        ? {
+            maxInlineBytes,
             get: async (sha256) => this.#getObject(sha256),
             verifyAll: async () => this.#verifyObjects(),
-          };
+          }
+        : undefined;
   }
 
   /**
@@ -227,41 +227,46 @@ export class SqliteLedger implements Ledger {
     return { thread: this.#checkpointer?.active ?? false, count: this.#checkpointer?.checkpoints ?? 0 };
   }
 
-  append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void> {
-    let clean: InvocationRecord;
-    let values: unknown[];
-    try {
+  async appendBatch(
+    writes: readonly LedgerWrite[],
+    options: LedgerBatchOptions = {},
+  ): Promise<LedgerWriteResult[]> {
+    this.#ensureOpen();
+    // A checkpoint reaches the end of the log only while no commit adds to it.
+    if (this.#checkpointer?.busy) {
+      await new Promise<void>((resolve) => this.#waitingForCheckpoint.push(resolve));
       this.#ensureOpen();
-      clean = normalizeInvocationRecord(record);
-      checkInlineObjects(objects, this.#maxInlineBytes);
-      values = INVOCATION_FIELDS.map((field) => clean[field] ?? null);
-      values.push(clean.cacheHit ? 1 : 0, Date.parse(clean.startedAt));
-      values.push(clean.error === undefined ? null : JSON.stringify(clean.error));
-    } catch (error) {
-      return Promise.reject(error);
     }
-    // The duplicate checks run under the write lock, so the error can name the existing row; the
-    // UNIQUE indexes are the backstop for writers that skip these checks.
-    const op: LedgerWrite = {
-      kind: "invocation",
-      invocationId: clean.invocationId,
-      threadId: clean.threadId,
-      toolCallId: clean.toolCallId,
-      values,
-      objects: objects ?? [],
-    };
-    return this.#enqueue(op);
+    const ops = writes.map(toOp);
+    let results: SqliteWriteResult[];
+    try {
+      results = options.again ? this.#committer.commitAgain(ops) : this.#committer.commit(ops);
+    } catch (error) {
+      throw commitError(this.path, error);
+    }
+    const settled = ops.map((op, index) => toResult(op, results[index]));
+    this.#checkpointer?.committed(settled.filter((result) => "stored" in result).length);
+    return settled;
+  }
+
+  appendBatchNow(writes: readonly LedgerWrite[]): void {
+    this.#ensureOpen();
+    const results = this.#committer.commitAgain(writes.map(toOp));
+    const refused = results.filter((result) => !("stored" in result));
+    if (refused.length > 0) throw new Error(`${refused.length} of ${writes.length} write(s) refused.`);
   }
 
   async get(invocationId: string): Promise<InvocationRecord | undefined> {
-    const row = this.#read("SELECT * FROM invocations WHERE invocation_id = ?").get(invocationId);
+    const row = this.#read("SELECT * FROM invocations WHERE invocation_id = ?").get(
+      encodeLedgerText(invocationId),
+    );
     return row === undefined ? undefined : toInvocation(row as Row);
   }
 
   async findByCall(threadId: string, toolCallId: string): Promise<InvocationRecord | undefined> {
     const row = this.#read("SELECT * FROM invocations WHERE thread_id = ? AND tool_call_id = ?").get(
-      threadId,
-      toolCallId,
+      encodeLedgerText(threadId),
+      encodeLedgerText(toolCallId),
     );
     return row === undefined ? undefined : toInvocation(row as Row);
   }
@@ -281,13 +286,18 @@ export class SqliteLedger implements Ledger {
     const normalized = normalizeActivityQuery(query);
     const [span] = this.#all(spanStatement(SQLITE_DIALECT)) as Row[];
     if (!checkActivitySpan(normalized, span)) return [];
-    const rows = this.#all(activityStatement(normalized, SQLITE_DIALECT));
-    return toActivityBuckets(rows as { bucket: number; source_id: string; status: string; n: number }[]);
+    const rows = this.#all(activityStatement(normalized, SQLITE_DIALECT)) as {
+      bucket: number;
+      source_id: string;
+      status: string;
+      n: number;
+    }[];
+    return toActivityBuckets(rows.map((row) => ({ ...row, source_id: decodeLedgerText(row.source_id) })));
   }
 
   async summary(options: { sessionId?: string } = {}): Promise<LedgerSummary> {
     // Separate statements with and without the session filter, so the session index is usable.
-    const params = options.sessionId ? [options.sessionId] : [];
+    const params = options.sessionId ? [encodeLedgerText(options.sessionId)] : [];
     const where = (...conditions: string[]) => {
       const all = options.sessionId ? ["session_id = ?", ...conditions] : conditions;
       return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
@@ -303,26 +313,13 @@ export class SqliteLedger implements Ledger {
     const bySource = this.#read(
       `SELECT source_id AS k, COUNT(*) AS n FROM invocations ${where()} GROUP BY k`,
     ).all(...params) as { k: string; n: number }[];
-    const tally = (rows: { k: string; n: number }[]) => Object.fromEntries(rows.map((r) => [r.k, r.n]));
+    const tally = (rows: { k: string; n: number }[]) =>
+      Object.fromEntries(rows.map((r) => [decodeLedgerText(r.k), r.n]));
     return { ...totals, byErrorCode: tally(byCode), bySource: tally(bySource) };
   }
 
-  appendAuthorization(record: AuthorizationRecord): Promise<void> {
-    let clean: AuthorizationRecord;
-    let values: unknown[];
-    try {
-      this.#ensureOpen();
-      clean = normalizeAuthorizationRecord(record);
-      values = AUTHORIZATION_FIELDS.map((field) => clean[field] ?? null);
-      values.push(Date.parse(clean.createdAt));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#enqueue({ kind: "authorization", id: clean.id, values });
-  }
-
   async getAuthorization(id: string): Promise<AuthorizationRecord | undefined> {
-    const row = this.#read("SELECT * FROM authorizations WHERE id = ?").get(id);
+    const row = this.#read("SELECT * FROM authorizations WHERE id = ?").get(encodeLedgerText(id));
     return row === undefined ? undefined : fromColumns<AuthorizationRecord>(row as Row, AUTHORIZATION_FIELDS);
   }
 
@@ -332,29 +329,25 @@ export class SqliteLedger implements Ledger {
     const where = sessionId === undefined ? "" : "WHERE session_id = ?";
     const rows = this.#read(
       `SELECT * FROM authorizations ${where} ORDER BY created_ms ${direction}, seq ${direction} LIMIT ?`,
-    ).all(...(sessionId === undefined ? [] : [sessionId]), limit ?? -1) as Row[];
+    ).all(...(sessionId === undefined ? [] : [encodeLedgerText(sessionId)]), limit ?? -1) as Row[];
     return rows.map((row) => fromColumns<AuthorizationRecord>(row, AUTHORIZATION_FIELDS));
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    try {
-      this.#commitPending();
-    } finally {
-      this.#closed = true;
-      this.#stopCommitAtExit();
-      this.#statements.clear();
-      // The thread's connection closes first, so that this one, the last, checkpoints the log.
-      await this.#checkpointer?.close().catch(() => undefined);
-      this.#db.close();
-    }
+    this.#closed = true;
+    this.#statements.clear();
+    for (const go of this.#waitingForCheckpoint.splice(0)) go();
+    // The thread's connection closes first, so that this one, the last, checkpoints the log.
+    await this.#checkpointer?.close().catch(() => undefined);
+    this.#db.close();
   }
 
   /** Where the row `after` names sits in the ledger's order. */
   #cursorOf(after: string): LedgerCursor {
     const cursor = this.#read(
       "SELECT started_ms AS startedMs, seq FROM invocations WHERE invocation_id = ?",
-    ).get(after) as LedgerCursor | undefined;
+    ).get(encodeLedgerText(after)) as LedgerCursor | undefined;
     if (cursor === undefined) throw unknownCursorError(after);
     return cursor;
   }
@@ -377,62 +370,8 @@ export class SqliteLedger implements Ledger {
     return bad;
   }
 
-  /**
-   * Queues a write for the next group commit, which runs on the event loop's next turn (so that calls
-   * finishing together, and work still waiting on I/O, share it), or at once when the queue is full.
-   * While a checkpoint runs, the queue waits for it.
-   */
-  #enqueue(op: LedgerWrite): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const queued = this.#pending.push({ op, resolve, reject });
-      if (queued >= MAX_QUEUED_WRITES) this.#commitPending();
-      else if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => {
-          this.#scheduled = false;
-          if (!this.#checkpointer?.busy) this.#commitPending();
-        });
-      }
-    });
-  }
-
-  /** Commits every queued write in one IMMEDIATE transaction (see `ledger-writer.cjs`). */
-  #commitPending(): void {
-    const batch = this.#pending;
-    if (batch.length === 0 || !this.#db.open) return;
-    this.#pending = [];
-    let results: LedgerWriteResult[];
-    try {
-      results = this.#writer.commit(batch.map((item) => item.op));
-    } catch (error) {
-      // A failed transaction (busy, disk full): none of the batch is stored.
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    let stored = 0;
-    batch.forEach((item, index) => {
-      const result = results[index];
-      if (result !== undefined && "stored" in result) {
-        stored++;
-        item.resolve();
-      } else item.reject(writeError(item.op, result));
-    });
-    this.#checkpointer?.committed(stored);
-  }
-
-  /** A statement for a read, after the queued writes are committed (reads see every earlier append). */
+  /** A prepared statement for a read. */
   #read(sql: string): BetterSqlite3.Statement {
-    this.#ensureOpen();
-    this.#commitPending();
-    return this.#statement(sql);
-  }
-
-  /** The rows of a built statement, read as `#read` does. */
-  #all({ sql, params }: LedgerStatement): unknown[] {
-    return this.#read(sql).all(...params);
-  }
-
-  #statement(sql: string): BetterSqlite3.Statement {
     this.#ensureOpen();
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
@@ -440,6 +379,11 @@ export class SqliteLedger implements Ledger {
       this.#statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /** The rows of a built statement. */
+  #all({ sql, params }: LedgerStatement): unknown[] {
+    return this.#read(sql).all(...params);
   }
 
   #ensureOpen(): void {
@@ -456,24 +400,76 @@ function startCheckpointer(db: Database, path: string, onIdle: () => void): Ledg
   }
 }
 
-/** The error of a write that was not stored. */
-function writeError(op: LedgerWrite, result: LedgerWriteResult | undefined): Error {
-  if (result === undefined) return new Error("The ledger writer returned no result for a write.");
-  if ("duplicate" in result) return duplicateOf(op, result.existingInvocationId);
-  if ("failed" in result) return Object.assign(new Error(result.failed), { code: result.code });
-  return new Error("The write was stored.");
+/** A write as the commit applies it: its column values in order, every text encoded. */
+function toOp(write: LedgerWrite): SqliteWriteOp {
+  if (write.kind === "authorization") {
+    const { record } = write;
+    const values: unknown[] = AUTHORIZATION_FIELDS.map((field) => encodeValue(record[field]));
+    values.push(Date.parse(record.createdAt));
+    return { kind: "authorization", id: encodeLedgerText(record.id), values };
+  }
+  const { record } = write;
+  const values: unknown[] = INVOCATION_FIELDS.map((field) => encodeValue(record[field]));
+  const { error } = record;
+  values.push(
+    record.cacheHit ? 1 : 0,
+    Date.parse(record.startedAt),
+    error === undefined
+      ? null
+      : JSON.stringify({
+          ...error,
+          code: encodeLedgerText(error.code),
+          message: encodeLedgerText(error.message),
+        }),
+  );
+  return {
+    kind: "invocation",
+    invocationId: encodeLedgerText(record.invocationId),
+    threadId: record.threadId === undefined ? undefined : encodeLedgerText(record.threadId),
+    toolCallId: record.toolCallId === undefined ? undefined : encodeLedgerText(record.toolCallId),
+    values,
+    objects: write.objects,
+  };
+}
+
+function encodeValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  return typeof value === "string" ? encodeLedgerText(value) : value;
+}
+
+/** One write's result as the port says it. */
+function toResult(op: SqliteWriteOp, result: SqliteWriteResult | undefined): LedgerWriteResult {
+  if (result !== undefined && "stored" in result) return { stored: true };
+  if (result !== undefined && "duplicate" in result)
+    return { refused: duplicateOf(op, result.existingInvocationId) };
+  const message = result === undefined ? "no result" : result.failed;
+  return { refused: new GovernanceError("INVALID_INPUT", `SQLite refused the ledger row: ${message}.`) };
 }
 
 /** The `DUPLICATE_ID` error of a write whose key is already recorded, naming the recorded row. */
-function duplicateOf(op: LedgerWrite, existingInvocationId: string | undefined): Error {
-  if (op.kind === "authorization") return duplicateError(`Authorization ${op.id} is already recorded.`);
-  if (existingInvocationId === op.invocationId) {
-    return duplicateError(`Invocation ${op.invocationId} is already recorded.`, op.invocationId);
+function duplicateOf(op: SqliteWriteOp, existing: string | undefined): GovernanceError {
+  if (op.kind === "authorization") {
+    return duplicateError(`Authorization ${decodeLedgerText(op.id)} is already recorded.`);
+  }
+  const invocationId = decodeLedgerText(op.invocationId);
+  const existingInvocationId = existing === undefined ? undefined : decodeLedgerText(existing);
+  if (existingInvocationId === invocationId) {
+    return duplicateError(`Invocation ${invocationId} is already recorded.`, invocationId);
   }
   return duplicateError(
-    `Tool call ${op.toolCallId} of thread ${op.threadId} is already recorded as ${existingInvocationId}.`,
+    `Tool call ${decodeLedgerText(op.toolCallId ?? "")} of thread ${decodeLedgerText(op.threadId ?? "")} is already recorded as ${existingInvocationId}.`,
     existingInvocationId,
   );
+}
+
+/** A failed transaction: nothing of the batch is stored. A busy or locked file may be free later. */
+function commitError(path: string, error: unknown): GovernanceError {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  const message = error instanceof Error ? error.message : String(error);
+  return new GovernanceError("UPSTREAM_UNAVAILABLE", `The ledger ${path} failed to commit: ${message}.`, {
+    retryable: code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"),
+    cause: error,
+  });
 }
 
 function migrate(db: Database, path: string): void {
@@ -484,7 +480,8 @@ function fromColumns<T>(row: Row, fields: readonly string[]): T {
   const out: Row = {};
   for (const field of fields) {
     const value = row[column(field)];
-    if (value !== null && value !== undefined) out[field] = value;
+    if (value !== null && value !== undefined)
+      out[field] = typeof value === "string" ? decodeLedgerText(value) : value;
   }
   return out as T;
 }
@@ -492,6 +489,9 @@ function fromColumns<T>(row: Row, fields: readonly string[]): T {
 function toInvocation(row: Row): InvocationRecord {
   const record = fromColumns<InvocationRecord>(row, INVOCATION_FIELDS);
   record.cacheHit = row.cache_hit === 1;
-  if (typeof row.error === "string") record.error = JSON.parse(row.error);
+  if (typeof row.error === "string") {
+    const error = JSON.parse(row.error) as NonNullable<InvocationRecord["error"]>;
+    record.error = { ...error, code: decodeLedgerText(error.code), message: decodeLedgerText(error.message) };
+  }
   return record;
 }

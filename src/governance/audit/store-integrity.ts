@@ -10,12 +10,12 @@ import { isGovernanceError } from "../../core/index.js";
 import { isProcessAlive } from "../../mcp/index.js";
 import { parseContentRef } from "./content-object.js";
 import { type ContentStore, FileContentStore } from "./content-store.js";
-import type { InvocationRecord, Ledger } from "./ledger.js";
+import type { InvocationRecord, LedgerReader } from "./ledger.js";
 import { LedgerContentStore } from "./ledger-content-store.js";
 
 /** What {@link checkStoreIntegrity} found. */
 export interface StoreIntegrityReport {
-  /** Ledger rows whose references were checked. */
+  /** LedgerReader rows whose references were checked. */
   rows: number;
   /** Distinct CAS references those rows hold. */
   refs: number;
@@ -53,7 +53,7 @@ const TEMP_NAME = /^\.[0-9a-f]{64}\.(\d+)\.[0-9a-f-]+\.tmp$/;
  * if (!report.ok) console.error(report.missing, report.corrupt);
  */
 export async function checkStoreIntegrity(
-  runtime: { ledger: Pick<Ledger, "query" | "objects">; store: ContentStore },
+  runtime: { ledger: Pick<LedgerReader, "query" | "objects">; store: ContentStore },
   options: { sweepTemps?: boolean } = {},
 ): Promise<StoreIntegrityReport> {
   const rows = await runtime.ledger.query();

@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
+import { toGovernanceError } from "../../contract/index.js";
 import {
-  atExit,
   type Clock,
   GovernanceError,
   type GovernanceErrorBody,
-  hashCanonical,
   InflightCalls,
   optional,
   type Span,
@@ -14,22 +12,29 @@ import {
 } from "../../core/index.js";
 import type { ToolServerPool } from "../../mcp/index.js";
 import {
-  type ContentObject,
   type ContentStore,
   type InvocationRecord,
-  jsonObject,
   jsonObjectAsIs,
-  type Ledger,
-  putObjectIn,
-  withLedgerObjects,
+  type LedgerWriter,
 } from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
-import { neutralizeDeep, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
+import { neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
+import {
+  type Call,
+  CallRecorder,
+  callDigest,
+  type Row,
+  recordedDigest,
+  recordedError,
+  requestObject,
+  unrecordedOutcome,
+} from "./call-recorder.js";
+import { outcomeOf, replayedOutcome, reusedKeyError, uncheckedKeyError, waitForRow } from "./call-replay.js";
 import { callUpstream, upstreamTimeoutMs } from "./call-upstream.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
@@ -39,7 +44,9 @@ import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
 export interface BrokerOptions {
   catalog: SourceCatalog;
   pool: ToolServerPool;
-  ledger: Ledger;
+  /** The ledger's one writer: every outcome's row goes through it (and its reads serve replays). */
+  ledgerWriter: LedgerWriter;
+  /** Where objects too large to keep inline with their row go. */
   store: ContentStore;
   /** Limits per `rateLimitGroup`. @default no limits */
   limiter?: RateLimitAdmission;
@@ -71,9 +78,6 @@ export interface BrokerOptions {
   newId?: () => string;
 }
 
-/** Returned calls whose rows may still be on their way; past this, a call waits for its own row. */
-const MAX_ROWS_BEHIND = 1_024;
-
 /**
  * Beyond its deadline, how long a call that another invocation runs (see `#replayWhenRecorded`) waits
  * for that invocation to record its row.
@@ -85,45 +89,11 @@ class RunningElsewhere {
   constructor(readonly waitMs: number) {}
 }
 
-/** Failed row writes kept for `recorded`/`flush` to report; past this the oldest is dropped. */
-const MAX_FAILED_ROWS_KEPT = 1_000;
-
-/** A returned call whose row is not yet handed to the ledger. */
-interface Behind {
-  call: Call;
-  startedMs: number;
-  finishedMs: number;
-  /** Settles the call's `recorded` entry: with the ledger's error, or none once committed. */
-  settle: (error?: unknown) => void;
-}
-
 /** A running call under its `threadId:toolCallId`, until its row is recorded. */
 interface ByCall {
   /** What the key is bound to (see `callDigest`). */
-  call: string | undefined;
+  call: string;
   promise: Promise<InvokeOutcome>;
-  /** Set once the call has returned: settles when its row is recorded and the key released. */
-  recording: Promise<void> | undefined;
-}
-
-type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
-
-/** One invocation in progress: its row and the objects to commit with it. */
-interface Call {
-  row: Row;
-  /** Objects the ledger keeps inline, written in the row's transaction. */
-  inline: ContentObject[];
-  /**
-   * What the row stores once the call has returned (see `#recordBehind`): the server's raw result, and
-   * the normalized one handed back, as a value or (cached results) as its object already.
-   */
-  results?: { raw?: unknown; normalized: McpToolResult | ContentObject } | undefined;
-  /** The validated arguments, hashed onto the row (`inputHash`) when it is written. */
-  input?: Record<string, unknown> | undefined;
-  /** Whether the call's span records: its rate-limit wait and attempts are then spans too. */
-  traced: boolean;
-  /** The commit of the call's authorization row when the permission hook did not wait for it. */
-  authorizationCommitted?: Promise<void> | undefined;
 }
 
 /**
@@ -138,22 +108,7 @@ export class Broker {
   /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
   readonly #byCall = new Map<string, ByCall>();
   readonly #running: InflightCalls;
-  /** Reads objects wherever the ledger or the store keeps them. */
-  readonly #objects: ContentStore;
-  /** Objects up to this size go inline with the row; undefined when the ledger keeps none. */
-  readonly #maxInlineBytes: number | undefined;
-  /** Settles once the rows of the calls that returned so far have been handed to the ledger. */
-  #inOrder: Promise<unknown> = Promise.resolve();
-  /** Returned calls whose rows are not yet handed to the ledger, oldest first (see `#drain`, `#recordBehindNow`). */
-  readonly #behind: Behind[] = [];
-  #drainScheduled = false;
-  readonly #recordAtExit = () => this.#recordBehindNow();
-  /** Removes the exit step while no row is behind (see `atExit`). */
-  #stopRecordAtExit: (() => void) | undefined;
-  /** Rows of returned calls still being committed, by invocation id (see `recorded`). */
-  readonly #queuedRows = new Map<string, Promise<void>>();
-  /** Rows of returned calls that could not be written, until `recorded` or `flush` reports them. */
-  readonly #failedRows = new Map<string, unknown>();
+  readonly #recorder: CallRecorder;
 
   constructor(options: BrokerOptions) {
     this.#o = {
@@ -172,8 +127,7 @@ export class Broker {
     // The broker's calls remove every listener they add to their signal (retry, rate-limit queue; the
     // MCP client gets the retry run's own signal), so calls without one can share one.
     this.#running = new InflightCalls(this.#o.clock, "broker", { sharedSignal: true });
-    this.#objects = withLedgerObjects(this.#o.store, this.#o.ledger);
-    this.#maxInlineBytes = this.#o.ledger.objects?.maxInlineBytes;
+    this.#recorder = new CallRecorder(this.#o.ledgerWriter, this.#o.store, this.#o.clock, this.#o.newId);
   }
 
   /**
@@ -181,7 +135,7 @@ export class Broker {
    * content store (see `withLedgerObjects`).
    */
   get store(): ContentStore {
-    return this.#objects;
+    return this.#recorder.objects;
   }
 
   /** The session switches this broker enforces. */
@@ -190,12 +144,16 @@ export class Broker {
   }
 
   /**
-   * Runs one governed tool call.
+   * Runs one governed tool call, and returns (or throws) only once the call's one ledger row is
+   * durable: committed, or kept in the ledger's spool when the store stayed unreachable (see
+   * `LedgerWriter`). Code that reads the ledger after `invoke` settles finds the row.
    * @param request source, tool, arguments, session and optional idempotency key and signal
    * @returns the normalized result with its invocation id
    * @throws GovernanceError with any code of the documented union; every outcome of a started call is
    *   in the ledger. After `close()` began: `CANCELLED` with `data.reason: "closed"`, and no row, since
-   *   the call never started (nothing was validated, authorized or sent)
+   *   the call never started (nothing was validated, authorized or sent). `UPSTREAM_UNAVAILABLE` when
+   *   the call's row could be neither committed nor spooled (`data.invocationId`; its effect, if it had
+   *   one, happened)
    */
   invoke(request: InvokeRequest): Promise<InvokeOutcome> {
     if (request.threadId === undefined || request.toolCallId === undefined) return this.#admit(request);
@@ -205,23 +163,19 @@ export class Broker {
     if (running) {
       if (running.call !== call)
         return this.#running.run(
-          () => this.#refuseReusedCall(request, startInvocationSpan()),
+          () => this.#refuse(request, startInvocationSpan(), reusedKeyError),
           request.signal,
         );
-      // Returned already: once its row is recorded, this twin replays it from the ledger.
-      if (running.recording) return running.recording.then(() => this.invoke(request));
       return running.promise;
     }
     const promise = this.#admit(request);
-    // The key stays taken until the call's row is recorded, so that a twin never runs it again.
-    const entry: ByCall = { call, promise, recording: undefined };
+    // The key stays taken until the call's row is recorded (when `promise` settles), so that a twin
+    // never runs it again: a later one replays the row.
+    this.#byCall.set(key, { call, promise });
     const release = () => {
       this.#byCall.delete(key);
     };
-    promise.then((outcome) => {
-      entry.recording = this.recorded(outcome.invocationId).then(release, release);
-    }, release);
-    this.#byCall.set(key, entry);
+    promise.then(release, release);
     return promise;
   }
 
@@ -232,18 +186,17 @@ export class Broker {
    * (a task running again after a resume) is not recorded twice. After `close()` nothing is recorded.
    * @param call where the refused call came from, and its arguments
    * @param refusal the error body the model was given
-   * @returns once the row is written
+   * @returns once the row is durable
    */
   async recordRefusal(call: RefusedCall, refusal: GovernanceErrorBody): Promise<void> {
     const record = async () => {
-      const { ledger, clock } = this.#o;
       if (call.threadId !== undefined && call.toolCallId !== undefined) {
-        if (await ledger.findByCall(call.threadId, call.toolCallId)) return;
+        if (await this.#o.ledgerWriter.reader.findByCall(call.threadId, call.toolCallId)) return;
       }
-      const startedMs = clock.now();
+      const startedMs = this.#o.clock.now();
       const refused: Call = {
         row: {
-          ...this.#newRow({ ...call, input: call.input }, startedMs),
+          ...this.#recorder.newRow(call, startedMs),
           ...optional({ toolCallId: call.toolCallId }),
         },
         inline: [],
@@ -251,7 +204,7 @@ export class Broker {
       };
       // Arguments that cannot be stored as JSON are left out; the refusal is still recorded.
       await Promise.resolve()
-        .then(() => this.#stage(refused, requestObject(call)))
+        .then(() => this.#recorder.stage(refused, requestObject(call)))
         .then((ref) => {
           refused.row.requestRef = ref;
         })
@@ -262,8 +215,7 @@ export class Broker {
         retryable: refusal.retryable,
         attempts: 0,
       };
-      await this.#inOrder;
-      await this.#append(refused, "error", startedMs);
+      await this.#recorder.record(refused, "error", startedMs);
     };
     await this.#running.run(record).catch((error: unknown) => {
       if (!(error instanceof GovernanceError && error.code === "CANCELLED")) throw error;
@@ -271,56 +223,15 @@ export class Broker {
   }
 
   /**
-   * Waits for the row of a call `invoke` returned. `invoke` hands back a result once its row is queued
-   * in the ledger; the row commits on the event loop's next turn, in one transaction with every row
-   * queued in the same turn. Code that makes a result durable elsewhere (a checkpoint, a file, a reply
-   * to another process) awaits this first, as the governed executors do: a crash then never leaves a
-   * kept result without its row.
-   * @param invocationId the outcome's `invocationId`
-   * @returns once the row is committed (at once for a row committed earlier, or for an unknown id)
-   * @throws the ledger's error when the row could not be written (the result was then not cached)
-   */
-  recorded(invocationId: string): Promise<void> {
-    const failed = this.#failedRows.get(invocationId);
-    if (failed !== undefined) {
-      this.#failedRows.delete(invocationId);
-      return Promise.reject(failed);
-    }
-    const queued = this.#queuedRows.get(invocationId);
-    if (queued === undefined) return Promise.resolve();
-    return queued.catch((error: unknown) => {
-      this.#failedRows.delete(invocationId);
-      throw error;
-    });
-  }
-
-  /**
-   * Waits until the row of every call `invoke` has returned so far is committed (or has failed).
-   * @throws the first error among rows that could not be written (the others are reported no more)
-   */
-  async flush(): Promise<void> {
-    // Every row settles before flush does, even after one has failed; each failure is reported once.
-    const settled = await Promise.allSettled([...this.#queuedRows.keys()].map((id) => this.recorded(id)));
-    const failed = settled.find((outcome) => outcome.status === "rejected");
-    if (failed !== undefined) throw failed.reason;
-    const [first] = this.#failedRows;
-    if (first !== undefined) {
-      this.#failedRows.delete(first[0]);
-      throw first[1];
-    }
-  }
-
-  /**
    * Stops admitting calls and lets the running ones finish; those still running after `graceMs` are
    * cancelled (`CANCELLED`, the MCP request is cancelled too). Each started call still writes its one
-   * ledger row. The pool and the stores are not closed: they belong to whoever created them, who
-   * closes them once this settles. Idempotent.
+   * ledger row before it settles. The pool and the stores are not closed: they belong to whoever
+   * created them, who closes them once this settles. Idempotent.
    * @param graceMs how long running calls may take to finish on their own @default 5000
-   * @returns once every started call has settled and written its row
+   * @returns once every started call has settled, its row written
    */
   async close(graceMs?: number): Promise<void> {
     await this.#running.close(graceMs);
-    await Promise.allSettled(this.#queuedRows.values());
   }
 
   #admit(request: InvokeRequest): Promise<InvokeOutcome> {
@@ -328,47 +239,43 @@ export class Broker {
   }
 
   async #invokeOnce(request: InvokeRequest): Promise<InvokeOutcome> {
-    const { ledger, clock } = this.#o;
+    const { clock } = this.#o;
     // Under the active span (a graph run's, an executor's); ended once the outcome is known.
     const span = startInvocationSpan();
     if (request.threadId !== undefined && request.toolCallId !== undefined) {
       let prior: InvocationRecord | undefined;
       try {
-        prior = await ledger.findByCall(request.threadId, request.toolCallId);
+        prior = await this.#o.ledgerWriter.reader.findByCall(request.threadId, request.toolCallId);
       } catch (error) {
-        endInvocationSpan(span, undefined, false, error);
-        throw error;
+        return this.#refuse(request, span, (call, invocationId) =>
+          uncheckedKeyError(call, error, invocationId),
+        );
       }
       if (prior && recordedDigest(prior) !== callDigest(request))
-        return this.#refuseReusedCall(request, span);
+        return this.#refuse(request, span, reusedKeyError);
       if (prior) return this.#replay(prior, span);
     }
     const startedMs = clock.now();
     const traced = span.isRecording();
     const call: Call = {
       row: {
-        ...this.#newRow(request, startedMs),
+        ...this.#recorder.newRow(request, startedMs),
         ...optional({ toolCallId: request.toolCallId, catalogRevision: this.#o.catalog.revision }),
       },
       inline: [],
       traced,
     };
     const { row } = call;
+    let outcome: InvokeOutcome;
     try {
       // Inside the try: arguments that cannot be stored as JSON (a BigInt, a cycle) are INVALID_INPUT
       // from serializing them, and that refusal is audited like every other one.
-      const requestRef = this.#stage(call, requestObject(request));
+      const requestRef = this.#recorder.stage(call, requestObject(request));
       row.requestRef = typeof requestRef === "string" ? requestRef : await requestRef;
       // With the span active, the rate-limit wait and the attempts are its children.
-      const outcome = await (traced
+      outcome = await (traced
         ? withActiveSpan(span, this.#run, this, request, call)
         : this.#run(request, call));
-      const recorded = this.#recordBehind(call, startedMs);
-      endInvocationSpan(span, row, false);
-      // A caller that never yields to the event loop (a loop of cache hits) would let the rows it
-      // has not waited for pile up: past a bound, a call waits for its own.
-      if (this.#queuedRows.size > MAX_ROWS_BEHIND) await recorded.catch(() => undefined);
-      return outcome;
     } catch (caught) {
       if (caught instanceof RunningElsewhere) return this.#replayWhenRecorded(request, span, caught.waitMs);
       const error = recordedError(caught, row);
@@ -379,12 +286,21 @@ export class Broker {
         attempts: row.attempts,
         ...optional({ retryAfterMs: error.retryAfterMs }),
       };
-      const finishedMs = this.#o.clock.now();
+      const finishedMs = clock.now();
       endInvocationSpan(span, row, false, error);
-      await this.#inOrder;
-      await this.#append(call, "error", startedMs, finishedMs);
+      await this.#recorder.record(call, "error", startedMs, finishedMs);
       throw error;
     }
+    // The call returns only once its row is durable: an answered call always has its row.
+    try {
+      await this.#recorder.record(call, "ok", startedMs);
+    } catch (caught) {
+      const error = unrecordedOutcome(caught, row);
+      endInvocationSpan(span, row, false, error);
+      throw error;
+    }
+    endInvocationSpan(span, row, false);
+    return outcome;
   }
 
   async #run(request: InvokeRequest, call: Call): Promise<InvokeOutcome> {
@@ -441,7 +357,7 @@ export class Broker {
       row.cacheHit = true;
       // The hit's row stores the object again (kept once), so that it never depends on another row.
       call.results = { normalized: hit.normalized };
-      return this.#outcome(row, hit.result, false);
+      return outcomeOf(row, hit.result, false);
     }
 
     const raw = await callUpstream(
@@ -465,7 +381,7 @@ export class Broker {
       this.#o.cache.set(cacheKey, { result, normalized }, cacheTtl);
       call.results = { raw, normalized };
     } else call.results = { raw, normalized: result };
-    return this.#outcome(row, result, false);
+    return outcomeOf(row, result, false);
   }
 
   #resolve(request: InvokeRequest): { source: SourceManifest; tool: CatalogTool } {
@@ -495,56 +411,27 @@ export class Broker {
     return { source: entry.manifest, tool: this.#o.catalog.requireTool(entry.id, request.toolId) };
   }
 
-  #outcome(row: Row, result: McpToolResult, replayed: boolean): InvokeOutcome {
-    return {
-      invocationId: row.invocationId,
-      result,
-      cacheHit: row.cacheHit,
-      replayed,
-      attempts: row.attempts,
-      queueWaitMs: row.queueWaitMs,
-    };
-  }
-
   /**
    * Replays a call that another invocation under the same `threadId:toolCallId` runs (another
-   * replica's, which consumed the human's decision first) once its row is recorded, polling the ledger
-   * within `waitMs`. This invocation records no row: the key's row is the other one's to write.
-   * @throws GovernanceError `TIMEOUT` (retryable) when no row came within `waitMs`; `CANCELLED` when
-   *   the caller aborted or `close()` cut the wait
+   * replica's, which consumed the human's decision first) once its row is recorded. This invocation
+   * records no row: the key's row is the other one's to write.
    */
   async #replayWhenRecorded(request: InvokeRequest, span: Span, waitMs: number): Promise<InvokeOutcome> {
-    const { ledger, clock } = this.#o;
-    const threadId = request.threadId as string;
-    const toolCallId = request.toolCallId as string;
-    const until = clock.now() + waitMs;
-    let prior: InvocationRecord | undefined;
+    let prior: InvocationRecord;
     try {
-      for (let pause = 25; prior === undefined; pause = Math.min(pause * 2, 500)) {
-        prior = await ledger.findByCall(threadId, toolCallId);
-        const left = until - clock.now();
-        if (prior !== undefined) break;
-        if (left <= 0) {
-          throw new GovernanceError(
-            "TIMEOUT",
-            `Tool call '${toolCallId}' of thread '${threadId}' was approved and runs in another invocation (another replica consumed its decision first), which recorded no outcome within ${waitMs} ms; nothing was run here. Try again to replay its outcome once it is recorded.`,
-            { retryable: true, data: { threadId, toolCallId, runningElsewhere: true } },
-          );
-        }
-        await clock.sleep(Math.min(pause, left), request.signal);
-      }
+      prior = await waitForRow(this.#o.ledgerWriter.reader, this.#o.clock, request, waitMs);
     } catch (caught) {
       const error = toGovernanceError(caught);
       endInvocationSpan(span, undefined, false, error);
       throw error;
     }
-    if (recordedDigest(prior) !== callDigest(request)) return this.#refuseReusedCall(request, span);
+    if (recordedDigest(prior) !== callDigest(request)) return this.#refuse(request, span, reusedKeyError);
     return this.#replay(prior, span);
   }
 
   async #replay(prior: InvocationRecord, span: Span): Promise<InvokeOutcome> {
     try {
-      const outcome = await this.#replayed(prior);
+      const outcome = await replayedOutcome(prior, this.#recorder.objects);
       endInvocationSpan(span, prior, true);
       return outcome;
     } catch (error) {
@@ -553,291 +440,24 @@ export class Broker {
     }
   }
 
-  async #replayed(prior: InvocationRecord): Promise<InvokeOutcome> {
-    if (prior.status === "error" || prior.normalizedRef === undefined) {
-      const e = prior.error;
-      throw new GovernanceError(
-        (e?.code ?? "UPSTREAM_UNAVAILABLE") as GovernanceError["code"],
-        e?.message ?? "The recorded call failed.",
-        {
-          retryable: e?.retryable ?? false,
-          attempts: e?.attempts ?? prior.attempts,
-          data: { invocationId: prior.invocationId, replayed: true },
-          ...optional({ retryAfterMs: e?.retryAfterMs }),
-        },
-      );
-    }
-    const result = await this.#objects.getJson<McpToolResult>(prior.normalizedRef);
-    return this.#outcome(prior, result, true);
-  }
-
-  /** A new invocation row of a call, without its tool call id (the caller adds it where the key is its own). */
-  #newRow(request: InvokeRequest, startedMs: number): Row {
-    return {
-      invocationId: this.#o.newId(),
-      sessionId: request.session,
-      sourceId: request.sourceId,
-      toolId: request.toolId,
-      startedAt: new Date(startedMs).toISOString(),
-      attempts: 0,
-      cacheHit: false,
-      queueWaitMs: 0,
-      ...optional({ threadId: request.threadId, runId: request.runId }),
-    };
-  }
-
   /**
-   * Refuses a call whose `threadId:toolCallId` already names another call (another session, source,
-   * tool or arguments), so that one session cannot read or join another's call by its key. The
-   * refusal is audited on a row of its own without the tool call id (the key belongs to the first
-   * call); the message names the clashing key. The first call's invocation id is not disclosed.
+   * Refuses a call before it starts, audited on a row of its own without the tool call id (the key is
+   * another call's, or could not be checked).
+   * @param refusal the error, given the refusal row's invocation id
    */
-  async #refuseReusedCall(request: InvokeRequest, span: Span): Promise<never> {
+  async #refuse(
+    request: InvokeRequest,
+    span: Span,
+    refusal: (request: InvokeRequest, invocationId: string) => GovernanceError,
+  ): Promise<never> {
     const startedMs = this.#o.clock.now();
-    const row: Row = this.#newRow(request, startedMs);
-    const error = new GovernanceError(
-      "PERMISSION_DENIED",
-      neutralizePromptTags(
-        `Tool call id '${request.toolCallId}' of thread '${request.threadId}' was already used for a different call (another session, source, tool or arguments); a replay must repeat the same call. Use a new tool call id.`,
-      ),
-      {
-        data: neutralizeDeep({
-          reason: "tool_call_id_reused",
-          threadId: request.threadId,
-          toolCallId: request.toolCallId,
-          invocationId: row.invocationId,
-        }),
-      },
-    );
-    row.error = { code: error.code, message: error.message, retryable: false, attempts: 0 };
+    const row: Row = this.#recorder.newRow(request, startedMs);
+    const error = refusal(request, row.invocationId);
+    row.error = { code: error.code, message: error.message, retryable: error.retryable, attempts: 0 };
     endInvocationSpan(span, row, false, error);
-    await this.#inOrder;
-    await this.#append({ row, inline: [], traced: false }, "error", startedMs);
+    await this.#recorder.record({ row, inline: [], traced: false }, "error", startedMs);
     throw error;
   }
-
-  /**
-   * Keeps an object for the call's row: a small one goes into the row's transaction, a larger one (or
-   * any, when the ledger keeps none) is written to the content store now, before the row names it.
-   * @returns the object's ref, at once for an object kept inline
-   */
-  #stage(call: Call, object: ContentObject): string | Promise<string> {
-    if (this.#maxInlineBytes !== undefined && object.size <= this.#maxInlineBytes) {
-      call.inline.push(object);
-      return object.ref;
-    }
-    return putObjectIn(this.#o.store, object).then(() => object.ref);
-  }
-
-  /**
-   * Records a call that succeeded after it has returned (see `recorded`): on the event loop's next turn,
-   * its raw and normalized results become content objects (the large ones written to the content store
-   * first) and its row is handed to the ledger, in the order calls ended (`#drain`). A row that fails is
-   * kept for `recorded` and `flush` to report.
-   * @returns settles when the row is committed (rejects with the ledger's error)
-   */
-  #recordBehind(call: Call, startedMs: number): Promise<void> {
-    let settle: (error?: unknown) => void = () => undefined;
-    const entry = new Promise<void>((resolve, reject) => {
-      settle = (error) => (error === undefined ? resolve() : reject(error));
-    });
-    // Unobserved, a failure stays in #failedRows for recorded() and flush() to report.
-    entry.catch(() => undefined);
-    this.#queuedRows.set(call.row.invocationId, entry);
-    this.#behind.push({ call, startedMs, finishedMs: this.#o.clock.now(), settle });
-    // At exit, rows still behind are handed over before the ledgers commit their queues.
-    if (this.#behind.length === 1) this.#stopRecordAtExit ??= atExit("hand-over", this.#recordAtExit);
-    if (!this.#drainScheduled) {
-      this.#drainScheduled = true;
-      const previous = this.#inOrder;
-      this.#inOrder = new Promise<void>((resolve) =>
-        setImmediate(() => {
-          this.#drainScheduled = false;
-          resolve(previous.then(() => this.#drain()));
-        }),
-      );
-    }
-    return entry;
-  }
-
-  /** Hands the rows behind to the ledger, oldest first; each settles its entry once committed. */
-  async #drain(): Promise<void> {
-    for (let behind = this.#behind[0]; behind !== undefined; behind = this.#behind[0]) {
-      try {
-        const writing = this.#stageResults(behind.call);
-        if (writing) await writing;
-      } catch (error) {
-        if (this.#behind[0] === behind) this.#behind.shift();
-        this.#settleRow(behind, error);
-        continue;
-      }
-      // Handed over at exit while its objects were being written: nothing more to do here.
-      if (this.#behind[0] !== behind) continue;
-      this.#behind.shift();
-      const row = behind;
-      this.#append(row.call, "ok", row.startedMs, row.finishedMs).then(
-        () => this.#settleRow(row),
-        (error: unknown) => this.#settleRow(row, error),
-      );
-    }
-    if (this.#behind.length === 0) this.#noRowsBehind();
-  }
-
-  #noRowsBehind(): void {
-    this.#stopRecordAtExit?.();
-    this.#stopRecordAtExit = undefined;
-  }
-
-  #settleRow(behind: Behind, error?: unknown): void {
-    const id = behind.call.row.invocationId;
-    this.#queuedRows.delete(id);
-    if (error !== undefined) {
-      if (this.#failedRows.size >= MAX_FAILED_ROWS_KEPT) {
-        const [oldest] = this.#failedRows.keys();
-        if (oldest !== undefined) this.#failedRows.delete(oldest);
-      }
-      this.#failedRows.set(id, error);
-    }
-    behind.settle(error);
-  }
-
-  /**
-   * At process exit (no later turn will come): hands every row still behind to the ledger at once,
-   * whose own exit step then commits it. Objects are made here; a row with an object too large for the
-   * ledger (which only the content store, asynchronously, could take) cannot be, and is reported lost.
-   */
-  #recordBehindNow(): void {
-    let lost = 0;
-    for (const behind of this.#behind.splice(0)) {
-      const { call, startedMs, finishedMs } = behind;
-      try {
-        const [raw, normalized] = this.#resultObjects(call);
-        const max = this.#maxInlineBytes;
-        if (max === undefined || [raw, normalized].some((o) => o !== undefined && o.size > max)) {
-          lost++;
-          continue;
-        }
-        if (raw) {
-          call.inline.push(raw);
-          call.row.rawRef = raw.ref;
-        }
-        if (normalized) {
-          call.inline.push(normalized);
-          call.row.normalizedRef = normalized.ref;
-        }
-        this.#append(call, "ok", startedMs, finishedMs).catch(() => undefined);
-      } catch {
-        lost++;
-      }
-    }
-    this.#noRowsBehind();
-    if (lost > 0) {
-      process.stderr.write(
-        `sciencegate: ${lost} audit row(s) not written: the process exited before broker.flush() or close(), with objects only the content store could take.\n`,
-      );
-    }
-  }
-
-  /** A call's raw and normalized results as content objects (raw undefined when there is none or it cannot be serialized). */
-  #resultObjects(call: Call): [ContentObject | undefined, ContentObject | undefined] {
-    const { results } = call;
-    if (results === undefined) return [undefined, undefined];
-    let raw: ContentObject | undefined;
-    if ("raw" in results) {
-      try {
-        raw = checkingDepth(() => jsonObjectAsIs(results.raw));
-      } catch {
-        raw = undefined;
-      }
-    }
-    const { normalized } = results;
-    return [raw, isContentObject(normalized) ? normalized : jsonObjectAsIs(normalized)];
-  }
-
-  /** The content objects of a call's results on its row (large ones written to the content store first). */
-  #stageResults(call: Call): Promise<void> | undefined {
-    // The normalized result walked the same value within the depth limit; a raw result that still
-    // cannot be serialized is left without its object rather than losing the row.
-    const [raw, normalized] = this.#resultObjects(call);
-    const writes: Promise<unknown>[] = [];
-    for (const object of [raw, normalized]) {
-      const staged = object === undefined ? undefined : this.#stage(call, object);
-      if (staged instanceof Promise) writes.push(staged);
-    }
-    if (raw) call.row.rawRef = raw.ref;
-    if (normalized) call.row.normalizedRef = normalized.ref;
-    // Large objects are written before the row that names them.
-    return writes.length === 0 ? undefined : Promise.all(writes).then(() => undefined);
-  }
-
-  async #append(
-    call: Call,
-    status: "ok" | "error",
-    startedMs: number,
-    finishedMs = this.#o.clock.now(),
-  ): Promise<void> {
-    if (call.input !== undefined) call.row.inputHash ??= hashCanonical(call.input);
-    const record: InvocationRecord = {
-      ...call.row,
-      status,
-      finishedAt: new Date(finishedMs).toISOString(),
-      durationMs: Math.max(0, finishedMs - startedMs),
-    };
-    const appended =
-      call.inline.length === 0 ? this.#o.ledger.append(record) : this.#o.ledger.append(record, call.inline);
-    // The row is recorded once the authorization row it names is committed too.
-    if (call.authorizationCommitted) await Promise.all([appended, call.authorizationCommitted]);
-    else await appended;
-  }
-}
-
-function isContentObject(value: McpToolResult | ContentObject): value is ContentObject {
-  return "bytes" in value && value.bytes instanceof Uint8Array;
-}
-
-/** The request object of a call: source, tool and the arguments as given (its ref is `requestRef`). */
-function requestObject(request: Pick<InvokeRequest, "sourceId" | "toolId" | "input">): ContentObject {
-  return jsonObject({ sourceId: request.sourceId, toolId: request.toolId, input: request.input ?? null });
-}
-
-/**
- * The error a failed invocation throws and records: the failure mapped by `toGovernanceError`, with the
- * invocation id in its data and the attempts made so far.
- * @param caught what the invocation threw
- * @param row the invocation's id and the attempts counted on its row
- * @returns the error, its message and data neutralized
- */
-function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempts">): GovernanceError {
-  const base = toGovernanceError(caught);
-  // Messages and data may quote a server (its error text, a forged id): external text is data, so
-  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
-  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
-    retryable: base.retryable,
-    attempts: Math.max(base.attempts, row.attempts),
-    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
-    cause: base.cause ?? caught,
-    ...optional({ retryAfterMs: base.retryAfterMs }),
-  });
-}
-
-/**
- * What a `threadId:toolCallId` key is bound to: the session and the request's CAS ref (source, tool and
- * arguments as given, the object the broker stores as `requestRef`). `undefined` parts stand for
- * arguments that cannot be stored as JSON, as on their recorded row.
- */
-function callDigest(request: InvokeRequest): string {
-  let requestRef: string | undefined;
-  try {
-    requestRef = requestObject(request).ref;
-  } catch {
-    requestRef = undefined;
-  }
-  return JSON.stringify([request.session, request.sourceId, request.toolId, requestRef ?? null]);
-}
-
-/** `callDigest` of a recorded call, from its row. */
-function recordedDigest(row: InvocationRecord): string {
-  return JSON.stringify([row.sessionId, row.sourceId, row.toolId, row.requestRef ?? null]);
 }
 
 function errorMessage(error: unknown): string {

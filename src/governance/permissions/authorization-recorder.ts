@@ -5,7 +5,7 @@
  */
 
 import type { Clock } from "../../core/index.js";
-import type { Ledger } from "../audit/index.js";
+import type { LedgerWriter } from "../audit/index.js";
 import type { AuthorizationRequest } from "./authorization.js";
 import type { GrantStore } from "./grant-store.js";
 import type { RenderedPermission } from "./permission-render.js";
@@ -20,8 +20,8 @@ const USER_SOURCES = {
 
 /** Options of `AuthorizationRecorder` (the permission service passes its resolved defaults). */
 export interface AuthorizationRecorderOptions {
-  /** Where authorization rows go. */
-  ledger: Ledger;
+  /** The ledger's writer, which authorization rows go through. */
+  ledgerWriter: LedgerWriter;
   /** Session grants and permission epochs. */
   grants: GrantStore;
   /** Stamps `createdAt` of rows and grants. */
@@ -32,14 +32,14 @@ export interface AuthorizationRecorderOptions {
 
 /** Appends authorization rows (and grants) for a `PermissionService`. */
 export class AuthorizationRecorder {
-  readonly #ledger: Ledger;
+  readonly #ledger: LedgerWriter;
   readonly #grants: GrantStore;
   readonly #clock: Clock;
   readonly #newId: () => string;
 
   /** @param options ledger, grant store, clock and id generator */
   constructor(options: AuthorizationRecorderOptions) {
-    this.#ledger = options.ledger;
+    this.#ledger = options.ledgerWriter;
     this.#grants = options.grants;
     this.#clock = options.clock;
     this.#newId = options.newId;
@@ -95,8 +95,8 @@ export class AuthorizationRecorder {
   }
 
   /**
-   * Like `append`, but returns once the epoch is taken and the row is queued in the ledger (ahead of
-   * any row queued after it), with its commit to wait for later.
+   * Like `append`, but returns once the epoch is taken and the row is queued in the ledger's writer
+   * (ahead of any row queued after it), with its commit to wait for later.
    * @param request the call
    * @param rendered `renderPermission(request)`
    * @param decisionSource why the call was allowed or refused

@@ -110,7 +110,7 @@ function sameKey(a: GrantKey, b: GrantKey): boolean {
 /**
  * A `GrantStore` held in memory; grants vanish with the process. Grants are copied in and out.
  * @example
- * const permissions = new PermissionService({ ledger: new MemoryLedger(), grants: new MemoryGrantStore() });
+ * const permissions = new PermissionService({ ledgerWriter: new LedgerWriter(new MemoryLedger()), grants: new MemoryGrantStore() });
  */
 export class MemoryGrantStore implements GrantStore {
   #grants: Grant[] = [];

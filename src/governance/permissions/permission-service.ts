@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
-import type { Ledger } from "../audit/index.js";
+import type { LedgerWriter } from "../audit/index.js";
 import type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
 import { AuthorizationRecorder } from "./authorization-recorder.js";
 import { type Grant, type GrantStore, MemoryGrantStore } from "./grant-store.js";
@@ -25,8 +25,8 @@ import { type DecideResult, MemorySessionStateStore, type SessionStateStore } fr
 
 /** Options of `PermissionService`. */
 export interface PermissionServiceOptions {
-  /** Where authorization rows go (usually the broker's ledger). */
-  ledger: Ledger;
+  /** The ledger's one writer, which authorization rows go through (the broker's own). */
+  ledgerWriter: LedgerWriter;
   /** Session grants and permission epochs. @default a `MemoryGrantStore` (grants die with the process) */
   grants?: GrantStore;
   /** @default systemClock */
@@ -49,7 +49,7 @@ const APPROVAL_MODES: readonly ApprovalMode[] = ["ask_for_dangerous", "always_al
  * Decides which governed calls may run. Hand `authorize` to the `Broker`; show `evaluate`'s card to
  * a human and record the answer with `decide` before the broker call of that tool call id.
  * @example
- * const permissions = new PermissionService({ ledger, grants: await SqliteGrantStore.open(path) });
+ * const permissions = new PermissionService({ ledgerWriter, grants: await SqliteGrantStore.open(path) });
  * const broker = new Broker({ ...deps, authorize: permissions.authorize });
  * const verdict = await permissions.evaluate(request);
  * if (verdict.outcome === "ask") await permissions.decide(request, { decision: "allow_once" });
@@ -71,7 +71,7 @@ export class PermissionService {
     this.#state = options.state ?? new MemorySessionStateStore();
     this.#decisions = new RecordedDecisions(this.#state);
     this.#recorder = new AuthorizationRecorder({
-      ledger: options.ledger,
+      ledgerWriter: options.ledgerWriter,
       grants: this.#grants,
       clock,
       newId,
@@ -334,8 +334,8 @@ export class PermissionService {
     if (verdict.outcome === "allow") {
       const rendered = renderPermission(request);
       if (verdict.decisionSource === "policy_not_dangerous") {
-        // Nobody decided anything about a safe call: its row commits with the invocation row
-        // (`Broker.recorded` waits for both) instead of before the call runs.
+        // Nobody decided anything about a safe call: its row is queued ahead of the invocation row
+        // and the call runs meanwhile; the broker returns once both are durable.
         const { id, committed } = await this.#recorder.appendBehind(
           request,
           rendered,

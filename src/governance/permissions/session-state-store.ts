@@ -123,7 +123,7 @@ const MAX_TAKEN_IN_MEMORY = 10_000;
  * Decisions are copied in and out; the last 10,000 taken ones are kept.
  * @example
  * const state = new MemorySessionStateStore();
- * const permissions = new PermissionService({ ledger, state });
+ * const permissions = new PermissionService({ ledgerWriter, state });
  * const sessions = new SessionSettings({ state });
  */
 export class MemorySessionStateStore implements SessionStateStore {

@@ -1,5 +1,5 @@
 /**
- * The part of the `Ledger` contract a console browses with: the filters of `query` beyond equality
+ * The part of the ledger contract a console browses with: the filters of `query` beyond equality
  * (`errorCode`, `cacheHit`, a start range, `text`), keyset paging with `after`, `count`, `activity`
  * buckets, and authorizations by id, newest first and limited.
  */
@@ -8,9 +8,11 @@ import type {
   AuthorizationListOptions,
   AuthorizationRecord,
   InvocationRecord,
-  Ledger,
   LedgerQuery,
+  LedgerReader,
+  LedgerStore,
 } from "../../governance/audit/index.js";
+import { type LedgerUnderTest, ledgerUnderTest } from "./ledger-under-test.js";
 
 const T0 = Date.UTC(2025, 0, 1);
 const HOUR = 3_600_000;
@@ -65,13 +67,13 @@ const ALL = ROWS.map((r) => r.invocationId);
 
 const ids = (rows: readonly InvocationRecord[]) => rows.map((r) => r.invocationId);
 
-async function fill(ledger: Ledger): Promise<Ledger> {
+async function fill(ledger: LedgerUnderTest): Promise<LedgerUnderTest> {
   for (const record of ROWS) await ledger.append(record);
   return ledger;
 }
 
 /** Every page of a query, `limit` rows at a time, each page after the last row of the one before. */
-async function pageThrough(ledger: Ledger, query: LedgerQuery, limit: number): Promise<string[][]> {
+async function pageThrough(ledger: LedgerReader, query: LedgerQuery, limit: number): Promise<string[][]> {
   const pages: string[][] = [];
   let after: string | undefined;
   for (;;) {
@@ -102,17 +104,17 @@ function authorization(id: string, createdMs: number, sessionId = "s1"): Authori
  * ledger holding `ROWS`; the others get a fresh one each.
  * @param factory returns a fresh, empty ledger
  */
-export function ledgerBrowseTests(factory: () => Promise<Ledger> | Ledger): void {
+export function ledgerBrowseTests(factory: () => Promise<LedgerStore> | LedgerStore): void {
   describe("browsing", () => {
-    const opened: Ledger[] = [];
+    const opened: LedgerUnderTest[] = [];
     const open = async () => {
-      const ledger = await factory();
+      const ledger = ledgerUnderTest(await factory());
       opened.push(ledger);
       return ledger;
     };
-    let shared: Ledger | undefined;
+    let shared: LedgerUnderTest | undefined;
     const filled = async () => {
-      shared ??= await fill(await factory());
+      shared ??= await fill(ledgerUnderTest(await factory()));
       return shared;
     };
     afterEach(async () => {
@@ -333,7 +335,7 @@ export function ledgerBrowseTests(factory: () => Promise<Ledger> | Ledger): void
         authorization("early", T0),
       ];
       for (const record of records) await ledger.appendAuthorization(record);
-      const list = async (options: Parameters<Ledger["listAuthorizations"]>[0]) =>
+      const list = async (options: Parameters<LedgerReader["listAuthorizations"]>[0]) =>
         (await ledger.listAuthorizations(options)).map((a) => a.id);
       expect(await list(undefined)).toEqual(["early", "tie-1", "tie-2", "other", "z-late"]);
       expect(await list({ order: "desc" })).toEqual(["z-late", "other", "tie-2", "tie-1", "early"]);

@@ -1,11 +1,14 @@
 /**
- * The behaviour every `Ledger` must show. Another backend (Postgres for a multi-replica deployment)
- * runs this suite with its own factory to prove it can replace the SQLite ledger.
+ * The behaviour every `LedgerStore` must show, written through the one `LedgerWriter` and read from the
+ * store. Another backend (Postgres for a multi-replica deployment) runs this suite with its own factory
+ * to prove it can replace the SQLite ledger.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import type { AuthorizationRecord, InvocationRecord, Ledger } from "../../governance/audit/index.js";
+import type { AuthorizationRecord, InvocationRecord, LedgerStore } from "../../governance/audit/index.js";
 import { ledgerBrowseTests } from "./ledger-browse-conformance.js";
 import { ledgerObjectsTests } from "./ledger-objects-conformance.js";
+import { type LedgerUnderTest, ledgerUnderTest } from "./ledger-under-test.js";
+import { ledgerWriteTests } from "./ledger-write-conformance.js";
 
 /** An ISO timestamp `seconds` after a fixed instant, so ordering tests do not depend on the real clock. */
 function at(seconds: number): string {
@@ -89,19 +92,24 @@ const FULL: InvocationRecord = {
 };
 
 /**
- * Registers a vitest suite that checks a `Ledger` implementation, including the objects it keeps with
- * its rows when it has `objects` (or that it refuses them when it has not), and what a console browses
- * with: the filters, `after` paging, `count`, `activity` and authorizations by id.
+ * Registers a vitest suite that checks a `LedgerStore` implementation: its batch append (one commit,
+ * refusals per write, `again`), every text stored exactly (NUL, lone surrogates and U+FFFF included),
+ * the objects it keeps with its rows when it has `objects` (or that it refuses them when it has not),
+ * and what a console browses with: the filters, `after` paging, `count`, `activity` and authorizations
+ * by id.
  * @param name suite title, e.g. `"SqliteLedger"`
- * @param factory returns a fresh, empty ledger for each test; the suite closes it afterwards
+ * @param factory returns a fresh, empty store for each test; the suite closes it afterwards
  * @example
  * describeLedgerConformance("MemoryLedger", () => new MemoryLedger());
  */
-export function describeLedgerConformance(name: string, factory: () => Promise<Ledger> | Ledger): void {
+export function describeLedgerConformance(
+  name: string,
+  factory: () => Promise<LedgerStore> | LedgerStore,
+): void {
   describe(`${name} (Ledger conformance)`, () => {
-    const opened: Ledger[] = [];
+    const opened: LedgerUnderTest[] = [];
     const open = async () => {
-      const ledger = await factory();
+      const ledger = ledgerUnderTest(await factory());
       opened.push(ledger);
       return ledger;
     };
@@ -366,6 +374,7 @@ export function describeLedgerConformance(name: string, factory: () => Promise<L
     });
 
     ledgerObjectsTests(open);
+    ledgerWriteTests(open);
     ledgerBrowseTests(factory);
   });
 }

@@ -1,11 +1,12 @@
 /**
- * The part of the `Ledger` contract about objects kept with rows (`Ledger.objects`): `append` stores
- * a row and its objects all or nothing, and appends made together may share a commit without one
- * refused row costing the others theirs. A ledger without `objects` must refuse inline objects.
+ * The part of the ledger contract about objects kept with rows (`LedgerReader.objects`): an append
+ * stores a row and its objects all or nothing, and appends made together may share a commit without
+ * one refused row costing the others theirs. A store without `objects` must refuse inline objects.
  */
 import { expect, test } from "vitest";
 import { type ContentObject, contentObject, jsonObject } from "../../governance/audit/content-object.js";
-import type { InvocationRecord, Ledger } from "../../governance/audit/index.js";
+import type { InvocationRecord } from "../../governance/audit/index.js";
+import type { LedgerUnderTest } from "./ledger-under-test.js";
 
 let counter = 0;
 function row(overrides: Partial<InvocationRecord> = {}): InvocationRecord {
@@ -40,7 +41,7 @@ const text = (bytes: Uint8Array | undefined) => (bytes ? new TextDecoder().decod
  * Registers the objects tests inside a ledger conformance suite.
  * @param open returns a fresh ledger that the suite closes after the test
  */
-export function ledgerObjectsTests(open: () => Promise<Ledger>): void {
+export function ledgerObjectsTests(open: () => Promise<LedgerUnderTest>): void {
   test("without `objects`, append refuses inline objects with INVALID_INPUT and records nothing", async () => {
     const ledger = await open();
     if (ledger.objects !== undefined) return;
@@ -110,11 +111,12 @@ export function ledgerObjectsTests(open: () => Promise<Ledger>): void {
     }
   });
 
-  test("a row appended without awaiting is visible to the next read", async () => {
+  test("a row is readable as soon as its append settles", async () => {
     const ledger = await open();
-    const record = row({ threadId: "t-now", toolCallId: "c-now" });
-    const appended = ledger.append(record);
-    expect(await ledger.findByCall("t-now", "c-now")).toEqual(record);
-    await appended;
+    const records = Array.from({ length: 50 }, (_, i) => row({ threadId: "t-now", toolCallId: `c-${i}` }));
+    for (const [i, record] of records.entries()) {
+      await ledger.append(record);
+      expect(await ledger.findByCall("t-now", `c-${i}`)).toEqual(record);
+    }
   });
 }

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import { describeLedgerConformance } from "../../../src/testing/conformance/ledger-conformance.js";
+import { ledgerUnderTest } from "../../../src/testing/conformance/ledger-under-test.js";
 import { ledgerRow } from "./ledger-row.js";
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-ledger-"));
@@ -26,17 +27,19 @@ describeLedgerConformance("SqliteLedger (no objects)", () =>
 );
 
 const row = ledgerRow;
+/** A ledger file with its writer: appends through the writer, reads from the store. */
+const open = async (path: string) => ledgerUnderTest(await SqliteLedger.open(path));
 
 describe("SqliteLedger on disk", () => {
   test("opening creates missing parent directories and turns on WAL", async () => {
     const path = join(scratch, "deep", "er", "ledger.sqlite");
-    const ledger = await SqliteLedger.open(path);
-    expect(ledger.path).toBe(path);
+    const ledger = await open(path);
+    expect((ledger.store as SqliteLedger).path).toBe(path);
     await ledger.append(row("wal-1"));
     const raw = new Database(path, { readonly: true });
     try {
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(3);
+      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(4);
     } finally {
       raw.close();
       await ledger.close();
@@ -45,7 +48,7 @@ describe("SqliteLedger on disk", () => {
 
   test("appends started in the same tick share one commit: 20 rows cost the WAL about what one does", async () => {
     const path = freshPath();
-    const ledger = await SqliteLedger.open(path);
+    const ledger = await open(path);
     const admin = new Database(path);
     // The WAL's size after a checkpoint that empties it counts the frames the next commits wrote.
     const walBytesOf = async (appends: () => Promise<unknown>) => {
@@ -70,7 +73,7 @@ describe("SqliteLedger on disk", () => {
 
   test("a second ledger on the same file sees the rows, before and after a restart", async () => {
     const path = freshPath();
-    const first = await SqliteLedger.open(path);
+    const first = await open(path);
     const record = row("persist-1", { threadId: "t1", toolCallId: "c1", rawRef: `sha256:${"f".repeat(64)}` });
     await first.append(record);
     await first.appendAuthorization({
@@ -84,12 +87,12 @@ describe("SqliteLedger on disk", () => {
       createdAt: "2025-01-01T00:00:00.000Z",
       epoch: 3,
     });
-    const second = await SqliteLedger.open(path);
+    const second = await open(path);
     expect(await second.findByCall("t1", "c1")).toEqual(record);
     await first.close();
     await second.close();
 
-    const restarted = await SqliteLedger.open(path);
+    const restarted = await open(path);
     expect(await restarted.get("persist-1")).toEqual(record);
     expect((await restarted.listAuthorizations()).map((a) => a.epoch)).toEqual([3]);
     await restarted.close();
@@ -97,8 +100,8 @@ describe("SqliteLedger on disk", () => {
 
   test("a tool call recorded through one connection is a duplicate for another", async () => {
     const path = freshPath();
-    const a = await SqliteLedger.open(path);
-    const b = await SqliteLedger.open(path);
+    const a = await open(path);
+    const b = await open(path);
     await a.append(row("x-1", { threadId: "t1", toolCallId: "c1" }));
     await expect(b.append(row("x-2", { threadId: "t1", toolCallId: "c1" }))).rejects.toMatchObject({
       code: "DUPLICATE_ID",
@@ -109,7 +112,7 @@ describe("SqliteLedger on disk", () => {
 
   test("the database itself refuses a second row for one thread and tool call", async () => {
     const path = freshPath();
-    const ledger = await SqliteLedger.open(path);
+    const ledger = await open(path);
     await ledger.append(row("db-1", { threadId: "t1", toolCallId: "c1" }));
     await ledger.close();
     // A writer that skips our checks (another version, a manual fix) still hits the UNIQUE index.
@@ -126,15 +129,15 @@ describe("SqliteLedger on disk", () => {
 
   test("200 concurrent appends through two connections to one file lose no row", async () => {
     const path = freshPath();
-    const a = await SqliteLedger.open(path);
-    const b = await SqliteLedger.open(path);
+    const a = await open(path);
+    const b = await open(path);
     await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         (i % 2 === 0 ? a : b).append(row(`load-${i}`, { threadId: "t", toolCallId: `c-${i}` })),
       ),
     );
     await Promise.all([a.close(), b.close()]);
-    const reopened = await SqliteLedger.open(path);
+    const reopened = await open(path);
     expect((await reopened.summary()).calls).toBe(200);
     expect(await reopened.findByCall("t", "c-199")).toMatchObject({ invocationId: "load-199" });
     await reopened.close();
@@ -142,23 +145,23 @@ describe("SqliteLedger on disk", () => {
 
   test("a ledger of schema 2 gains the browsing indexes on open, keeps its rows, and pages along an index", async () => {
     const path = freshPath();
-    const old = await SqliteLedger.open(path);
+    const old = await open(path);
     for (let i = 0; i < 5; i++)
       await old.append(row(`v2-${i}`, { startedAt: `2025-01-01T00:00:0${i}.000Z` }));
     await old.close();
-    // Schema 2 is schema 3 without the browsing indexes.
+    // Schema 2 is schema 3 without the browsing indexes (and 4 only escapes text).
     const raw = new Database(path);
     raw.exec(`DROP INDEX invocations_started; DROP INDEX invocations_source; DROP INDEX invocations_tool_only;
       DROP INDEX authorizations_created; UPDATE schema_version SET version = 2`);
     raw.close();
 
-    const upgraded = await SqliteLedger.open(path);
+    const upgraded = await open(path);
     const page = await upgraded.query({ order: "desc", limit: 2, after: "v2-3" });
     expect(page.map((r) => r.invocationId)).toEqual(["v2-2", "v2-1"]);
     await upgraded.close();
     const check = new Database(path, { readonly: true });
     try {
-      expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(3);
+      expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(4);
       const indexes = check
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name")
         .pluck()
@@ -184,6 +187,29 @@ describe("SqliteLedger on disk", () => {
     }
   });
 
+  test("a ledger of schema 3 holding a U+FFFF gets it escaped on open, and reads it back as it was written", async () => {
+    const path = freshPath();
+    const older = await open(path);
+    await older.append(row("ffff-1", { sessionId: "s-ffff", runId: "placeholder" }));
+    await older.close();
+    // What schema 3 stored for text holding U+FFFF: the text itself. Unescaped, U+FFFF U+E000 would
+    // read back as a NUL.
+    const written = "run\uFFFF\uE000x";
+    const raw = new Database(path);
+    raw
+      .prepare("UPDATE invocations SET run_id = ?, error = NULL WHERE invocation_id = 'ffff-1'")
+      .run(written);
+    raw.prepare("UPDATE schema_version SET version = 3").run();
+    raw.close();
+    const upgraded = await open(path);
+    try {
+      expect((await upgraded.get("ffff-1"))?.runId).toBe(written);
+      expect(await upgraded.query({ runId: written })).toHaveLength(1);
+    } finally {
+      await upgraded.close();
+    }
+  });
+
   test("a ledger written by a newer schema is refused with INVALID_CONFIG and left untouched", async () => {
     const path = freshPath();
     await (await SqliteLedger.open(path)).close();
@@ -192,7 +218,7 @@ describe("SqliteLedger on disk", () => {
     raw.close();
     await expect(SqliteLedger.open(path)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 3 },
+      data: { version: 99, supported: 4 },
     });
     const check = new Database(path, { readonly: true });
     expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(99);

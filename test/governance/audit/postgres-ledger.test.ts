@@ -7,9 +7,11 @@ import { openPostgres, type PostgresDatabase } from "../../../src/core/open-post
 import { contentObject, jsonObject } from "../../../src/governance/audit/content-object.js";
 import { FileContentStore } from "../../../src/governance/audit/content-store.js";
 import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-store.js";
+import { LedgerWriter, type LedgerWriterOptions } from "../../../src/governance/audit/ledger-writer.js";
 import { PostgresLedger, type PostgresLedgerOptions } from "../../../src/governance/audit/postgres-ledger.js";
 import { checkStoreIntegrity } from "../../../src/governance/audit/store-integrity.js";
 import { describeLedgerConformance } from "../../../src/testing/conformance/ledger-conformance.js";
+import { ledgerUnderTest } from "../../../src/testing/conformance/ledger-under-test.js";
 import { closingDatabase, useTestSchemas } from "../../postgres/fresh-schema.js";
 import { ledgerRow as row } from "./ledger-row.js";
 
@@ -27,10 +29,10 @@ describeLedgerConformance("PostgresLedger (no objects)", () => freshLedger({ max
 describe("PostgresLedger across replicas", () => {
   let url: string;
   const dbs: PostgresDatabase[] = [];
-  const replica = async () => {
+  const replica = async (writer?: LedgerWriterOptions) => {
     const db = await openPostgres(url, { maxConnections: 4 });
     dbs.push(db);
-    return PostgresLedger.open(db);
+    return ledgerUnderTest(await PostgresLedger.open(db), writer);
   };
   beforeAll(async () => {
     url = await schemas.next();
@@ -48,7 +50,7 @@ describe("PostgresLedger across replicas", () => {
     const versions = await dbs[0]!.query(
       "SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'",
     );
-    expect(versions).toEqual([{ version: 2 }]);
+    expect(versions).toEqual([{ version: 3 }]);
   });
 
   test("400 concurrent appends through two replicas, 50 of them racing for the same calls, lose no row", async () => {
@@ -65,17 +67,61 @@ describe("PostgresLedger across replicas", () => {
     expect((await b.query({ threadId: "t-load" })).length).toBe(350);
   });
 
-  test("a row PostgreSQL refuses (a NUL character) fails alone; the rest of its batch lands", async () => {
+  test("a NUL character, which PostgreSQL refuses in text and jsonb, is stored in its batch and read back exactly", async () => {
     const ledger = await replica();
+    const nul = row("nul-2", {
+      license: "bad\u0000text",
+      status: "error",
+      error: {
+        code: "TOOL_FAILED",
+        message: "wrote the file, then\u0000failed",
+        retryable: false,
+        attempts: 1,
+      },
+    });
     const settled = await Promise.allSettled([
       ledger.append(row("nul-1")),
-      ledger.append(row("nul-2", { license: "bad\u0000text" })),
+      ledger.append(nul),
       ledger.append(row("nul-3")),
     ]);
-    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect(settled[1]).toMatchObject({ reason: { code: "INVALID_INPUT" } });
-    expect(await ledger.get("nul-2")).toBeUndefined();
-    expect(await ledger.get("nul-3")).toMatchObject({ invocationId: "nul-3" });
+    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+    expect(await ledger.get("nul-2")).toEqual(nul);
+    // An operator's own SQL sees the escape, never a changed row.
+    const [stored] = await dbs
+      .at(-1)!
+      .query<{ license: string }>(
+        "SELECT license FROM sciencegate_invocations WHERE invocation_id = 'nul-2'",
+      );
+    expect(stored?.license).toBe("bad\uFFFF\uE000text");
+  });
+
+  test("an append whose connection is killed mid-statement is tried again on a fresh one and stored once", async () => {
+    const ledger = await replica({ retryWithinMs: 10_000 });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // Hold the table so the ledger's insert waits on the lock, then end the connection it waits on.
+      await admin.query("BEGIN");
+      await admin.query("LOCK TABLE sciencegate_invocations IN ACCESS EXCLUSIVE MODE");
+      const appended = ledger.append(row("killed-1", { threadId: "t-kill", toolCallId: "c-1" }));
+      let killed = 0;
+      for (let i = 0; i < 200 && killed === 0; i++) {
+        const { rows } = await admin.query(
+          `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        killed = rows.length;
+        if (killed === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(killed).toBe(1);
+      await admin.query("COMMIT");
+      await appended;
+      expect(await ledger.query({ threadId: "t-kill" })).toEqual([
+        row("killed-1", { threadId: "t-kill", toolCallId: "c-1" }),
+      ]);
+    } finally {
+      await admin.end();
+    }
   });
 
   test("rows and authorizations appended in one turn share the commit; a duplicate authorization fails alone", async () => {
@@ -121,7 +167,7 @@ describe("PostgresLedger across replicas", () => {
     const older = await schemas.next();
     const db = await openPostgres(older, { maxConnections: 2 });
     dbs.push(db);
-    const first = await PostgresLedger.open(db);
+    const first = ledgerUnderTest(await PostgresLedger.open(db));
     for (let i = 0; i < 5; i++)
       await first.append(row(`v1-${i}`, { startedAt: `2025-01-01T00:00:0${i}.000Z` }));
     await first.close();
@@ -129,7 +175,7 @@ describe("PostgresLedger across replicas", () => {
     await db.query(`DROP INDEX sciencegate_invocations_started; DROP INDEX sciencegate_invocations_source;
       DROP INDEX sciencegate_invocations_tool_only; DROP INDEX sciencegate_authorizations_created;
       UPDATE sciencegate_schema_versions SET version = 1 WHERE store = 'ledger'`);
-    const upgraded = await PostgresLedger.open(db);
+    const upgraded = ledgerUnderTest(await PostgresLedger.open(db));
     expect(
       (await upgraded.query({ order: "desc", limit: 2, after: "v1-3" })).map((r) => r.invocationId),
     ).toEqual(["v1-2", "v1-1"]);
@@ -145,8 +191,31 @@ describe("PostgresLedger across replicas", () => {
       ]),
     );
     expect(await db.query("SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'")).toEqual([
-      { version: 2 },
+      { version: 3 },
     ]);
+  });
+
+  test("a ledger of schema 2 holding a U+FFFF gets it escaped on open, and reads it back as it was written", async () => {
+    const older = await schemas.next();
+    const db = await openPostgres(older, { maxConnections: 2 });
+    dbs.push(db);
+    const first = ledgerUnderTest(await PostgresLedger.open(db));
+    await first.append(
+      row("ffff-1", { status: "error", error: { code: "X", message: "m", retryable: false, attempts: 1 } }),
+    );
+    await first.close();
+    // What schema 2 stored for text holding U+FFFF: the text itself. Unescaped, U+FFFF U+E000 would
+    // read back as a NUL.
+    const written = "run\uFFFF\uE000x";
+    await db.query(
+      `UPDATE sciencegate_invocations SET run_id = $1, error = jsonb_build_object('code', 'X', 'message', $1::text,
+         'retryable', false, 'attempts', 1) WHERE invocation_id = 'ffff-1'`,
+      [written],
+    );
+    await db.query("UPDATE sciencegate_schema_versions SET version = 2 WHERE store = 'ledger'");
+    const upgraded = ledgerUnderTest(await PostgresLedger.open(db));
+    expect(await upgraded.get("ffff-1")).toMatchObject({ runId: written, error: { message: written } });
+    expect(await upgraded.query({ runId: written })).toHaveLength(1);
   });
 
   test("a database with a newer ledger schema is refused with INVALID_CONFIG", async () => {
@@ -157,18 +226,19 @@ describe("PostgresLedger across replicas", () => {
     await db.query("UPDATE sciencegate_schema_versions SET version = 99 WHERE store = 'ledger'");
     await expect(PostgresLedger.open(db)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 2 },
+      data: { version: 99, supported: 3 },
     });
   });
 
-  test("a failing database rejects appends with UPSTREAM_UNAVAILABLE", async () => {
+  test("a closed database rejects appends at once with UPSTREAM_UNAVAILABLE (nothing to wait for)", async () => {
     const db = await openPostgres(url, { maxConnections: 2 });
-    const ledger = await PostgresLedger.open(db);
+    const ledger = new LedgerWriter(await PostgresLedger.open(db));
     await db.close();
     await expect(ledger.append(row("after-close"))).rejects.toMatchObject({
       code: "UPSTREAM_UNAVAILABLE",
-      retryable: true,
+      retryable: false,
     });
+    await ledger.close();
   });
 });
 
@@ -176,7 +246,7 @@ describe("PostgresLedger objects through withLedgerObjects and checkStoreIntegri
   test("inline objects read back through the layered store; a corrupted one is reported", async () => {
     const url = await schemas.next();
     const db = await openPostgres(url, { maxConnections: 2 });
-    const ledger = await PostgresLedger.open(db);
+    const ledger = ledgerUnderTest(await PostgresLedger.open(db));
     const folder = mkdtempSync(join(tmpdir(), "sciencegate-pg-cas-"));
     try {
       const files = new FileContentStore(join(folder, "cas"));

@@ -1,6 +1,6 @@
 /**
- * How the SQLite ledger commits: group commits on the event loop's next turn, WAL checkpoints in a
- * thread of its own (the log stays bounded), and the queue committed when the process exits.
+ * How the SQLite ledger commits through its writer: WAL checkpoints in a thread of its own (the log
+ * stays bounded, batches wait for a running one), and the writer's queue committed when the process exits.
  */
 import { execFile } from "node:child_process";
 import { existsSync, statSync, writeFileSync } from "node:fs";
@@ -12,7 +12,8 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, test } from "vitest";
 import { jsonObject } from "../../../src/governance/audit/content-object.js";
 import type { InvocationRecord } from "../../../src/governance/audit/ledger.js";
-import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
+import { SqliteLedger, type SqliteLedgerOptions } from "../../../src/governance/audit/sqlite-ledger.js";
+import { ledgerUnderTest } from "../../../src/testing/conformance/ledger-under-test.js";
 import { repoRoot } from "../../mcp/server-configs.js";
 import { ledgerRow } from "./ledger-row.js";
 
@@ -34,12 +35,17 @@ function objectsOf(i: number) {
   return [0, 1, 2].map((k) => jsonObject({ i, k, text: `record ${i} part ${k} `.repeat(20) }));
 }
 
+const open = async (path: string, options?: SqliteLedgerOptions) => {
+  const ledger = ledgerUnderTest(await SqliteLedger.open(path, options));
+  return Object.assign(ledger, { checkpoints: () => (ledger.store as SqliteLedger).checkpoints });
+};
+
 const walBytes = (path: string) => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0);
 
 describe("SqliteLedger commits", () => {
   test("checkpoints run in the ledger's thread and keep the log bounded while rows keep coming", async () => {
     const path = freshPath();
-    const ledger = await SqliteLedger.open(path);
+    const ledger = await open(path);
     try {
       const rows = 3_000;
       for (let i = 0; i < rows; i++) {
@@ -47,7 +53,7 @@ describe("SqliteLedger commits", () => {
         // One awaited append at a time: every row is its own commit, the worst case for the log.
         await ledger.append(row(`r${i}`, objects), objects);
       }
-      const { thread, count } = ledger.checkpoints;
+      const { thread, count } = ledger.checkpoints();
       expect(thread).toBe(true);
       // A checkpoint every 64 rows, less those that fell while one was still running.
       expect(count).toBeGreaterThan(10);
@@ -62,13 +68,13 @@ describe("SqliteLedger commits", () => {
 
   test("without the thread SQLite checkpoints by itself and the log stays bounded too", async () => {
     const path = freshPath();
-    const ledger = await SqliteLedger.open(path, { checkpointThread: false });
+    const ledger = await open(path, { checkpointThread: false });
     try {
       for (let i = 0; i < 1_500; i++) {
         const objects = objectsOf(i);
         await ledger.append(row(`r${i}`, objects), objects);
       }
-      expect(ledger.checkpoints).toEqual({ thread: false, count: 0 });
+      expect(ledger.checkpoints()).toEqual({ thread: false, count: 0 });
       expect(walBytes(path)).toBeLessThan(8 * 1024 * 1024);
       expect((await ledger.summary()).calls).toBe(1_500);
     } finally {
@@ -77,7 +83,7 @@ describe("SqliteLedger commits", () => {
   });
 
   test("appends made while a checkpoint runs wait for it and all commit", async () => {
-    const ledger = await SqliteLedger.open(freshPath());
+    const ledger = await open(freshPath());
     try {
       const pending: Promise<void>[] = [];
       for (let i = 0; i < 2_000; i++) {
@@ -87,21 +93,21 @@ describe("SqliteLedger commits", () => {
         if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
       }
       await Promise.all(pending);
-      expect(ledger.checkpoints.count).toBeGreaterThan(0);
+      expect(ledger.checkpoints().count).toBeGreaterThan(0);
       expect((await ledger.summary()).calls).toBe(2_000);
     } finally {
       await ledger.close();
     }
   });
 
-  test("rows still queued when the process exits normally are committed on the way out", async () => {
+  test("rows still queued in the writer when the process exits normally are committed on the way out", async () => {
     const path = freshPath();
     const script = join(scratch, `exit-writer-${files}.mts`);
-    const ledgerModule = pathToFileURL(join(repoRoot, "src/governance/audit/sqlite-ledger.ts")).href;
+    const auditModule = pathToFileURL(join(repoRoot, "src/governance/audit/index.ts")).href;
     writeFileSync(
       script,
-      `import { SqliteLedger } from ${JSON.stringify(ledgerModule)};
-const ledger = await SqliteLedger.open(${JSON.stringify(path)});
+      `import { LedgerWriter, SqliteLedger } from ${JSON.stringify(auditModule)};
+const ledger = new LedgerWriter(await SqliteLedger.open(${JSON.stringify(path)}));
 for (let i = 0; i < 100; i++) {
   void ledger.append({ invocationId: "x" + i, sessionId: "s", sourceId: "a", toolId: "b", status: "ok",
     startedAt: "2025-01-01T00:00:00.000Z", finishedAt: "2025-01-01T00:00:00.000Z", durationMs: 0,
@@ -110,8 +116,11 @@ for (let i = 0; i < 100; i++) {
 process.exit(0);
 `,
     );
-    await promisify(execFile)(process.execPath, ["--import", "tsx", script], { cwd: repoRoot });
-    const reopened = await SqliteLedger.open(path);
+    const { stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", script], {
+      cwd: repoRoot,
+    });
+    expect(stderr).toBe("");
+    const reopened = await open(path);
     try {
       expect((await reopened.summary()).calls).toBe(100);
     } finally {

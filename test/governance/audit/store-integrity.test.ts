@@ -10,6 +10,7 @@ import { withLedgerObjects } from "../../../src/governance/audit/ledger-content-
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import { checkStoreIntegrity } from "../../../src/governance/audit/store-integrity.js";
+import { ledgerUnderTest } from "../../../src/testing/conformance/ledger-under-test.js";
 import { runCli, tempDir, testServerEntry, writeEchoManifests, writeJson } from "../../cli/cli-harness.js";
 
 function row(invocationId: string, refs: Partial<InvocationRecord>): InvocationRecord {
@@ -37,7 +38,7 @@ function objectPath(root: string, ref: string): string {
 async function populated() {
   const dir = mkdtempSync(join(tmpdir(), "sciencegate-integrity-"));
   const store = new FileContentStore(join(dir, "cas"));
-  const ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"));
+  const ledger = ledgerUnderTest(await SqliteLedger.open(join(dir, "ledger.sqlite")));
   const request = await store.putJson({ query: "a" });
   const result = await store.putJson({ records: [1, 2, 3] });
   const shared = await store.putJson({ query: "shared" });
@@ -102,7 +103,9 @@ describe("checkStoreIntegrity", () => {
 
   test("both places an object lives: inline objects are re-hashed, file objects found and re-hashed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sciencegate-integrity-"));
-    const ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"), { maxInlineBytes: 1024 });
+    const ledger = ledgerUnderTest(
+      await SqliteLedger.open(join(dir, "ledger.sqlite"), { maxInlineBytes: 1024 }),
+    );
     const files = new FileContentStore(join(dir, "cas"));
     const store = withLedgerObjects(files, ledger);
     const request = jsonObject({ query: "inline" });
@@ -138,7 +141,7 @@ describe("checkStoreIntegrity", () => {
 
   test("works over any ContentStore (verify per reference)", async () => {
     const store = new MemoryContentStore();
-    const ledger = new MemoryLedger();
+    const ledger = ledgerUnderTest(new MemoryLedger());
     const kept = await store.putJson({ a: 1 });
     await ledger.append(row("inv-1", { requestRef: kept.ref, normalizedRef: `sha256:${"0".repeat(64)}` }));
     const report = await checkStoreIntegrity({ ledger, store });
@@ -164,7 +167,7 @@ test("sciencegate audit --verify: exit 0 when intact, 1 with the damaged object 
     /^1 ledger row\(s\), 3 CAS reference\(s\) \(3 in the ledger, 0 in the CAS\): 0 missing, 0 corrupt/,
   );
   const ledgerPath = join(dir, ".sciencegate", "ledger.sqlite");
-  const ledger = await SqliteLedger.open(ledgerPath);
+  const ledger = ledgerUnderTest(await SqliteLedger.open(ledgerPath));
   const [only] = await ledger.query();
   await ledger.close();
   // The call's objects are small: they live in the ledger, so that is where the damage goes.

@@ -4,6 +4,8 @@ import { z } from "zod";
 import type { McpToolResult } from "../../../src/contract/result-types.js";
 import { toolErrorResult } from "../../../src/contract/upstream-error.js";
 import { MemoryContentStore } from "../../../src/governance/audit/content-store.js";
+import type { LedgerStore } from "../../../src/governance/audit/ledger.js";
+import { LedgerWriter } from "../../../src/governance/audit/ledger-writer.js";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { Broker, type BrokerOptions } from "../../../src/governance/broker/broker.js";
 import { SourceCatalog } from "../../../src/governance/catalog/source-catalog.js";
@@ -161,7 +163,10 @@ function createDemoServer(state: DemoServerState): McpServer {
 /** Everything a broker test needs. */
 export interface Harness {
   broker: Broker;
-  ledger: MemoryLedger;
+  /** The store the rows land in (read it to check them). */
+  ledger: LedgerStore;
+  /** The writer the broker records through. */
+  writer: LedgerWriter;
   store: MemoryContentStore;
   catalog: SourceCatalog;
   state: DemoServerState;
@@ -170,11 +175,12 @@ export interface Harness {
 
 /**
  * Builds a broker over the demo server.
- * @param options broker options to override (limiter, authorize, clock, ...)
+ * @param options broker options to override (limiter, authorize, clock, ...), and the ledger store
+ *   (a `MemoryLedger` unless given), which the harness wraps in its writer
  * @param sourceOverrides manifest fields of the `demo` source to override
  */
 export async function createHarness(
-  options: Partial<BrokerOptions> = {},
+  options: Partial<Omit<BrokerOptions, "ledgerWriter">> & { ledger?: LedgerStore } = {},
   sourceOverrides: Parameters<typeof makeSource>[0] = {},
 ): Promise<Harness> {
   const state: DemoServerState = {
@@ -209,17 +215,27 @@ export async function createHarness(
   const pool = createInMemoryPool({ demo: () => createDemoServer(state) });
   const catalog = new SourceCatalog({ registry, pool });
   await catalog.refresh();
-  const ledger = new MemoryLedger();
+  const { ledger = new MemoryLedger(), ...brokerOptions } = options;
+  const writer = new LedgerWriter(ledger, { retryWithinMs: 0 });
   const store = new MemoryContentStore();
-  const broker = new Broker({ catalog, pool, ledger, store, random: () => 0.5, ...options });
+  const broker = new Broker({
+    catalog,
+    pool,
+    ledgerWriter: writer,
+    store,
+    random: () => 0.5,
+    ...brokerOptions,
+  });
   return {
     broker,
     ledger,
+    writer,
     store,
     catalog,
     state,
     close: async () => {
       await pool.close();
+      await writer.close();
       await ledger.close();
     },
   };

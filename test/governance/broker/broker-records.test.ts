@@ -55,7 +55,6 @@ const call = (toolId: string, extra: Record<string, string> = {}) => ({
 test("an uncached call keeps its request, raw and normalized objects in the ledger: no CAS file", async () => {
   const { broker, ledger, files, casFiles } = await onDisk();
   const outcome = await broker.invoke(call("search"));
-  await broker.flush();
   const row = await ledger.get(outcome.invocationId);
   const refs = [row?.requestRef, row?.rawRef, row?.normalizedRef] as string[];
   expect(refs.every((ref) => /^sha256:[0-9a-f]{64}$/.test(ref))).toBe(true);
@@ -75,7 +74,6 @@ test("an uncached call keeps its request, raw and normalized objects in the ledg
 test("objects past the inline limit go to the file CAS, written before the row; the rest stay inline", async () => {
   const { broker, ledger, files, casFiles } = await onDisk(200);
   const outcome = await broker.invoke(call("search"));
-  await broker.flush();
   const row = await ledger.get(outcome.invocationId);
   const request = (await broker.store.get(row?.requestRef as string)).byteLength;
   expect(request).toBeLessThanOrEqual(200);
@@ -103,7 +101,6 @@ test("calls made at once share commits and each still gets its own complete row"
   const outcomes = await Promise.all(
     Array.from({ length: 40 }, (_, i) => broker.invoke({ ...call("search"), input: { query: `q${i}` } })),
   );
-  await broker.flush();
   const rows = await ledger.query();
   expect(rows.map((r) => r.invocationId).sort()).toEqual(outcomes.map((o) => o.invocationId).sort());
   expect(await checkStoreIntegrity({ ledger, store: broker.store })).toMatchObject({ rows: 40, ok: true });

@@ -52,7 +52,6 @@ describe("Broker.invoke spans", () => {
   test("a successful call is one invoke span, with its ledger row's id, over one tools/call client span", async () => {
     const h = await setup();
     const outcome = await h.broker.invoke(call("search", undefined, { threadId: "t1", toolCallId: "c1" }));
-    await h.broker.flush();
     const invoke = recorder.one("sciencegate.invoke demo/search");
     expect(invoke.kind).toBe(SpanKind.INTERNAL);
     expect(invoke.status.code).toBe(SpanStatusCode.UNSET);
@@ -105,7 +104,6 @@ describe("Broker.invoke spans", () => {
       "sciencegate.rate_limit.group": "demo",
       "sciencegate.queue_wait_ms": 250,
     });
-    await h.broker.flush();
   });
 
   test("a cache hit says so and has no tools/call span", async () => {
@@ -120,7 +118,6 @@ describe("Broker.invoke spans", () => {
     expect(invoke?.attributes).toMatchObject({ "sciencegate.cache_hit": true, "sciencegate.attempts": 0 });
     expect(recorder.childrenOf(invoke as NonNullable<typeof invoke>)).toEqual([]);
     expect(recorder.spans().map((s) => s.name)).toEqual(["sciencegate.invoke demo/search"]);
-    await h.broker.flush();
   });
 
   test("a retried call has one tools/call span per attempt; the failed one says why", async () => {
@@ -141,7 +138,6 @@ describe("Broker.invoke spans", () => {
     // An `isError` answer is a tool error in the MCP semantic conventions.
     expect(attempts[0]?.attributes["error.type"]).toBe("tool_error");
     expect(attempts[0]?.attributes["sciencegate.error.code"]).toBe("RATE_LIMITED");
-    await h.broker.flush();
   });
 
   test("a failed call is an ERROR span whose error.type is the GovernanceError code and whose id is the row's", async () => {
@@ -153,7 +149,6 @@ describe("Broker.invoke spans", () => {
     expect(invoke.attributes["error.type"]).toBe("NOT_FOUND");
     const invocationId = invoke.attributes["sciencegate.invocation_id"];
     expect(invocationId).toBe(error.data?.invocationId);
-    await h.broker.flush();
     expect(await h.ledger.get(String(invocationId))).toMatchObject({
       status: "error",
       error: { code: "NOT_FOUND" },
@@ -170,21 +165,18 @@ describe("Broker.invoke spans", () => {
       "sciencegate.attempts": 0,
     });
     expect(recorder.childrenOf(invoke)).toEqual([]);
-    await h.broker.flush();
   });
 
   test("an unknown tool keeps the span name free of the model's text", async () => {
     const h = await setup();
     await failure(h.broker.invoke(call("no_such_tool_from_the_model")));
     expect(recorder.one("sciencegate.invoke").attributes["error.type"]).toBe("TOOL_UNAVAILABLE");
-    await h.broker.flush();
   });
 
   test("a replay is a span with the recorded row's id and replayed true", async () => {
     const h = await setup();
     const keyed = call("search", undefined, { threadId: "t1", toolCallId: "c1" });
     const first = await h.broker.invoke(keyed);
-    await h.broker.flush();
     recorder.reset();
     const again = await h.broker.invoke(keyed);
     expect(again.replayed).toBe(true);
@@ -209,6 +201,5 @@ describe("Broker.invoke spans", () => {
     expect(invoke.attributes["sciencegate.invocation_id"]).toBe(outcome.invocationId);
     expect(invoke.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
     expect(invoke.spanContext().traceId).toBe(run.spanContext().traceId);
-    await h.broker.flush();
   });
 });

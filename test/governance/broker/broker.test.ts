@@ -57,7 +57,6 @@ describe("Broker.invoke", () => {
     const outcome = await h.broker.invoke(call("search"));
     expect(outcome.result.records.map((r) => r.identifier)).toEqual(["brca1"]);
     expect(outcome.result).toMatchObject({ license: "CC0-1.0", attribution: "Test data", untrusted: true });
-    await h.broker.flush();
     const row = await h.ledger.get(outcome.invocationId);
     expect(row).toMatchObject({
       status: "ok",
@@ -84,7 +83,6 @@ describe("Broker.invoke", () => {
   ])("%s is thrown and recorded", async (code, toolId, input) => {
     const h = await setup();
     expect(await codeOf(h.broker.invoke(call(toolId, input)))).toBe(code);
-    await h.broker.flush();
     const rows = await h.ledger.query({ sessionId: "s1" });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: "error", error: { code } });
@@ -102,7 +100,6 @@ describe("Broker.invoke", () => {
     const h = await setup({ clock });
     expect(await codeOf(drive(clock, h.broker.invoke(call("fail", { query }))))).toBe(code);
     expect(h.state.calls.fail).toBe(attempts);
-    await h.broker.flush();
     expect((await h.ledger.query())[0]).toMatchObject({ attempts, error: { code } });
   });
 
@@ -117,7 +114,6 @@ describe("Broker.invoke", () => {
       message: "cannot read properties of undefined (reading 'x')",
     });
     expect(h.state.calls.throws).toBe(1);
-    await h.broker.flush();
     const rows = await h.ledger.query();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
@@ -134,7 +130,6 @@ describe("Broker.invoke", () => {
     const error = await drive(clock, h.broker.invoke(call("crash", { query: "x" }))).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", retryable: true, attempts: 3 });
     expect(h.state.calls.crash).toBe(3);
-    await h.broker.flush();
     const [row] = await h.ledger.query();
     expect(row).toMatchObject({ attempts: 3, error: { code: "UPSTREAM_UNAVAILABLE", retryable: true } });
   });
@@ -154,7 +149,6 @@ describe("Broker.invoke", () => {
     controller.abort();
     await codeOf(busy);
     expect(h.state.calls.search).toBeUndefined();
-    await h.broker.flush();
     const rows = await h.ledger.query();
     expect(rows.map((r) => r.error?.code).sort()).toEqual(["CANCELLED", "RATE_LIMIT_QUEUE_TIMEOUT"]);
   });
@@ -188,7 +182,6 @@ describe("Broker.invoke", () => {
     });
     expect(await codeOf(h.broker.invoke(call("search")))).toBe("PERMISSION_DENIED");
     expect(h.state.calls.search).toBeUndefined();
-    await h.broker.flush();
     const [row] = await h.ledger.query();
     expect(row).toMatchObject({ authorizationId: "auth-1", error: { code: "PERMISSION_DENIED" } });
 
@@ -215,7 +208,6 @@ describe("Broker.invoke", () => {
     allow = false;
     expect(await codeOf(h.broker.invoke(call("search")))).toBe("PERMISSION_DENIED");
     expect(h.state.calls.search).toBe(1);
-    await h.broker.flush();
     const rows = await h.ledger.query();
     expect(rows.map((r) => [r.status, r.cacheHit, r.error?.code])).toEqual([
       ["ok", false, undefined],
@@ -252,7 +244,6 @@ describe("Broker.invoke", () => {
     expect(clock.now()).toBeGreaterThanOrEqual(2_000);
     expect(h.state.calls.flaky).toBe(2);
     expect(limiter.stats("demo").active).toBe(0);
-    await h.broker.flush();
     expect(await h.ledger.get(outcome.invocationId)).toMatchObject({ status: "ok", attempts: 2 });
   });
 
@@ -263,7 +254,6 @@ describe("Broker.invoke", () => {
     h.state.retryAfterMs = 100;
     expect(await codeOf(drive(clock, h.broker.invoke(call("flaky"))))).toBe("RATE_LIMITED");
     expect(h.state.calls.flaky).toBe(3);
-    await h.broker.flush();
     const [row] = await h.ledger.query();
     expect(row).toMatchObject({ attempts: 3, error: { code: "RATE_LIMITED", retryable: true, attempts: 3 } });
   });
@@ -274,7 +264,6 @@ describe("Broker.invoke", () => {
     expect(await codeOf(drive(clock, h.broker.invoke(call("hang")), 500))).toBe("TIMEOUT");
     await drive(clock, new Promise((resolve) => setTimeout(resolve, 20)), 1);
     expect(h.state.cancelled).toBe(1);
-    await h.broker.flush();
     expect((await h.ledger.query())[0]?.error).toMatchObject({ code: "TIMEOUT", retryable: true });
   });
 
@@ -285,7 +274,6 @@ describe("Broker.invoke", () => {
     while (h.state.hanging === 0) await new Promise((resolve) => setImmediate(resolve));
     controller.abort();
     expect(await codeOf(pending)).toBe("CANCELLED");
-    await h.broker.flush();
     expect((await h.ledger.query())[0]?.error).toMatchObject({ code: "CANCELLED", retryable: false });
   });
 
@@ -321,7 +309,6 @@ describe("Broker.invoke", () => {
     expect(c.replayed).toBe(true);
     expect(c.result).toEqual(a.result);
     expect(b.invocationId).toBe(a.invocationId);
-    await h.broker.flush();
     expect(await h.ledger.query()).toHaveLength(1);
   });
 
@@ -339,7 +326,6 @@ describe("Broker.invoke", () => {
       Array.from({ length: 200 }, (_, i) => h.broker.invoke(call("search", { query: `q${i}` }))),
     );
     expect(new Set(results.map((r) => r.invocationId)).size).toBe(200);
-    await h.broker.flush();
     expect(await h.ledger.query({ limit: 1000 })).toHaveLength(200);
     expect(h.state.calls.search).toBe(200);
   });
@@ -357,14 +343,12 @@ describe("Broker.invoke", () => {
       expect(isGovernanceError(caught) && caught.code).toBe("PERMISSION_DENIED");
       expect(String((caught as Error).message)).toContain("already used for a different call");
       expect(JSON.stringify(caught)).not.toContain(a.invocationId);
-      await h.broker.flush();
       const rowsOfB = await h.ledger.query({ sessionId: "B" });
       expect(rowsOfB).toHaveLength(1);
       expect(rowsOfB[0]).toMatchObject({ status: "error", threadId: "t1", toolId: "search" });
       expect(rowsOfB[0]?.toolCallId).toBeUndefined();
       expect(rowsOfB[0]?.error?.message).toContain("call-a");
       expect(h.state.calls.search).toBeUndefined();
-      await h.broker.flush();
       expect((await h.ledger.findByCall("t1", "call-a"))?.invocationId).toBe(a.invocationId);
     });
 
@@ -380,7 +364,6 @@ describe("Broker.invoke", () => {
         "PERMISSION_DENIED",
       );
       expect(h.state.calls.write).toBe(1);
-      await h.broker.flush();
       expect(await h.ledger.query({ sessionId: "B" })).toHaveLength(1);
     });
 
@@ -410,7 +393,6 @@ describe("Broker.invoke", () => {
             "PERMISSION_DENIED",
           );
         }
-        await h.broker.flush();
         expect(await ledger.query({ sessionId: "B", status: "error" })).toHaveLength(2);
         const again = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
         expect(again.invocationId).toBe(a.invocationId);

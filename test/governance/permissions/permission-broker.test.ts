@@ -28,7 +28,7 @@ async function setup(policy: PermissionPolicy = {}): Promise<{ h: Harness; permi
     authorize: (request) => (permissions as PermissionService).authorize(request),
   });
   harness = h;
-  permissions = new PermissionService({ ledger: h.ledger, grants: new MemoryGrantStore(), policy });
+  permissions = new PermissionService({ ledgerWriter: h.writer, grants: new MemoryGrantStore(), policy });
   return { h, permissions };
 }
 
@@ -50,7 +50,6 @@ describe("PermissionService as the broker's hook", () => {
       message: expect.stringContaining("approval required"),
     });
     expect(h.state.calls.write).toBeUndefined();
-    await h.broker.flush();
     const [denied] = await h.ledger.query();
     expect(denied).toMatchObject({ status: "error", error: { code: "PERMISSION_DENIED" } });
     expect(denied?.authorizationId).toBeUndefined();
@@ -60,7 +59,6 @@ describe("PermissionService as the broker's hook", () => {
     const outcome = await h.broker.invoke(call("write", "c1"));
     expect(outcome.result.records[0]?.identifier).toBe("w");
     expect(h.state.calls.write).toBe(1);
-    await h.broker.flush();
     const rows = await h.ledger.query({ status: "ok" });
     expect(rows).toMatchObject([{ toolId: "write", authorizationId }]);
 
@@ -96,7 +94,6 @@ describe("PermissionService as the broker's hook", () => {
       message: expect.stringContaining("denied by the user: not on production data"),
     });
     expect(h.state.calls.write).toBeUndefined();
-    await h.broker.flush();
     expect((await h.ledger.findByCall("t1", "c1"))?.authorizationId).toBe(authorizationId);
   });
 
@@ -112,7 +109,6 @@ describe("PermissionService as the broker's hook", () => {
     await approve("c2");
     expect((await h.broker.invoke(call("search", "c2"))).cacheHit).toBe(true);
     expect(h.state.calls.search).toBe(1);
-    await h.broker.flush();
     const rows = await h.ledger.query();
     expect(rows.map((r) => [r.status, r.cacheHit])).toEqual([
       ["ok", false],
@@ -125,7 +121,6 @@ describe("PermissionService as the broker's hook", () => {
     const { h } = await setup();
     await h.broker.invoke(call("search", "c1"));
     const [auth] = await h.ledger.listAuthorizations();
-    await h.broker.flush();
     const [row] = await h.ledger.query();
     expect(auth).toMatchObject({ decisionSource: "policy_not_dangerous", resource: "demo:search", epoch: 1 });
     expect(row?.authorizationId).toBe(auth?.id);

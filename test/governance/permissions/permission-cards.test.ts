@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
+import { LedgerWriter } from "../../../src/governance/audit/ledger-writer.js";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { deriveManifest } from "../../../src/governance/manifests/derived-manifest.js";
 import { builtinManifestDir, loadManifestFile } from "../../../src/governance/manifests/manifest-loader.js";
@@ -78,7 +79,7 @@ function call(tool: ToolManifest, input: Record<string, unknown>, sessionId = "s
 function setup() {
   const ledger = new MemoryLedger();
   const service = new PermissionService({
-    ledger,
+    ledgerWriter: new LedgerWriter(ledger),
     grants: new MemoryGrantStore(),
     clock: new ManualClock(Date.UTC(2026, 0, 1)),
   });

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { LedgerWriter } from "../../../src/governance/audit/ledger-writer.js";
 import { MemoryLedger } from "../../../src/governance/audit/memory-ledger.js";
 import { SqliteLedger } from "../../../src/governance/audit/sqlite-ledger.js";
 import type { AuthorizationRequest } from "../../../src/governance/permissions/authorization.js";
@@ -27,7 +28,12 @@ function setup(options: Partial<PermissionServiceOptions> = {}) {
   const ledger = new MemoryLedger();
   const grants = new MemoryGrantStore();
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const service = new PermissionService({ ledger, grants, clock, ...options });
+  const service = new PermissionService({
+    ledgerWriter: new LedgerWriter(ledger),
+    grants,
+    clock,
+    ...options,
+  });
   return { ledger, grants, clock, service };
 }
 
@@ -447,7 +453,11 @@ describe("persistence", () => {
     const open = async () => {
       const ledger = await SqliteLedger.open(join(dataDir, "ledger.sqlite"));
       const grants = await SqliteGrantStore.open(grantStorePath(dataDir));
-      return { ledger, grants, service: new PermissionService({ ledger, grants }) };
+      return {
+        ledger,
+        grants,
+        service: new PermissionService({ ledgerWriter: new LedgerWriter(ledger), grants }),
+      };
     };
     const first = await open();
     const { grant } = await first.service.decide(write(), { decision: "allow_matching" });

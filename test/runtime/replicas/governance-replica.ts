@@ -3,8 +3,8 @@
  * database (ledger, grants, session state and rate limits there), the test's manifests folder, and
  * the source's MCP server in this process (a real `McpServer` behind the in-memory pool) whose one
  * tool makes one HTTP request to the test's fake provider. It prints `ready`, waits for `go` on
- * stdin, then starts call k at k × spacing through `governance.broker.invoke` and waits for the
- * call's row (`broker.recorded`). One JSON line per call on stdout, once its row is written:
+ * stdin, then starts call k at k × spacing through `governance.broker.invoke`, which settles once
+ * the call's row is written. One JSON line per call on stdout:
  * `{call, outcome, invocationId, elapsedMs, ...}` with `ok` or the error code (`elapsedMs`: until
  * `invoke` settled).
  */
@@ -78,7 +78,6 @@ async function call(k: number): Promise<void> {
       toolCallId: `call-${k}`,
     });
     const elapsedMs = performance.now() - startedAt;
-    await governance.broker.recorded(outcome.invocationId);
     say({
       call: k,
       outcome: "ok",
@@ -94,9 +93,6 @@ async function call(k: number): Promise<void> {
       say({ call: k, outcome: String(error), governanceError: false });
       return;
     }
-    // A failed call's row is written before invoke throws; its id is in the error's data.
-    const invocationId = error.data?.invocationId;
-    if (typeof invocationId === "string") await governance.broker.recorded(invocationId);
     say({
       call: k,
       outcome: error.code,
@@ -104,7 +100,7 @@ async function call(k: number): Promise<void> {
       name: error.name,
       retryable: error.retryable,
       attempts: error.attempts,
-      invocationId,
+      invocationId: error.data?.invocationId,
       elapsedMs,
     });
   }

@@ -188,7 +188,6 @@ async function brokerCall(call: CallSpec) {
   const { broker } = await governance();
   try {
     const outcome = await broker.invoke(call);
-    await broker.recorded(outcome.invocationId);
     return { outcome: "ran", invocationId: outcome.invocationId, replayed: outcome.replayed };
   } catch (error) {
     return { outcome: isGovernanceError(error) ? error.code : String(error) };

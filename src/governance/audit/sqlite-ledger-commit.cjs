@@ -1,6 +1,6 @@
 "use strict";
 /**
- * The SQLite ledger's writes and checkpoints (see `sqlite-ledger.ts`). One batch of appends commits in
+ * The SQLite ledger's batch commit and checkpoints (see `sqlite-ledger.ts`). One batch of appends commits in
  * one IMMEDIATE transaction, each write in a savepoint of its own, so one refused row does not undo the
  * others (`createWriter`). Run as a worker thread, this file is the ledger's checkpointer: WAL
  * checkpoints sync the disk and take milliseconds, so they run off the event loop. Plain CommonJS, so

@@ -1,0 +1,238 @@
+/**
+ * How the broker records a call: the row it builds while the call runs, the objects it keeps with the
+ * row (small ones inline, in the row's commit; large ones in the content store first) and the one append
+ * through the ledger's writer, which settles once the row is durable (see ARCHITECTURE.md, "Record").
+ */
+import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
+import { type Clock, GovernanceError, hashCanonical, optional } from "../../core/index.js";
+import {
+  type ContentObject,
+  type ContentStore,
+  type InvocationRecord,
+  jsonObject,
+  jsonObjectAsIs,
+  type LedgerWriter,
+  putObjectIn,
+  withLedgerObjects,
+} from "../audit/index.js";
+import { neutralizeDeep, neutralizePromptTags } from "../envelope/index.js";
+import type { InvokeRequest } from "./broker-types.js";
+import { checkingDepth } from "./refuse-too-deep.js";
+
+/** An invocation row while its call runs: everything but the outcome. */
+export type Row = Omit<InvocationRecord, "status" | "finishedAt" | "durationMs">;
+
+/** One invocation in progress: its row and the objects to commit with it. */
+export interface Call {
+  row: Row;
+  /** Objects the ledger keeps inline, written in the row's commit. */
+  inline: ContentObject[];
+  /**
+   * What the row stores once the call has a result: the server's raw result, and the normalized one
+   * handed back, as a value or (cached results) as its object already.
+   */
+  results?: { raw?: unknown; normalized: McpToolResult | ContentObject } | undefined;
+  /** The validated arguments, hashed onto the row (`inputHash`) when it is written. */
+  input?: Record<string, unknown> | undefined;
+  /** Whether the call's span records: its rate-limit wait and attempts are then spans too. */
+  traced: boolean;
+  /** The commit of the call's authorization row when the permission hook did not wait for it. */
+  authorizationCommitted?: Promise<void> | undefined;
+}
+
+/** Builds and writes the rows of one broker's calls. */
+export class CallRecorder {
+  /** Reads objects wherever the ledger or the content store keeps them. */
+  readonly objects: ContentStore;
+  readonly #writer: LedgerWriter;
+  readonly #store: ContentStore;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+
+  /**
+   * @param writer the ledger's one writer
+   * @param store the content store of objects too large to keep inline
+   * @param clock stamps rows
+   * @param newId invocation id generator
+   */
+  constructor(writer: LedgerWriter, store: ContentStore, clock: Clock, newId: () => string) {
+    this.#writer = writer;
+    this.#store = store;
+    this.#clock = clock;
+    this.#newId = newId;
+    this.objects = withLedgerObjects(store, writer.reader);
+  }
+
+  /**
+   * A new invocation row of a call, without its tool call id (the caller adds it where the key is its own).
+   * @param request the call
+   * @param startedMs when it started
+   */
+  newRow(
+    request: Pick<InvokeRequest, "session" | "sourceId" | "toolId" | "threadId" | "runId">,
+    startedMs: number,
+  ): Row {
+    return {
+      invocationId: this.#newId(),
+      sessionId: request.session,
+      sourceId: request.sourceId,
+      toolId: request.toolId,
+      startedAt: new Date(startedMs).toISOString(),
+      attempts: 0,
+      cacheHit: false,
+      queueWaitMs: 0,
+      ...optional({ threadId: request.threadId, runId: request.runId }),
+    };
+  }
+
+  /**
+   * Keeps an object for the call's row: a small one goes into the row's commit, a larger one (or any,
+   * when the ledger keeps none) is written to the content store now, before the row names it.
+   * @returns the object's ref, at once for an object kept inline
+   */
+  stage(call: Call, object: ContentObject): string | Promise<string> {
+    const max = this.#writer.maxInlineBytes;
+    if (max !== undefined && object.size <= max) {
+      call.inline.push(object);
+      return object.ref;
+    }
+    return putObjectIn(this.#store, object).then(() => object.ref);
+  }
+
+  /**
+   * Writes the call's one row with its objects (a success's results become objects first).
+   * @param call the call
+   * @param status its outcome
+   * @param startedMs when it started
+   * @param finishedMs when it ended @default now
+   * @returns once the row, and the authorization row it names, are durable
+   * @throws what the writer throws (`DUPLICATE_ID`, `UPSTREAM_UNAVAILABLE` when the row could be
+   *   neither committed nor spooled)
+   */
+  async record(
+    call: Call,
+    status: "ok" | "error",
+    startedMs: number,
+    finishedMs = this.#clock.now(),
+  ): Promise<void> {
+    if (status === "ok") await this.#stageResults(call);
+    if (call.input !== undefined) call.row.inputHash ??= hashCanonical(call.input);
+    const record: InvocationRecord = {
+      ...call.row,
+      status,
+      finishedAt: new Date(finishedMs).toISOString(),
+      durationMs: Math.max(0, finishedMs - startedMs),
+    };
+    const appended = this.#writer.append(record, call.inline);
+    // The row is recorded once the authorization row it names is durable too.
+    if (call.authorizationCommitted) await Promise.all([appended, call.authorizationCommitted]);
+    else await appended;
+  }
+
+  /** The content objects of a call's results on its row (large ones written to the content store first). */
+  async #stageResults(call: Call): Promise<void> {
+    const { results } = call;
+    if (results === undefined) return;
+    // The normalized result walked the same value within the depth limit; a raw result that still
+    // cannot be serialized is left without its object rather than losing the row.
+    let raw: ContentObject | undefined;
+    if ("raw" in results) {
+      try {
+        raw = checkingDepth(() => jsonObjectAsIs(results.raw));
+      } catch {
+        raw = undefined;
+      }
+    }
+    const { normalized } = results;
+    const normalizedObject = isContentObject(normalized) ? normalized : jsonObjectAsIs(normalized);
+    const writes: Promise<string>[] = [];
+    for (const object of [raw, normalizedObject]) {
+      const staged = object === undefined ? undefined : this.stage(call, object);
+      if (staged instanceof Promise) writes.push(staged);
+    }
+    // Large objects are written before the row that names them.
+    if (writes.length > 0) await Promise.all(writes);
+    if (raw) call.row.rawRef = raw.ref;
+    call.row.normalizedRef = normalizedObject.ref;
+  }
+}
+
+function isContentObject(value: McpToolResult | ContentObject): value is ContentObject {
+  return "bytes" in value && value.bytes instanceof Uint8Array;
+}
+
+/**
+ * The request object of a call: source, tool and the arguments as given (its ref is `requestRef`).
+ * @param request the call
+ * @returns the object
+ * @throws GovernanceError `INVALID_INPUT` for arguments that cannot be stored as JSON
+ */
+export function requestObject(request: Pick<InvokeRequest, "sourceId" | "toolId" | "input">): ContentObject {
+  return jsonObject({ sourceId: request.sourceId, toolId: request.toolId, input: request.input ?? null });
+}
+
+/**
+ * What a `threadId:toolCallId` key is bound to: the session and the request's CAS ref (source, tool and
+ * arguments as given, the object the broker stores as `requestRef`). `undefined` parts stand for
+ * arguments that cannot be stored as JSON, as on their recorded row.
+ * @param request the call
+ * @returns a string equal for equal calls
+ */
+export function callDigest(request: InvokeRequest): string {
+  let requestRef: string | undefined;
+  try {
+    requestRef = requestObject(request).ref;
+  } catch {
+    requestRef = undefined;
+  }
+  return JSON.stringify([request.session, request.sourceId, request.toolId, requestRef ?? null]);
+}
+
+/**
+ * `callDigest` of a recorded call, from its row.
+ * @param row the recorded row
+ * @returns the digest its call had
+ */
+export function recordedDigest(row: InvocationRecord): string {
+  return JSON.stringify([row.sessionId, row.sourceId, row.toolId, row.requestRef ?? null]);
+}
+
+/**
+ * The error a failed invocation throws and records: the failure mapped by `toGovernanceError`, with the
+ * invocation id in its data and the attempts made so far.
+ * @param caught what the invocation threw
+ * @param row the invocation's id and the attempts counted on its row
+ * @returns the error, its message and data neutralized
+ */
+export function recordedError(caught: unknown, row: Pick<Row, "invocationId" | "attempts">): GovernanceError {
+  const base = toGovernanceError(caught);
+  // Messages and data may quote a server (its error text, a forged id): external text is data, so
+  // the model and the ledger get it with reserved tags and role tokens made inert, as in results.
+  return new GovernanceError(base.code, neutralizePromptTags(base.message), {
+    retryable: base.retryable,
+    attempts: Math.max(base.attempts, row.attempts),
+    data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
+    cause: base.cause ?? caught,
+    ...optional({ retryAfterMs: base.retryAfterMs }),
+  });
+}
+
+/**
+ * The error of a call whose outcome is known but whose row could be neither committed nor spooled:
+ * the caller must not take the result as recorded.
+ * @param caught what recording threw
+ * @param row the call's id
+ * @returns the error, the invocation id in its data
+ */
+export function unrecordedOutcome(caught: unknown, row: Pick<Row, "invocationId">): GovernanceError {
+  const base = toGovernanceError(caught);
+  return new GovernanceError(
+    base.code,
+    `The call ran but its ledger row could not be written, so its result is withheld: ${base.message}`,
+    {
+      retryable: base.retryable,
+      data: { ...neutralizeDeep(base.data), invocationId: row.invocationId },
+      cause: caught,
+    },
+  );
+}
