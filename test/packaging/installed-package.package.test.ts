@@ -8,11 +8,12 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestPostgres } from "../postgres/test-postgres.js";
 import {
   CONSUMER_COMPILER_OPTIONS,
   childEnv,
@@ -132,6 +133,9 @@ describe("the packed tarball, installed in a fresh app", () => {
     await cp(join(FIXTURES, "science-project"), project, { recursive: true });
     await cp(join(FIXTURES, "governed-call.mjs"), join(app, "governed-call.mjs"));
     await cp(join(FIXTURES, "gateway-client.mjs"), join(app, "gateway-client.mjs"));
+    for (const probe of ["hostile-server.mjs", "hardening-probes.mjs", "gateway-probes.mjs"]) {
+      await cp(join(FIXTURES, probe), join(app, probe));
+    }
   });
 
   // One at a time: under load, parallel runs starve the local TypeScript provider's 30 s tools/list budget.
@@ -318,8 +322,147 @@ describe("the packed tarball, installed in a fresh app", () => {
         expect(help.stdout).toContain("Usage of sciencegate extract:");
       });
     });
+
+    // The hardening probes, against what users install: a hostile stdio server, an embedded PostgreSQL.
+    describe("j. hardening probes", () => {
+      let hostileConfig = "";
+      beforeAll(async () => {
+        if (!app) return;
+        hostileConfig = join(app, "hostile-config.json");
+        const server = { command: process.execPath, args: [join(app, "hostile-server.mjs")] };
+        await writeFile(hostileConfig, JSON.stringify({ mcpServers: { hostile: server } }));
+      });
+
+      it("j1. PostgreSQL: connections killed under 8 callers lose no row; a NUL in an error or a session id is stored", async () => {
+        expect(project, "step c installed nothing").not.toBe("");
+        const postgres = await startTestPostgres();
+        try {
+          const url = await postgres.createDatabase();
+          await step("j1. connection kills + NUL on PostgreSQL", async () => {
+            const result = await run(
+              process.execPath,
+              ["hardening-probes.mjs", url, join(tmp, "probe-data"), join(app, "hostile-server.mjs")],
+              app,
+            );
+            expect(result.code, result.stderr).toBe(0);
+            const seen = JSON.parse(result.stdout) as HardeningProbes;
+            console.log(`[test:package] j1. ${JSON.stringify(seen.kills)}`);
+            expect(seen.kills.killed, "the killer ended no connection").toBeGreaterThan(0);
+            expect(seen.kills.calls).toBeGreaterThan(0);
+            expect(seen.kills.withoutRow).toBe(0);
+            expect(seen.kills.rows).toBe(seen.kills.calls);
+            expect(seen.kills.distinctKeys).toBe(seen.kills.rows);
+            expect(seen.nul.code).toBe("TOOL_FAILED");
+            expect(seen.nul.rows).toHaveLength(1);
+            const [row] = seen.nul.rows;
+            expect(row?.invocationId).toBe(seen.nul.invocationId);
+            expect(row?.sessionId).toBe("nul\u0000session");
+            expect(row?.status).toBe("error");
+            expect(JSON.parse(row?.error ?? "null")?.message).toBe(
+              "bad\u0000thing \u001b]0;pwned\u0007\r\nOK: all clear",
+            );
+          });
+        } finally {
+          await postgres.stop();
+        }
+      });
+
+      it("j2. the gateway over HTTP: the session id a ledger row shows acts on nothing; tool_search echoes no live tag", async () => {
+        expect(project, "step c installed nothing").not.toBe("");
+        const home = join(tmp, "cli-homes", "probes");
+        await step("j2. gateway probes (HTTP)", async () => {
+          const result = await run(process.execPath, ["gateway-probes.mjs", hostileConfig, home], app);
+          expect(result.code, result.stderr).toBe(0);
+          const seen = JSON.parse(result.stdout) as GatewayProbes;
+          expect(seen.tools).toContain("mcp__hostile__search");
+          // The derived tool needs approval and this client cannot be asked: refused, nothing run.
+          expect(seen.firstError).toBe(true);
+          expect(seen.firstText).toContain("Nothing was executed");
+          expect(seen.ledgerSession).toMatch(/^gateway:[0-9a-f-]{36}$/);
+          expect(seen.ledgerSession).not.toContain(seen.transportSession);
+          expect([seen.asShown, seen.asShownBare, seen.deleteShown]).toEqual([404, 404, 404]);
+          expect(seen.stolenRows).toBe(0);
+          expect(seen.echoText).toContain("notFound");
+          expect(seen.echoText).not.toMatch(/<\/?system>|<\/available-deferred-tools>/);
+          // The owner's session survived the DELETE under the shown id.
+          expect(seen.secondError).toBe(true);
+          expect(seen.rowsAfter).toBe(2);
+        });
+        await step("j2. the store's modes", async () => {
+          const modes = await Promise.all(
+            [home, join(home, "ledger.sqlite"), join(home, "grants.sqlite")].map(
+              async (path) => (await stat(path)).mode & 0o777,
+            ),
+          );
+          expect(modes).toEqual([0o700, 0o600, 0o600]);
+        });
+      });
+
+      it("j3. the installed CLI prints a hostile server's error without live escapes; a wiki URL's path stays hidden", async () => {
+        expect(project, "step c installed nothing").not.toBe("");
+        await step("j3. sciencegate call (hostile error) + serve llm-wiki (capability URL)", async () => {
+          const failed = await cli(
+            ["call", "hostile.fail_nul", "--config", hostileConfig, "--args", "{}", "--approve", "once"],
+            "probe-call",
+          );
+          expect(failed.code).toBe(1);
+          const printed = failed.stdout + failed.stderr;
+          expect(printed).toContain("TOOL_FAILED");
+          expect(printed).toContain("\\u001b]0;pwned\\u0007\\r\\nOK: all clear");
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: the raw controls are what must not be printed
+          expect(printed).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+          const bin = join(app, "node_modules", ".bin", "sciencegate");
+          const wiki = await run(
+            bin,
+            ["serve", "llm-wiki"],
+            project,
+            childEnv({
+              SCIENCEGATE_HOME: join(tmp, "cli-homes", "probe-wiki"),
+              SCIENCE_AGENT_LLM_WIKI_URL: "http://127.0.0.1:9/capability-SECRET",
+            }),
+          );
+          expect(wiki.code).not.toBe(0);
+          expect(wiki.stderr).toContain("INVALID_CONFIG");
+          expect(wiki.stdout + wiki.stderr).not.toContain("SECRET");
+        });
+      });
+    });
   });
 });
+
+/** What `hardening-probes.mjs` prints. */
+interface HardeningProbes {
+  kills: {
+    calls: number;
+    ok: number;
+    codes: string[];
+    rows: number;
+    distinctKeys: number;
+    withoutRow: number;
+    killed: number;
+  };
+  nul: {
+    code: string;
+    invocationId?: string;
+    rows: { invocationId: string; sessionId: string; status: string; error: string }[];
+  };
+}
+
+/** What `gateway-probes.mjs` prints. */
+interface GatewayProbes {
+  tools: string[];
+  transportSession: string;
+  ledgerSession: string;
+  firstError: boolean;
+  firstText: string;
+  asShown: number;
+  asShownBare: number;
+  deleteShown: number;
+  echoText: string;
+  secondError: boolean;
+  stolenRows: number;
+  rowsAfter: number;
+}
 
 /** The parts of `sciencegate tools --json` the test reads. */
 interface ToolsReport {
