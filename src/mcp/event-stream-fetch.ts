@@ -67,6 +67,11 @@ export class EventStreamFetch {
         socket.once("close", () => this.#sockets.delete(socket));
       });
       request.once("error", reject);
+      // A connection that ends without an answer (a 101 nobody asked for, say): no later settling is
+      // coming, and once answered this is a no-op.
+      request.once("close", () =>
+        reject(new Error(`The event stream to ${url.origin} closed before an answer.`)),
+      );
       request.once("response", (message) => {
         try {
           resolve(toResponse(message));

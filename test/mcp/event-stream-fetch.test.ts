@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -116,6 +116,20 @@ describe("EventStreamFetch", () => {
     const response = await streams.fetch("http://127.0.0.1:1/never", init);
     expect(await response.text()).toBe("base");
     expect(sent).toEqual([init]);
+  });
+
+  test("a connection that ends without an answer (a 101 nobody asked for) rejects, never hangs", async () => {
+    const server = createNetServer((socket) => {
+      socket.once("data", () =>
+        socket.end("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n"),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as AddressInfo;
+    await expect(
+      new EventStreamFetch().fetch(`http://127.0.0.1:${port}/stream`, streamInit()),
+    ).rejects.toThrow("closed before an answer");
   });
 
   test("an aborted stream request rejects", async () => {
