@@ -118,7 +118,9 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     application_name: options.applicationName ?? "sciencegate",
   };
-  const pool: Pool = new pg.Pool({ ...connection, max: options.maxConnections ?? 10 });
+  // An idle connection does not keep the process alive (one in use does): a script that never closes
+  // its runtime still exits once its work is done (see ARCHITECTURE.md, "State: who owns what").
+  const pool: Pool = new pg.Pool({ ...connection, max: options.maxConnections ?? 10, allowExitOnIdle: true });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on("error", () => {});
   const db = new PoolDatabase(pool, label, connection, (channel, handlers, listenOptions) =>

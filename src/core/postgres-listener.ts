@@ -114,6 +114,9 @@ class ChannelListener implements PostgresListener {
       return;
     }
     this.#client = client;
+    // Listening is background work: it never keeps the process alive by itself (a waiter that needs a
+    // notification also polls on a timer of its own). `pg` has the method, its types do not.
+    (client as unknown as { unref?: () => void }).unref?.();
     try {
       await this.#handlers.onConnect?.();
     } catch (error) {

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerConfig } from "../config/index.js";
 import { GovernanceError, redactUrl } from "../core/index.js";
+import { EventStreamFetch } from "./event-stream-fetch.js";
 import { createCappedFetch } from "./response-cap.js";
 import { StdioChildTransport } from "./stdio-child-transport.js";
 
@@ -43,7 +44,8 @@ export function inheritedEnvironment(env: Record<string, string | undefined>): R
  * Builds the transport for one server: `StdioChildTransport` (the SDK's stdio transport, stderr piped so
  * the pool can keep its tail, and a child that keeps the process alive only while a request waits for
  * it), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
- * `requestInit`; answers read under the call's response cap, see `createCappedFetch`). Nothing is
+ * `requestInit`; answers read under the call's response cap, see `createCappedFetch`; event streams that
+ * keep the process alive only while a request waits, see `EventStreamFetch`). Nothing is
  * started or spawned here.
  * @param config the server's configuration
  * @param options base environment for stdio children
@@ -68,12 +70,19 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
   }
   const url = parseUrl(config);
   const requestInit: RequestInit = { headers: { ...config.headers } };
+  const streams = new EventStreamFetch();
   // SSE answers arrive on the one GET stream opened at connect time, outside any call, so no call's
   // cap applies to them: only the streamable HTTP transport reads answers under the cap.
-  return config.transport === "sse"
-    ? new SSEClientTransport(url, { requestInit })
-    : new StreamableHTTPClientTransport(url, { requestInit, fetch: createCappedFetch() });
+  const transport =
+    config.transport === "sse"
+      ? new SSEClientTransport(url, { requestInit, fetch: streams.fetch })
+      : new StreamableHTTPClientTransport(url, { requestInit, fetch: createCappedFetch(streams.fetch) });
+  eventStreams.set(transport, streams);
+  return transport;
 }
+
+/** The event-stream fetch of each HTTP transport, for `holdTransport`. */
+const eventStreams = new WeakMap<Transport, EventStreamFetch>();
 
 /**
  * The pid of the child behind a stdio transport while it runs.
@@ -97,12 +106,14 @@ export function stderrOf(transport: Transport): Stream | null {
 }
 
 /**
- * Keeps the process alive for a stdio child while a request waits for it (see `StdioChildTransport`).
+ * Keeps the process alive for a transport while a request waits on it: a stdio child (see
+ * `StdioChildTransport`), an HTTP transport's event stream (see `EventStreamFetch`).
  * @param transport any transport
  * @returns the release; a no-op for transports that hold nothing of their own
  */
 export function holdTransport(transport: Transport): () => void {
-  return transport instanceof StdioChildTransport ? transport.hold() : () => undefined;
+  if (transport instanceof StdioChildTransport) return transport.hold();
+  return eventStreams.get(transport)?.hold() ?? (() => undefined);
 }
 
 function parseUrl(config: ServerConfig): URL {

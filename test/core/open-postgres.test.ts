@@ -52,7 +52,27 @@ describe("openPostgres", () => {
       await db.close();
     }
   });
+
+  test("an idle connection does not keep the process alive; one in use does", async () => {
+    const db = await openPostgres(await server.createDatabase(), { maxConnections: 1 });
+    try {
+      // openPostgres ran `SELECT 1`: the pool holds one idle connection now.
+      const idle = refedSockets();
+      await db.transaction(async (sql) => {
+        expect(refedSockets()).toBe(idle + 1);
+        await sql.query("SELECT pg_sleep(0.01)");
+      });
+      expect(refedSockets()).toBe(idle);
+    } finally {
+      await db.close();
+    }
+  });
 });
+
+/** Sockets that keep this process alive right now. */
+function refedSockets(): number {
+  return process.getActiveResourcesInfo().filter((r) => r === "TCPSocketWrap").length;
+}
 
 describe("migratePostgresSchema", () => {
   const migrations = ["CREATE TABLE a (id INT)", "ALTER TABLE a ADD COLUMN b TEXT; CREATE TABLE c (id INT)"];

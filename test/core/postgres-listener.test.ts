@@ -54,4 +54,23 @@ describe("PostgresDatabase.listen", () => {
     expect(listener.connected).toBe(false);
     await vi.waitFor(async () => expect(await listeners()).toEqual([]), 5_000);
   });
+
+  test("a listening connection does not keep the process alive; notifications still arrive", async () => {
+    const before = refedSockets();
+    const payloads: string[] = [];
+    const listener = await db.listen("sg_idle_channel", { onNotification: (p) => payloads.push(p) });
+    try {
+      expect(listener.connected).toBe(true);
+      expect(refedSockets()).toBe(before);
+      await db.query("SELECT pg_notify('sg_idle_channel', $1)", ["heard"]);
+      await vi.waitFor(() => expect(payloads).toEqual(["heard"]), 5_000);
+    } finally {
+      await listener.close();
+    }
+  });
 });
+
+/** Sockets that keep this process alive right now. */
+function refedSockets(): number {
+  return process.getActiveResourcesInfo().filter((r) => r === "TCPSocketWrap").length;
+}

@@ -66,6 +66,8 @@ export class PostgresRateLimiter implements RateLimitAdmission {
   readonly #waiters = new Set<string>();
   readonly #closing = new AbortController();
   #beating = false;
+  /** Ends the heartbeat's pause once this replica holds nothing: an idle process is free to exit. */
+  #beatPause: AbortController | undefined;
   #listener: PostgresListener | undefined;
   readonly #listens: boolean;
 
@@ -87,6 +89,7 @@ export class PostgresRateLimiter implements RateLimitAdmission {
       },
       untrack: (kind, id) => {
         (kind === "lease" ? this.#leases : this.#waiters).delete(id);
+        if (this.#leases.size === 0 && this.#waiters.size === 0) this.#beatPause?.abort();
       },
     };
   }
@@ -169,8 +172,14 @@ export class PostgresRateLimiter implements RateLimitAdmission {
     void (async () => {
       try {
         while (!this.#closing.signal.aborted && (this.#leases.size > 0 || this.#waiters.size > 0)) {
-          await clock.sleep(leaseTtlMs / 3, this.#closing.signal).catch(() => {});
+          const pause = new AbortController();
+          this.#beatPause = pause;
+          await clock
+            .sleep(leaseTtlMs / 3, AbortSignal.any([this.#closing.signal, pause.signal]))
+            .catch(() => {});
           if (this.#closing.signal.aborted) break;
+          // Woken because the last lease went: the loop ends, unless a lease came meanwhile (renewed later).
+          if (pause.signal.aborted) continue;
           // A failed beat is tried again at the next one; rows not renewed within the TTL expire.
           await this.#db
             .query(HEARTBEAT_SQL, [arrayLiteral(this.#leases), arrayLiteral(this.#waiters), leaseTtlMs])

@@ -10,6 +10,7 @@ import {
   type PostgresRateLimiterOptions,
   type RateLimitLease,
 } from "../../../src/governance/rate-limit/index.js";
+import { ManualClock } from "../../../src/testing/manual-clock.js";
 import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
 import { describeRateLimitConformance } from "./rate-limit-conformance.js";
 
@@ -153,6 +154,23 @@ describe("PostgresRateLimiter across replicas", () => {
     held.release();
     await sleep(50);
     (await limiters[1]!.acquire("g")).release();
+  });
+
+  test("the heartbeat stops once the replica holds no lease: it never keeps an idle process alive", async () => {
+    const clock = new ManualClock(0);
+    const { limiters } = await replicas(1, {
+      groups: { g: { maxConcurrentRequests: 1 } },
+      leaseTtlMs: 30_000,
+      clock,
+    });
+    const lease = await limiters[0]!.acquire("g");
+    // The heartbeat's pause, on a process timer with the real clock.
+    for (let i = 0; i < 100 && clock.pendingTimers === 0; i++) await sleep(5);
+    expect(clock.pendingTimers).toBe(1);
+    lease.release();
+    for (let i = 0; i < 100 && clock.pendingTimers > 0; i++) await sleep(5);
+    // Ended at once, not after the rest of its 10 s pause.
+    expect(clock.pendingTimers).toBe(0);
   });
 
   test("a retry turn goes before a waiting admission of another replica", async () => {
