@@ -317,6 +317,7 @@ export class Broker {
       .then(() =>
         this.#o.authorize({
           sessionId: request.session,
+          principal: request.principal,
           sourceId: source.id,
           toolId: tool.toolId,
           source,
