@@ -70,7 +70,11 @@ describe("sciencegate serve gateway --http --oauth-issuer (process)", () => {
       // The shared token is set but not used: the identity provider replaces it.
       {
         cwd: project.dir,
-        env: { ...project.env, SCIENCEGATE_GATEWAY_TOKEN: "shared-token-0123456789" },
+        env: {
+          ...project.env,
+          SCIENCEGATE_GATEWAY_TOKEN: "shared-token-0123456789",
+          SCIENCEGATE_QUOTAS: "local/echo=1/1h",
+        },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
@@ -101,13 +105,19 @@ describe("sciencegate serve gateway --http --oauth-issuer (process)", () => {
     const alice = await connectHttpClient(url, await issuer.token("alice", url));
     const result = await alice.call("mcp__local__echo", { text: "hello" });
     expect(result.isError, JSON.stringify(result)).toBeFalsy();
+    // The user's quota (from SCIENCEGATE_QUOTAS) holds: the second echo in the hour is refused.
+    const second = await alice.call("mcp__local__echo", { text: "again" });
+    expect(second.structuredContent).toMatchObject({ code: "QUOTA_EXCEEDED" });
     await alice.client.close();
     proc.kill("SIGTERM");
     expect(await exited).toBe(0);
     const ledger = await SqliteLedger.open(join(project.dataDir, "ledger.sqlite"));
     try {
       const rows = await ledger.query();
-      expect(rows.map((row) => [row.toolId, row.principal])).toEqual([["echo", "alice"]]);
+      expect(rows.map((row) => [row.toolId, row.principal, row.status, row.error?.code])).toEqual([
+        ["echo", "alice", "ok", undefined],
+        ["echo", "alice", "error", "QUOTA_EXCEEDED"],
+      ]);
     } finally {
       await ledger.close();
     }

@@ -66,7 +66,7 @@ export function resolveQuotaRules(rules: readonly QuotaRule[]): QuotaRule[] {
 /**
  * Parses rules written as text: `<match>=<calls>/<window>` separated by commas or spaces, the window
  * a number and a unit (`ms`, `s`, `m`, `h`, `d`; the number may be left out: `100/h`). This is the
- * form of `SCIENCEGATE_QUOTAS` and `sciencegate serve gateway --quota`.
+ * form of `SCIENCEGATE_QUOTAS` (which every `sciencegate` command, the gateway included, reads).
  * @param spec e.g. `pubmed/search=100/1h, *=600/1h`
  * @returns the rules
  * @throws GovernanceError `INVALID_CONFIG` naming the rule and the fix
