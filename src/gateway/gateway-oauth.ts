@@ -41,9 +41,10 @@ export function oauthAuthenticator(options: OAuthResourceOptions, url: string): 
           headers: { "WWW-Authenticate": identity.challenge },
         };
       }
-      // Sessions are bound to the token's subject: another user's token never opens them.
+      // Sessions are bound to the token's subject and what it may do: another user's token never opens
+      // them, and a token of the same user with fewer scopes gets a session of its own (404 on the old).
       return {
-        id: `oauth:${identity.principal}`,
+        id: `oauth:${identity.may.approve ? "approve" : "call"}:${identity.principal}`,
         user: identity.principal,
         mayApprove: identity.may.approve,
       };

@@ -191,6 +191,19 @@ describe("two users with different scopes", () => {
       });
       expect(hijack.status).toBe(404);
       expect(lab.calls.write).toBe(2);
+      // Alice's own token without the approve scope does not reach her session either: the session was
+      // opened by a token that may approve.
+      const narrower = await issuer.token("alice", http.url, SCOPES.call);
+      const downgraded = await rawRequest(http.url, {
+        method: "POST",
+        headers: {
+          ...MCP_POST_HEADERS,
+          "mcp-session-id": alice.mcpSessionId,
+          authorization: `Bearer ${narrower}`,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 98, method: "tools/list" }),
+      });
+      expect(downgraded.status).toBe(404);
     } finally {
       await alice.close();
       await bob.close();
