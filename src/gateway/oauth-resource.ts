@@ -206,7 +206,6 @@ export function createOAuthResourceServer(
       authorization_servers: [options.issuer],
       scopes_supported: [scopes.call, scopes.approve, scopes.administer],
       bearer_methods_supported: ["header"],
-      resource_signing_alg_values_supported: algorithms,
       resource_name: "Sciencegate",
     }),
     async authenticate(authorization, needs) {
