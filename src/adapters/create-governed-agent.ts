@@ -7,7 +7,12 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import type { ApprovalCardFormat, ApprovalHook, SessionIdResolver } from "../nodes/index.js";
+import type {
+  ApprovalCardFormat,
+  ApprovalHook,
+  PrincipalResolver,
+  SessionIdResolver,
+} from "../nodes/index.js";
 import {
   createGovernedToolNode,
   createModelNode,
@@ -63,6 +68,12 @@ export interface GovernedAgentOptions {
    * @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`)
    */
   sessionId?: SessionIdResolver;
+  /**
+   * Who a call is made for, read from each call's config (the authenticated user your server sets;
+   * see `PrincipalResolver`): rows carry it, and only its grants, approval mode and quotas apply.
+   * @default none: every call is the single user's
+   */
+  principal?: PrincipalResolver;
   /**
    * Adds the built-in (not deferred) `artifact_download` and `paper_extract_pdf` tools when the
    * governance runtime has `downloads`. When the runtime enforces permissions, a dangerous download

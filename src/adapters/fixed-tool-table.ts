@@ -15,6 +15,7 @@ import {
   createGovernedRunner,
   type GovernedToolRunner,
   governedTools,
+  type PrincipalResolver,
   type SessionIdResolver,
 } from "../nodes/index.js";
 import { type PromotionState, promote, promotionReducer } from "../visibility/index.js";
@@ -32,6 +33,12 @@ export interface FixedToolTableOptions {
    * @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`)
    */
   sessionId?: SessionIdResolver | undefined;
+  /**
+   * Who a call is made for, read from each call's config (the authenticated user your server sets;
+   * see `PrincipalResolver`): rows carry it, and only its grants, approval mode and quotas apply.
+   * @default none: every call is the single user's
+   */
+  principal?: PrincipalResolver | undefined;
   /**
    * Asked before each MCP call that would execute, inside the tool's graph task; may `interrupt()`.
    * `false` asks nothing (the broker then refuses a dangerous call that no grant or approval mode

@@ -20,6 +20,7 @@ import {
   type GovernedRuntime,
   type GovernedToolRunner,
   governedTools,
+  type PrincipalResolver,
   PromotionStateSchema,
   prepareModelTurn,
   runStart,
@@ -108,6 +109,12 @@ export interface GovernanceMiddlewareOptions {
    * `SessionIdResolver`)
    */
   sessionId?: SessionIdResolver | undefined;
+  /**
+   * Who a call is made for, read from each call's config (the authenticated user your server sets;
+   * see `PrincipalResolver`): rows carry it, and only its grants, approval mode and quotas apply.
+   * @default none: every call is the single user's
+   */
+  principal?: PrincipalResolver | undefined;
   /**
    * How long promotions last: `run` (a new user message starts from nothing; interrupts and resumes
    * keep them) or `thread` (they accumulate over the thread).

@@ -20,6 +20,7 @@ import { toolsCommand } from "./commands/tools.js";
 import { verifyCommand } from "./commands/verify.js";
 import { verifyCrateCommand } from "./commands/verify-crate.js";
 import { type CliIo, type ExitCode, processIo } from "./io.js";
+import { OAUTH_FLAG_OPTIONS, oauthFlagsOf } from "./oauth-flags.js";
 import { type CliRuntime, openRuntime } from "./runtime.js";
 import { APPROVE_CHOICES, parseApproveChoice } from "./terminal-approval.js";
 import { terminalBlock, terminalIo } from "./terminal-text.js";
@@ -327,6 +328,7 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
             port: { type: "string" },
             writable: { type: "boolean", default: false },
             "allow-host": { type: "string", multiple: true },
+            ...OAUTH_FLAG_OPTIONS,
           },
           strict: true,
         });
@@ -337,6 +339,7 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
           port: values.port,
           writable: values.writable ?? false,
           allowHosts: values["allow-host"],
+          oauth: oauthFlagsOf(values),
         });
       }
       default:
@@ -381,10 +384,12 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
         "max-sessions-per-client": { type: "string" },
         "session-idle-ms": { type: "string" },
         "approval-wait-ms": { type: "string" },
+        ...OAUTH_FLAG_OPTIONS,
       },
       strict: true,
     });
     const httpOnly =
+      values["oauth-issuer"] ??
       values["allow-origin"] ??
       values["allow-host"] ??
       values["max-sessions"] ??
@@ -393,7 +398,7 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
     if (values.http === undefined ? httpOnly !== undefined : values.session !== undefined) {
       io.stderr(
         values.http === undefined
-          ? "sciencegate serve gateway: --allow-origin, --allow-host, --max-sessions, --max-sessions-per-client and --session-idle-ms go with --http [HOST:]PORT.\n"
+          ? "sciencegate serve gateway: --oauth-issuer, --allow-origin, --allow-host, --max-sessions, --max-sessions-per-client and --session-idle-ms go with --http [HOST:]PORT.\n"
           : "sciencegate serve gateway: --session is for stdio; over --http each MCP session is its own governance session (gateway:<uuid>).\n",
       );
       return 2;
@@ -410,6 +415,7 @@ async function serveCommand(args: string[], io: CliIo): Promise<ExitCode> {
       maxSessionsPerClient: values["max-sessions-per-client"],
       sessionIdleMs: values["session-idle-ms"],
       approvalWaitMs: values["approval-wait-ms"],
+      oauth: oauthFlagsOf(values),
     });
   }
   const { values } = parseArgs({ args: rest, options: { only: { type: "string" } }, strict: true });

@@ -102,7 +102,12 @@ kept in the data directory; list or revoke them with 'sciencegate grants').`,
                                                      127.0.0.1 unless given; any other bind needs a token
                                                      in $SCIENCEGATE_GATEWAY_TOKEN)
        [--max-sessions N] [--max-sessions-per-client N]
-       [--session-idle-ms N]                         session limits over HTTP (100, 64, 30 minutes)`,
+       [--session-idle-ms N]                         session limits over HTTP (100, 64, 30 minutes)
+       [--oauth-issuer URL] [--oauth-audience URL]   over HTTP, accept the identity provider's access
+       [--oauth-jwks-url URL]                        tokens instead of the token: JWTs of that issuer
+       [--oauth-scopes call=S,approve=S,administer=S]
+                                                     for that audience (default: the URL served); each
+                                                     user's rows, grants and quotas are its own`,
   },
   console: {
     shares: ["config"],
@@ -110,7 +115,9 @@ kept in the data directory; list or revoke them with 'sciencegate grants').`,
        [--allow-host NAME]... [--config FILE]        http://127.0.0.1:4680): sources, invocations,
                                                      evidence, downloads, papers, permissions; read-only
                                                      unless --writable; a HOST other than loopback needs
-                                                     a token in $SCIENCEGATE_CONSOLE_TOKEN`,
+                                                     a token in $SCIENCEGATE_CONSOLE_TOKEN, or
+       [--oauth-issuer URL] [--oauth-audience URL]   access tokens of an identity provider with the
+       [--oauth-jwks-url URL] [--oauth-scopes ...]   administer scope instead`,
   },
 } satisfies Record<string, CommandHelp>;
 

@@ -45,11 +45,14 @@ export async function recordConsoleChange(
     newId?: (() => string) | undefined;
     /** Who made the change. @default "operator_console" (the CLI's own changes say "operator_cli") */
     decisionSource?: string | undefined;
+    /** The operator who made it, when the console knows users (an access token's subject). */
+    actor?: string | undefined;
   } = {},
 ): Promise<AuthorizationRecord> {
   const record: AuthorizationRecord = {
     id: (seams.newId ?? randomUUID)(),
     sessionId: change.sessionId,
+    ...(seams.actor === undefined ? {} : { principal: seams.actor }),
     sourceId: change.sourceId,
     toolId: change.toolId,
     action: change.action,

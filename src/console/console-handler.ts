@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
+import { createOAuthResourceServer, isIdentityRefusal, type OAuthResourceOptions } from "../gateway/index.js";
 import type { Governance } from "../runtime/index.js";
 import { html } from "./console-html.js";
 import { renderLayout } from "./console-layout.js";
@@ -24,6 +25,14 @@ export interface ConsoleHandlerOptions {
    * app's own authentication).
    */
   token?: string;
+  /**
+   * Act as an OAuth 2.1 resource server instead of `token`: every request carries an access token (a JWT
+   * from `issuer`, for `audience`, the console's public URL, with the `administer` scope), whose subject
+   * is recorded on the rows of the changes it makes. Browsers reach it through an authenticating proxy
+   * that forwards the access token. The protected resource metadata is served at
+   * `/.well-known/oauth-protected-resource<basePath>`. @default none
+   */
+  oauth?: OAuthResourceOptions | undefined;
   /** Allow write actions (revoke grants, approval modes, source switches, cancel and retry jobs). @default false */
   writable?: boolean;
   /** A secret the console's replicas share, so a form served by one is accepted by another. @default random */
@@ -73,6 +82,14 @@ export function createConsoleHandler(
   options: ConsoleHandlerOptions = {},
 ): ConsoleHandler {
   const basePath = normalizeBasePath(options.basePath ?? "");
+  if (options.oauth !== undefined && options.token !== undefined) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      "Give either token or oauth: the OAuth resource server replaces the console's token.",
+      { data: { field: "oauth" } },
+    );
+  }
+  const oauth = options.oauth && createOAuthResourceServer(options.oauth);
   const security = new ConsoleSecurity(options.token, options.csrfSecret, options.clock ?? systemClock);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const closing = new AbortController();
@@ -104,6 +121,15 @@ export function createConsoleHandler(
   const serve = async (request: IncomingMessage, response: ServerResponse, path: string, url: URL) => {
     setSecurityHeaders(response);
     const method = request.method === "HEAD" ? "GET" : request.method;
+    let principal: string | undefined;
+    if (oauth !== undefined) {
+      const identity = await oauth.authenticate(request.headers.authorization, "administer");
+      if (isIdentityRefusal(identity)) {
+        response.setHeader("WWW-Authenticate", identity.challenge);
+        return sendText(response, identity.status, `Refused: ${identity.description}.`);
+      }
+      principal = identity.principal;
+    }
     const given = url.searchParams.get("token");
     if (given !== null && method === "GET" && security.tokenMatches(given)) {
       url.searchParams.delete("token");
@@ -177,6 +203,7 @@ export function createConsoleHandler(
       params: hit.params,
       form,
       client: request.socket.remoteAddress ?? "unknown",
+      principal,
     };
     let result: ConsoleResult;
     try {
@@ -224,6 +251,10 @@ export function createConsoleHandler(
       url = new URL(request.url ?? "/", "http://console.invalid");
     } catch {
       return sendText(response, 400, "Malformed request URL.");
+    }
+    if (oauth !== undefined && url.pathname === oauth.metadataPath && request.method === "GET") {
+      setSecurityHeaders(response);
+      return send(response, 200, "application/json", JSON.stringify(oauth.metadata()));
     }
     const inside = basePath === "" || url.pathname === basePath || url.pathname.startsWith(`${basePath}/`);
     if (!inside) {

@@ -21,6 +21,11 @@ export interface ConsoleRequest {
   form: URLSearchParams;
   /** Who sent it, for per-client limits: the connection's remote address. */
   client: string;
+  /**
+   * The user who sent it (the access token's subject) when the console is a resource server; its
+   * writes are recorded as this user's. @default none: the console's one operator
+   */
+  principal?: string | undefined;
 }
 
 /** What every page gets besides its request. */

@@ -131,3 +131,15 @@ export function externalLink(url: string, label: string = url): SafeHtml {
   }
   return html`<a href="${href}" rel="noopener noreferrer nofollow" target="_blank">${label}</a>`;
 }
+
+/**
+ * Who a row's call was made for: the user (a link to that user's rows on `page`), or "single user"
+ * for a row without a principal (the shared token, loopback, an app without identities).
+ * @param context the console context
+ * @param page the page filtered by the user (`/invocations`, `/permissions`)
+ * @param principal the row's principal
+ */
+export function userLink(context: ConsoleContext, page: string, principal: string | undefined): SafeHtml {
+  if (principal === undefined) return html`<span class="muted">single user</span>`;
+  return html`<a href="${context.href(page, { user: principal })}" class="mono">${principal}</a>`;
+}

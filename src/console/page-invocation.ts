@@ -11,7 +11,7 @@ import { GovernanceError } from "../core/index.js";
 import type { AuthorizationRecord, InvocationRecord, LedgerReader } from "../governance/audit/index.js";
 import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleRoute } from "./console-route.js";
-import { badge, bytes, externalLink, facts, time, truncated } from "./console-ui.js";
+import { badge, bytes, externalLink, facts, time, truncated, userLink } from "./console-ui.js";
 import { candidatesSection } from "./invocation-candidates.js";
 import { loadObject, type ObjectIntegrity, objectText, type StoredObject } from "./page-object.js";
 
@@ -52,7 +52,7 @@ export const invocationRoutes: readonly ConsoleRoute[] = [
         ["normalized", "Normalized result", normalizedObject],
       ];
       const body = html`${rowFacts(row, context)}
-<section id="authorization"><h2>Authorization</h2>${authorizationFacts(row, authorization)}</section>
+<section id="authorization"><h2>Authorization</h2>${authorizationFacts(row, authorization, context)}</section>
 <section id="objects"><h2>Stored objects</h2>${objectTable(objects, context)}</section>
 <section id="request"><h2>Request</h2>${payload(requestObject, context, "No request was stored.")}</section>
 <section id="result"><h2>Result</h2>${resultSection(normalizedObject, context, offered)}</section>
@@ -98,6 +98,7 @@ function rowFacts(row: InvocationRecord, context: ConsoleContext): SafeHtml {
       html`<a href="${context.href("/sources")}#source-${row.sourceId}"><code>${row.sourceId}</code></a>`,
     ],
     ["Tool", html`<code>${row.toolId}</code>`],
+    ["User", html`<span data-user>${userLink(context, "/invocations", row.principal)}</span>`],
     ["MCP tool name", row.mcpToolName === undefined ? undefined : html`<code>${row.mcpToolName}</code>`],
     [
       "Session",
@@ -134,7 +135,11 @@ function rowFacts(row: InvocationRecord, context: ConsoleContext): SafeHtml {
   ])}</section>`;
 }
 
-function authorizationFacts(row: InvocationRecord, authorization: AuthorizationRecord | undefined): SafeHtml {
+function authorizationFacts(
+  row: InvocationRecord,
+  authorization: AuthorizationRecord | undefined,
+  context: ConsoleContext,
+): SafeHtml {
   if (row.authorizationId === undefined) {
     return html`<p class="muted">No authorization is recorded on this row (permissions were not enforced, or the call was refused before one was made).</p>`;
   }
@@ -144,6 +149,7 @@ function authorizationFacts(row: InvocationRecord, authorization: AuthorizationR
   return html`<div data-id="${authorization.id}">${facts([
     ["Authorization", html`<code>${authorization.id}</code>`],
     ["Decision source", html`<code data-decision-source>${authorization.decisionSource}</code>`],
+    ["User", html`<span data-user>${userLink(context, "/permissions", authorization.principal)}</span>`],
     ["Action", html`<code>${authorization.action}</code>`],
     ["Resource", html`<code>${authorization.resource}</code>`],
     ["Tool", html`<code>${authorization.sourceId}/${authorization.toolId}</code>`],

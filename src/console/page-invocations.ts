@@ -8,7 +8,7 @@ import { GovernanceError } from "../core/index.js";
 import type { InvocationRecord, LedgerActivityBucket, LedgerQuery } from "../governance/audit/index.js";
 import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleRoute } from "./console-route.js";
-import { badge, time } from "./console-ui.js";
+import { badge, time, userLink } from "./console-ui.js";
 import { researchObjectForm } from "./page-research-object.js";
 
 /** Rows per page unless `size` says otherwise. */
@@ -28,6 +28,8 @@ interface Filters {
   source: string;
   tool: string;
   session: string;
+  /** The user the calls were made for (the principal). */
+  user: string;
   thread: string;
   status: string;
   code: string;
@@ -41,6 +43,7 @@ const FILTER_NAMES: readonly (keyof Filters)[] = [
   "source",
   "tool",
   "session",
+  "user",
   "thread",
   "status",
   "code",
@@ -77,7 +80,7 @@ export const invocationsRoutes: readonly ConsoleRoute[] = [
 ${filters.session && total > 0 ? researchObjectForm(context, { session: filters.session, thread: filters.thread || undefined }) : ""}
 ${chart}
 <div class="table-wrap"><table id="invocations">
-<thead><tr><th>Started (UTC)</th><th>Source / tool</th><th>Session / thread</th><th>Outcome</th><th>Cache</th><th class="num">Duration</th><th class="num">Attempts</th><th class="num">Queue wait</th></tr></thead>
+<thead><tr><th>Started (UTC)</th><th>Source / tool</th><th>Session / thread</th><th>User</th><th>Outcome</th><th>Cache</th><th class="num">Duration</th><th class="num">Attempts</th><th class="num">Queue wait</th></tr></thead>
 <tbody>${shown.map((row) => invocationRow(context, row))}</tbody>
 </table></div>
 ${shown.length === 0 ? html`<p class="muted">No invocation matches these filters.</p>` : ""}
@@ -110,6 +113,7 @@ function invocationRow(context: ConsoleContext, row: InvocationRecord): SafeHtml
 <td><a href="${context.href("/invocations", { session: row.sessionId })}" class="mono">${row.sessionId}</a>${
     row.threadId && row.threadId !== row.sessionId ? html`<div class="muted mono">${row.threadId}</div>` : ""
   }</td>
+<td class="user">${userLink(context, "/invocations", row.principal)}</td>
 <td>${outcome}</td>
 <td>${row.cacheHit ? badge("hit", "ok") : html`<span class="muted">miss</span>`}</td>
 <td class="num">${row.durationMs.toLocaleString("en")} ms</td>
@@ -132,6 +136,7 @@ ${text("q", "Search", "ids, tool, error text")}
 ${select("source", "Source", [["", "any"], ...sources.map((id) => [id, id] as const)])}
 ${text("tool", "Tool", "search")}
 ${text("session", "Session")}
+${text("user", "User")}
 ${text("thread", "Thread")}
 ${select("status", "Outcome", [
   ["", "any"],
@@ -183,6 +188,7 @@ function toLedgerQuery(filters: Filters): LedgerQuery {
   if (filters.source) query.sourceId = filters.source;
   if (filters.tool) query.toolId = filters.tool;
   if (filters.session) query.sessionId = filters.session;
+  if (filters.user) query.principal = filters.user;
   if (filters.thread) query.threadId = filters.thread;
   if (filters.status) query.status = filters.status as "ok" | "error";
   if (filters.code) query.errorCode = filters.code;

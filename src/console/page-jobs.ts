@@ -75,7 +75,10 @@ ${pager(context, "/jobs", list)}`;
             })
           ).job;
       if (after.status !== "cancelled") return { kind: "redirect", location: "/jobs?done=ended" };
-      await recordConsoleChange(governance, change(job, "cancel_job"), { clock: context.clock });
+      await recordConsoleChange(governance, change(job, "cancel_job"), {
+        clock: context.clock,
+        actor: request.principal,
+      });
       return { kind: "redirect", location: "/jobs?done=cancelled" };
     },
   },
@@ -108,7 +111,7 @@ ${pager(context, "/jobs", list)}`;
         waiting.abort();
       }
       answered = true;
-      await recordConsoleChange(governance, change(job, "retry_job"), { clock });
+      await recordConsoleChange(governance, change(job, "retry_job"), { clock, actor: request.principal });
       return { kind: "redirect", location: "/jobs?done=retrying" };
     },
   },

@@ -8,12 +8,13 @@ import type { Grant } from "../governance/permissions/index.js";
 import type { Governance } from "../runtime/index.js";
 import { html, type SafeHtml } from "./console-html.js";
 import type { ConsoleContext, ConsoleRoute } from "./console-route.js";
-import { badge, notice, postForm, time } from "./console-ui.js";
+import { badge, notice, postForm, time, userLink } from "./console-ui.js";
 import {
   APPROVAL_MODES,
   knownSourceIds,
   MAX_SESSION_ID_LENGTH,
   permissionsActionRoutes,
+  principalField,
   sessionIdOf,
 } from "./permissions-actions.js";
 
@@ -24,6 +25,7 @@ const MAX_ROWS = 500;
 
 const DONE: Record<string, string> = {
   revoked: "Grant revoked: the session's next matching dangerous call asks again.",
+  "revoked-user": "The user's grants are revoked: each of the user's next dangerous calls asks again.",
   mode: "Approval mode set.",
   enabled: "Source switched on for the session.",
   disabled: "Source switched off for the session.",
@@ -50,20 +52,26 @@ export const permissionsRoutes: readonly ConsoleRoute[] = [
       const { governance } = context;
       const given = request.url.searchParams.get("session") ?? "";
       const sessionId = given.trim() === "" ? undefined : sessionIdOf(given, "session");
+      const user = principalField(request.url.searchParams.get("user"));
       const [grants, authorizations] = await Promise.all([
-        governance.permissions.listGrants(sessionId === undefined ? {} : { sessionId }),
-        recentAuthorizations(governance.ledger, { sessionId, limit: AUTHORIZATION_ROWS }),
+        governance.permissions.listGrants({
+          ...(sessionId === undefined ? {} : { sessionId }),
+          ...(user === undefined ? {} : { principal: user }),
+        }),
+        recentAuthorizations(governance.ledger, { sessionId, principal: user, limit: AUTHORIZATION_ROWS }),
       ]);
       const body = html`${notice(DONE, request.url.searchParams.get("done"))}
 ${sessionStateNote(governance)}
 <form method="get" action="${context.href("/permissions")}" class="filters" id="session-filter">
 <label>Session <input type="search" name="session" value="${sessionId ?? ""}" maxlength="${MAX_SESSION_ID_LENGTH}" placeholder="every session"></label>
-<button type="submit">Filter</button>${sessionId === undefined ? "" : html` <a href="${context.href("/permissions")}">Show every session</a>`}
+<label>User <input type="search" name="user" value="${user ?? ""}" maxlength="256" placeholder="every user"></label>
+<button type="submit">Filter</button>${sessionId === undefined && user === undefined ? "" : html` <a href="${context.href("/permissions")}">Show everything</a>`}
 </form>
 <h2 id="grants-heading">Grants</h2>
 ${grantsTable(context, grants)}
+${user === undefined || grants.length === 0 ? "" : postForm(context, "/users/revoke", `Revoke every grant of ${user}`, { user }, { confirm: `Revoke every grant of ${user}? Each of the user's next dangerous calls asks again.`, danger: true })}
 <h2 id="modes-heading">Approval modes</h2>
-${modesSection(context, sessionId)}
+${modesSection(context, sessionId, user)}
 <h2 id="switches-heading">Source switches</h2>
 ${switchesSection(context, sessionId)}
 <h2 id="authorizations-heading">Recent authorizations</h2>
@@ -77,15 +85,16 @@ ${authorizationsTable(context, authorizations, sessionId)}`;
 /**
  * The latest authorization rows, newest first (the ledger lists them oldest first, all of them).
  * @param ledger the ledger
- * @param options one session's rows only, and how many
+ * @param options one session's or one user's rows only, and how many
  * @returns at most `limit` rows
  */
 export async function recentAuthorizations(
   ledger: LedgerReader,
-  options: { sessionId?: string | undefined; limit: number },
+  options: { sessionId?: string | undefined; principal?: string | undefined; limit: number },
 ): Promise<AuthorizationRecord[]> {
   return ledger.listAuthorizations({
     ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+    ...(options.principal === undefined ? {} : { principal: options.principal }),
     order: "desc",
     limit: options.limit,
   });
@@ -102,10 +111,11 @@ function grantsTable(context: ConsoleContext, grants: readonly Grant[]): SafeHtm
   if (grants.length === 0) return html`<p class="muted" id="grants-empty">No grants.</p>`;
   const shown = grants.slice(-MAX_ROWS).reverse();
   return html`${cappedNote(shown.length, grants.length)}<div class="table-wrap"><table id="grants">
-<thead><tr><th>Session</th><th>Action</th><th>Scope</th><th>Created</th><th>Tool definition</th><th></th></tr></thead>
+<thead><tr><th>Session</th><th>User</th><th>Action</th><th>Scope</th><th>Created</th><th>Tool definition</th><th></th></tr></thead>
 <tbody>${shown.map(
     (grant) => html`<tr data-id="${grant.id}" data-session="${grant.sessionId}">
 <td><a href="${context.href("/permissions", { session: grant.sessionId })}"><code>${grant.sessionId}</code></a></td>
+<td class="user">${userLink(context, "/permissions", grant.principal)}</td>
 <td><code>${grant.action}</code></td>
 <td><code>${grant.resource}</code></td>
 <td>${time(grant.createdAt)}</td>
@@ -124,20 +134,25 @@ function grantsTable(context: ConsoleContext, grants: readonly Grant[]): SafeHtm
   )}</tbody></table></div>`;
 }
 
-function modesSection(context: ConsoleContext, sessionId: string | undefined): SafeHtml {
-  const modes = context.governance.permissions.listApprovalModes({ sessionId });
+function modesSection(
+  context: ConsoleContext,
+  sessionId: string | undefined,
+  user: string | undefined,
+): SafeHtml {
+  const modes = context.governance.permissions.listApprovalModes({ sessionId, principal: user });
   const shown = modes.slice(0, MAX_ROWS);
   const table =
     modes.length === 0
       ? html`<p class="muted" id="approval-modes-empty">No session has a mode set: every session uses the policy's default (<code>ask_for_dangerous</code> unless the app chose another).</p>`
       : html`${cappedNote(shown.length, modes.length)}<div class="table-wrap"><table id="approval-modes">
-<thead><tr><th>Session</th><th>Mode</th><th></th></tr></thead>
-<tbody>${shown.map(({ sessionId: session, mode }) => {
+<thead><tr><th>Session</th><th>User</th><th>Mode</th><th></th></tr></thead>
+<tbody>${shown.map(({ sessionId: session, principal, mode }) => {
           const other = mode === "always_allow" ? "ask_for_dangerous" : "always_allow";
           return html`<tr data-id="${session}" data-mode="${mode}">
 <td><a href="${context.href("/permissions", { session })}"><code>${session}</code></a></td>
+<td class="user">${userLink(context, "/permissions", principal)}</td>
 <td>${badge(mode, mode === "always_allow" ? "warn" : "ok")}</td>
-<td>${postForm(context, "/sessions/mode", `Set ${other}`, { session, mode: other }, other === "always_allow" ? { confirm: `Let every dangerous call of session ${session} run without asking?` } : {})}</td>
+<td>${postForm(context, "/sessions/mode", `Set ${other}`, { session, mode: other, ...(principal === undefined ? {} : { user: principal }) }, other === "always_allow" ? { confirm: `Let every dangerous call of session ${session} run without asking?` } : {})}</td>
 </tr>`;
         })}</tbody></table></div>`;
   return html`${table}
@@ -209,11 +224,12 @@ function authorizationsTable(
   }
   return html`<p class="muted">${rows.length === 1 ? "The latest row" : `The latest ${rows.length} rows, newest first`}${sessionId === undefined ? "" : html` (session <code>${sessionId}</code>)`}.</p>
 <div class="table-wrap"><table id="authorizations">
-<thead><tr><th>Time</th><th>Session</th><th>Source / tool</th><th>Action</th><th>Resource</th><th>Decision</th><th class="num">Epoch</th><th>Call</th></tr></thead>
+<thead><tr><th>Time</th><th>Session</th><th>User</th><th>Source / tool</th><th>Action</th><th>Resource</th><th>Decision</th><th class="num">Epoch</th><th>Call</th></tr></thead>
 <tbody>${rows.map(
     (row) => html`<tr data-id="${row.id}" data-decision="${row.decisionSource}">
 <td>${time(row.createdAt)}</td>
 <td><a href="${context.href("/permissions", { session: row.sessionId })}"><code>${row.sessionId}</code></a></td>
+<td class="user">${userLink(context, "/permissions", row.principal)}</td>
 <td><code>${row.sourceId}</code> / <code>${row.toolId}</code></td>
 <td><code>${row.action}</code></td>
 <td><code>${row.resource}</code></td>

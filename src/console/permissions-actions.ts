@@ -3,7 +3,7 @@
  * off for a session. Each checks its fields, makes the change through the runtime the app uses, and
  * audits it with one `operator_console` authorization row.
  */
-import { GovernanceError } from "../core/index.js";
+import { checkPrincipal, GovernanceError } from "../core/index.js";
 import type { ApprovalMode } from "../governance/permissions/index.js";
 import type { Governance } from "../runtime/index.js";
 import { recordConsoleChange } from "./console-audit.js";
@@ -18,7 +18,7 @@ const MAX_ID_LENGTH = 256;
 // C0 and C1 control characters: never part of a real id, and invisible on the page.
 const CONTROL = /\p{Cc}/u;
 
-/** `POST /grants/:id/revoke`, `POST /sessions/mode`, `POST /sessions/source`. */
+/** `POST /grants/:id/revoke`, `POST /users/revoke`, `POST /sessions/mode`, `POST /sessions/source`. */
 export const permissionsActionRoutes: readonly ConsoleRoute[] = [
   {
     method: "POST",
@@ -36,9 +36,38 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
           action: "revoke_grant",
           resource: grant.resource,
         },
-        { clock: context.clock },
+        { clock: context.clock, actor: request.principal },
       );
       return { kind: "redirect", location: "/permissions?done=revoked" };
+    },
+  },
+  {
+    method: "POST",
+    pattern: "/users/revoke",
+    writes: true,
+    async handle(request, context) {
+      const user = principalField(request.form.get("user"));
+      if (user === undefined) throw invalid("user", "Field 'user' is empty: enter the user.");
+      const { permissions } = context.governance;
+      // One audited revocation per grant, as the per-grant button records it.
+      for (const grant of await permissions.listGrants({ principal: user })) {
+        await permissions.revokeGrant(grant.id);
+        await recordConsoleChange(
+          context.governance,
+          {
+            sessionId: grant.sessionId,
+            sourceId: grant.resource.split(":")[0] || "console",
+            toolId: "grant",
+            action: "revoke_grant",
+            resource: grant.resource,
+          },
+          { clock: context.clock, actor: request.principal },
+        );
+      }
+      return {
+        kind: "redirect",
+        location: `/permissions?done=revoked-user&user=${encodeURIComponent(user)}`,
+      };
     },
   },
   {
@@ -48,10 +77,11 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
     async handle(request, context) {
       const sessionId = sessionIdOf(request.form.get("session"), "session");
       const mode = request.form.get("mode") ?? "";
+      const user = principalField(request.form.get("user"));
       if (!(APPROVAL_MODES as readonly string[]).includes(mode)) {
         throw invalid("mode", `Field 'mode' must be ${APPROVAL_MODES.join(" or ")}.`);
       }
-      await context.governance.permissions.setApprovalMode(sessionId, mode as ApprovalMode);
+      await context.governance.permissions.setApprovalMode(sessionId, mode as ApprovalMode, user);
       await recordConsoleChange(
         context.governance,
         {
@@ -61,7 +91,7 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
           action: "set_approval_mode",
           resource: `mode:${mode}`,
         },
-        { clock: context.clock },
+        { clock: context.clock, actor: request.principal },
       );
       return { kind: "redirect", location: "/permissions?done=mode" };
     },
@@ -88,12 +118,22 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
           action: state === "on" ? "enable_source" : "disable_source",
           resource: `source:${sourceId}`,
         },
-        { clock: context.clock },
+        { clock: context.clock, actor: request.principal },
       );
       return { kind: "redirect", location: `/permissions?done=${state === "on" ? "enabled" : "disabled"}` };
     },
   },
 ];
+
+/**
+ * A user (principal) from a form or query: blank is none.
+ * @param value the raw value
+ * @returns the principal, or `undefined`
+ * @throws GovernanceError `INVALID_INPUT` for a value `checkPrincipal` refuses
+ */
+export function principalField(value: string | null | undefined): string | undefined {
+  return checkPrincipal(value?.trim() ?? undefined, "field 'user'");
+}
 
 /**
  * A session id from a form or query: trimmed, non-empty, at most `MAX_SESSION_ID_LENGTH` characters,

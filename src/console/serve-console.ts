@@ -42,8 +42,11 @@ export async function serveConsole(
   options: ConsoleServerOptions = {},
 ): Promise<ConsoleServer> {
   const host = options.host ?? "127.0.0.1";
-  assertConsoleBind(host, options.token);
-  const handler = createConsoleHandler(governance, options);
+  // A resource server authenticates every request: the bind rule asks only that someone does.
+  if (options.oauth === undefined) assertConsoleBind(host, options.token);
+  // The audience defaults to the URL served, known once listening.
+  const needsUrl = options.oauth !== undefined && options.oauth.audience === undefined;
+  let handler = needsUrl ? undefined : createConsoleHandler(governance, options);
   let hostAllowed: (header: string | undefined) => boolean = () => false;
   const server: Server = createServer((request, response) => {
     if (!hostAllowed(request.headers.host)) {
@@ -51,6 +54,11 @@ export async function serveConsole(
       response.statusCode = 403;
       response.setHeader("Content-Type", "text/plain; charset=utf-8");
       response.end(`Invalid Host header: ${request.headers.host ?? "(none)"}\n`);
+      return;
+    }
+    if (handler === undefined) {
+      response.statusCode = 503;
+      response.end();
       return;
     }
     handler(request, response);
@@ -67,14 +75,21 @@ export async function serveConsole(
   const port = (server.address() as AddressInfo).port;
   hostAllowed = createHostCheck({ host, allowedHosts: options.allowedHosts ?? [] });
   const shownHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const url = `http://${shownHost}:${port}`;
+  if (handler === undefined && options.oauth !== undefined) {
+    handler = createConsoleHandler(governance, {
+      ...options,
+      oauth: { ...options.oauth, audience: `${url}/` },
+    });
+  }
   let closed: Promise<void> | undefined;
   return {
-    url: `http://${shownHost}:${port}`,
+    url,
     host,
     port,
     close() {
       closed ??= new Promise<void>((resolve) => {
-        handler.close();
+        handler?.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });

@@ -20,6 +20,11 @@ export const GOVERNANCE_ERROR_CODES = {
   RATE_LIMIT_QUEUE_TIMEOUT: "The call waited too long in the rate-limit queue.",
   /** The provider answered 429 after every retry. */
   RATE_LIMITED: "The provider rate-limited the call.",
+  /**
+   * The principal's quota for this tool or source is used up for the current window (`data.rule`);
+   * `retryAfterMs` says when the window ends. Nothing was sent.
+   */
+  QUOTA_EXCEEDED: "The caller's quota for this tool or source is used up for now.",
   /** The overall deadline passed; the MCP request was cancelled. */
   TIMEOUT: "The call did not finish before its deadline.",
   /** The caller aborted the call, or `close()` cut it or refused it. */

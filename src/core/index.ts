@@ -23,6 +23,7 @@ export {
 export { migrateSchema, openSqlite } from "./open-sqlite.js";
 export { optional } from "./optional.js";
 export type { PostgresListener, PostgresListenHandlers, PostgresListenOptions } from "./postgres-listener.js";
+export { checkPrincipal, isPrincipal, MAX_PRINCIPAL_LENGTH, principalOf } from "./principal.js";
 export {
   makePrivateDir,
   PRIVATE_DIR_MODE,

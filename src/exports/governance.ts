@@ -34,6 +34,7 @@ export type {
 export { toolErrorResult } from "../contract/index.js";
 export {
   type Clock,
+  checkPrincipal,
   openPostgres,
   type PostgresDatabase,
   type PostgresOptions,
@@ -102,6 +103,7 @@ export {
   createAuthorizationRequest,
   type DecideResult,
   type Grant,
+  type GrantListOptions,
   type GrantStore,
   grantStorePath,
   type IsDangerous,
@@ -127,8 +129,17 @@ export {
   SqliteGrantStore,
 } from "../governance/permissions/index.js";
 export {
+  MemoryQuotaCounter,
+  PostgresQuotaCounter,
   PostgresRateLimiter,
   type PostgresRateLimiterOptions,
+  parseQuotaRules,
+  type QuotaAdmission,
+  type QuotaCounter,
+  QuotaLimiter,
+  type QuotaLimiterOptions,
+  type QuotaRule,
+  type QuotaWindow,
   type RateLimitAdmission,
   RateLimiter,
   type RateLimitGroupConfig,
@@ -152,6 +163,7 @@ export {
   type GovernedStructuredToolFields,
   type GovernedToolRunner,
   type HitlDecision,
+  type PrincipalResolver,
   permissionDecisionJsonSchema,
 } from "../nodes/index.js";
 export { type GovernanceStorage, resolveDataDir } from "../runtime/index.js";

@@ -8,7 +8,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
-import { GovernanceError, PACKAGE_VERSION } from "../core/index.js";
+import { checkPrincipal, GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { ResearchObjectSource } from "../research-object/index.js";
 import { resolveDataDir } from "../runtime/index.js";
@@ -76,6 +76,17 @@ export interface GatewayConnectOptions {
    * switches (each keeps its own promotions). @default `gateway:<uuid>`, new for each connection
    */
   sessionId?: string | undefined;
+  /**
+   * The user the connection's calls are made for (an access token's subject; see `checkPrincipal`):
+   * every row carries it, and only its grants, approval mode, cards and quotas apply.
+   * @default none: the single user
+   */
+  principal?: string | undefined;
+  /**
+   * Whether the connection's user may answer approval cards; without it a dangerous call that no grant
+   * or approval mode covers is refused without asking. @default true
+   */
+  mayApprove?: boolean | undefined;
 }
 
 /** The gateway: a factory of governed MCP sessions over one runtime. */
@@ -162,6 +173,8 @@ export function createGatewayServer(
       const session = new GatewaySession({
         runtime: governance,
         sessionId: sessionIdOf(connectOptions.sessionId),
+        principal: checkPrincipal(connectOptions.principal, "connection's principal"),
+        mayApprove: connectOptions.mayApprove ?? true,
         eager: options.eager ?? false,
         serverInfo,
         approval,

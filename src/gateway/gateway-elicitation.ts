@@ -125,7 +125,10 @@ export function createElicitationDownloadApproval(
   const { catalog, permissions } = governance;
   return async (_sessionId, plan) => {
     const context = currentGatewayCall();
-    if (!context || !supportsFormElicitation(context.session.server.getClientCapabilities()))
+    if (
+      !context?.session.mayApprove ||
+      !supportsFormElicitation(context.session.server.getClientCapabilities())
+    )
       return undefined;
     const planned = await plan();
     if (planned === undefined) return undefined;
@@ -292,6 +295,7 @@ function authorizationRequestOf(
       toolId: call.tool.toolId,
       input: call.args,
       session: call.sessionId,
+      principal: call.principal,
       toolCallId: call.toolCallId,
       threadId: call.threadId,
     });

@@ -18,9 +18,13 @@ const MIN_TOKEN_LENGTH = 16;
 
 /** A refused request: the HTTP status, the JSON-RPC error and extra headers. */
 export interface HttpRefusal {
+  /** The HTTP status (401, 403, ...). */
   status: number;
+  /** The JSON-RPC error code of the body. */
   code: number;
+  /** The JSON-RPC error message (shown to the client). */
   message: string;
+  /** Headers to send, e.g. `WWW-Authenticate`. */
   headers?: Record<string, string> | undefined;
 }
 
@@ -31,15 +35,23 @@ export interface HttpRefusal {
 export interface GatewayPrincipal {
   /** Equal for every request of one party, different between parties; never shown to clients. */
   id: string;
+  /**
+   * The user the party's calls are made for (an access token's subject): every row of its calls carries
+   * it, and only its grants, approval mode, cards and quotas apply (see `checkPrincipal`).
+   * @default none: the single user of a deployment without identities (the shared token, loopback)
+   */
+  user?: string | undefined;
+  /** Whether the party may answer approval cards of its calls. @default true */
+  mayApprove?: boolean | undefined;
 }
 
 /**
  * Resolves the principal of a request (an app's own authentication: per-user tokens, an OAuth
- * resource server), or `undefined` to refuse it with 401.
+ * resource server), or `undefined` to refuse it with 401, or the refusal to send (a challenge).
  */
 export type GatewayAuthenticator = (
   request: IncomingMessage,
-) => GatewayPrincipal | undefined | Promise<GatewayPrincipal | undefined>;
+) => GatewayPrincipal | HttpRefusal | undefined | Promise<GatewayPrincipal | HttpRefusal | undefined>;
 
 /** The principal of every request on a loopback bind without a token: whoever can reach the port. */
 export const LOOPBACK_PRINCIPAL: GatewayPrincipal = { id: "loopback" };

@@ -5,6 +5,7 @@
 import type { Clock } from "../core/index.js";
 import { GovernanceError } from "../core/index.js";
 import { assertSafeBind, type GatewayAuthenticator, normalizeOrigin } from "./gateway-http-guard.js";
+import { checkOAuthResourceOptions, type OAuthResourceOptions } from "./oauth-resource.js";
 
 /** Options of `serveGatewayHttp`. */
 export interface GatewayHttpOptions {
@@ -23,6 +24,14 @@ export interface GatewayHttpOptions {
    * @default the holder of `token`; without a token, one principal for every loopback client
    */
   authenticate?: GatewayAuthenticator | undefined;
+  /**
+   * Act as an OAuth 2.1 resource server instead of `token`: every request carries an access token (a JWT
+   * from `issuer`, for `audience`, signed with the issuer's keys, with the `call` scope); its subject is
+   * the principal of the request's calls, and only a token with the `approve` scope may answer approval
+   * cards. The protected resource metadata is served at `/.well-known/oauth-protected-resource/mcp`.
+   * @default none
+   */
+  oauth?: OAuthResourceOptions | undefined;
   /**
    * Browser origins allowed besides same-origin loopback (`https://app.example.org`); each gets CORS
    * headers. A request without `Origin` (any non-browser client) is not affected. @default none
@@ -127,6 +136,16 @@ export interface ResolvedGatewayHttpOptions {
 export function resolveGatewayHttpOptions(options: GatewayHttpOptions): ResolvedGatewayHttpOptions {
   const host = options.host?.trim() || "127.0.0.1";
   const token = options.token === "" ? undefined : options.token;
+  if (options.oauth !== undefined) {
+    if (token !== undefined || options.authenticate !== undefined) {
+      throw new GovernanceError(
+        "INVALID_CONFIG",
+        "Give one of token, authenticate or oauth: the OAuth resource server replaces the token check.",
+        { data: { field: "oauth" } },
+      );
+    }
+    checkOAuthResourceOptions(options.oauth);
+  }
   if (options.authenticate !== undefined && token !== undefined) {
     throw invalid(
       "authenticate",
@@ -134,7 +153,7 @@ export function resolveGatewayHttpOptions(options: GatewayHttpOptions): Resolved
     );
   }
   // An app's authenticator stands for the token: the bind rule asks only that someone authenticates.
-  if (options.authenticate === undefined) assertSafeBind(host, token);
+  if (options.authenticate === undefined && options.oauth === undefined) assertSafeBind(host, token);
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw invalid("port", `Port ${port} is not a port number; use 0 to 65535 (0 takes a free port).`);

@@ -111,7 +111,10 @@ export class GatewayHttpSession {
   async connect(gateway: GatewayServer): Promise<GatewaySession> {
     // A governance id of its own (`gateway:<uuid>`), unrelated to the transport id: the ledger, the
     // console and `sciencegate audit` show it, and it opens nothing.
-    const session = await gateway.connect(this.transport);
+    const session = await gateway.connect(this.transport, {
+      principal: this.principal.user,
+      mayApprove: this.principal.mayApprove,
+    });
     this.#session = session;
     void session.ended.then(() => {
       this.#closed = true;

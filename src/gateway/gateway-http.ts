@@ -19,6 +19,7 @@ import { BodyBudget, limitConnections } from "./gateway-http-limits.js";
 import { type GatewayHttpOptions, resolveGatewayHttpOptions } from "./gateway-http-options.js";
 import { readJsonBody, reply } from "./gateway-http-request.js";
 import { GatewayHttpSession } from "./gateway-http-session.js";
+import { oauthAuthenticator } from "./gateway-oauth.js";
 import { GatewaySessionTable } from "./gateway-session-table.js";
 
 /** The one MCP endpoint; every other path is 404. */
@@ -28,6 +29,8 @@ const GATEWAY_HTTP_PATH = "/mcp";
 export interface GatewayHttpServer {
   /** The MCP endpoint, e.g. `http://127.0.0.1:8080/mcp`. */
   url: string;
+  /** With `oauth`: the URL of the protected resource metadata document (RFC 9728). */
+  resourceMetadataUrl?: string | undefined;
   /** How many MCP sessions are open. */
   sessionCount(): number;
   /** The server's resource counters, for monitoring and tests. */
@@ -132,7 +135,13 @@ export async function serveGatewayHttp(
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
-    if ((request.url ?? "").split("?", 1)[0] !== GATEWAY_HTTP_PATH) {
+    const path = (request.url ?? "").split("?", 1)[0];
+    if (oauth?.servesMetadata(path) && request.method === "GET") {
+      const refusal = guard.check(request);
+      if (refusal) return reply(response, refusal);
+      return oauth.sendMetadata(response);
+    }
+    if (path !== GATEWAY_HTTP_PATH) {
       return reply(response, {
         status: 404,
         code: -32000,
@@ -212,15 +221,18 @@ export async function serveGatewayHttp(
   const address = await listen(server, settings.host, settings.port);
   // A failed accept (too many open files) is reported, never an uncaught 'error' event.
   server.on("error", onError);
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}${GATEWAY_HTTP_PATH}`;
+  // The audience defaults to the URL served: a token issued for any other resource is refused.
+  const oauth = options.oauth && oauthAuthenticator(options.oauth, url);
   const guard = createHttpGuard({
     host: settings.host,
     port: address.port,
     token: settings.token,
-    authenticate: options.authenticate,
+    authenticate: oauth?.authenticate ?? options.authenticate,
     allowedOrigins: settings.allowedOrigins,
     allowedHosts: settings.allowedHosts,
   });
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
   let closed: Promise<void> | undefined;
   const close = async () => {
@@ -231,7 +243,8 @@ export async function serveGatewayHttp(
     await stopped;
   };
   return {
-    url: `http://${host}:${address.port}${GATEWAY_HTTP_PATH}`,
+    url,
+    resourceMetadataUrl: oauth?.server.metadataUrl,
     sessionCount: () => sessions.size,
     stats: () => ({
       connections: connections.open(),

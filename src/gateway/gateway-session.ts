@@ -85,6 +85,10 @@ export type GatewayApprovalHook = (
 export interface GatewaySessionSettings {
   runtime: GovernedRuntime;
   sessionId: string;
+  /** The user the session's calls are made for. @default none: the single user */
+  principal?: string | undefined;
+  /** Whether the session's user may answer approval cards. */
+  mayApprove: boolean;
   eager: boolean;
   serverInfo: Implementation;
   approval: GatewayApprovalHook | undefined;
@@ -108,6 +112,10 @@ export class GatewaySession {
   readonly sessionId: string;
   /** The broker's thread of this session's calls (`threadId:toolCallId` keys a call). */
   readonly threadId: string;
+  /** The user the session's calls are made for (`undefined`: the single user). */
+  readonly principal: string | undefined;
+  /** Whether the session's user may answer approval cards (no question is asked otherwise). */
+  readonly mayApprove: boolean;
   /** Whether every allowed tool is listed from the start. */
   readonly eager: boolean;
   /** The session's MCP server; connect it to one transport. */
@@ -131,6 +139,8 @@ export class GatewaySession {
     this.#settings = settings;
     this.sessionId = settings.sessionId;
     this.threadId = settings.sessionId;
+    this.principal = settings.principal;
+    this.mayApprove = settings.mayApprove;
     this.eager = settings.eager;
     this.ended = new Promise((resolve) => {
       this.#resolveEnded = resolve;
@@ -190,7 +200,8 @@ export class GatewaySession {
     args: Record<string, unknown>,
     request: GatewayRequestExtra,
   ): Promise<CallToolResult> {
-    const approval = this.#settings.approval;
+    // A user who may not approve is never asked: the broker refuses what no grant or mode covers.
+    const approval = this.mayApprove ? this.#settings.approval : undefined;
     const config: LangGraphRunnableConfig = {
       configurable: { thread_id: this.threadId },
       signal: request.signal,
@@ -205,6 +216,7 @@ export class GatewaySession {
         { id: randomUUID(), name, args },
         {
           sessionId: this.sessionId,
+          principal: this.principal,
           threadId: this.threadId,
           promotion: this.#promotion,
           builtinTools: this.#builtins,

@@ -20,6 +20,7 @@ export {
   GATEWAY_TOKEN_ENV,
   type GatewayAuthenticator,
   type GatewayPrincipal,
+  type HttpRefusal,
   isLoopbackHost,
 } from "./gateway-http-guard.js";
 export { type GatewayHttpOptions, resolveGatewayHttpOptions } from "./gateway-http-options.js";
@@ -29,3 +30,15 @@ export {
   type GatewayRequestExtra,
   GatewaySession,
 } from "./gateway-session.js";
+export {
+  checkOAuthResourceOptions,
+  createOAuthResourceServer,
+  DEFAULT_IDENTITY_ALGORITHMS,
+  DEFAULT_IDENTITY_SCOPES,
+  type IdentityAbility,
+  type IdentityRefusal,
+  isIdentityRefusal,
+  type OAuthResourceOptions,
+  type OAuthResourceServer,
+  type VerifiedIdentity,
+} from "./oauth-resource.js";

@@ -279,6 +279,7 @@ function authorizationRequestOf(
       toolId: approval.tool.toolId,
       input: args,
       session: approval.sessionId,
+      principal: approval.principal,
       toolCallId: approval.toolCallId,
       ...(approval.threadId === undefined ? {} : { threadId: approval.threadId }),
     });

@@ -18,6 +18,8 @@ export interface ApprovalRequest {
   /** The tool as the session sees it (source, tool id, read-only flag, definition hash). */
   tool: SurfaceTool;
   sessionId: string;
+  /** Who the call is for (see `ToolCallContext.principal`); a card answered for it is this principal's. */
+  principal?: string | undefined;
   threadId?: string;
   runId?: string;
 }

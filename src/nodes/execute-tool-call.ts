@@ -46,6 +46,11 @@ export interface ToolCallLike {
 /** Where a call runs. */
 export interface ToolCallContext {
   sessionId: string;
+  /**
+   * Who the call is for (an authenticated user; see `checkPrincipal`): its rows carry it, and only its
+   * grants, approval mode, recorded decisions and quotas apply. @default none: the single user
+   */
+  principal?: string | undefined;
   /** The LangGraph thread (`threadIdOf`); with the call id, the broker's replay key. */
   threadId?: string | undefined;
   runId?: string | undefined;
@@ -159,6 +164,7 @@ async function runToolCall(
           ...(known ? { sourceId: known.sourceId, toolId: known.toolId } : unknownToolIds(call.name)),
           input: call.args,
           session: context.sessionId,
+          principal: context.principal,
           toolCallId,
           ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
           ...(context.runId === undefined ? {} : { runId: context.runId }),
@@ -187,6 +193,7 @@ async function runToolCall(
             args: call.args,
             tool,
             sessionId: context.sessionId,
+            principal: context.principal,
             ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
             ...(context.runId === undefined ? {} : { runId: context.runId }),
           },
@@ -207,6 +214,7 @@ async function runToolCall(
       toolId: tool.toolId,
       input: args,
       session: context.sessionId,
+      principal: context.principal,
       toolCallId,
       ...(context.threadId !== undefined ? { threadId: context.threadId } : {}),
       ...(context.runId !== undefined ? { runId: context.runId } : {}),

@@ -8,7 +8,7 @@
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { sessionIdOf, threadIdOf } from "../core/index.js";
+import { principalOf, sessionIdOf, threadIdOf } from "../core/index.js";
 import type { PromotionState } from "../visibility/index.js";
 import { type ApprovalHookOption, resolveApprovalHook } from "./default-approval.js";
 import {
@@ -30,10 +30,26 @@ import type { ApprovalCardFormat } from "./hitl-protocol.js";
  */
 export type SessionIdResolver = (config: LangGraphRunnableConfig) => string | undefined;
 
+/**
+ * Reads who a call is made for from its config: the authenticated user the app's server put there.
+ * Only what the server sets may be read, never a value a client may send: on the LangGraph API server,
+ * `configurable.langgraph_auth_user_id` is trustworthy only when the deployment has an auth handler
+ * (`auth.path` in `langgraph.json`); without one a client can send any value. A blank or `undefined`
+ * answer is no principal; anything else must pass `checkPrincipal`.
+ * @example
+ * const principal: PrincipalResolver = (config) => config.configurable?.langgraph_auth_user_id;
+ */
+export type PrincipalResolver = (config: LangGraphRunnableConfig) => string | undefined;
+
 /** Options of {@link createGovernedRunner}: what one executor shares across its calls. */
 export interface GovernedRunnerOptions {
   /** The session of a call. @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`) */
   sessionId?: SessionIdResolver | undefined;
+  /**
+   * Who a call is made for: its rows carry it, and only its grants, approval mode and quotas apply
+   * (see {@link PrincipalResolver}). @default none: every call is the single user's
+   */
+  principal?: PrincipalResolver | undefined;
   /** The approval hook, `false` for none. @default the approval gate when the runtime enforces permissions */
   approvalHook?: ApprovalHookOption;
   /** The shape of the default gate's cards. @default "hitl" */
@@ -95,6 +111,7 @@ export function createGovernedRunner(
     run: (call, config, state, sessionId) =>
       executeGovernedToolCall(governance, call, {
         sessionId: sessionId ?? sessionOf(config),
+        principal: principalOf(config ?? {}, options.principal),
         threadId: threadIdOf(config),
         runId: state.runId,
         promotion: state.promotion,

@@ -8,7 +8,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { GovernanceError } from "../core/index.js";
 import type { ApprovalHook } from "./approval-hook.js";
 import type { GovernedRuntime } from "./execute-tool-call.js";
-import { createGovernedRunner, type SessionIdResolver } from "./governed-runner.js";
+import { createGovernedRunner, type PrincipalResolver, type SessionIdResolver } from "./governed-runner.js";
 import type { GovernedStateUpdate } from "./governed-state.js";
 import type { GovernedToolTask } from "./governed-tools-condition.js";
 import type { ApprovalCardFormat } from "./hitl-protocol.js";
@@ -36,6 +36,12 @@ export interface GovernedToolNodeOptions {
    * @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`)
    */
   sessionId?: SessionIdResolver;
+  /**
+   * Who a call is made for, read from each call's config (the authenticated user your server sets;
+   * see `PrincipalResolver`): rows carry it, and only its grants, approval mode and quotas apply.
+   * @default none: every call is the single user's
+   */
+  principal?: PrincipalResolver;
 }
 
 /**

@@ -15,7 +15,7 @@ export {
   type ToolCallContext,
   type ToolCallLike,
 } from "./execute-tool-call.js";
-export { createGovernedRunner, type SessionIdResolver } from "./governed-runner.js";
+export { createGovernedRunner, type PrincipalResolver, type SessionIdResolver } from "./governed-runner.js";
 export {
   type GovernedState,
   GovernedStateAnnotation,

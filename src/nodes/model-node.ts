@@ -15,7 +15,7 @@ import {
   resolveDeferredToolsSectionOptions,
 } from "../visibility/index.js";
 import type { GovernedRuntime } from "./execute-tool-call.js";
-import { createGovernedRunner, type SessionIdResolver } from "./governed-runner.js";
+import { createGovernedRunner, type PrincipalResolver, type SessionIdResolver } from "./governed-runner.js";
 import type { GovernedState, GovernedStateUpdate } from "./governed-state.js";
 import { type GovernedToolRunner, governedTools } from "./governed-tool.js";
 import { prepareModelTurn } from "./model-turn.js";
@@ -35,6 +35,12 @@ export interface ModelNodeOptions {
    * @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`)
    */
   sessionId?: SessionIdResolver;
+  /**
+   * Who a call is made for, read from each call's config (the authenticated user your server sets;
+   * see `PrincipalResolver`): rows carry it, and only its grants, approval mode and quotas apply.
+   * @default none: every call is the single user's
+   */
+  principal?: PrincipalResolver;
   /** `run`: a new user turn starts with nothing promoted; `thread`: promotions last. @default "run" */
   promotionScope?: PromotionScope;
   /**
@@ -66,7 +72,11 @@ export function createModelNode(
   const builtinTools = options.builtinTools ?? [];
   const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
   // The bound tools run governed too when a runner invokes them (the tool node calls the broker itself).
-  const runner = createGovernedRunner(governance, { sessionId: options.sessionId, builtinTools });
+  const runner = createGovernedRunner(governance, {
+    sessionId: options.sessionId,
+    principal: options.principal,
+    builtinTools,
+  });
   return async (state, config) => {
     const sessionId = runner.sessionOf(config);
     const turn = prepareModelTurn(governance.tools(sessionId), state, {

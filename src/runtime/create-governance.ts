@@ -5,7 +5,7 @@ import {
   BUNDLED_SOURCES_SERVER_ID,
   type ExtensionsConfig,
 } from "../config/index.js";
-import type { PostgresDatabase } from "../core/index.js";
+import { GovernanceError, type PostgresDatabase } from "../core/index.js";
 import {
   type ContentStore,
   FileContentStore,
@@ -24,10 +24,13 @@ import {
   SessionSettings,
   type SessionStateStore,
 } from "../governance/permissions/index.js";
-import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
+import type { QuotaRule, RateLimitGroupConfig } from "../governance/rate-limit/index.js";
 import {
   effectiveRateLimits,
+  PostgresQuotaCounter,
   PostgresRateLimiter,
+  parseQuotaRules,
+  QuotaLimiter,
   type RateLimitAdmission,
   RateLimiter,
 } from "../governance/rate-limit/index.js";
@@ -84,6 +87,8 @@ export interface Governance extends AsyncDisposable {
   sessions: SessionSettings;
   /** The limits the broker enforces per rate-limit group (manifests, `NCBI_API_KEY`, then `rateLimits`). */
   rateLimits: ReadonlyMap<string, RateLimitGroupConfig>;
+  /** The quotas the broker enforces per principal (`quotas`, else `SCIENCEGATE_QUOTAS`); empty for none. */
+  quotas: readonly QuotaRule[];
   surface: ToolSurface;
   /**
    * Governed downloads into `<dataDir>/workspace` (jobs in the app's `jobStore`, else in PostgreSQL with
@@ -214,6 +219,15 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
           }),
         )
       : new RateLimiter({ groups: rateLimits, ...clock });
+    const quotaRules = quotaRulesOf(options.quotas, env);
+    const quotas =
+      quotaRules.length === 0
+        ? undefined
+        : new QuotaLimiter({
+            rules: quotaRules,
+            counter: database ? own(await PostgresQuotaCounter.open(database)) : undefined,
+            ...clock,
+          });
     const broker = new Broker({
       catalog,
       pool,
@@ -221,6 +235,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       store,
       sessions,
       limiter,
+      quotas,
       allowedOrigins: (source) => localOrigins(source, config),
       serverTimeoutMs: (serverId) => config.servers.find((s) => s.id === serverId)?.toolCallTimeoutMs,
       ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
@@ -256,6 +271,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
           () => sessionState.close(),
           () => jobStore.close(),
           () => limiter.close?.(),
+          () => quotas?.close(),
           () => database?.close(),
         ]);
       })();
@@ -276,6 +292,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       permissionsEnforced,
       sessions,
       rateLimits,
+      quotas: quotaRules,
       surface,
       downloads,
       tools: (sessionId) => surface.tools(sessionId),
@@ -291,6 +308,28 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
 }
 
 type Closer = () => unknown;
+
+/**
+ * The quota rules of a runtime: the option's, else `SCIENCEGATE_QUOTAS`.
+ * @throws GovernanceError `INVALID_CONFIG` naming the rule (and the variable when it came from there)
+ */
+function quotaRulesOf(
+  given: GovernanceOptions["quotas"],
+  env: Record<string, string | undefined>,
+): readonly QuotaRule[] {
+  if (given !== undefined) return typeof given === "string" ? parseQuotaRules(given) : given;
+  const text = env.SCIENCEGATE_QUOTAS?.trim();
+  if (!text) return [];
+  try {
+    return parseQuotaRules(text);
+  } catch (error) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `SCIENCEGATE_QUOTAS: ${error instanceof Error ? error.message : String(error)}`,
+      { data: { field: "SCIENCEGATE_QUOTAS" }, cause: error },
+    );
+  }
+}
 
 /** The servers the built-in manifests describe (the bundled sources and the LLM Wiki bridge). */
 const BUNDLED_SERVER_IDS = [BUNDLED_SOURCES_SERVER_ID, BUNDLED_LLM_WIKI_SERVER_ID];

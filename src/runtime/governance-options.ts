@@ -8,7 +8,7 @@ import type {
   PermissionPolicy,
   SessionStateStore,
 } from "../governance/permissions/index.js";
-import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
+import type { QuotaRule, RateLimitGroupConfig } from "../governance/rate-limit/index.js";
 import type { ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 
@@ -128,6 +128,13 @@ export interface GovernanceOptions {
    * @default none; `NCBI_API_KEY` in `env` raises `ncbi-eutils` to 10 requests/s on its own
    */
   rateLimits?: Record<string, RateLimitGroupConfig>;
+  /**
+   * Quotas per principal: how many calls of a tool, or of a source, each principal may make per time
+   * window (`QuotaRule`s, or their text form `pubmed/search=100/1h, *=600/1h`). With a database every
+   * replica shares the counts. A call past its quota is `QUOTA_EXCEEDED`. Empty means none.
+   * @default `$SCIENCEGATE_QUOTAS` (the text form), else none
+   */
+  quotas?: readonly QuotaRule[] | string | undefined;
   /**
    * The HTTP seam of `artifact_download` (tests serve bytes without network). The default connects only
    * to addresses that passed the download address check; an injected fetch must pin its own connections.

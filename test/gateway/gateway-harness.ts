@@ -37,9 +37,9 @@ export interface Lab {
 /**
  * A runtime with source `lab`: `search`, `lookup` and `slow` (read-only), `write` (not read-only, so
  * dangerous), and `late` (in the manifest, offered by the server only after `addLateTool()`).
- * @param options the runtime's clock (the system clock unless given)
+ * @param options the runtime's clock (the system clock unless given), its quotas (`parseQuotaRules`)
  */
-export async function createLab(options: { clock?: Clock } = {}): Promise<Lab> {
+export async function createLab(options: { clock?: Clock; quotas?: string } = {}): Promise<Lab> {
   const calls: Record<string, number> = {};
   const count = (name: string) => {
     calls[name] = (calls[name] ?? 0) + 1;
@@ -105,6 +105,7 @@ export async function createLab(options: { clock?: Clock } = {}): Promise<Lab> {
     ledger: new MemoryLedger(),
     store: new MemoryContentStore(),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.quotas ? { quotas: options.quotas } : {}),
   });
   return {
     governance,

@@ -11,6 +11,7 @@ import {
 } from "../../console/index.js";
 import { GovernanceError } from "../../core/index.js";
 import type { CliIo, ExitCode } from "../io.js";
+import { type OAuthFlags, oauthOptionsOf } from "../oauth-flags.js";
 import { openRuntime } from "../runtime.js";
 import { onShutdownSignal } from "../shutdown-signals.js";
 
@@ -24,6 +25,8 @@ export interface ConsoleCommandOptions {
   port?: string | undefined;
   writable: boolean;
   allowHosts?: string[] | undefined;
+  /** `--oauth-*`: accept an identity provider's access tokens (the `administer` scope) instead of the token. */
+  oauth?: OAuthFlags | undefined;
 }
 
 /** Signals the console stops on. @default the real SIGTERM and SIGINT */
@@ -45,9 +48,11 @@ export async function consoleCommand(
   process: ConsoleProcess = realProcess(),
 ): Promise<ExitCode> {
   const port = parsePort(options.port ?? "4680");
-  const token = io.env[CONSOLE_TOKEN_ENV] || undefined;
+  const oauth = oauthOptionsOf(options.oauth ?? {});
+  // With an identity provider the console's token is not used (one way of authenticating).
+  const token = oauth ? undefined : io.env[CONSOLE_TOKEN_ENV] || undefined;
   // Refused before the runtime starts any server.
-  assertConsoleBind(options.host ?? "127.0.0.1", token);
+  if (!oauth) assertConsoleBind(options.host ?? "127.0.0.1", token);
   const runtime = await openRuntime(io, {
     ...(options.configPath ? { configPath: options.configPath } : {}),
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
@@ -64,6 +69,7 @@ export async function consoleCommand(
       writable: options.writable,
       allowedHosts: options.allowHosts ?? [],
       ...(token ? { token } : {}),
+      ...(oauth ? { oauth } : {}),
     });
     io.stdout(
       `Sciencegate console: ${server.url}/${token ? "?token=<your SCIENCEGATE_CONSOLE_TOKEN>" : ""}\n`,

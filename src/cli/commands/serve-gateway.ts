@@ -22,6 +22,7 @@ import {
 } from "../../gateway/index.js";
 import { resolveGovernanceStorage } from "../../runtime/index.js";
 import type { CliIo, ExitCode } from "../io.js";
+import { type OAuthFlags, oauthOptionsOf } from "../oauth-flags.js";
 import { type CliRuntime, openRuntime } from "../runtime.js";
 import { onShutdownSignal } from "../shutdown-signals.js";
 import { terminalLine } from "../terminal-text.js";
@@ -48,6 +49,8 @@ export interface ServeGatewayOptions {
   sessionIdleMs?: string | undefined;
   /** `--approval-wait-ms N`: how long an approval question waits for its human. */
   approvalWaitMs?: string | undefined;
+  /** `--oauth-*` (HTTP only): accept an identity provider's access tokens instead of the shared token. */
+  oauth?: OAuthFlags | undefined;
 }
 
 /** The process the gateway serves on. @default the real stdin, stdout and signals */
@@ -155,7 +158,11 @@ async function listenHttp(
     ...options,
     onError: reportTo(io),
   });
-  const auth = options.token ? `bearer token from ${GATEWAY_TOKEN_ENV}` : "no token: loopback only";
+  const auth = options.oauth
+    ? `OAuth access tokens of ${options.oauth.issuer}, metadata at ${server.resourceMetadataUrl}`
+    : options.token
+      ? `bearer token from ${GATEWAY_TOKEN_ENV}`
+      : "no token: loopback only";
   const limits = resolveGatewayHttpOptions(options);
   const sessions = `at most ${limits.maxSessions} sessions, ${limits.maxSessionsPerClient} per client, idle ${limits.idleTimeoutMs} ms`;
   io.stderr(`sciencegate gateway: listening on ${server.url} (${auth}; ${sessions}; ${configSource})\n`);
@@ -169,10 +176,12 @@ async function listenHttp(
  */
 function httpOptions(io: CliIo, options: ServeGatewayOptions, address: string): GatewayHttpOptions {
   const { host, port } = parseListenAddress(address);
+  const oauth = oauthOptionsOf(options.oauth ?? {});
   const http: GatewayHttpOptions = {
     host,
     port,
-    token: io.env[GATEWAY_TOKEN_ENV] || undefined,
+    // With an identity provider the shared token is not used (one way of authenticating).
+    ...(oauth ? { oauth } : { token: io.env[GATEWAY_TOKEN_ENV] || undefined }),
     allowedOrigins: options.allowOrigins,
     allowedHosts: options.allowHosts,
     maxSessions: wholeNumber("--max-sessions", options.maxSessions),

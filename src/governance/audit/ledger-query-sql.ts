@@ -30,7 +30,15 @@ export interface LedgerSqlDialect {
 }
 
 /** The columns `text` searches, besides the error's code and message. */
-const TEXT_COLUMNS = ["invocation_id", "session_id", "thread_id", "tool_call_id", "source_id", "tool_id"];
+const TEXT_COLUMNS = [
+  "invocation_id",
+  "session_id",
+  "principal",
+  "thread_id",
+  "tool_call_id",
+  "source_id",
+  "tool_id",
+];
 
 /**
  * The column of a record field in both SQL ledgers: the field in snake_case.

@@ -14,7 +14,7 @@ import type {
 import { FIELD_RULES, type Issue, invalid } from "./ledger-record.js";
 
 /** The filters compared for equality with a column of the same name. */
-const EQUAL_KEYS = ["sessionId", "threadId", "runId", "sourceId", "toolId", "status"] as const;
+const EQUAL_KEYS = ["sessionId", "principal", "threadId", "runId", "sourceId", "toolId", "status"] as const;
 type EqualKey = (typeof EQUAL_KEYS)[number];
 
 /** The longest `text` a query may search for: a search box, not a document. */
@@ -208,11 +208,12 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /**
  * An authorization listing's options checked.
  * @param options the caller's options
- * @returns the session (`undefined` for all), the order and the limit
+ * @returns the session and principal (`undefined` for all), the order and the limit
  * @throws GovernanceError `INVALID_INPUT` for a negative or fractional `limit` or an unknown `order`
  */
 export function normalizeAuthorizationListing(options: AuthorizationListOptions = {}): {
   sessionId: string | undefined;
+  principal: string | undefined;
   order: "asc" | "desc";
   limit: number | undefined;
 } {
@@ -220,7 +221,12 @@ export function normalizeAuthorizationListing(options: AuthorizationListOptions 
   const order = orderOf(options.order, issues);
   const limit = limitOf(options.limit, issues);
   if (issues.length > 0) throw invalid("authorization listing", issues);
-  return { sessionId: options.sessionId || undefined, order, limit };
+  return {
+    sessionId: options.sessionId || undefined,
+    principal: options.principal || undefined,
+    order,
+    limit,
+  };
 }
 
 /** The error of an `after` that names no row. */
@@ -253,8 +259,9 @@ export function matchesLedgerQuery(record: InvocationRecord, query: NormalizedLe
   if (query.startedBeforeMs !== undefined && startedMs >= query.startedBeforeMs) return false;
   const { text } = query;
   if (text === undefined) return true;
-  const { invocationId, sessionId, threadId, toolCallId, sourceId, toolId, error } = record;
-  return [invocationId, sessionId, threadId, toolCallId, sourceId, toolId, error?.code, error?.message].some(
+  const { invocationId, sessionId, principal, threadId, toolCallId, sourceId, toolId, error } = record;
+  const fields = [invocationId, sessionId, principal, threadId, toolCallId, sourceId, toolId];
+  return [...fields, error?.code, error?.message].some(
     (field) => field !== undefined && lowerAscii(field).includes(text),
   );
 }

@@ -49,6 +49,7 @@ export interface Issue {
 const INVOCATION_FIELDS: Record<Exclude<keyof InvocationRecord, "status" | "error">, FieldKind> = {
   invocationId: "id",
   sessionId: "id",
+  principal: "text?",
   threadId: "text?",
   toolCallId: "text?",
   runId: "text?",
@@ -80,6 +81,7 @@ const ERROR_FIELDS: Record<keyof InvocationError, FieldKind> = {
 const AUTHORIZATION_FIELDS: Record<keyof AuthorizationRecord, FieldKind> = {
   id: "id",
   sessionId: "id",
+  principal: "text?",
   threadId: "text?",
   toolCallId: "text?",
   sourceId: "id",

@@ -22,6 +22,8 @@ export interface InvocationError {
 export interface InvocationRecord {
   invocationId: string;
   sessionId: string;
+  /** Who the call was made for (an access token's subject, the app's user); absent: the single user. */
+  principal?: string;
   threadId?: string;
   toolCallId?: string;
   runId?: string;
@@ -56,6 +58,8 @@ export interface InvocationRecord {
 export interface AuthorizationRecord {
   id: string;
   sessionId: string;
+  /** Whose call or change it is (the decider's own: a card answers for its caller only); absent: the single user. */
+  principal?: string;
   threadId?: string;
   toolCallId?: string;
   sourceId: string;
@@ -84,6 +88,8 @@ export interface AuthorizationRecord {
  */
 export interface LedgerQuery {
   sessionId?: string | undefined;
+  /** Only rows of this principal. */
+  principal?: string | undefined;
   threadId?: string | undefined;
   runId?: string | undefined;
   sourceId?: string | undefined;
@@ -98,8 +104,8 @@ export interface LedgerQuery {
   /** Only rows with `startedAt` before this ISO-8601 timestamp (with a zone). */
   startedBefore?: string | undefined;
   /**
-   * Only rows where one of `invocationId`, `sessionId`, `threadId`, `toolCallId`, `sourceId`, `toolId`,
-   * `error.code` or `error.message` contains this text. ASCII letters match in either case; other
+   * Only rows where one of `invocationId`, `sessionId`, `principal`, `threadId`, `toolCallId`, `sourceId`,
+   * `toolId`, `error.code` or `error.message` contains this text. ASCII letters match in either case; other
    * characters, `%` and `_` included, match literally. At most 256 characters.
    */
   text?: string | undefined;
@@ -127,6 +133,8 @@ export interface LedgerActivityBucket {
 export interface AuthorizationListOptions {
   /** Only this session's authorizations. */
   sessionId?: string | undefined;
+  /** Only this principal's authorizations. */
+  principal?: string | undefined;
   /** Maximum number of rows (applied after ordering). @default all */
   limit?: number | undefined;
   /** By `createdAt`, ties in append order. @default "asc" */

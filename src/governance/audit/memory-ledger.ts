@@ -196,10 +196,14 @@ export class MemoryLedger implements LedgerStore {
 
   async listAuthorizations(options: AuthorizationListOptions = {}): Promise<AuthorizationRecord[]> {
     this.#ensureOpen();
-    const { sessionId, order, limit } = normalizeAuthorizationListing(options);
+    const { sessionId, principal, order, limit } = normalizeAuthorizationListing(options);
     const rows = this.#authorizations
       .map((row) => row.record)
-      .filter((record) => sessionId === undefined || record.sessionId === sessionId);
+      .filter(
+        (record) =>
+          (sessionId === undefined || record.sessionId === sessionId) &&
+          (principal === undefined || record.principal === principal),
+      );
     if (order === "desc") rows.reverse();
     return rows.slice(0, limit).map((record) => structuredClone(record));
   }

@@ -64,12 +64,22 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
    UPDATE sciencegate_invocations SET error = ${POSTGRES_REENCODE.replace("error::text")}::jsonb
      WHERE ${POSTGRES_REENCODE.contains("error::text")};
    ${reencodeStoredText("sciencegate_authorizations", AUTHORIZATION_TEXT_COLUMNS, POSTGRES_REENCODE)}`,
+  // Who each call and authorization was for (absent on rows of a single-user setup), and the console's
+  // filter by it.
+  `ALTER TABLE sciencegate_invocations ADD COLUMN principal TEXT;
+   ALTER TABLE sciencegate_authorizations ADD COLUMN principal TEXT;
+   CREATE INDEX sciencegate_invocations_principal ON sciencegate_invocations (principal, started_ms, seq)
+     WHERE principal IS NOT NULL;
+   CREATE INDEX sciencegate_authorizations_principal ON sciencegate_authorizations (principal, created_ms, seq)
+     WHERE principal IS NOT NULL;`,
 ];
 
-const INVOCATION_FIELDS = `invocationId sessionId threadId toolCallId runId sourceId toolId mcpToolName status
+const INVOCATION_FIELDS =
+  `invocationId sessionId principal threadId toolCallId runId sourceId toolId mcpToolName status
   startedAt finishedAt durationMs attempts queueWaitMs requestRef rawRef normalizedRef authorizationId license
   catalogRevision toolDefinitionHash inputHash`.split(/\s+/) as (keyof InvocationRecord)[];
-const AUTHORIZATION_FIELDS = `id sessionId threadId toolCallId sourceId toolId action resource decisionSource
+const AUTHORIZATION_FIELDS =
+  `id sessionId principal threadId toolCallId sourceId toolId action resource decisionSource
   createdAt epoch`.split(/\s+/) as (keyof AuthorizationRecord)[];
 /** Columns whose values come back as text (BIGINT) and are numbers in a record. */
 const NUMERIC_FIELDS = new Set<string>(["attempts", "epoch"]);

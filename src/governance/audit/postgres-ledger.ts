@@ -251,10 +251,14 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async listAuthorizations(options: AuthorizationListOptions = {}): Promise<AuthorizationRecord[]> {
-    const { sessionId, order, limit } = normalizeAuthorizationListing(options);
+    const { sessionId, principal, order, limit } = normalizeAuthorizationListing(options);
     const direction = order === "desc" ? "DESC" : "ASC";
-    const [where, params] =
-      sessionId === undefined ? ["", []] : ["WHERE session_id = $1", [encodeLedgerText(sessionId)]];
+    const filters = Object.entries({ session_id: sessionId, principal }).filter(
+      ([, value]) => value !== undefined,
+    );
+    const where =
+      filters.length === 0 ? "" : `WHERE ${filters.map(([name], i) => `${name} = $${i + 1}`).join(" AND ")}`;
+    const params = filters.map(([, value]) => encodeLedgerText(value as string));
     const rows = await this.#read(
       `SELECT * FROM sciencegate_authorizations ${where}
        ORDER BY created_ms ${direction}, seq ${direction} LIMIT $${params.length + 1}`,

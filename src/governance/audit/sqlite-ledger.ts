@@ -99,13 +99,23 @@ const MIGRATIONS: readonly string[] = [
   // existed is escaped, so that it reads back as itself.
   reencodeStoredText("invocations", INVOCATION_TEXT_COLUMNS, SQLITE_REENCODE) +
     reencodeStoredText("authorizations", AUTHORIZATION_TEXT_COLUMNS, SQLITE_REENCODE),
+  // Who each call and authorization was for (absent on rows of a single-user setup), and the console's
+  // filter by it.
+  `ALTER TABLE invocations ADD COLUMN principal TEXT;
+   ALTER TABLE authorizations ADD COLUMN principal TEXT;
+   CREATE INDEX invocations_principal ON invocations (principal, started_ms, seq)
+     WHERE principal IS NOT NULL;
+   CREATE INDEX authorizations_principal ON authorizations (principal, created_ms)
+     WHERE principal IS NOT NULL;`,
 ];
 
 /** Invocation fields stored in a column of the same name in snake_case (cacheHit and error are converted). */
-const INVOCATION_FIELDS = `invocationId sessionId threadId toolCallId runId sourceId toolId mcpToolName status
+const INVOCATION_FIELDS =
+  `invocationId sessionId principal threadId toolCallId runId sourceId toolId mcpToolName status
   startedAt finishedAt durationMs attempts queueWaitMs requestRef rawRef normalizedRef authorizationId license
   catalogRevision toolDefinitionHash inputHash`.split(/\s+/) as (keyof InvocationRecord)[];
-const AUTHORIZATION_FIELDS = `id sessionId threadId toolCallId sourceId toolId action resource decisionSource
+const AUTHORIZATION_FIELDS =
+  `id sessionId principal threadId toolCallId sourceId toolId action resource decisionSource
   createdAt epoch`.split(/\s+/) as (keyof AuthorizationRecord)[];
 
 /** Fixed column lists, so each insert is one statement prepared once and bound by position. */
@@ -324,12 +334,16 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async listAuthorizations(options: AuthorizationListOptions = {}): Promise<AuthorizationRecord[]> {
-    const { sessionId, order, limit } = normalizeAuthorizationListing(options);
+    const { sessionId, principal, order, limit } = normalizeAuthorizationListing(options);
     const direction = order === "desc" ? "DESC" : "ASC";
-    const where = sessionId === undefined ? "" : "WHERE session_id = ?";
+    const filters = Object.entries({ session_id: sessionId, principal }).filter(
+      ([, value]) => value !== undefined,
+    );
+    const where = filters.length === 0 ? "" : `WHERE ${filters.map(([name]) => `${name} = ?`).join(" AND ")}`;
+    const params = filters.map(([, value]) => encodeLedgerText(value as string));
     const rows = this.#read(
       `SELECT * FROM authorizations ${where} ORDER BY created_ms ${direction}, seq ${direction} LIMIT ?`,
-    ).all(...(sessionId === undefined ? [] : [encodeLedgerText(sessionId)]), limit ?? -1) as Row[];
+    ).all(...params, limit ?? -1) as Row[];
     return rows.map((row) => fromColumns<AuthorizationRecord>(row, AUTHORIZATION_FIELDS));
   }
 

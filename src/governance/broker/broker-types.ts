@@ -10,6 +10,12 @@ export interface InvokeRequest {
   input: unknown;
   /** The session id (a LangGraph thread id unless the app says otherwise). */
   session: string;
+  /**
+   * Who the call is made for (an access token's subject, the app's user; see `checkPrincipal`): its row
+   * carries it, and only this principal's grants, approval mode, recorded decisions and quotas apply.
+   * @default none: the single user of a deployment without identities
+   */
+  principal?: string | undefined;
   /** With `toolCallId`, the idempotency key: a second call returns the recorded result. */
   threadId?: string;
   toolCallId?: string;
@@ -26,7 +32,7 @@ export interface InvokeRequest {
 /** A call refused before it reached `Broker.invoke` (see `Broker.recordRefusal`). */
 export type RefusedCall = Pick<
   InvokeRequest,
-  "sourceId" | "toolId" | "input" | "session" | "threadId" | "toolCallId" | "runId"
+  "sourceId" | "toolId" | "input" | "session" | "principal" | "threadId" | "toolCallId" | "runId"
 >;
 
 /** What `Broker.invoke` returns. */

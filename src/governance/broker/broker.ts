@@ -22,7 +22,7 @@ import { neutralizePromptTags, normalizeToolResult } from "../envelope/index.js"
 import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
-import type { RateLimitAdmission } from "../rate-limit/index.js";
+import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
 import {
   type Call,
@@ -50,6 +50,11 @@ export interface BrokerOptions {
   store: ContentStore;
   /** Limits per `rateLimitGroup`. @default no limits */
   limiter?: RateLimitAdmission;
+  /**
+   * Quotas per principal, per tool or source (`QuotaLimiter`): every authorized call counts, a cache
+   * hit too; a call past its quota is `QUOTA_EXCEEDED` and sends nothing. @default no quotas
+   */
+  quotas?: QuotaAdmission | undefined;
   /** @default a 64 MiB in-memory cache */
   cache?: ResultCache;
   /** Per-session source switches. @default manifest `enabledByDefault` */
@@ -98,12 +103,15 @@ interface ByCall {
 
 /**
  * The one governed path to MCP servers. `invoke` runs, in order: enablement, input validation,
- * permission, cache, rate-limit admission, the MCP call (deadline, retries, size cap), envelope
+ * permission, quota, cache, rate-limit admission, the MCP call (deadline, retries, size cap), envelope
  * checks, CAS writes and one ledger row for every outcome. `close()` stops admitting calls and
  * waits for (or cancels) the running ones, so that each writes its row before the stores close.
  */
 export class Broker {
-  readonly #o: Required<Omit<BrokerOptions, "limiter">> & { limiter: RateLimitAdmission | undefined };
+  readonly #o: Required<Omit<BrokerOptions, "limiter" | "quotas">> & {
+    limiter: RateLimitAdmission | undefined;
+    quotas: QuotaAdmission | undefined;
+  };
   readonly #validator = new InputValidator();
   /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
   readonly #byCall = new Map<string, ByCall>();
@@ -123,6 +131,7 @@ export class Broker {
       newId: randomUUID,
       ...options,
       limiter: options.limiter,
+      quotas: options.quotas,
     };
     // The broker's calls remove every listener they add to their signal (retry, rate-limit queue; the
     // MCP client gets the retry run's own signal), so calls without one can share one.
@@ -317,6 +326,7 @@ export class Broker {
       .then(() =>
         this.#o.authorize({
           sessionId: request.session,
+          principal: request.principal,
           sourceId: source.id,
           toolId: tool.toolId,
           source,
@@ -346,6 +356,8 @@ export class Broker {
         },
       );
     }
+    // Only an authorized call counts against its principal's quota; a refused one costs nothing.
+    await this.#o.quotas?.admit({ principal: request.principal, sourceId: source.id, toolId: tool.toolId });
 
     const cacheTtl = cacheTtlSeconds(source, tool.manifest);
     const cacheKey =

@@ -69,7 +69,7 @@ export class CallRecorder {
    * @param startedMs when it started
    */
   newRow(
-    request: Pick<InvokeRequest, "session" | "sourceId" | "toolId" | "threadId" | "runId">,
+    request: Pick<InvokeRequest, "session" | "principal" | "sourceId" | "toolId" | "threadId" | "runId">,
     startedMs: number,
   ): Row {
     return {
@@ -81,7 +81,7 @@ export class CallRecorder {
       attempts: 0,
       cacheHit: false,
       queueWaitMs: 0,
-      ...optional({ threadId: request.threadId, runId: request.runId }),
+      ...optional({ principal: request.principal, threadId: request.threadId, runId: request.runId }),
     };
   }
 
@@ -172,8 +172,8 @@ export function requestObject(request: Pick<InvokeRequest, "sourceId" | "toolId"
 }
 
 /**
- * What a `threadId:toolCallId` key is bound to: the session and the request's CAS ref (source, tool and
- * arguments as given, the object the broker stores as `requestRef`). `undefined` parts stand for
+ * What a `threadId:toolCallId` key is bound to: the session, the principal and the request's CAS ref
+ * (source, tool and arguments as given, the object the broker stores as `requestRef`). `undefined` parts stand for
  * arguments that cannot be stored as JSON, as on their recorded row.
  * @param request the call
  * @returns a string equal for equal calls
@@ -185,7 +185,7 @@ export function callDigest(request: InvokeRequest): string {
   } catch {
     requestRef = undefined;
   }
-  return JSON.stringify([request.session, request.sourceId, request.toolId, requestRef ?? null]);
+  return digestOf(request.session, request.principal, request.sourceId, request.toolId, requestRef);
 }
 
 /**
@@ -194,7 +194,20 @@ export function callDigest(request: InvokeRequest): string {
  * @returns the digest its call had
  */
 export function recordedDigest(row: InvocationRecord): string {
-  return JSON.stringify([row.sessionId, row.sourceId, row.toolId, row.requestRef ?? null]);
+  return digestOf(row.sessionId, row.principal, row.sourceId, row.toolId, row.requestRef);
+}
+
+/** A key's binding: another principal's call under a used key is another call, however alike. */
+function digestOf(
+  session: string,
+  principal: string | undefined,
+  sourceId: string,
+  toolId: string,
+  requestRef: string | undefined,
+): string {
+  const call = [session, sourceId, toolId, requestRef ?? null];
+  // Without a principal the digest is the one rows recorded before principals existed.
+  return JSON.stringify(principal === undefined ? call : [...call, principal]);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Writes the permission service's authorization rows: one ledger row per decision, numbered by the
- * session's permission epoch (its `resource` is the grant scope), and the session grant an
- * `allow_matching` decision creates.
+ * session's permission epoch (its `resource` is the grant scope, its `principal` the call's), and the
+ * session grant an `allow_matching` decision creates (the call's principal's only).
  */
 
 import type { Clock } from "../../core/index.js";
@@ -64,6 +64,7 @@ export class AuthorizationRecorder {
       const { grant } = await this.#grants.ensure({
         id: this.#newId(),
         sessionId: request.sessionId,
+        principal: request.principal,
         action: rendered.action,
         resource: rendered.scope,
         toolDefinitionHash: request.definitionHash,
@@ -120,6 +121,7 @@ export class AuthorizationRecorder {
       decisionSource,
       createdAt: this.#isoNow(),
       epoch,
+      ...(request.principal === undefined ? {} : { principal: request.principal }),
       ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
       ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
     });

@@ -5,6 +5,11 @@ import type { SourceManifest, ToolManifest } from "../manifests/index.js";
 /** What the permission hook is asked about one call, after validation and before any cache or I/O. */
 export interface AuthorizationRequest {
   sessionId: string;
+  /**
+   * Who the call is for: only this principal's grants, approval mode and recorded decisions apply to
+   * it, and its authorization rows carry it. @default none (the single user)
+   */
+  principal?: string | undefined;
   threadId?: string;
   toolCallId?: string;
   sourceId: string;

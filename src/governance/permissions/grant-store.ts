@@ -8,6 +8,11 @@ import { GovernanceError } from "../../core/index.js";
 export interface Grant {
   id: string;
   sessionId: string;
+  /**
+   * Whose grant it is: it covers only this principal's calls (absent: the single user's, which no
+   * principal's call matches either).
+   */
+  principal?: string | undefined;
   /** The permission action the grant covers, e.g. `pubmed:search`. */
   action: string;
   /** The grant scope (exact key), e.g. `pubmed:search`, `artifact:arxiv` or `filesystem:write_file:dir:/tmp/x`. */
@@ -18,23 +23,29 @@ export interface Grant {
   toolDefinitionHash: string;
 }
 
-/** What identifies a grant: a session, an action, a scope and a tool definition. */
-export type GrantKey = Pick<Grant, "sessionId" | "action" | "resource" | "toolDefinitionHash">;
+/** What identifies a grant: a session, a principal, an action, a scope and a tool definition. */
+export type GrantKey = Pick<Grant, "sessionId" | "principal" | "action" | "resource" | "toolDefinitionHash">;
+
+/** Which grants `GrantStore.list` returns: all, or one session's, one principal's, or both. */
+export interface GrantListOptions {
+  sessionId?: string | undefined;
+  principal?: string | undefined;
+}
 
 /** The grant store port. Methods reject with `UPSTREAM_UNAVAILABLE` after `close()`. */
 export interface GrantStore {
   /**
    * Creates the grant unless one with the same key exists (then returns that one, unchanged), in one
-   * atomic step: two concurrent callers get the same grant. Grants of the same session, action and
-   * resource bound to another definition hash are stale and removed.
+   * atomic step: two concurrent callers get the same grant. Grants of the same session, principal,
+   * action and resource bound to another definition hash are stale and removed.
    * @returns the stored grant and whether this call created it
    * @throws GovernanceError `INVALID_INPUT` for an empty field
    */
   ensure(grant: Grant): Promise<{ grant: Grant; created: boolean }>;
-  /** The grant with exactly this key, or `undefined`. */
+  /** The grant with exactly this key (an absent principal matches only grants without one), or `undefined`. */
   find(key: GrantKey): Promise<Grant | undefined>;
-  /** Grants ordered by creation (ties in insertion order), optionally of one session. */
-  list(options?: { sessionId?: string }): Promise<Grant[]>;
+  /** Grants ordered by creation (ties in insertion order), optionally of one session and/or principal. */
+  list(options?: GrantListOptions): Promise<Grant[]>;
   /** Removes a grant; resolves to the removed grant, or `undefined` when the id is unknown. */
   revoke(id: string): Promise<Grant | undefined>;
   /** Increments and returns the session's permission epoch (atomic; the first call returns 1). */
@@ -61,6 +72,11 @@ export function normalizeGrant(grant: Grant): Grant {
     if (typeof value === "string" && value !== "") out[field] = value;
     else bad.push(field);
   }
+  const { principal } = (grant ?? {}) as Partial<Grant>;
+  if (principal !== undefined && principal !== "") {
+    if (typeof principal === "string") out.principal = principal;
+    else bad.push("principal");
+  }
   if (bad.length > 0) {
     throw new GovernanceError(
       "INVALID_INPUT",
@@ -82,8 +98,8 @@ export function closedGrantStoreError(): GovernanceError {
 }
 
 /**
- * A grant from a table row of the SQL stores (`id`, `session_id`, `action`, `resource`, `created_at`,
- * `tool_definition_hash`).
+ * A grant from a table row of the SQL stores (`id`, `session_id`, `principal` (empty: none), `action`,
+ * `resource`, `created_at`, `tool_definition_hash`).
  * @param row the row
  * @returns the grant
  */
@@ -91,6 +107,7 @@ export function grantFromRow(row: Record<string, unknown>): Grant {
   return {
     id: String(row.id),
     sessionId: String(row.session_id),
+    ...(typeof row.principal === "string" && row.principal !== "" ? { principal: row.principal } : {}),
     action: String(row.action),
     resource: String(row.resource),
     createdAt: String(row.created_at),
@@ -98,9 +115,19 @@ export function grantFromRow(row: Record<string, unknown>): Grant {
   };
 }
 
+/**
+ * The stored form of a grant's principal in the SQL stores: the empty string for none, so that the
+ * single user's grants have a key like everyone else's.
+ * @param key a grant or key
+ */
+export function principalColumn(key: Pick<Grant, "principal">): string {
+  return key.principal ?? "";
+}
+
 function sameKey(a: GrantKey, b: GrantKey): boolean {
   return (
     a.sessionId === b.sessionId &&
+    principalColumn(a) === principalColumn(b) &&
     a.action === b.action &&
     a.resource === b.resource &&
     a.toolDefinitionHash === b.toolDefinitionHash
@@ -123,7 +150,13 @@ export class MemoryGrantStore implements GrantStore {
     const existing = this.#grants.find((g) => sameKey(g, clean));
     if (existing) return { grant: { ...existing }, created: false };
     this.#grants = this.#grants.filter(
-      (g) => !(g.sessionId === clean.sessionId && g.action === clean.action && g.resource === clean.resource),
+      (g) =>
+        !(
+          g.sessionId === clean.sessionId &&
+          principalColumn(g) === principalColumn(clean) &&
+          g.action === clean.action &&
+          g.resource === clean.resource
+        ),
     );
     this.#grants.push(clean);
     return { grant: { ...clean }, created: true };
@@ -135,12 +168,13 @@ export class MemoryGrantStore implements GrantStore {
     return found && { ...found };
   }
 
-  async list(options: { sessionId?: string } = {}): Promise<Grant[]> {
+  async list(options: GrantListOptions = {}): Promise<Grant[]> {
     this.#ensureOpen();
-    const { sessionId } = options;
+    const { sessionId, principal } = options;
     return this.#grants
       .map((grant, index) => ({ grant, index }))
       .filter(({ grant }) => !sessionId || grant.sessionId === sessionId)
+      .filter(({ grant }) => !principal || grant.principal === principal)
       .sort((a, b) => Date.parse(a.grant.createdAt) - Date.parse(b.grant.createdAt) || a.index - b.index)
       .map(({ grant }) => ({ ...grant }));
   }

@@ -1,5 +1,5 @@
 export type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
-export { type Grant, type GrantStore, MemoryGrantStore } from "./grant-store.js";
+export { type Grant, type GrantListOptions, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 export type { PendingPermission } from "./pending-permissions.js";
 export { ARTIFACT_DOWNLOAD_TOOL_ID } from "./permission-policy.js";
 export { createAuthorizationRequest } from "./permission-request.js";

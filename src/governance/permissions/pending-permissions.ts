@@ -20,6 +20,8 @@ import type { DecideResult, PendingEndSource } from "./session-state-store.js";
 export interface PendingPermission {
   card: PermissionCard;
   sessionId: string;
+  /** Whose call the card is about: only that principal may answer it. Absent: the single user's. */
+  principal?: string;
   threadId?: string;
   /** When the card was first shown, by the service's clock (ms). */
   askedAt: number;
@@ -75,6 +77,7 @@ export class PendingPermissions {
     const entry: PendingEntry = {
       card: card(),
       sessionId: request.sessionId,
+      ...(request.principal === undefined ? {} : { principal: request.principal }),
       ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
       askedAt: this.#clock.now(),
       state: "open",
@@ -100,11 +103,13 @@ export class PendingPermissions {
 
   /**
    * @param threadId only this thread's cards when given
+   * @param principal only this principal's cards when given
    * @returns the open entries, oldest first
    */
-  list(threadId?: string): PendingPermission[] {
+  list(threadId?: string, principal?: string): PendingPermission[] {
     return [...this.#entries.values()]
       .filter((e) => e.state === "open" && (threadId === undefined || e.threadId === threadId))
+      .filter((e) => principal === undefined || e.principal === principal)
       .map(publicPending);
   }
 
@@ -135,13 +140,20 @@ export class PendingPermissions {
    * @param threadId the LangGraph thread (the session when calls carry no thread)
    * @param message why, shown to the model if the call's task runs again
    * @param toolCallId only this call's card
+   * @param principal only this principal's cards
    * @returns the cancelled entries
    */
-  async cancel(threadId: string, message?: string, toolCallId?: string): Promise<PendingPermission[]> {
+  async cancel(
+    threadId: string,
+    message?: string,
+    toolCallId?: string,
+    principal?: string,
+  ): Promise<PendingPermission[]> {
     const cancelled: PendingPermission[] = [];
     for (const [key, entry] of this.#entries) {
       if (entry.state !== "open" || (entry.threadId ?? entry.sessionId) !== threadId) continue;
       if (toolCallId !== undefined && entry.request.toolCallId !== toolCallId) continue;
+      if (principal !== undefined && entry.principal !== principal) continue;
       const reason = `the approval request was cancelled${message ? `: ${message}` : ""}`;
       // #end flips the state before its first await, so a second cancel finds nothing open.
       cancelled.push(publicPending(entry));

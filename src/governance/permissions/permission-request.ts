@@ -16,7 +16,7 @@ const sharedValidator = new InputValidator();
  * The permission request of one governed call, with the arguments validated (defaults filled in,
  * empty optional strings dropped) exactly as the broker does it.
  * @param catalog the live catalog the broker uses
- * @param call source, tool, arguments, session and the optional thread and tool call ids
+ * @param call source, tool, arguments, session and the optional principal, thread and tool call ids
  * @param validator @default a shared `InputValidator`
  * @returns the request to pass to `PermissionService.evaluate` / `decide`
  * @throws GovernanceError `TOOL_UNAVAILABLE` or `SOURCE_DISABLED` for a tool the catalog cannot call;
@@ -32,6 +32,7 @@ export function createAuthorizationRequest(
     toolId: string;
     input: unknown;
     session: string;
+    principal?: string | undefined;
     threadId?: string | undefined;
     toolCallId?: string | undefined;
   },
@@ -54,31 +55,37 @@ export function createAuthorizationRequest(
     tool: tool.manifest,
     definitionHash: tool.definitionHash,
     input,
+    ...(call.principal === undefined ? {} : { principal: call.principal }),
     ...(call.threadId === undefined ? {} : { threadId: call.threadId }),
     ...(call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
   };
 }
 
 /**
- * The key a recorded decision waits under: the call's thread (the session stands in for a missing
- * thread) and tool call id, as the ledger keys invocations.
+ * The key a recorded decision (and a pending card) waits under: the call's thread (the session stands
+ * in for a missing thread) and tool call id, as the ledger keys invocations, and its principal: a
+ * decision one principal recorded is never found, consumed or cancelled by another's call under the
+ * same ids.
  * @param request the call
  * @returns the key, or `undefined` without a tool call id
  */
 export function permissionCallKey(request: AuthorizationRequest): string | undefined {
   if (request.toolCallId === undefined || request.toolCallId === "") return undefined;
-  return canonicalJson([request.threadId ?? request.sessionId, request.toolCallId]);
+  const key = [request.threadId ?? request.sessionId, request.toolCallId];
+  return canonicalJson(request.principal === undefined ? key : [...key, request.principal]);
 }
 
 /**
- * What a decision was about: it only authorizes the very same call (session, ids, tool, definition
- * and validated arguments).
+ * What a decision was about: it only authorizes the very same call (session, principal, ids, tool,
+ * definition and validated arguments).
  * @param request the call
  * @returns a SHA-256 hex digest
  */
 export function permissionFingerprint(request: AuthorizationRequest): string {
   return hashCanonical({
     sessionId: request.sessionId,
+    // Absent for the single user, so that fingerprints recorded before principals existed still match.
+    ...(request.principal === undefined ? {} : { principal: request.principal }),
     threadId: request.threadId ?? null,
     toolCallId: request.toolCallId ?? null,
     sourceId: request.sourceId,

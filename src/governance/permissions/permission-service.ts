@@ -7,7 +7,7 @@ import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
 import type { LedgerWriter } from "../audit/index.js";
 import type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
 import { AuthorizationRecorder } from "./authorization-recorder.js";
-import { type Grant, type GrantStore, MemoryGrantStore } from "./grant-store.js";
+import { type Grant, type GrantListOptions, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 import { type PendingPermission, PendingPermissions } from "./pending-permissions.js";
 import { isDangerousCall } from "./permission-policy.js";
 import { permissionCard, type RenderedPermission, renderPermission } from "./permission-render.js";
@@ -90,52 +90,65 @@ export class PermissionService {
   readonly authorize: Authorize = (request) => this.#authorize(request);
 
   /**
-   * Sets how a session treats dangerous calls. Switching back to `ask_for_dangerous` asks again. In
-   * memory the mode applies at once; await it with a shared store (it resolves once stored).
+   * Sets how a session treats one principal's dangerous calls (a mode is a principal's: it never
+   * applies to another's calls in the same session). Switching back to `ask_for_dangerous` asks again.
+   * In memory the mode applies at once; await it with a shared store (it resolves once stored).
    * @param sessionId the session (a LangGraph thread unless the app says otherwise)
    * @param mode `ask_for_dangerous` or `always_allow`
+   * @param principal whose calls it applies to @default none: the single user's
    * @throws GovernanceError `INVALID_INPUT` (synchronously) for another mode; the promise rejects
    *   with `UPSTREAM_UNAVAILABLE` when the store is closed or unreachable
    */
-  setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void> {
+  setApprovalMode(sessionId: string, mode: ApprovalMode, principal?: string | undefined): Promise<void> {
     if (!APPROVAL_MODES.includes(mode)) {
       throw new GovernanceError(
         "INVALID_INPUT",
         `Unknown approval mode '${String(mode)}'; use ${APPROVAL_MODES.join(" or ")}.`,
       );
     }
-    return this.#state.setApprovalMode(sessionId, mode);
+    return this.#state.setApprovalMode(sessionId, mode, principal);
   }
 
   /**
-   * The session's approval mode.
+   * The approval mode of a session for one principal.
    * @param sessionId the session
-   * @returns the mode set for it, else the policy's default (`ask_for_dangerous`)
+   * @param principal whose mode @default none: the single user's
+   * @returns the mode set, else the policy's default (`ask_for_dangerous`)
    */
-  approvalMode(sessionId: string): ApprovalMode {
-    return this.#state.approvalMode(sessionId) ?? this.#policy.defaultApprovalMode ?? "ask_for_dangerous";
+  approvalMode(sessionId: string, principal?: string | undefined): ApprovalMode {
+    return (
+      this.#state.approvalMode(sessionId, principal) ??
+      this.#policy.defaultApprovalMode ??
+      "ask_for_dangerous"
+    );
   }
 
   /**
-   * The sessions whose approval mode was set, from the session state's local view (a shared store's
-   * view of every replica's writes), ordered by session id. A session not listed has the policy's
-   * default.
-   * @param options `sessionId` to list only that session
-   * @returns each session and its mode
+   * The approval modes set, from the session state's local view (a shared store's view of every
+   * replica's writes), ordered by session id, then principal (none first). A session and principal
+   * not listed has the policy's default.
+   * @param options `sessionId` and/or `principal` to list only theirs
+   * @returns each session, principal and mode
    * @example
    * for (const { sessionId, mode } of governance.permissions.listApprovalModes()) console.log(sessionId, mode);
    */
   listApprovalModes(
-    options: { sessionId?: string | undefined } = {},
-  ): { sessionId: string; mode: ApprovalMode }[] {
-    const { sessionId } = options;
-    return this.#state
-      .listSessions()
-      .flatMap((entry) =>
-        entry.approvalMode === undefined || (sessionId !== undefined && entry.sessionId !== sessionId)
-          ? []
-          : [{ sessionId: entry.sessionId, mode: entry.approvalMode }],
-      );
+    options: { sessionId?: string | undefined; principal?: string | undefined } = {},
+  ): { sessionId: string; principal?: string; mode: ApprovalMode }[] {
+    const { sessionId, principal } = options;
+    return this.#state.listSessions().flatMap((entry) =>
+      entry.approvalMode === undefined ||
+      (sessionId !== undefined && entry.sessionId !== sessionId) ||
+      (principal !== undefined && entry.principal !== principal)
+        ? []
+        : [
+            {
+              sessionId: entry.sessionId,
+              ...(entry.principal === undefined ? {} : { principal: entry.principal }),
+              mode: entry.approvalMode,
+            },
+          ],
+    );
   }
 
   /**
@@ -153,7 +166,7 @@ export class PermissionService {
     const rendered = renderPermission(request);
     if (await this.#coveringGrant(request, rendered))
       return { outcome: "allow", decisionSource: "existing_grant" };
-    if (this.approvalMode(request.sessionId) === "always_allow") {
+    if (this.approvalMode(request.sessionId, request.principal) === "always_allow") {
       return { outcome: "allow", decisionSource: "always_allow" };
     }
     return { outcome: "ask", card: permissionCard(request, rendered) };
@@ -200,11 +213,11 @@ export class PermissionService {
 
   /**
    * Cards still waiting for an answer.
-   * @param options `threadId` to list one thread's cards
+   * @param options `threadId` to list one thread's cards, `principal` one principal's
    * @returns the open entries, oldest first
    */
-  listPending(options: { threadId?: string } = {}): PendingPermission[] {
-    return this.#pending.list(options.threadId);
+  listPending(options: { threadId?: string; principal?: string | undefined } = {}): PendingPermission[] {
+    return this.#pending.list(options.threadId, options.principal);
   }
 
   /**
@@ -224,21 +237,24 @@ export class PermissionService {
    * refused without asking.
    * @param threadId the LangGraph thread (the session when calls carry no thread)
    * @param message why, shown to the model if the call's task runs again
-   * @param options `toolCallId` to cancel only that call's card
+   * @param options `toolCallId` to cancel only that call's card, `principal` only that principal's cards
    * @returns the cancelled entries
    */
   cancelPending(
     threadId: string,
     message?: string,
-    options: { toolCallId?: string | undefined } = {},
+    options: { toolCallId?: string | undefined; principal?: string | undefined } = {},
   ): Promise<PendingPermission[]> {
-    return this.#pending.cancel(threadId, message, options.toolCallId);
+    return this.#pending.cancel(threadId, message, options.toolCallId, options.principal);
   }
 
   /**
    * Records a human's decision on one call: `allow_once` (this call only), `allow_matching` (this call,
    * plus one session grant on the card's `matchingScope` bound to the tool definition),
    * `allow_always` (this call, then the session's approval mode becomes `always_allow`) or `deny`.
+   * A decision is about the request's principal's call: its grant and mode are that principal's, and
+   * it authorizes no other principal's call. Whoever answers on a principal's behalf must be that
+   * principal (or an administrator acting for them): the caller checks that.
    * Appends one authorization row; the broker call of the same `threadId:toolCallId` consumes it.
    * Recording the same decision again for a call still waiting returns the first record; so does any
    * decision for a call whose decision a broker call (on any replica) already consumed.
@@ -270,7 +286,7 @@ export class PermissionService {
     // Another replica consumed a decision of this very call meanwhile: the call runs with that one.
     if (stored.taken) return stored.result;
     if (parsed.data.decision === "allow_always")
-      await this.setApprovalMode(request.sessionId, "always_allow");
+      await this.setApprovalMode(request.sessionId, "always_allow", request.principal);
     return result;
   }
 
@@ -278,7 +294,8 @@ export class PermissionService {
    * Grants a session, outside any call, what an `allow_matching` answer grants (an operator approving
    * out of band, `sciencegate grants add`): one session grant on the scope, bound to the tool's
    * definition, and one `user_grant` authorization row without a tool call id.
-   * @param request the tool and the session (a `toolCallId` is not needed; `input` renders the scope)
+   * @param request the tool, the session and the principal the grant is for (a `toolCallId` is not
+   *   needed; `input` renders the scope)
    * @param scope the grant scope (a card's `matchingScope.resource`) @default the request's own scope
    * @returns the authorization id and the grant (an equal grant that exists is reused)
    * @throws GovernanceError `INVALID_INPUT` for an empty scope
@@ -292,11 +309,11 @@ export class PermissionService {
 
   /**
    * Session grants, oldest first.
-   * @param options `sessionId` to list one session's grants
+   * @param options `sessionId` to list one session's grants, `principal` one principal's
    * @returns the grants
    */
-  listGrants(options: { sessionId?: string } = {}): Promise<Grant[]> {
-    return this.#grants.list(options.sessionId ? { sessionId: options.sessionId } : {});
+  listGrants(options: GrantListOptions = {}): Promise<Grant[]> {
+    return this.#grants.list(options);
   }
 
   /**
@@ -367,6 +384,7 @@ export class PermissionService {
   ): Promise<Grant | undefined> {
     const key = {
       sessionId: request.sessionId,
+      principal: request.principal,
       action: rendered.action,
       toolDefinitionHash: request.definitionHash,
     };

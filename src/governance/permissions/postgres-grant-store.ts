@@ -7,9 +7,11 @@ import {
   closedGrantStoreError,
   type Grant,
   type GrantKey,
+  type GrantListOptions,
   type GrantStore,
   grantFromRow,
   normalizeGrant,
+  principalColumn,
 } from "./grant-store.js";
 
 /** Schema steps; step `i` takes the schema from version `i` to `i + 1`. Only ever append. */
@@ -21,6 +23,12 @@ const MIGRATIONS: readonly string[] = [
    CREATE UNIQUE INDEX sciencegate_grants_key
      ON sciencegate_grants (session_id, action, resource, tool_definition_hash);
    CREATE TABLE sciencegate_permission_epochs (session_id TEXT PRIMARY KEY, epoch BIGINT NOT NULL);`,
+  // A grant belongs to a principal too ('' for the single user): it covers that principal's calls only.
+  `ALTER TABLE sciencegate_grants ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+   DROP INDEX sciencegate_grants_key;
+   CREATE UNIQUE INDEX sciencegate_grants_key
+     ON sciencegate_grants (session_id, principal, action, resource, tool_definition_hash);
+   CREATE INDEX sciencegate_grants_principal ON sciencegate_grants (principal, created_ms, seq);`,
 ];
 
 /** Options of `PostgresGrantStore.open`. */
@@ -34,8 +42,8 @@ export interface PostgresGrantStoreOptions {
   epochsCommitWithLedger?: boolean;
 }
 
-const FIND =
-  "SELECT * FROM sciencegate_grants WHERE session_id = $1 AND action = $2 AND resource = $3 AND tool_definition_hash = $4";
+const FIND = `SELECT * FROM sciencegate_grants
+  WHERE session_id = $1 AND principal = $2 AND action = $3 AND resource = $4 AND tool_definition_hash = $5`;
 
 const NEXT_EPOCH = `INSERT INTO sciencegate_permission_epochs (session_id, epoch) VALUES ($1, 1)
   ON CONFLICT (session_id) DO UPDATE SET epoch = sciencegate_permission_epochs.epoch + 1 RETURNING epoch`;
@@ -80,23 +88,24 @@ export class PostgresGrantStore implements GrantStore {
   async ensure(grant: Grant): Promise<{ grant: Grant; created: boolean }> {
     this.#ensureOpen();
     const clean = normalizeGrant(grant);
-    const key = [clean.sessionId, clean.action, clean.resource, clean.toolDefinitionHash];
+    const principal = principalColumn(clean);
+    const key = [clean.sessionId, principal, clean.action, clean.resource, clean.toolDefinitionHash];
     return this.#db.transaction(async (sql) => {
-      // One transaction per (session, action, resource) at a time, across replicas: two callers
-      // cannot both miss, and a stale definition's grant is dropped exactly once.
+      // One transaction per (session, principal, action, resource) at a time, across replicas: two
+      // callers cannot both miss, and a stale definition's grant is dropped exactly once.
       await sql.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
-        `sciencegate:grant:${JSON.stringify([clean.sessionId, clean.action, clean.resource])}`,
+        `sciencegate:grant:${JSON.stringify([clean.sessionId, principal, clean.action, clean.resource])}`,
       ]);
       const [existing] = await sql.query(FIND, key);
       if (existing) return { grant: grantFromRow(existing), created: false };
       // A grant bound to another definition of the tool can never match again: drop it.
       await sql.query(
-        "DELETE FROM sciencegate_grants WHERE session_id = $1 AND action = $2 AND resource = $3",
-        [clean.sessionId, clean.action, clean.resource],
+        "DELETE FROM sciencegate_grants WHERE session_id = $1 AND principal = $2 AND action = $3 AND resource = $4",
+        [clean.sessionId, principal, clean.action, clean.resource],
       );
       await sql.query(
-        `INSERT INTO sciencegate_grants (id, session_id, action, resource, tool_definition_hash, created_at, created_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        `INSERT INTO sciencegate_grants (id, session_id, principal, action, resource, tool_definition_hash, created_at, created_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
         [clean.id, ...key, clean.createdAt, Date.parse(clean.createdAt) || 0],
       );
       return { grant: clean, created: true };
@@ -107,6 +116,7 @@ export class PostgresGrantStore implements GrantStore {
     this.#ensureOpen();
     const [row] = await this.#db.query(FIND, [
       key.sessionId,
+      principalColumn(key),
       key.action,
       key.resource,
       key.toolDefinitionHash,
@@ -114,14 +124,17 @@ export class PostgresGrantStore implements GrantStore {
     return row && grantFromRow(row);
   }
 
-  async list(options: { sessionId?: string } = {}): Promise<Grant[]> {
+  async list(options: GrantListOptions = {}): Promise<Grant[]> {
     this.#ensureOpen();
-    const rows = options.sessionId
-      ? await this.#db.query(
-          "SELECT * FROM sciencegate_grants WHERE session_id = $1 ORDER BY created_ms, seq",
-          [options.sessionId],
-        )
-      : await this.#db.query("SELECT * FROM sciencegate_grants ORDER BY created_ms, seq");
+    const filters = Object.entries({ session_id: options.sessionId, principal: options.principal }).filter(
+      ([, value]) => value,
+    );
+    const where =
+      filters.length === 0 ? "" : `WHERE ${filters.map(([name], i) => `${name} = $${i + 1}`).join(" AND ")}`;
+    const rows = await this.#db.query(
+      `SELECT * FROM sciencegate_grants ${where} ORDER BY created_ms, seq`,
+      filters.map(([, value]) => value as string),
+    );
     return rows.map(grantFromRow);
   }
 

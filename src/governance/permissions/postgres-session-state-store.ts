@@ -47,6 +47,10 @@ const MIGRATIONS: readonly string[] = [
      ADD COLUMN takes INTEGER NOT NULL DEFAULT 0, ADD COLUMN taken_at TIMESTAMPTZ;
    CREATE INDEX sciencegate_recorded_decisions_taken ON sciencegate_recorded_decisions (taken_at)
      WHERE taken_at IS NOT NULL;`,
+  // A mode is a principal's (the empty string: the single user's): it never applies to another's calls.
+  `ALTER TABLE sciencegate_approval_modes ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+   ALTER TABLE sciencegate_approval_modes DROP CONSTRAINT sciencegate_approval_modes_pkey;
+   ALTER TABLE sciencegate_approval_modes ADD PRIMARY KEY (session_id, principal);`,
 ];
 
 /** How long a taken decision is kept: far longer than any call takes to record its row. */
@@ -61,7 +65,7 @@ const NOTIFY = `SELECT version::text AS version, pg_notify('${CHANNEL}', version
 const CHANGES = `
   SELECT 's' AS kind, session_id AS id, source_id AS item, enabled::text AS value, version::text AS version
     FROM sciencegate_source_switches WHERE version > $1
-  UNION ALL SELECT 'm', session_id, NULL, mode, version::text FROM sciencegate_approval_modes WHERE version > $1
+  UNION ALL SELECT 'm', session_id, principal, mode, version::text FROM sciencegate_approval_modes WHERE version > $1
   UNION ALL SELECT 'd', call_key, NULL, NULL, version::text FROM sciencegate_recorded_decisions
     WHERE version > $1 AND takes = 0
   UNION ALL SELECT 'c', NULL, NULL, NULL, version::text FROM ${CLOCK}`;
@@ -122,7 +126,8 @@ export class PostgresSessionStateStore implements SessionStateStore {
   readonly #db: PostgresDatabase;
   readonly #options: PostgresSessionStateStoreOptions;
   readonly #switches = new Map<string, Map<string, { enabled: boolean; version: number }>>();
-  readonly #modes = new Map<string, { mode: ApprovalMode; version: number }>();
+  /** Modes by session, then principal (`""` for none). */
+  readonly #modes = new Map<string, Map<string, { mode: ApprovalMode; version: number }>>();
   /** Call keys of decisions heard of, with their numbers (insertion order: oldest first). */
   #hints = new Map<string, number>();
   /** The clock number up to which this view includes every change. */
@@ -204,26 +209,36 @@ export class PostgresSessionStateStore implements SessionStateStore {
     this.#applySwitch(sessionId, sourceId, enabled, version);
   }
 
-  approvalMode(sessionId: string): ApprovalMode | undefined {
-    return this.#modes.get(sessionId)?.mode;
+  approvalMode(sessionId: string, principal?: string | undefined): ApprovalMode | undefined {
+    return this.#modes.get(sessionId)?.get(principal ?? "")?.mode;
   }
 
-  async setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void> {
+  async setApprovalMode(
+    sessionId: string,
+    mode: ApprovalMode,
+    principal?: string | undefined,
+  ): Promise<void> {
     this.#ensureOpen();
     if (!APPROVAL_MODES.has(mode)) {
       throw new GovernanceError("INVALID_INPUT", `Unknown approval mode '${String(mode)}'.`);
     }
     const version = await this.#write(
-      `INSERT INTO sciencegate_approval_modes (session_id, mode, version) SELECT $1, $2, version FROM tick
-       ON CONFLICT (session_id) DO UPDATE SET mode = EXCLUDED.mode, version = EXCLUDED.version
+      `INSERT INTO sciencegate_approval_modes (session_id, principal, mode, version)
+       SELECT $1, $2, $3, version FROM tick
+       ON CONFLICT (session_id, principal) DO UPDATE SET mode = EXCLUDED.mode, version = EXCLUDED.version
        RETURNING version`,
-      [sessionId, mode],
+      [sessionId, principal ?? "", mode],
     );
-    this.#applyMode(sessionId, mode, version);
+    this.#applyMode(sessionId, principal ?? "", mode, version);
   }
 
   listSessions(): SessionStateEntry[] {
-    const modes = new Map([...this.#modes].map(([id, { mode }]) => [id, mode] as const));
+    const modes = new Map(
+      [...this.#modes].map(([id, byPrincipal]) => [
+        id,
+        new Map([...byPrincipal].map(([principal, { mode }]) => [principal, mode] as const)),
+      ]),
+    );
     const switches = new Map(
       [...this.#switches].map(([id, map]) => [
         id,
@@ -342,7 +357,7 @@ export class PostgresSessionStateStore implements SessionStateStore {
       else if (row.kind === "s" && row.id !== null && row.item !== null) {
         this.#applySwitch(row.id, row.item, row.value === "true", version);
       } else if (row.kind === "m" && row.id !== null && APPROVAL_MODES.has(row.value ?? "")) {
-        this.#applyMode(row.id, row.value as ApprovalMode, version);
+        this.#applyMode(row.id, row.item ?? "", row.value as ApprovalMode, version);
       } else if (row.kind === "d" && row.id !== null) decisions.set(row.id, version);
     }
     if (full) {
@@ -364,9 +379,14 @@ export class PostgresSessionStateStore implements SessionStateStore {
     if (!known || known.version < version) map.set(sourceId, { enabled, version });
   }
 
-  #applyMode(sessionId: string, mode: ApprovalMode, version: number): void {
-    const known = this.#modes.get(sessionId);
-    if (!known || known.version < version) this.#modes.set(sessionId, { mode, version });
+  #applyMode(sessionId: string, principal: string, mode: ApprovalMode, version: number): void {
+    let byPrincipal = this.#modes.get(sessionId);
+    if (!byPrincipal) {
+      byPrincipal = new Map();
+      this.#modes.set(sessionId, byPrincipal);
+    }
+    const known = byPrincipal.get(principal);
+    if (!known || known.version < version) byPrincipal.set(principal, { mode, version });
   }
 
   #hint(key: string, version: number): void {

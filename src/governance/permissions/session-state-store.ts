@@ -11,10 +11,16 @@ import type { ApprovalMode, PermissionDecision } from "./permission-types.js";
 /** How an approval card ended without a human answer: it waited too long, or the app cancelled it. */
 export type PendingEndSource = "wait_timeout" | "cancelled";
 
-/** One session's settings as a store lists them: its approval mode (if set) and the switches set. */
+/**
+ * One session's settings as a store lists them, for one principal or none: the approval mode (if set)
+ * and, on the entry without a principal, the session's source switches (a switch belongs to the
+ * session, a mode to the session and principal).
+ */
 export interface SessionStateEntry {
   sessionId: string;
-  /** The mode set for the session; absent when never set (the policy's default applies). */
+  /** Whose approval mode this is; absent: the single user's entry, which also holds the switches. */
+  principal?: string | undefined;
+  /** The mode set for the session and principal; absent when never set (the policy's default applies). */
   approvalMode?: ApprovalMode | undefined;
   /** The source switches set for the session, ordered by source id (unset sources are not listed). */
   sourceSwitches: { sourceId: string; enabled: boolean }[];
@@ -65,15 +71,17 @@ export interface SessionStateStore {
   /** Sets a session's switch for a source. */
   setSourceSwitch(sessionId: string, sourceId: string, enabled: boolean): Promise<void>;
   /**
-   * The session's approval mode, from the local view.
+   * The approval mode of a session for one principal (none: the single user's), from the local view;
+   * one principal's mode never applies to another's calls.
    * @returns the mode set, or `undefined` (the policy's default applies)
    */
-  approvalMode(sessionId: string): ApprovalMode | undefined;
-  /** Sets a session's approval mode. */
-  setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void>;
+  approvalMode(sessionId: string, principal?: string | undefined): ApprovalMode | undefined;
+  /** Sets the approval mode of a session for one principal (none: the single user's). */
+  setApprovalMode(sessionId: string, mode: ApprovalMode, principal?: string | undefined): Promise<void>;
   /**
-   * Every session with a mode or a switch set, from the local view (what `approvalMode` and
-   * `sourceSwitch` answer), ordered by session id; fresh copies. Keeps answering after `close()`.
+   * Every session and principal with a mode or a switch set, from the local view (what `approvalMode`
+   * and `sourceSwitch` answer), ordered by session id, then principal (none first); fresh copies.
+   * Keeps answering after `close()`.
    */
   listSessions(): SessionStateEntry[];
   /**
@@ -128,7 +136,8 @@ const MAX_TAKEN_IN_MEMORY = 10_000;
  */
 export class MemorySessionStateStore implements SessionStateStore {
   readonly #switches = new Map<string, Map<string, boolean>>();
-  readonly #modes = new Map<string, ApprovalMode>();
+  /** Modes by session, then principal (`""` for none). */
+  readonly #modes = new Map<string, Map<string, ApprovalMode>>();
   readonly #decisions = new Map<string, { recorded: RecordedDecision; taken: boolean }>();
   /** Keys of taken decisions, oldest first (a taken decision is a mark, not a wait: bounded). */
   readonly #taken = new Set<string>();
@@ -150,13 +159,22 @@ export class MemorySessionStateStore implements SessionStateStore {
     map.set(sourceId, enabled);
   }
 
-  approvalMode(sessionId: string): ApprovalMode | undefined {
-    return this.#modes.get(sessionId);
+  approvalMode(sessionId: string, principal?: string | undefined): ApprovalMode | undefined {
+    return this.#modes.get(sessionId)?.get(principal ?? "");
   }
 
-  async setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<void> {
+  async setApprovalMode(
+    sessionId: string,
+    mode: ApprovalMode,
+    principal?: string | undefined,
+  ): Promise<void> {
     this.#ensureOpen();
-    this.#modes.set(sessionId, mode);
+    let modes = this.#modes.get(sessionId);
+    if (!modes) {
+      modes = new Map();
+      this.#modes.set(sessionId, modes);
+    }
+    modes.set(principal ?? "", mode);
   }
 
   listSessions(): SessionStateEntry[] {
@@ -213,24 +231,33 @@ export class MemorySessionStateStore implements SessionStateStore {
 }
 
 /**
- * The entries of a local view: every session with a mode or a switch, ordered by session id, each
- * session's switches ordered by source id (the listing of both stores).
- * @param modes the approval mode of each session
+ * The entries of a local view: every session with a mode or a switch, ordered by session id, then
+ * principal (the entry without one first, holding the switches, ordered by source id); the listing of
+ * both stores.
+ * @param modes each session's approval modes by principal (`""` for none)
  * @param switches each session's switches by source id
  * @returns fresh entries
  */
 export function listSessionEntries(
-  modes: ReadonlyMap<string, ApprovalMode>,
+  modes: ReadonlyMap<string, ReadonlyMap<string, ApprovalMode>>,
   switches: ReadonlyMap<string, ReadonlyMap<string, boolean>>,
 ): SessionStateEntry[] {
   const ids = [...new Set([...modes.keys(), ...switches.keys()])].sort(compareIds);
-  return ids.map((sessionId) => ({
-    sessionId,
-    approvalMode: modes.get(sessionId),
-    sourceSwitches: [...(switches.get(sessionId) ?? new Map<string, boolean>())]
+  return ids.flatMap((sessionId) => {
+    const byPrincipal = modes.get(sessionId) ?? new Map<string, ApprovalMode>();
+    const sourceSwitches = [...(switches.get(sessionId) ?? new Map<string, boolean>())]
       .sort(([a], [b]) => compareIds(a, b))
-      .map(([sourceId, enabled]) => ({ sourceId, enabled })),
-  }));
+      .map(([sourceId, enabled]) => ({ sourceId, enabled }));
+    const entries: SessionStateEntry[] = [];
+    if (byPrincipal.has("") || sourceSwitches.length > 0) {
+      entries.push({ sessionId, approvalMode: byPrincipal.get(""), sourceSwitches });
+    }
+    const principals = [...byPrincipal.keys()].filter((principal) => principal !== "").sort(compareIds);
+    for (const principal of principals) {
+      entries.push({ sessionId, principal, approvalMode: byPrincipal.get(principal), sourceSwitches: [] });
+    }
+    return entries;
+  });
 }
 
 /** Code-unit order, the same on every machine (no locale). */

@@ -9,9 +9,11 @@ import {
   closedGrantStoreError,
   type Grant,
   type GrantKey,
+  type GrantListOptions,
   type GrantStore,
   grantFromRow,
   normalizeGrant,
+  principalColumn,
 } from "./grant-store.js";
 
 type Database = BetterSqlite3.Database;
@@ -28,6 +30,11 @@ const MIGRATIONS: readonly string[] = [
      tool_definition_hash TEXT NOT NULL, created_at TEXT NOT NULL, created_ms INTEGER NOT NULL);
    CREATE UNIQUE INDEX grants_key ON grants (session_id, action, resource, tool_definition_hash);
    CREATE TABLE permission_epochs (session_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL);`,
+  // A grant belongs to a principal too ('' for the single user): it covers that principal's calls only.
+  `ALTER TABLE grants ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+   DROP INDEX grants_key;
+   CREATE UNIQUE INDEX grants_key ON grants (session_id, principal, action, resource, tool_definition_hash);
+   CREATE INDEX grants_principal ON grants (principal, created_ms);`,
 ];
 
 /**
@@ -74,16 +81,17 @@ export class SqliteGrantStore implements GrantStore {
       if (existing) return { grant: grantFromRow(existing), created: false };
       // A grant bound to another definition of the tool can never match again: drop it.
       this.#db
-        .prepare("DELETE FROM grants WHERE session_id = ? AND action = ? AND resource = ?")
-        .run(clean.sessionId, clean.action, clean.resource);
+        .prepare("DELETE FROM grants WHERE session_id = ? AND principal = ? AND action = ? AND resource = ?")
+        .run(clean.sessionId, principalColumn(clean), clean.action, clean.resource);
       this.#db
         .prepare(
-          `INSERT INTO grants (id, session_id, action, resource, tool_definition_hash, created_at, created_ms)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO grants (id, session_id, principal, action, resource, tool_definition_hash, created_at, created_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           clean.id,
           clean.sessionId,
+          principalColumn(clean),
           clean.action,
           clean.resource,
           clean.toolDefinitionHash,
@@ -100,13 +108,15 @@ export class SqliteGrantStore implements GrantStore {
     return row && grantFromRow(row);
   }
 
-  async list(options: { sessionId?: string } = {}): Promise<Grant[]> {
+  async list(options: GrantListOptions = {}): Promise<Grant[]> {
     this.#ensureOpen();
-    const rows = options.sessionId
-      ? this.#db
-          .prepare("SELECT * FROM grants WHERE session_id = ? ORDER BY created_ms, seq")
-          .all(options.sessionId)
-      : this.#db.prepare("SELECT * FROM grants ORDER BY created_ms, seq").all();
+    const filters = Object.entries({ session_id: options.sessionId, principal: options.principal }).filter(
+      ([, value]) => value,
+    );
+    const where = filters.length === 0 ? "" : `WHERE ${filters.map(([name]) => `${name} = ?`).join(" AND ")}`;
+    const rows = this.#db
+      .prepare(`SELECT * FROM grants ${where} ORDER BY created_ms, seq`)
+      .all(...filters.map(([, value]) => value));
     return (rows as Row[]).map(grantFromRow);
   }
 
@@ -146,9 +156,11 @@ export class SqliteGrantStore implements GrantStore {
   #findRow(key: GrantKey): Row | undefined {
     return this.#db
       .prepare(
-        "SELECT * FROM grants WHERE session_id = ? AND action = ? AND resource = ? AND tool_definition_hash = ?",
+        "SELECT * FROM grants WHERE session_id = ? AND principal = ? AND action = ? AND resource = ? AND tool_definition_hash = ?",
       )
-      .get(key.sessionId, key.action, key.resource, key.toolDefinitionHash) as Row | undefined;
+      .get(key.sessionId, principalColumn(key), key.action, key.resource, key.toolDefinitionHash) as
+      | Row
+      | undefined;
   }
 
   #transaction<T>(body: () => T): T {

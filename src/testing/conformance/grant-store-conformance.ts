@@ -51,6 +51,7 @@ export function describeGrantStoreConformance(
 
     test.each([
       ["sessionId", { sessionId: "s2" }],
+      ["principal", { principal: "bob" }],
       ["action", { action: "pubmed:fetch" }],
       ["resource", { resource: "artifact:arxiv" }],
       ["toolDefinitionHash", { toolDefinitionHash: "hash-b" }],
@@ -103,6 +104,26 @@ export function describeGrantStoreConformance(
       const store = await open();
       await expect(store.ensure(grant({ resource: "" }))).rejects.toMatchObject({ code: "INVALID_INPUT" });
       expect(await store.list()).toEqual([]);
+    });
+
+    test("a grant is its principal's: another principal's or the single user's key misses it", async () => {
+      const store = await open();
+      const alice = grant({ principal: "alice" });
+      expect(await store.ensure(alice)).toEqual({ grant: alice, created: true });
+      expect(await store.find(alice)).toEqual(alice);
+      expect(await store.find({ ...alice, principal: "bob" })).toBeUndefined();
+      expect(await store.find({ ...alice, principal: undefined })).toBeUndefined();
+      // The same key for bob and for nobody are grants of their own; a new definition replaces only bob's.
+      const bob = grant({ principal: "bob" });
+      const nobody = grant();
+      expect((await store.ensure(bob)).created).toBe(true);
+      expect((await store.ensure(nobody)).created).toBe(true);
+      const bobFresh = grant({ principal: "bob", toolDefinitionHash: "hash-b" });
+      await store.ensure(bobFresh);
+      expect((await store.list()).map((g) => g.id)).toEqual([alice.id, nobody.id, bobFresh.id]);
+      expect(await store.list({ principal: "alice" })).toEqual([alice]);
+      expect(await store.list({ principal: "bob", sessionId: "s1" })).toEqual([bobFresh]);
+      expect(await store.find(nobody)).toEqual(nobody);
     });
 
     test("epochs count up per session, from 1", async () => {

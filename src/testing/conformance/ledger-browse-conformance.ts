@@ -360,5 +360,34 @@ export function ledgerBrowseTests(factory: () => Promise<LedgerStore> | LedgerSt
       });
       await expect(ledger.getAuthorization("x")).rejects.toMatchObject({ code: "UPSTREAM_UNAVAILABLE" });
     });
+
+    test("rows keep their principal exactly, and query, count, text and listAuthorizations filter by it", async () => {
+      const ledger = await open();
+      // A principal is third-party text (a token's subject): NUL, U+FFFF and LIKE wildcards included.
+      const odd = "user\u0000%_\uffff@idp";
+      await ledger.append(row("p-alice", T0, { principal: "alice" }));
+      await ledger.append(row("p-bob", T0 + 1, { principal: "bob" }));
+      await ledger.append(row("p-odd", T0 + 2, { principal: odd }));
+      await ledger.append(row("p-none", T0 + 3));
+      await ledger.appendAuthorization({ ...authorization("a-alice", T0), principal: "alice" });
+      await ledger.appendAuthorization({ ...authorization("a-odd", T0 + 1), principal: odd });
+      await ledger.appendAuthorization(authorization("a-none", T0 + 2));
+      expect((await ledger.get("p-odd"))?.principal).toBe(odd);
+      expect((await ledger.get("p-none"))?.principal).toBeUndefined();
+      expect(ids(await ledger.query({ principal: "alice" }))).toEqual(["p-alice"]);
+      expect(ids(await ledger.query({ principal: odd }))).toEqual(["p-odd"]);
+      expect(ids(await ledger.query({ principal: "" }))).toEqual(["p-alice", "p-bob", "p-odd", "p-none"]);
+      expect(await ledger.count({ principal: "bob" })).toBe(1);
+      expect(ids(await ledger.query({ text: "BOB" }))).toEqual(["p-bob"]);
+      const authorizations = async (options: AuthorizationListOptions) =>
+        (await ledger.listAuthorizations(options)).map((a) => [a.id, a.principal]);
+      expect(await authorizations({ principal: "alice" })).toEqual([["a-alice", "alice"]]);
+      expect(await authorizations({ principal: odd, sessionId: "s1" })).toEqual([["a-odd", odd]]);
+      expect(await authorizations({})).toEqual([
+        ["a-alice", "alice"],
+        ["a-odd", odd],
+        ["a-none", undefined],
+      ]);
+    });
   });
 }

@@ -90,6 +90,27 @@ export function describeSessionStateStoreConformance(
       expect(store.approvalMode("s1")).toBeUndefined();
     });
 
+    test("a mode is its principal's: another principal's, or the single user's, is not read", async () => {
+      const store = await open();
+      await store.setApprovalMode("s1", "always_allow", "alice");
+      await store.setSourceSwitch("s1", "pubmed", false);
+      expect(store.approvalMode("s1", "alice")).toBe("always_allow");
+      expect(store.approvalMode("s1", "bob")).toBeUndefined();
+      expect(store.approvalMode("s1")).toBeUndefined();
+      await store.setApprovalMode("s1", "ask_for_dangerous");
+      await store.setApprovalMode("s1", "ask_for_dangerous", "bob");
+      expect(store.approvalMode("s1", "alice")).toBe("always_allow");
+      expect(store.listSessions()).toEqual([
+        {
+          sessionId: "s1",
+          approvalMode: "ask_for_dangerous",
+          sourceSwitches: [{ sourceId: "pubmed", enabled: false }],
+        },
+        { sessionId: "s1", principal: "alice", approvalMode: "always_allow", sourceSwitches: [] },
+        { sessionId: "s1", principal: "bob", approvalMode: "ask_for_dangerous", sourceSwitches: [] },
+      ]);
+    });
+
     test("listSessions lists every session with a mode or a switch, ordered by id, as fresh copies", async () => {
       const store = await open();
       expect(store.listSessions()).toEqual([]);
@@ -208,10 +229,13 @@ export function describeSessionStateStoreConformance(
         const [a, b] = await openPair();
         await a.setSourceSwitch("s1", "pubmed", false);
         await a.setApprovalMode("s1", "always_allow");
+        await a.setApprovalMode("s1", "always_allow", "alice");
         await vi.waitFor(() => {
           expect(b.sourceSwitch("s1", "pubmed")).toBe(false);
           expect(b.approvalMode("s1")).toBe("always_allow");
+          expect(b.approvalMode("s1", "alice")).toBe("always_allow");
         }, within);
+        expect(b.approvalMode("s1", "bob")).toBeUndefined();
         await b.setSourceSwitch("s1", "pubmed", true);
         await a.sync();
         expect(a.sourceSwitch("s1", "pubmed")).toBe(true);

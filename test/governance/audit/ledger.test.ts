@@ -18,6 +18,10 @@ let files = 0;
 const freshPath = () => join(scratch, `db-${++files}`, "ledger.sqlite");
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
+/** What schema 5 added (the principal columns): dropped to make a ledger of an older schema. */
+const DROP_PRINCIPAL = `DROP INDEX invocations_principal; DROP INDEX authorizations_principal;
+  ALTER TABLE invocations DROP COLUMN principal; ALTER TABLE authorizations DROP COLUMN principal;`;
+
 describeLedgerConformance("MemoryLedger", () => new MemoryLedger());
 describeLedgerConformance("MemoryLedger (objects)", () => new MemoryLedger({ maxInlineBytes: 1024 }));
 describeLedgerConformance("SqliteLedger (file)", () => SqliteLedger.open(freshPath()));
@@ -39,7 +43,7 @@ describe("SqliteLedger on disk", () => {
     const raw = new Database(path, { readonly: true });
     try {
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(4);
+      expect(raw.prepare("SELECT version FROM schema_version").pluck().get()).toBe(5);
     } finally {
       raw.close();
       await ledger.close();
@@ -149,9 +153,9 @@ describe("SqliteLedger on disk", () => {
     for (let i = 0; i < 5; i++)
       await old.append(row(`v2-${i}`, { startedAt: `2025-01-01T00:00:0${i}.000Z` }));
     await old.close();
-    // Schema 2 is schema 3 without the browsing indexes (and 4 only escapes text).
+    // Schema 2 is schema 3 without the browsing indexes (4 only escapes text, 5 adds the principal).
     const raw = new Database(path);
-    raw.exec(`DROP INDEX invocations_started; DROP INDEX invocations_source; DROP INDEX invocations_tool_only;
+    raw.exec(`${DROP_PRINCIPAL} DROP INDEX invocations_started; DROP INDEX invocations_source; DROP INDEX invocations_tool_only;
       DROP INDEX authorizations_created; UPDATE schema_version SET version = 2`);
     raw.close();
 
@@ -161,7 +165,7 @@ describe("SqliteLedger on disk", () => {
     await upgraded.close();
     const check = new Database(path, { readonly: true });
     try {
-      expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(4);
+      expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(5);
       const indexes = check
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name")
         .pluck()
@@ -199,6 +203,7 @@ describe("SqliteLedger on disk", () => {
     raw
       .prepare("UPDATE invocations SET run_id = ?, error = NULL WHERE invocation_id = 'ffff-1'")
       .run(written);
+    raw.exec(DROP_PRINCIPAL);
     raw.prepare("UPDATE schema_version SET version = 3").run();
     raw.close();
     const upgraded = await open(path);
@@ -210,6 +215,34 @@ describe("SqliteLedger on disk", () => {
     }
   });
 
+  test("a ledger of schema 4 gains the principal columns on open: old rows have none, new ones are filtered by it", async () => {
+    const path = freshPath();
+    const older = await open(path);
+    await older.append(row("before-1"));
+    await older.close();
+    const raw = new Database(path);
+    raw.exec(`${DROP_PRINCIPAL} UPDATE schema_version SET version = 4`);
+    raw.close();
+    const upgraded = await open(path);
+    try {
+      await upgraded.append(row("after-1", { principal: "alice" }));
+      expect((await upgraded.get("before-1"))?.principal).toBeUndefined();
+      expect((await upgraded.query({ principal: "alice" })).map((r) => r.invocationId)).toEqual(["after-1"]);
+    } finally {
+      await upgraded.close();
+    }
+    const check = new Database(path, { readonly: true });
+    try {
+      expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(5);
+      const plan = check
+        .prepare("EXPLAIN QUERY PLAN SELECT * FROM invocations WHERE principal = ? ORDER BY started_ms, seq")
+        .all("alice") as { detail: string }[];
+      expect(plan.map((p) => p.detail).join("; ")).toMatch(/USING INDEX invocations_principal/);
+    } finally {
+      check.close();
+    }
+  });
+
   test("a ledger written by a newer schema is refused with INVALID_CONFIG and left untouched", async () => {
     const path = freshPath();
     await (await SqliteLedger.open(path)).close();
@@ -218,7 +251,7 @@ describe("SqliteLedger on disk", () => {
     raw.close();
     await expect(SqliteLedger.open(path)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 4 },
+      data: { version: 99, supported: 5 },
     });
     const check = new Database(path, { readonly: true });
     expect(check.prepare("SELECT version FROM schema_version").pluck().get()).toBe(99);

@@ -23,6 +23,11 @@ async function freshLedger(options: PostgresLedgerOptions = {}): Promise<Postgre
   return closingDatabase(await PostgresLedger.open(db, options), db);
 }
 
+/** What schema 4 added (the principal columns): dropped to make a ledger of an older schema. */
+const DROP_PRINCIPAL = `DROP INDEX sciencegate_invocations_principal; DROP INDEX sciencegate_authorizations_principal;
+  ALTER TABLE sciencegate_invocations DROP COLUMN principal;
+  ALTER TABLE sciencegate_authorizations DROP COLUMN principal;`;
+
 describeLedgerConformance("PostgresLedger", () => freshLedger());
 describeLedgerConformance("PostgresLedger (no objects)", () => freshLedger({ maxInlineBytes: 0 }));
 
@@ -50,7 +55,7 @@ describe("PostgresLedger across replicas", () => {
     const versions = await dbs[0]!.query(
       "SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'",
     );
-    expect(versions).toEqual([{ version: 3 }]);
+    expect(versions).toEqual([{ version: 4 }]);
   });
 
   test("400 concurrent appends through two replicas, 50 of them racing for the same calls, lose no row", async () => {
@@ -171,8 +176,8 @@ describe("PostgresLedger across replicas", () => {
     for (let i = 0; i < 5; i++)
       await first.append(row(`v1-${i}`, { startedAt: `2025-01-01T00:00:0${i}.000Z` }));
     await first.close();
-    // Schema 1 is schema 2 without the browsing indexes.
-    await db.query(`DROP INDEX sciencegate_invocations_started; DROP INDEX sciencegate_invocations_source;
+    // Schema 1 is schema 2 without the browsing indexes (3 only escapes text, 4 adds the principal).
+    await db.query(`${DROP_PRINCIPAL} DROP INDEX sciencegate_invocations_started; DROP INDEX sciencegate_invocations_source;
       DROP INDEX sciencegate_invocations_tool_only; DROP INDEX sciencegate_authorizations_created;
       UPDATE sciencegate_schema_versions SET version = 1 WHERE store = 'ledger'`);
     const upgraded = ledgerUnderTest(await PostgresLedger.open(db));
@@ -191,7 +196,7 @@ describe("PostgresLedger across replicas", () => {
       ]),
     );
     expect(await db.query("SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'")).toEqual([
-      { version: 3 },
+      { version: 4 },
     ]);
   });
 
@@ -212,10 +217,31 @@ describe("PostgresLedger across replicas", () => {
          'retryable', false, 'attempts', 1) WHERE invocation_id = 'ffff-1'`,
       [written],
     );
-    await db.query("UPDATE sciencegate_schema_versions SET version = 2 WHERE store = 'ledger'");
+    await db.query(
+      `${DROP_PRINCIPAL} UPDATE sciencegate_schema_versions SET version = 2 WHERE store = 'ledger'`,
+    );
     const upgraded = ledgerUnderTest(await PostgresLedger.open(db));
     expect(await upgraded.get("ffff-1")).toMatchObject({ runId: written, error: { message: written } });
     expect(await upgraded.query({ runId: written })).toHaveLength(1);
+  });
+
+  test("a ledger of schema 3 gains the principal columns on open: old rows have none, new ones carry it", async () => {
+    const older = await schemas.next();
+    const db = await openPostgres(older, { maxConnections: 2 });
+    dbs.push(db);
+    const first = ledgerUnderTest(await PostgresLedger.open(db));
+    await first.append(row("before-1"));
+    await first.close();
+    await db.query(
+      `${DROP_PRINCIPAL} UPDATE sciencegate_schema_versions SET version = 3 WHERE store = 'ledger'`,
+    );
+    const upgraded = ledgerUnderTest(await PostgresLedger.open(db));
+    await upgraded.append(row("after-1", { principal: "alice" }));
+    expect((await upgraded.get("before-1"))?.principal).toBeUndefined();
+    expect((await upgraded.query({ principal: "alice" })).map((r) => r.invocationId)).toEqual(["after-1"]);
+    expect(await db.query("SELECT version FROM sciencegate_schema_versions WHERE store = 'ledger'")).toEqual([
+      { version: 4 },
+    ]);
   });
 
   test("a database with a newer ledger schema is refused with INVALID_CONFIG", async () => {
@@ -226,7 +252,7 @@ describe("PostgresLedger across replicas", () => {
     await db.query("UPDATE sciencegate_schema_versions SET version = 99 WHERE store = 'ledger'");
     await expect(PostgresLedger.open(db)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      data: { version: 99, supported: 3 },
+      data: { version: 99, supported: 4 },
     });
   });
 

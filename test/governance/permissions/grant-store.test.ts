@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,6 +59,40 @@ describe("SqliteGrantStore on disk", () => {
     await b.revoke("g1");
     expect(await a.find(GRANT)).toBeUndefined();
     await Promise.all([a.close(), b.close()]);
+  });
+
+  test("a grant file of schema 1 gains principals on open: its grants are the single user's, and a user's grant of the same key is another grant", async () => {
+    const dir = freshDir();
+    mkdirSync(dir, { recursive: true });
+    const path = grantStorePath(dir);
+    const db = new Database(path);
+    db.exec(`CREATE TABLE grants (
+       seq INTEGER PRIMARY KEY AUTOINCREMENT,
+       id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, action TEXT NOT NULL, resource TEXT NOT NULL,
+       tool_definition_hash TEXT NOT NULL, created_at TEXT NOT NULL, created_ms INTEGER NOT NULL);
+     CREATE UNIQUE INDEX grants_key ON grants (session_id, action, resource, tool_definition_hash);
+     CREATE TABLE permission_epochs (session_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL);
+     CREATE TABLE grant_schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+     INSERT INTO grant_schema_version (id, version) VALUES (1, 1);`);
+    db.prepare(
+      "INSERT INTO grants (id, session_id, action, resource, tool_definition_hash, created_at, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ).run("g1", "s1", GRANT.action, GRANT.resource, "h1", GRANT.createdAt, Date.parse(GRANT.createdAt));
+    db.close();
+
+    const store = await SqliteGrantStore.open(path);
+    try {
+      expect(await store.find(GRANT)).toEqual(GRANT);
+      expect(await store.find({ ...GRANT, principal: "alice" })).toBeUndefined();
+      const alice = await store.ensure({ ...GRANT, id: "g2", principal: "alice" });
+      expect(alice.created).toBe(true);
+      expect((await store.list({ principal: "alice" })).map((grant) => grant.id)).toEqual(["g2"]);
+      expect((await store.list()).map((grant) => [grant.id, grant.principal])).toEqual([
+        ["g1", undefined],
+        ["g2", "alice"],
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 
   test("a file from a newer schema is refused with INVALID_CONFIG naming the file", async () => {

@@ -172,3 +172,33 @@ describe("PostgresSessionStateStore across replicas", () => {
     });
   });
 });
+
+describe("PostgresSessionStateStore schema migration", () => {
+  test("a database of schema 2 gains principals on open: its modes are the single user's, a user's mode is its own", async () => {
+    const url = await server.createDatabase();
+    const admin = await openPostgres(url, { maxConnections: 1, applicationName: "sciencegate-test" });
+    databases.push(admin);
+    // The tables as schema 2 left them (before approval modes had a principal).
+    await admin.query(`CREATE TABLE sciencegate_schema_versions (store TEXT PRIMARY KEY, version INTEGER NOT NULL);
+      INSERT INTO sciencegate_schema_versions (store, version) VALUES ('session-state', 2);
+      CREATE TABLE sciencegate_session_state_clock (id BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (id), version BIGINT NOT NULL);
+      INSERT INTO sciencegate_session_state_clock (id, version) VALUES (TRUE, 1);
+      CREATE TABLE sciencegate_source_switches (
+        session_id TEXT NOT NULL, source_id TEXT NOT NULL, enabled BOOLEAN NOT NULL, version BIGINT NOT NULL,
+        PRIMARY KEY (session_id, source_id));
+      CREATE TABLE sciencegate_approval_modes (session_id TEXT PRIMARY KEY, mode TEXT NOT NULL, version BIGINT NOT NULL);
+      CREATE TABLE sciencegate_recorded_decisions (
+        call_key TEXT PRIMARY KEY, recorded JSONB NOT NULL, version BIGINT NOT NULL,
+        recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(), takes INTEGER NOT NULL DEFAULT 0, taken_at TIMESTAMPTZ);
+      INSERT INTO sciencegate_approval_modes (session_id, mode, version) VALUES ('s1', 'always_allow', 1);`);
+    const store = await openStore(url, notifyOnly);
+    expect(store.approvalMode("s1")).toBe("always_allow");
+    expect(store.approvalMode("s1", "alice")).toBeUndefined();
+    await store.setApprovalMode("s1", "ask_for_dangerous", "alice");
+    expect(store.approvalMode("s1", "alice")).toBe("ask_for_dangerous");
+    expect(store.approvalMode("s1")).toBe("always_allow");
+    const peer = await openStore(url, notifyOnly);
+    expect(peer.approvalMode("s1", "alice")).toBe("ask_for_dangerous");
+    expect(peer.approvalMode("s1")).toBe("always_allow");
+  });
+});
