@@ -56,7 +56,13 @@ export default defineConfig({
       { text: "API", link: "/api/index.html", target: "_self" },
     ],
     sidebar: [
-      { text: "Get started", items: [{ text: "Get started", link: "/guide/get-started" }] },
+      {
+        text: "Get started",
+        items: [
+          { text: "Get started", link: "/guide/get-started" },
+          { text: "Testing your app", link: "/guide/testing" },
+        ],
+      },
       {
         text: "Concepts",
         items: [
