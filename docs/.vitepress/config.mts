@@ -113,7 +113,7 @@ export default defineConfig({
         collapsed: true,
         items: [
           { text: "Overview", link: "/science-sources" },
-          { text: "Field fidelity", link: "/sources/" },
+          { text: "Records and real samples", link: "/sources/" },
           ...sources.map(([text, id]) => ({ text, link: `/sources/${id}` })),
         ],
       },
