@@ -30,7 +30,12 @@ export interface ArtifactBuiltinsRuntime extends GovernedRuntime, Partial<Approv
    * The sources the runtime offers: the built-ins come by default only when one of them has an
    * `artifact-plan` tool (only those hand out download candidates). Without it they always come.
    */
-  registry?: { list(): readonly SourceManifest[] } | undefined;
+  registry?:
+    | {
+        /** The registered source manifests. */
+        list(): readonly SourceManifest[];
+      }
+    | undefined;
 }
 
 /** Options of {@link createArtifactBuiltins}. */

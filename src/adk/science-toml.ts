@@ -36,7 +36,7 @@ export interface ScienceProject {
 export interface ScienceRunSettings {
   /**
    * `node_timeout_s`: the deadline of each tool call the project makes through `callTool` or
-   * `sciencegate call` (see {@link callTimeoutMs}).
+   * `sciencegate call` (see `callTimeoutMs`).
    */
   nodeTimeoutS?: number;
   /**

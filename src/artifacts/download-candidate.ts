@@ -11,6 +11,7 @@ import type { SessionSettings } from "../governance/permissions/index.js";
 
 /** The part of `SourceCatalog` the download needs: a source's manifest by id. */
 export interface ManifestLookup {
+  /** The source's manifest, or `undefined` for a source that is not registered. */
   source(id: string): { manifest: SourceManifest } | undefined;
 }
 

@@ -88,6 +88,10 @@ export interface DownloadJobFilter {
   mcpInvocationId?: string;
 }
 
+/**
+ * Where download jobs live between the approval and the transfer: in memory, SQLite or PostgreSQL
+ * (`MemoryDownloadJobStore`, `SqliteDownloadJobStore`, `PostgresDownloadJobStore`), all with these semantics.
+ */
 export interface DownloadJobStore {
   /**
    * Stores a new job.

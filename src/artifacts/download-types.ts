@@ -159,6 +159,7 @@ export interface DownloadRequest {
   sessionId: string;
   threadId?: string;
   toolCallId?: string;
+  /** Told of the transfer's progress (bytes so far, total when known). */
   onProgress?: (progress: DownloadProgress) => void;
   /**
    * The caller's cancellation: once the job exists, aborting ends it `cancelled` (partial file removed,

@@ -61,6 +61,7 @@ export const GOVERNANCE_ERROR_CODES = {
   UNKNOWN_ID: "An id is not known.",
 } as const;
 
+/** One of the stable error codes of `GOVERNANCE_ERROR_CODES` (its keys). */
 export type GovernanceErrorCode = keyof typeof GOVERNANCE_ERROR_CODES;
 
 /** Options of a `GovernanceError`. */

@@ -33,7 +33,12 @@ export interface GovernedRuntime {
   /** The session's governed tools. */
   tools(sessionId: string): SurfaceTool[];
   /** Names the session's sources that are down in `tool_search`'s answer when nothing matched. */
-  surface?: { unavailableSources(sessionId: string): string[] } | undefined;
+  surface?:
+    | {
+        /** The ids of the session's sources whose server is down. */
+        unavailableSources(sessionId: string): string[];
+      }
+    | undefined;
 }
 
 /** One tool call of a model turn. */

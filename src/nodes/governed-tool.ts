@@ -67,6 +67,7 @@ export class GovernedStructuredTool extends StructuredTool {
     return isCall ? message : message.content;
   }
 
+  /** Runs plain arguments through the runner (LangChain's hook, reached only through the base class). */
   protected override async _call(
     args: Record<string, unknown>,
     _runManager?: CallbackManagerForToolRun,

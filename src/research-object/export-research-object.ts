@@ -38,7 +38,10 @@ export interface ResearchObjectSource {
   /** Where downloaded files and extractions are. */
   dataDir: string;
   /** The live catalog: tool definitions and manifests, for the crate and a later replay. */
-  catalog: { snapshot(): CatalogSnapshot | undefined };
+  catalog: {
+    /** The catalog as it is now, or `undefined` before its first refresh. */
+    snapshot(): CatalogSnapshot | undefined;
+  };
   /** The configured servers (only ids, transports, descriptions and routing go into the crate). */
   config: Pick<ExtensionsConfig, "servers">;
 }

@@ -9,6 +9,7 @@ import { GovernanceError } from "../core/index.js";
 
 /** What {@link governanceForProcess} needs of a runtime: a `close()` (a `createGovernance` runtime has it). */
 export interface ClosableGovernance {
+  /** Releases the runtime; `governanceForProcess` calls it once, at shutdown. */
   close(): Promise<void>;
 }
 
@@ -18,11 +19,17 @@ export type SignalListener = (signal: NodeJS.Signals) => void;
 /** The part of Node's `process` the shutdown handling uses (the seam for tests). */
 export interface ShutdownProcess {
   readonly pid: number;
+  /** Adds a signal listener (`process.on`). */
   on(signal: NodeJS.Signals, listener: SignalListener): unknown;
+  /** Removes a signal listener (`process.removeListener`). */
   removeListener(signal: NodeJS.Signals, listener: SignalListener): unknown;
+  /** The signal's listeners, `once` wrappers included (`process.rawListeners`). */
   rawListeners(signal: NodeJS.Signals): SignalListener[];
+  /** The signal's listeners (`process.listeners`). */
   listeners(signal: NodeJS.Signals): SignalListener[];
+  /** How many listeners the signal has (`process.listenerCount`). */
   listenerCount(signal: NodeJS.Signals): number;
+  /** Sends a signal to a process (`process.kill`): the process re-raises the signal once closed. */
   kill(pid: number, signal: NodeJS.Signals): unknown;
 }
 

@@ -53,6 +53,7 @@ export interface FakeRequestMatch {
 /** A route: a match plus a fixed answer or a handler. Routes are tried in order; the first match wins. */
 export interface FakeRoute extends FakeRequestMatch, FakeResponse {
   path: string | RegExp;
+  /** Answers the request itself, instead of the route's fixed response. */
   handler?: (request: FakeRequest) => FakeResponse | Promise<FakeResponse>;
 }
 

@@ -50,6 +50,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     this.#idPrefix = idPrefix;
   }
 
+  /** LangChain's model type tag: `scripted`. */
   _llmType(): string {
     return "scripted";
   }
@@ -58,6 +59,7 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     return this.withConfig({ tools });
   }
 
+  /** Plays the next reply of the script (LangChain's generation hook). */
   async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
     const turn = this.#turn++;
     this.boundTools.push((options.tools ?? []).map(toolName));

@@ -89,6 +89,7 @@ export class ResultCache {
     return this.#lru.calculatedSize;
   }
 
+  /** Drops every cached result. */
   clear(): void {
     this.#lru.clear();
   }
