@@ -58,6 +58,9 @@ const TYPE_FIXES: Readonly<Record<string, string>> = {
   tool_call_timeout: "Write the number of seconds without quotes, e.g. 60.",
   priority: "Write a number from 0 to 100 without quotes, e.g. 60.",
   defaultToolTimeout: "Write the number of milliseconds without quotes, e.g. 30000.",
+  roots: 'Write roots as an array of absolute paths or file:// URIs, e.g. ["/data/papers"].',
+  oauth:
+    'Write it as an object, e.g. {"grant": "client_credentials", "clientId": "my-app", "clientSecretEnv": "MY_SECRET"}, or false.',
 };
 
 /** The fix for a field; own keys only, so a field named `constructor` has none. */

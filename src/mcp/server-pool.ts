@@ -1,7 +1,13 @@
 /** The pool of MCP server connections: lazy, single-flight, self-restarting, cleanly closable. */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, Implementation, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  AuthProvider,
+  Client,
+  Implementation,
+  LoggingMessageNotificationParams,
+  OAuthClientProvider,
+  Transport,
+} from "@modelcontextprotocol/client";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/index.js";
 import {
   type Clock,
@@ -17,6 +23,7 @@ import { ServerConnection } from "./server-connection.js";
 import { ServerSlot } from "./server-slot.js";
 import { createSdkTransport } from "./transports.js";
 import type { PoolCallOptions, ServerState, ToolServerPool } from "./types.js";
+import type { UpstreamRequestOptions } from "./upstream-requests.js";
 
 /** Why a stdio server is down after the SDK closed it over a message past its read buffer. */
 const overflowed = (limit: number): string =>
@@ -40,6 +47,24 @@ export interface ServerPoolOptions {
   killGraceMs?: number;
   /** Base environment of stdio children (the server's `env` is laid over it). @default process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Authorizes an http or sse server's requests (an OAuth client provider with its stored tokens);
+   * used by the default transports. @default none
+   */
+  authorization?: ((config: ServerConfig) => AuthProvider | OAuthClientProvider | undefined) | undefined;
+  /**
+   * What the pool tells servers it answers, besides roots (always: a server's configured `roots`, else
+   * none). Elicitation is answered by each call's relay (`PoolCallOptions.relay`), `cancel` without one;
+   * sampling is declared only when callers' relays answer it (the app provides a model, or a gateway
+   * relays it to its own client).
+   * @default { elicitation: { form: true, url: true }, sampling: false }
+   */
+  upstreamRequests?: {
+    elicitation?: { form?: boolean; url?: boolean } | false | undefined;
+    sampling?: boolean | undefined;
+  };
+  /** Receives log messages a server sends outside any call (or that cannot be attributed to one). */
+  onServerLog?: ((serverId: string, params: LoggingMessageNotificationParams) => void) | undefined;
 }
 
 /**
@@ -63,6 +88,8 @@ export class ServerPool implements ToolServerPool {
   readonly #clientInfo: Implementation;
   readonly #connectTimeoutMs: number;
   readonly #killGraceMs: number;
+  readonly #upstream: Omit<UpstreamRequestOptions, "roots" | "onServerLog">;
+  readonly #onServerLog: ServerPoolOptions["onServerLog"];
   #closing: Promise<void> | undefined;
 
   /**
@@ -77,8 +104,23 @@ export class ServerPool implements ToolServerPool {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
     this.#killGraceMs = options.killGraceMs ?? 2_000;
     const env = options.env;
+    const authorize = options.authorization;
     this.#createTransport =
-      options.createTransport ?? ((config) => createSdkTransport(config, env === undefined ? {} : { env }));
+      options.createTransport ??
+      ((config) =>
+        createSdkTransport(config, {
+          ...(env === undefined ? {} : { env }),
+          authProvider: authorize?.(config),
+        }));
+    const elicitation = options.upstreamRequests?.elicitation;
+    this.#upstream = {
+      sampling: options.upstreamRequests?.sampling === true,
+      elicitation:
+        elicitation === false
+          ? { form: false, url: false }
+          : { form: elicitation?.form !== false, url: elicitation?.url !== false },
+    };
+    this.#onServerLog = options.onServerLog;
     for (const config of servers) {
       if (this.#slots.has(config.id)) {
         throw new GovernanceError("DUPLICATE_ID", `MCP server '${config.id}' is configured twice.`);
@@ -103,7 +145,8 @@ export class ServerPool implements ToolServerPool {
   }
 
   /**
-   * The connected SDK client of a server, for uses the pool does not cover. Do not close it; use `close()`.
+   * The connected SDK client (`@modelcontextprotocol/client`) of a server, for uses the pool does not
+   * cover. Do not close it; use `close()`.
    * @param serverId a configured server id
    * @param signal stops waiting for the connection (the connect itself goes on for other callers)
    * @returns the client of the current connection
@@ -132,7 +175,7 @@ export class ServerPool implements ToolServerPool {
   /**
    * Calls one tool, connecting (or restarting) the server when needed. The result is the SDK's: `isError`
    * results (bad arguments, unknown tool, handler error) are returned, and timeouts and aborts reject with
-   * the SDK's `McpError` (-32001). The timeout defaults to the server's `toolCallTimeoutMs`, else the
+   * the SDK's `SdkError` (`REQUEST_TIMEOUT`). The timeout defaults to the server's `toolCallTimeoutMs`, else the
    * SDK's 60 s.
    * @param serverId a configured server id
    * @param name the MCP tool name
@@ -247,10 +290,18 @@ export class ServerPool implements ToolServerPool {
     try {
       const transport = await this.#createTransport(slot.config);
       slot.starts++;
+      const onServerLog = this.#onServerLog;
       connection = new ServerConnection(transport, {
+        serverId: id,
         clientInfo: this.#clientInfo,
         clock: this.#clock,
         killGraceMs: this.#killGraceMs,
+        protocol: slot.config.protocol ?? "auto",
+        upstream: {
+          ...this.#upstream,
+          roots: slot.config.roots ?? [],
+          onServerLog: onServerLog && ((params) => onServerLog(id, params)),
+        },
         ...(slot.tail ? { tail: slot.tail } : {}),
         onToolsChanged: () => this.#emitToolsChanged(id),
         onLost: () => {
