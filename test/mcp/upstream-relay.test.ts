@@ -9,7 +9,7 @@ import { effectsFile, httpUpstream, stdioUpstream } from "./upstream-fixture.js"
 const text = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
 
 /** A relay that answers from a list and records what it was asked. */
-function scriptedRelay(answers: Record<string, unknown>[] = []) {
+function scriptedRelay(answers: Record<string, string | number | boolean>[] = []) {
   const asked: { params: ElicitRequestParams; context: UpstreamRequestContext }[] = [];
   const logs: LoggingMessageNotificationParams[] = [];
   const relay: UpstreamRelay = {
