@@ -164,26 +164,26 @@ describe.each(setups)("what the upstream server asks reaches the call's relay ($
 });
 
 describe("sampling is declared only when callers answer it", () => {
-  test.each([
-    ["2025-11-25", "stdio"],
-    ["2026-07-28", "stdio"],
-  ] as const)("on %s a server asking anyway gets an error, not an answer", async (protocol) => {
-    const pool = new ServerPool([stdioUpstream("up", { config: { protocol } })]);
-    try {
-      const client = await pool.getClient("up");
-      expect(client.getNegotiatedProtocolVersion()).toBe(protocol);
-      const outcome = await pool.callTool("up", "summarize", { text: "t" }).then(
-        (result) => ({ result }),
-        (error: unknown) => ({ error }),
-      );
-      if ("result" in outcome) {
-        expect(outcome.result.isError).toBe(true);
-        expect(JSON.stringify(outcome.result.content)).toMatch(/sampling/i);
-      } else expect(String(outcome.error)).toMatch(/sampling/i);
-    } finally {
-      await pool.close();
-    }
-  });
+  test.each(["2025-11-25", "2026-07-28"] as const)(
+    "on %s a server asking anyway gets an error, not an answer",
+    async (protocol) => {
+      const pool = new ServerPool([stdioUpstream("up", { config: { protocol } })]);
+      try {
+        const client = await pool.getClient("up");
+        expect(client.getNegotiatedProtocolVersion()).toBe(protocol);
+        const outcome = await pool.callTool("up", "summarize", { text: "t" }).then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        );
+        if ("result" in outcome) {
+          expect(outcome.result.isError).toBe(true);
+          expect(JSON.stringify(outcome.result.content)).toMatch(/sampling/i);
+        } else expect(String(outcome.error)).toMatch(/sampling/i);
+      } finally {
+        await pool.close();
+      }
+    },
+  );
 });
 
 describe("continuing a 2026-07-28 round in another call", () => {
