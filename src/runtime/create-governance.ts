@@ -30,6 +30,7 @@ import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
 import { CAS_DIR_NAME, openGovernanceStores, WORKSPACE_DIR_NAME } from "./governance-stores.js";
+import { modelSampler } from "./model-sampler.js";
 import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
 
 /** The one object an app creates: the server pool, catalog, broker, ledger and tool surface. */
@@ -109,6 +110,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       : [builtinManifestDir()]),
     ...(options.manifestDirs ?? []),
   ]);
+  const model = options.sampling?.model;
+  const sampler = model === undefined ? undefined : modelSampler(model);
   // What this call opens itself, released (last opened first) when a later step fails.
   const opened: Closer[] = [];
   const own = <T extends { close(): unknown }>(resource: T): T => {
@@ -122,6 +125,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
         new ServerPool(config.servers, {
           env,
           ...(createTransport ? { createTransport } : {}),
+          upstreamRequests: { sampling: sampler !== undefined || options.sampling?.declare === true },
           ...clock,
         }),
       );
@@ -190,6 +194,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       allowedOrigins: (source) => localOrigins(source, config),
       serverTimeoutMs: (serverId) => config.servers.find((s) => s.id === serverId)?.toolCallTimeoutMs,
       ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
+      sampling: sampler,
+      permissionEpoch: (sessionId) => permissions.epoch(sessionId),
       ...clock,
     });
     const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });

@@ -1,3 +1,4 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { DownloadFetch, DownloadJobStore, DownloadNetworkOptions } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Clock } from "../core/index.js";
@@ -133,4 +134,14 @@ export interface GovernanceOptions {
    * each still with its ledger row), in ms of `clock`. @default 5000
    */
   closeGraceMs?: number | undefined;
+  /**
+   * Upstream servers' sampling requests (they ask the client's LLM for a completion). With a `model`,
+   * the pool declares sampling and the model answers each request (recorded as an authorization row
+   * with the request and the answer); `declare: true` declares it without a model, for callers that
+   * relay it themselves (the gateway to its own client). @default none: sampling is not declared, and
+   * a server that asks anyway is refused with an error naming this option
+   * @example
+   * await createGovernance({ sampling: { model: new ChatAnthropic({ model: "claude-sonnet-4-5" }) } });
+   */
+  sampling?: { model?: BaseChatModel | undefined; declare?: boolean | undefined } | undefined;
 }
