@@ -38,6 +38,7 @@ export const rawOAuthSchema = z.strictObject({
   scope: z.string().nullish(),
   clientMetadataUrl: z.string().nullish(),
   redirectUri: z.string().nullish(),
+  issuer: z.string().nullish(),
 });
 
 /** One entry of `mcpServers`, as written. */

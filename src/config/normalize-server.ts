@@ -377,6 +377,16 @@ function normalizeOAuth(
     }
     oauth.clientMetadataUrl = metadataUrl;
   }
+  const issuer = blank(raw.issuer);
+  if (issuer !== undefined) {
+    if (!isHttpUrl(issuer)) {
+      issues.push({
+        path: ["issuer"],
+        message: `must be the authorization server's issuer URL (https://...), not ${describeValue(redactUrl(issuer))}.`,
+      });
+    }
+    oauth.issuer = issuer;
+  }
   const redirect = blank(raw.redirectUri);
   if (redirect !== undefined) {
     if (!isLoopbackHttpUrl(redirect)) {

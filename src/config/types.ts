@@ -34,6 +34,11 @@ export interface OAuthConfig {
   clientMetadataUrl?: string;
   /** The loopback redirect URI of `sciencegate auth` (a pre-registered client needs the registered one). */
   redirectUri?: string;
+  /**
+   * The authorization server's issuer URL: the client's credentials are only ever sent to it, whatever
+   * the MCP server's metadata names. @default the one discovery finds
+   */
+  issuer?: string;
 }
 
 /** One MCP server, after env substitution and validation. */

@@ -1,4 +1,23 @@
 export { callClientTool, listAllTools, serverUnavailable } from "./client-calls.js";
+export {
+  type BeginAuthorizationOptions,
+  beginAuthorization,
+  createLoopbackCallback,
+  type LoopbackCallback,
+  type PendingAuthorization,
+  waitForCallback,
+} from "./oauth-authorize.js";
+export {
+  type CredentialKey,
+  type CredentialSummary,
+  DEFAULT_PRINCIPAL,
+  FileCredentialStore,
+  MemoryCredentialStore,
+  type OAuthCredentialStore,
+  PostgresCredentialStore,
+  type StoredCredentials,
+} from "./oauth-credential-store.js";
+export { createOAuthProvider, type OAuthProviderOptions } from "./oauth-provider.js";
 export { isProcessAlive } from "./process-tree.js";
 export { createCappedFetch } from "./response-cap.js";
 export { ServerPool, type ServerPoolOptions } from "./server-pool.js";

@@ -1,11 +1,13 @@
 /** The pool of MCP server connections: lazy, single-flight, self-restarting, cleanly closable. */
-import type {
-  AuthProvider,
-  Client,
-  Implementation,
-  LoggingMessageNotificationParams,
-  OAuthClientProvider,
-  Transport,
+import {
+  type AuthProvider,
+  type Client,
+  type Implementation,
+  type LoggingMessageNotificationParams,
+  type OAuthClientProvider,
+  SdkHttpError,
+  type Transport,
+  UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/index.js";
@@ -24,6 +26,21 @@ import { ServerSlot } from "./server-slot.js";
 import { createSdkTransport } from "./transports.js";
 import type { PoolCallOptions, ServerState, ToolServerPool } from "./types.js";
 import type { UpstreamRequestOptions } from "./upstream-requests.js";
+
+/**
+ * The error of a server that refused our credentials (or asked for some, and we hold none): a 401 or
+ * 403 the auth provider could not resolve, named so that the fix is one command.
+ * @returns `UNAUTHORIZED`, or undefined for any other failure
+ */
+function unauthorized(serverId: string, error: unknown): GovernanceError | undefined {
+  const status = error instanceof SdkHttpError ? error.status : undefined;
+  if (!(error instanceof UnauthorizedError) && status !== 401 && status !== 403) return undefined;
+  return new GovernanceError(
+    "UNAUTHORIZED",
+    `MCP server '${serverId}' refused the request as unauthorized${status === undefined ? "" : ` (HTTP ${status})`}. If it is protected by OAuth, run \`sciencegate auth ${serverId}\` (or authorize it on the console's Sources page); if it takes a token, set it with bearer_token_env.`,
+    { cause: error, data: { serverId, authorize: `sciencegate auth ${serverId}` } },
+  );
+}
 
 /** Why a stdio server is down after the SDK closed it over a message past its read buffer. */
 const overflowed = (limit: number): string =>
@@ -319,8 +336,11 @@ export class ServerPool implements ToolServerPool {
       await connection?.settleStderr();
       if (connection) this.#retire(connection);
       if (this.#closing) throw slot.closedError(error);
-      const isConfigError = isGovernanceError(error) && error.code === "INVALID_CONFIG";
-      const failure = isConfigError ? error : slot.unavailable("could not be started", error);
+      const isOwnError =
+        isGovernanceError(error) && (error.code === "INVALID_CONFIG" || error.code === "UNAUTHORIZED");
+      const failure = isOwnError
+        ? error
+        : (unauthorized(id, error) ?? slot.unavailable("could not be started", error));
       slot.markDown(`could not be started: ${describeFailure(error)}`, this.#backoff, this.#clock.now());
       throw failure;
     }
@@ -354,6 +374,8 @@ export class ServerPool implements ToolServerPool {
   ): Promise<unknown> {
     const slot = this.#slot(serverId);
     if (this.#closing) return slot.closedError(error);
+    const refused = unauthorized(serverId, error);
+    if (refused) return refused;
     if (!isConnectionFailure(error)) return error;
     const limit = connection.overflowLimit;
     if (limit !== undefined) {

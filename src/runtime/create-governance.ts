@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
-import type { ExtensionsConfig } from "../config/index.js";
+import type { ExtensionsConfig, ServerConfig } from "../config/index.js";
 import type { PostgresDatabase } from "../core/index.js";
 import type { Ledger } from "../governance/audit/index.js";
 import { type ContentStore, FileContentStore, withLedgerObjects } from "../governance/audit/index.js";
@@ -22,14 +22,26 @@ import {
   type RateLimitAdmission,
   RateLimiter,
 } from "../governance/rate-limit/index.js";
-import type { ToolServerPool } from "../mcp/index.js";
-import { createSdkTransport, ServerPool, type ServerPoolOptions } from "../mcp/index.js";
+import type { OAuthCredentialStore, ToolServerPool } from "../mcp/index.js";
+import {
+  createOAuthProvider,
+  createSdkTransport,
+  FileCredentialStore,
+  PostgresCredentialStore,
+  ServerPool,
+  type ServerPoolOptions,
+} from "../mcp/index.js";
 import type { SurfaceTool } from "../visibility/index.js";
 import { ToolSurface } from "../visibility/index.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
-import { CAS_DIR_NAME, openGovernanceStores, WORKSPACE_DIR_NAME } from "./governance-stores.js";
+import {
+  CAS_DIR_NAME,
+  OAUTH_DIR_NAME,
+  openGovernanceStores,
+  WORKSPACE_DIR_NAME,
+} from "./governance-stores.js";
 import { modelSampler } from "./model-sampler.js";
 import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
 
@@ -53,6 +65,11 @@ export interface Governance {
    * `storage.postgres`, the ledger, grants and jobs live in the database instead).
    */
   dataDir: string;
+  /**
+   * The OAuth credentials of protected servers (tokens never leave it: not in the ledger, not in a log
+   * line); `sciencegate auth` and the console's Sources page store them here.
+   */
+  oauthCredentials: OAuthCredentialStore;
   /** Approval modes, human decisions, grants and authorization rows (the broker hook with `enforcePermissions`). */
   permissions: PermissionService;
   /** Whether the broker asks `permissions.authorize` (the approval gate needs it). */
@@ -118,12 +135,19 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     opened.unshift(() => resource.close());
     return resource;
   };
+  // Set once the stores are open; the pool asks for it only when it connects, after that.
+  let credentials: OAuthCredentialStore | undefined;
+  const authorization = (server: ServerConfig) =>
+    credentials !== undefined && usesOAuth(server)
+      ? createOAuthProvider({ server, store: credentials, env, ...clock })
+      : undefined;
   try {
     const pool =
       options.pool ??
       own(
         new ServerPool(config.servers, {
           env,
+          authorization,
           ...(createTransport ? { createTransport } : {}),
           upstreamRequests: { sampling: sampler !== undefined || options.sampling?.declare === true },
           ...clock,
@@ -133,6 +157,12 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     opened.unshift(() => catalog.stop());
     const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
     const { ledger, grants, jobStore, database } = await openGovernanceStores(options, dataDir, storage, own);
+    credentials =
+      options.oauthCredentials ??
+      (database
+        ? await PostgresCredentialStore.open(database)
+        : new FileCredentialStore(join(dataDir, OAUTH_DIR_NAME)));
+    const oauthCredentials = credentials;
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
     const store = withLedgerObjects(
       options.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
@@ -215,6 +245,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ledger,
       store,
       dataDir,
+      oauthCredentials,
       permissions,
       permissionsEnforced,
       sessions,
@@ -317,4 +348,14 @@ export function localOrigins(source: SourceManifest, config: ExtensionsConfig): 
   const server = config.servers.find((s) => s.id === source.transport.mcpServerId);
   const origin = server?.env.SCIENCE_AGENT_LLM_WIKI_URL;
   return origin ? [origin] : [];
+}
+
+/**
+ * Whether a server's requests go through an OAuth provider: an http or sse server that does not turn
+ * it off (`oauth: false`) and sends no Authorization header of its own (`headers`, `bearer_token_env`).
+ * The provider acts only when the server answers 401 or 403; until then it sends stored tokens, if any.
+ */
+function usesOAuth(server: ServerConfig): boolean {
+  if (server.transport === "stdio" || server.oauth === false) return false;
+  return !Object.keys(server.headers).some((name) => name.toLowerCase() === "authorization");
 }

@@ -10,7 +10,7 @@ import type {
   SessionStateStore,
 } from "../governance/permissions/index.js";
 import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
-import type { ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
+import type { OAuthCredentialStore, ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 
 /**
@@ -144,4 +144,10 @@ export interface GovernanceOptions {
    * await createGovernance({ sampling: { model: new ChatAnthropic({ model: "claude-sonnet-4-5" }) } });
    */
   sampling?: { model?: BaseChatModel | undefined; declare?: boolean | undefined } | undefined;
+  /**
+   * Where the OAuth tokens of protected http/sse servers are kept (`sciencegate auth <server>` stores
+   * them; the pool sends and refreshes them). @default PostgreSQL with `storage.postgres`, else
+   * `<dataDir>/oauth/<server>.json` (0600)
+   */
+  oauthCredentials?: OAuthCredentialStore | undefined;
 }

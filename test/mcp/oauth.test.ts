@@ -1,0 +1,197 @@
+import { mkdtemp, readdir, readFile, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ServerConfig } from "../../src/config/types.js";
+import {
+  beginAuthorization,
+  createLoopbackCallback,
+  FileCredentialStore,
+  MemoryCredentialStore,
+  type OAuthCredentialStore,
+} from "../../src/mcp/index.js";
+import { createOAuthProvider } from "../../src/mcp/oauth-provider.js";
+import { ServerPool } from "../../src/mcp/server-pool.js";
+import {
+  type AuthorizationServer,
+  type ProtectedMcpServer,
+  SERVICE_CLIENT,
+  signInHeadlessly,
+  startAuthorizationServer,
+  startProtectedMcpServer,
+} from "./oauth-fixture.js";
+import { serverConfig } from "./server-configs.js";
+
+let as: AuthorizationServer;
+let mcp: ProtectedMcpServer;
+beforeAll(async () => {
+  let issuer = "";
+  mcp = await startProtectedMcpServer(() => issuer);
+  as = await startAuthorizationServer(mcp.url);
+  issuer = as.issuer;
+});
+afterAll(async () => {
+  await mcp?.close();
+  await as?.close();
+});
+
+const text = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
+
+function protectedServer(oauth?: ServerConfig["oauth"]): ServerConfig {
+  return serverConfig({
+    id: "prot",
+    transport: "http",
+    url: mcp.url,
+    ...(oauth === undefined ? {} : { oauth }),
+  });
+}
+
+/** A pool whose http servers go through the OAuth provider over `store`, as `createGovernance` wires it. */
+function oauthPool(server: ServerConfig, store: OAuthCredentialStore, env: Record<string, string> = {}) {
+  return new ServerPool([server], {
+    authorization: (config) => createOAuthProvider({ server: config, store, env }),
+  });
+}
+
+/** Authorizes like `sciencegate auth`: a loopback callback, and a person who signs in. */
+async function authorizeWithBrowser(server: ServerConfig, store: OAuthCredentialStore): Promise<void> {
+  const callback = await createLoopbackCallback();
+  try {
+    const begun = await beginAuthorization({ server, store, redirectUri: callback.redirectUri });
+    if (begun.status !== "redirect") throw new Error("expected a page to open");
+    expect(begun.pending.url.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(begun.pending.url.searchParams.get("resource")).toBe(mcp.url);
+    await signInHeadlessly(begun.pending.url);
+    await begun.pending.complete(await callback.received);
+  } finally {
+    await callback.close();
+  }
+}
+
+describe("connecting to an MCP server protected by OAuth 2.1", () => {
+  test("without tokens, a call fails UNAUTHORIZED naming the command that authorizes the server", async () => {
+    const pool = oauthPool(protectedServer(), new MemoryCredentialStore());
+    try {
+      await expect(pool.callTool("prot", "echo", { text: "x" })).rejects.toMatchObject({
+        code: "UNAUTHORIZED",
+        message: expect.stringContaining("sciencegate auth prot"),
+      });
+      expect(pool.state("prot").status).toBe("failed");
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("with oauth: false, the 401 is UNAUTHORIZED too, and nothing is registered anywhere", async () => {
+    const registrations = as.grants.authorization_code ?? 0;
+    const pool = new ServerPool([protectedServer(false)]);
+    try {
+      await expect(pool.callTool("prot", "echo", { text: "x" })).rejects.toMatchObject({
+        code: "UNAUTHORIZED",
+      });
+      expect(as.grants.authorization_code ?? 0).toBe(registrations);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("client credentials: the pool gets a token itself, stores it 0600 in the data directory, and sends it", async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), "sciencegate-oauth-")), "oauth");
+    const store = new FileCredentialStore(dir);
+    const server = protectedServer({
+      grant: "client_credentials",
+      clientId: SERVICE_CLIENT.clientId,
+      clientSecretEnv: "SVC_SECRET",
+      issuer: as.issuer,
+    });
+    const before = as.grants.client_credentials ?? 0;
+    const pool = oauthPool(server, store, { SVC_SECRET: SERVICE_CLIENT.secret });
+    try {
+      expect(text(await pool.callTool("prot", "echo", { text: "machine" }))).toBe("echo: machine");
+      expect(as.grants.client_credentials).toBe(before + 1);
+      const stored = await store.get({ serverId: "prot" });
+      expect(stored?.tokens?.access_token).toBe(mcp.accepted.at(-1));
+      expect((await stat(dir)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(dir, "prot.json"))).mode & 0o777).toBe(0o600);
+      // The secret is named, never stored.
+      expect(await readFile(join(dir, "prot.json"), "utf8")).not.toContain(SERVICE_CLIENT.secret);
+      expect(await readdir(dir)).toEqual(["prot.json"]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("authorization code with PKCE and dynamic registration, then calls with the stored token", async () => {
+    const store = new MemoryCredentialStore();
+    await authorizeWithBrowser(protectedServer(), store);
+    const stored = await store.get({ serverId: "prot" });
+    expect(stored?.tokens?.access_token).toEqual(expect.any(String));
+    expect(stored?.tokens?.refresh_token).toEqual(expect.any(String));
+    expect(stored?.clientInformation?.client_id).toEqual(expect.any(String));
+    const pool = oauthPool(protectedServer(), store);
+    try {
+      expect(text(await pool.callTool("prot", "echo", { text: "person" }))).toBe("echo: person");
+      expect(mcp.accepted.at(-1)).toBe(stored?.tokens?.access_token);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("an expired token is refreshed with the refresh token, stored, and the call goes on", async () => {
+    const store = new MemoryCredentialStore();
+    await authorizeWithBrowser(protectedServer(), store);
+    const first = (await store.get({ serverId: "prot" }))?.tokens;
+    const pool = oauthPool(protectedServer(), store);
+    try {
+      expect(text(await pool.callTool("prot", "echo", { text: "one" }))).toBe("echo: one");
+      mcp.expireIssuedTokens();
+      const refreshes = as.grants.refresh_token ?? 0;
+      const refused = mcp.refused;
+      // The same connection: its next request is refused, the token refreshed, the request sent again.
+      expect(text(await pool.callTool("prot", "echo", { text: "two" }))).toBe("echo: two");
+      expect(mcp.refused).toBeGreaterThan(refused);
+      expect(as.grants.refresh_token).toBe(refreshes + 1);
+      const second = (await store.get({ serverId: "prot" }))?.tokens;
+      expect(second?.access_token).not.toBe(first?.access_token);
+      expect(mcp.accepted.at(-1)).toBe(second?.access_token);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("the state of a callback must be the one the authorization sent", async () => {
+    const store = new MemoryCredentialStore();
+    const callback = await createLoopbackCallback();
+    try {
+      const begun = await beginAuthorization({
+        server: protectedServer(),
+        store,
+        redirectUri: callback.redirectUri,
+      });
+      if (begun.status !== "redirect") throw new Error("expected a page to open");
+      await signInHeadlessly(begun.pending.url);
+      const params = new URLSearchParams(await callback.received);
+      params.set("state", "forged");
+      await expect(begun.pending.complete(params)).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+      expect((await store.get({ serverId: "prot" }))?.tokens).toBeUndefined();
+    } finally {
+      await callback.close();
+    }
+  });
+
+  test("credentials stored for another URL of the same server id are not sent", async () => {
+    const store = new MemoryCredentialStore();
+    await authorizeWithBrowser(protectedServer(), store);
+    const elsewhere = serverConfig({ id: "prot", transport: "http", url: `${mcp.url}?moved=1` });
+    const accepted = mcp.accepted.length;
+    const pool = oauthPool(elsewhere, store);
+    try {
+      await expect(pool.callTool("prot", "echo", { text: "x" })).rejects.toMatchObject({
+        code: "UNAUTHORIZED",
+      });
+      expect(mcp.accepted.length).toBe(accepted);
+    } finally {
+      await pool.close();
+    }
+  });
+});
