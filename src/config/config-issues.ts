@@ -80,12 +80,23 @@ export function fromZodIssues(
   input: unknown,
   prefix: readonly PathSegment[],
 ): ConfigIssue[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     const segments = issue.path.filter((s): s is PathSegment => typeof s !== "symbol");
-    return {
-      path: formatFieldPath([...prefix, ...segments]),
-      message: zodIssueMessage(issue, input, segments),
-    };
+    // An object given to a "false or an object" field: what is wrong inside the object says more
+    // than "unsupported value".
+    const actual = valueAt(input, segments);
+    if (issue.code === "invalid_union" && typeof actual === "object" && actual !== null) {
+      const inside = issue.errors.find(
+        (branch) => branch.length > 0 && branch.every((i) => i.path.length > 0),
+      );
+      if (inside !== undefined) return fromZodIssues(inside, actual, [...prefix, ...segments]);
+    }
+    return [
+      {
+        path: formatFieldPath([...prefix, ...segments]),
+        message: zodIssueMessage(issue, input, segments),
+      },
+    ];
   });
 }
 

@@ -35,6 +35,8 @@ export const rawOAuthSchema = z.strictObject({
   grant: z.enum(["authorization_code", "client_credentials"]).nullish(),
   clientId: z.string().nullish(),
   clientSecretEnv: z.string().nullish(),
+  privateKeyEnv: z.string().nullish(),
+  signingAlgorithm: z.string().nullish(),
   scope: z.string().nullish(),
   clientMetadataUrl: z.string().nullish(),
   redirectUri: z.string().nullish(),

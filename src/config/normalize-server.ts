@@ -345,26 +345,53 @@ function normalizeOAuth(
   if (clientId !== undefined) oauth.clientId = clientId;
   const scope = blank(raw.scope);
   if (scope !== undefined) oauth.scope = scope;
-  const secretEnv = blank(raw.clientSecretEnv);
-  if (secretEnv !== undefined) {
-    if (!ENV_NAME.test(secretEnv)) {
+  const envName = (field: "clientSecretEnv" | "privateKeyEnv", what: string, example: string) => {
+    const name = blank(raw[field]);
+    if (name === undefined) return undefined;
+    if (!ENV_NAME.test(name)) {
       issues.push({
-        path: ["clientSecretEnv"],
-        message: `must be the name of an environment variable (letters, digits, "_"), not ${describeValue(secretEnv)}. Write e.g. "MY_CLIENT_SECRET".`,
+        path: [field],
+        message: `must be the name of an environment variable (letters, digits, "_"), not ${describeValue(name)}. Write e.g. "${example}".`,
       });
-    } else if (enabled && (lookup(env, secretEnv) ?? "") === "") {
+    } else if (enabled && (lookup(env, name) ?? "") === "") {
       issues.push({
-        path: ["clientSecretEnv"],
-        message: `names environment variable ${secretEnv}, which is not set. Set it to the client secret.`,
+        path: [field],
+        message: `names environment variable ${name}, which is not set. Set it to ${what}.`,
       });
     }
-    oauth.clientSecretEnv = secretEnv;
+    return name;
+  };
+  const secretEnv = envName("clientSecretEnv", "the client secret", "MY_CLIENT_SECRET");
+  if (secretEnv !== undefined) oauth.clientSecretEnv = secretEnv;
+  const keyEnv = envName("privateKeyEnv", "the client's private key (PEM)", "MY_CLIENT_KEY");
+  if (keyEnv !== undefined) {
+    oauth.privateKeyEnv = keyEnv;
+    if (grant !== "client_credentials" || secretEnv !== undefined) {
+      issues.push({
+        path: ["privateKeyEnv"],
+        message:
+          'applies to the client_credentials grant, instead of "clientSecretEnv". Keep one way for the client to authenticate.',
+      });
+    }
   }
-  if (grant === "client_credentials" && (clientId === undefined || secretEnv === undefined)) {
+  const algorithm = blank(raw.signingAlgorithm);
+  if (algorithm !== undefined) {
+    if (keyEnv === undefined || !/^(RS|PS|ES)(256|384|512)$|^EdDSA$/.test(algorithm)) {
+      issues.push({
+        path: ["signingAlgorithm"],
+        message: `must go with "privateKeyEnv" and be a JWS algorithm such as "ES256" or "RS256", not ${describeValue(algorithm)}.`,
+      });
+    }
+    oauth.signingAlgorithm = algorithm;
+  }
+  if (
+    grant === "client_credentials" &&
+    (clientId === undefined || (secretEnv === undefined && keyEnv === undefined))
+  ) {
     issues.push({
       path: [],
       message:
-        'uses the client_credentials grant, which needs "clientId" and "clientSecretEnv" (the variable holding the secret).',
+        'uses the client_credentials grant, which needs "clientId" and "clientSecretEnv" (the variable holding the secret) or "privateKeyEnv" (the variable holding a private key).',
     });
   }
   const metadataUrl = blank(raw.clientMetadataUrl);

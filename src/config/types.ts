@@ -28,6 +28,13 @@ export interface OAuthConfig {
   clientId?: string;
   /** The name of the environment variable that holds the client secret (never the secret itself). */
   clientSecretEnv?: string;
+  /**
+   * client_credentials: the name of the environment variable that holds the client's private key (PEM),
+   * to authenticate with a signed JWT (`private_key_jwt`) instead of a secret.
+   */
+  privateKeyEnv?: string;
+  /** The algorithm of `privateKeyEnv`'s signatures. @default "ES256" */
+  signingAlgorithm?: string;
   /** The scopes to ask for; without them, those the server's challenge or metadata names. */
   scope?: string;
   /** An HTTPS URL of this client's metadata document, used as its client id where the server supports it. */

@@ -15,6 +15,7 @@ import {
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
+  PrivateKeyJwtProvider,
 } from "@modelcontextprotocol/client";
 import type { OAuthConfig, ServerConfig } from "../config/index.js";
 import { type Clock, GovernanceError, systemClock } from "../core/index.js";
@@ -77,8 +78,11 @@ export function createOAuthProvider(options: OAuthProviderOptions): SciencegateO
     options.server.url ?? "",
     options.clock ?? systemClock,
   );
-  const secret = clientSecret(options.server.id, oauth, options.env ?? process.env);
-  if (oauth.grant === "client_credentials") return clientCredentialsProvider(oauth, secret, records);
+  const env = options.env ?? process.env;
+  const secret = clientSecret(options.server.id, oauth, env);
+  if (oauth.grant === "client_credentials") {
+    return clientCredentialsProvider(oauth, secret, privateKey(options.server.id, oauth, env), records);
+  }
   return authorizationCodeProvider(options, oauth, secret, records);
 }
 
@@ -121,32 +125,60 @@ class CredentialRecord {
 }
 
 function clientSecret(serverId: string, oauth: OAuthConfig, env: Record<string, string | undefined>) {
-  if (oauth.clientSecretEnv === undefined) return undefined;
-  const value = env[oauth.clientSecretEnv];
+  return fromEnv(serverId, "clientSecretEnv", oauth.clientSecretEnv, env, "the client secret");
+}
+
+function privateKey(serverId: string, oauth: OAuthConfig, env: Record<string, string | undefined>) {
+  return fromEnv(serverId, "privateKeyEnv", oauth.privateKeyEnv, env, "the client's private key (PEM)");
+}
+
+function fromEnv(
+  serverId: string,
+  field: string,
+  name: string | undefined,
+  env: Record<string, string | undefined>,
+  what: string,
+): string | undefined {
+  if (name === undefined) return undefined;
+  const value = env[name];
   if (value === undefined || value === "") {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      `MCP server '${serverId}' names ${oauth.clientSecretEnv} as its oauth.clientSecretEnv, which is not set. Set it to the client secret.`,
+      `MCP server '${serverId}' names ${name} as its oauth.${field}, which is not set. Set it to ${what}.`,
     );
   }
   return value;
 }
 
-/** The SDK's client credentials provider, its tokens kept in the store. */
+/**
+ * The SDK's client credentials provider (a secret, or a signed JWT with the private key), its tokens
+ * kept in the store.
+ */
 function clientCredentialsProvider(
   oauth: OAuthConfig,
   secret: string | undefined,
+  key: string | undefined,
   records: CredentialRecord,
 ): SciencegateOAuthProvider {
-  // The configuration requires both for this grant; with `issuer` the secret only ever goes there.
-  const inner = new ClientCredentialsProvider({
+  // The configuration requires a client id and one credential for this grant; with `issuer` the
+  // credential only ever goes there.
+  const common = {
     clientId: oauth.clientId ?? "",
-    clientSecret: secret ?? "",
     clientName: "Sciencegate",
     ...(oauth.scope === undefined ? {} : { scope: oauth.scope }),
     ...(oauth.issuer === undefined ? {} : { expectedIssuer: oauth.issuer }),
-  });
+  };
+  const inner =
+    key === undefined
+      ? new ClientCredentialsProvider({ ...common, clientSecret: secret ?? "" })
+      : new PrivateKeyJwtProvider({
+          ...common,
+          privateKey: key,
+          algorithm: oauth.signingAlgorithm ?? "ES256",
+        });
+  const signed = inner instanceof PrivateKeyJwtProvider ? inner.addClientAuthentication : undefined;
   return {
+    ...(signed === undefined ? {} : { addClientAuthentication: signed }),
     expectedState: undefined,
     // No redirect URL: the SDK's non-interactive flow, whose token request `prepareTokenRequest` makes.
     get redirectUrl() {
@@ -185,12 +217,16 @@ function authorizationCodeProvider(
   const serverId = options.server.id;
   let codeVerifier: string | undefined;
   let expectedState: string | undefined;
-  const needsAuthorization = () =>
-    new GovernanceError(
+  // The scope the server asked for (a step-up names more than the stored tokens carry): the command
+  // that fixes it asks for exactly that.
+  const needsAuthorization = (scope?: string | null) => {
+    const command = `sciencegate auth ${serverId}${scope ? ` --scope ${quoteScope(scope)}` : ""}`;
+    return new GovernanceError(
       "UNAUTHORIZED",
-      `MCP server '${serverId}' requires authorization, and Sciencegate holds no valid token for it. Run \`sciencegate auth ${serverId}\` (or authorize it on the console's Sources page), then try again.`,
-      { data: { serverId, authorize: `sciencegate auth ${serverId}` } },
+      `MCP server '${serverId}' requires authorization${scope ? ` (scope ${scope})` : ""}, and Sciencegate holds no valid token for it. Run \`${command}\` (or authorize it on the console's Sources page), then try again.`,
+      { data: { serverId, authorize: command, ...(scope ? { scope } : {}) } },
     );
+  };
   const provider: SciencegateOAuthProvider = {
     get expectedState() {
       return expectedState;
@@ -238,7 +274,7 @@ function authorizationCodeProvider(
       }));
     },
     async redirectToAuthorization(url) {
-      if (interactive === undefined) throw needsAuthorization();
+      if (interactive === undefined) throw needsAuthorization(url.searchParams.get("scope"));
       await interactive.onAuthorizationUrl(url);
     },
     saveCodeVerifier(verifier) {
@@ -279,4 +315,9 @@ function authorizationCodeProvider(
     };
   }
   return provider;
+}
+
+/** A scope list as one shell word: scope tokens are printable ASCII without spaces or quotes. */
+function quoteScope(scope: string): string {
+  return /^[A-Za-z0-9:._/-]+$/.test(scope) ? scope : `'${scope.replace(/[^\x21-\x7e ]|'/g, "")}'`;
 }

@@ -12,12 +12,31 @@ import {
   requireBearerAuth,
   Server,
 } from "@modelcontextprotocol/server";
-import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify } from "jose";
+import { createRemoteJWKSet, exportJWK, exportPKCS8, generateKeyPair, jwtVerify } from "jose";
 import Provider, { errors as oidcErrors } from "oidc-provider";
 import { serveWeb, type WebServer } from "../fixtures/servers/web-bridge.js";
 
 /** The client of the client credentials grant, pre-registered at the authorization server. */
 export const SERVICE_CLIENT = { clientId: "svc", secret: "svc-secret-0123456789" };
+
+/** A client of the client credentials grant that authenticates with a signed JWT (`private_key_jwt`). */
+export const JWT_CLIENT = { clientId: "svc-jwt" };
+
+/** The key pair of {@link JWT_CLIENT}: the private key as PEM (what the client holds). */
+export async function jwtClientKeys(): Promise<{
+  privateKeyPem: string;
+  publicJwk: Record<string, unknown>;
+}> {
+  jwtKeys ??= (async () => {
+    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+    return {
+      privateKeyPem: await exportPKCS8(privateKey),
+      publicJwk: { ...(await exportJWK(publicKey)), alg: "ES256", use: "sig", kid: "svc-jwt" },
+    };
+  })();
+  return jwtKeys;
+}
+let jwtKeys: Promise<{ privateKeyPem: string; publicJwk: Record<string, unknown> }> | undefined;
 
 /** The authorization server, with a count of the grants it answered. */
 export interface AuthorizationServer {
@@ -49,6 +68,15 @@ export async function startAuthorizationServer(resource: string, scopes = ["mcp:
         redirect_uris: [],
         response_types: [],
         token_endpoint_auth_method: "client_secret_basic",
+      },
+      {
+        client_id: JWT_CLIENT.clientId,
+        grant_types: ["client_credentials"],
+        redirect_uris: [],
+        response_types: [],
+        token_endpoint_auth_method: "private_key_jwt",
+        token_endpoint_auth_signing_alg: "ES256",
+        jwks: { keys: [(await jwtClientKeys()).publicJwk] },
       },
     ],
     jwks: { keys: [key] },

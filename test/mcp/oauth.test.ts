@@ -14,6 +14,8 @@ import { createOAuthProvider } from "../../src/mcp/oauth-provider.js";
 import { ServerPool } from "../../src/mcp/server-pool.js";
 import {
   type AuthorizationServer,
+  JWT_CLIENT,
+  jwtClientKeys,
   type ProtectedMcpServer,
   SERVICE_CLIENT,
   signInHeadlessly,
@@ -116,6 +118,28 @@ describe("connecting to an MCP server protected by OAuth 2.1", () => {
       // The secret is named, never stored.
       expect(await readFile(join(dir, "prot.json"), "utf8")).not.toContain(SERVICE_CLIENT.secret);
       expect(await readdir(dir)).toEqual(["prot.json"]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test("client credentials with a signed JWT (private_key_jwt): no secret at all, the key stays in the environment", async () => {
+    const store = new MemoryCredentialStore();
+    const { privateKeyPem } = await jwtClientKeys();
+    const server = protectedServer({
+      grant: "client_credentials",
+      clientId: JWT_CLIENT.clientId,
+      privateKeyEnv: "SVC_KEY",
+      issuer: as.issuer,
+    });
+    const before = as.grants.client_credentials ?? 0;
+    const pool = oauthPool(server, store, { SVC_KEY: privateKeyPem });
+    try {
+      expect(text(await pool.callTool("prot", "echo", { text: "signed" }))).toBe("echo: signed");
+      expect(as.grants.client_credentials).toBe(before + 1);
+      const stored = await store.get({ serverId: "prot" });
+      expect(stored?.tokens?.access_token).toBe(mcp.accepted.at(-1));
+      expect(JSON.stringify(stored)).not.toContain("PRIVATE KEY");
     } finally {
       await pool.close();
     }
