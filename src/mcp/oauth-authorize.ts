@@ -61,6 +61,10 @@ export async function beginAuthorization(
       `MCP server '${server.id}' is not authorized with OAuth (${server.transport === "stdio" ? "a stdio server gets its credentials in env" : 'its "oauth" is false'}).`,
     );
   }
+  const fetchFn = options.fetch;
+  const challenge = await unauthenticatedChallenge(server.url, fetchFn);
+  const scope = joinScopes(challenge.scope, options.scope);
+  await forgetOutgrownRegistration(options, scope);
   let opened: URL | undefined;
   const provider = createOAuthProvider({
     server,
@@ -75,9 +79,6 @@ export async function beginAuthorization(
       },
     },
   });
-  const fetchFn = options.fetch;
-  const challenge = await unauthenticatedChallenge(server.url, fetchFn);
-  const scope = joinScopes(challenge.scope, options.scope);
   const common = {
     serverUrl: server.url,
     ...(challenge.resourceMetadataUrl === undefined
@@ -116,6 +117,33 @@ export async function beginAuthorization(
       },
     },
   };
+}
+
+/**
+ * Drops a dynamically registered client that cannot serve this authorization: registered for another
+ * redirect URI (each `sciencegate auth` listens on a free port) or for less scope than is asked now (a
+ * step-up). The authorization server would refuse it; a new registration is made instead. A configured
+ * client id is never dropped.
+ */
+async function forgetOutgrownRegistration(
+  options: BeginAuthorizationOptions,
+  scope: string | undefined,
+): Promise<void> {
+  const { server, store } = options;
+  if (server.oauth && server.oauth.clientId !== undefined) return;
+  const key = { serverId: server.id, principal: options.principal };
+  const stored = await store.get(key);
+  const client = stored?.clientInformation as { redirect_uris?: unknown; scope?: unknown } | undefined;
+  if (stored === undefined || client === undefined) return;
+  const redirects = Array.isArray(client.redirect_uris) ? client.redirect_uris : undefined;
+  const registered = typeof client.scope === "string" ? new Set(client.scope.split(" ")) : undefined;
+  const wanted = (scope ?? "").split(" ").filter(Boolean);
+  const fits =
+    (redirects === undefined || redirects.includes(options.redirectUri)) &&
+    (registered === undefined || wanted.every((one) => registered.has(one)));
+  if (fits) return;
+  const { clientInformation: _dropped, ...rest } = stored;
+  await store.set(key, rest);
 }
 
 /** A loopback HTTP listener for one authorization callback. */

@@ -79,5 +79,6 @@ describe("an upstream question answered in a new process", () => {
     ]);
     // Three processes of the server: one per phase, each started by its own pool.
     expect(effects.lines().filter((line) => line.startsWith("start")).length).toBe(3);
-  });
+    // Three Node processes, each loading langchain, LangGraph and the SDK through tsx.
+  }, 360_000);
 });

@@ -113,6 +113,10 @@ describe("sciencegate auth", () => {
     expect(authorized.code).toBe(0);
     expect(authorized.stdout).toContain("Authorized: the tokens of 'local' are stored in");
 
+    // Again (another free port for the callback): the client registered for the last one is replaced.
+    const again = await authWithBrowser(["auth", "local", "--config", config], dir);
+    expect(again.code, again.stderr).toBe(0);
+
     const home = join(dir, ".sciencegate");
     const storeFile = join(home, "oauth", "local.json");
     expect((await stat(join(home, "oauth"))).mode & 0o777).toBe(0o700);
@@ -148,7 +152,7 @@ describe("sciencegate auth", () => {
       expect(file.bytes.includes(access), file.path).toBe(false);
       expect(file.bytes.includes(refresh), file.path).toBe(false);
     }
-    expectNoSecret([before, authorized, call, status, audit], [access, refresh]);
+    expectNoSecret([before, authorized, again, call, status, audit], [access, refresh]);
 
     const forget = await runCli(["auth", "local", "--forget", "--config", config], {}, dir);
     expect(forget.code).toBe(0);

@@ -188,7 +188,11 @@ export interface ProtectedMcpServer extends WebServer {
  */
 export async function startProtectedMcpServer(
   issuerOf: () => string,
-  options: { requiredScopes?: string[] } = {},
+  options: {
+    requiredScopes?: string[];
+    /** Scopes a `tools/call` needs beyond those: without them it is refused 403 `insufficient_scope`. */
+    callScopes?: string[];
+  } = {},
 ): Promise<ProtectedMcpServer> {
   const expired = new Set<string>();
   const seen = new Set<string>();
@@ -252,7 +256,21 @@ export async function startProtectedMcpServer(
       if (verdict.status === 401) state.refused++;
       return verdict;
     }
-    accepted.push((verdict as { token: string }).token);
+    const granted = verdict as { token: string; scopes: string[] };
+    const needed = options.callScopes ?? [];
+    if (needed.length > 0 && !needed.every((scope) => granted.scopes.includes(scope))) {
+      const body = (await request.clone().json()) as { method?: string };
+      if (body.method === "tools/call") {
+        const scope = [...new Set([...granted.scopes, ...needed])].join(" ");
+        return new Response(null, {
+          status: 403,
+          headers: {
+            "www-authenticate": `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`,
+          },
+        });
+      }
+    }
+    accepted.push(granted.token);
     return mcp.fetch(request, { authInfo: verdict as never });
   });
   origin = web.origin;

@@ -218,4 +218,53 @@ describe("connecting to an MCP server protected by OAuth 2.1", () => {
       await pool.close();
     }
   });
+
+  test("step-up: a call that needs more scope fails UNAUTHORIZED naming that scope; authorizing it lets the call through", async () => {
+    let issuer = "";
+    const strict = await startProtectedMcpServer(() => issuer, { callScopes: ["mcp:write"] });
+    const strictAs = await startAuthorizationServer(strict.url);
+    issuer = strictAs.issuer;
+    const server = serverConfig({ id: "prot", transport: "http", url: strict.url });
+    const store = new MemoryCredentialStore();
+    const authorize = async (scope: string) => {
+      const callback = await createLoopbackCallback();
+      try {
+        const begun = await beginAuthorization({ server, store, redirectUri: callback.redirectUri, scope });
+        if (begun.status !== "redirect") throw new Error("expected a page to open");
+        await signInHeadlessly(begun.pending.url);
+        await begun.pending.complete(await callback.received);
+      } finally {
+        await callback.close();
+      }
+    };
+    try {
+      await authorize("mcp:read");
+      expect((await store.get({ serverId: "prot" }))?.tokens?.scope).toBe("mcp:read");
+      const first = oauthPool(server, store);
+      let refusal: unknown;
+      try {
+        expect((await first.listTools("prot")).map((tool) => tool.name)).toEqual(["echo"]);
+        refusal = await first.callTool("prot", "echo", { text: "x" }).catch((error: unknown) => error);
+      } finally {
+        await first.close();
+      }
+      // The scope the server named, plus what the client asks for anyway (offline_access for a refresh token).
+      const wanted = (refusal as { data?: { scope?: string } }).data?.scope ?? "";
+      expect(wanted.split(" ")).toEqual(expect.arrayContaining(["mcp:read", "mcp:write"]));
+      expect(refusal).toMatchObject({
+        code: "UNAUTHORIZED",
+        data: { authorize: `sciencegate auth prot --scope '${wanted}'` },
+      });
+      await authorize((refusal as { data: { scope: string } }).data.scope);
+      const second = oauthPool(server, store);
+      try {
+        expect(text(await second.callTool("prot", "echo", { text: "more" }))).toBe("echo: more");
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await strict.close();
+      await strictAs.close();
+    }
+  });
 });
