@@ -1,10 +1,16 @@
 /** The pool of MCP server connections: lazy, single-flight, self-restarting, cleanly closable. */
 import {
+  AuthorizationServerMismatchError,
   type AuthProvider,
   type Client,
   type Implementation,
+  InsecureTokenEndpointError,
+  IssuerMismatchError,
   type LoggingMessageNotificationParams,
+  OAuthClientFlowError,
   type OAuthClientProvider,
+  OAuthError,
+  RegistrationRejectedError,
   SdkHttpError,
   type Transport,
   UnauthorizedError,
@@ -16,6 +22,7 @@ import {
   GovernanceError,
   isGovernanceError,
   PACKAGE_VERSION,
+  redactUrls,
   systemClock,
 } from "../core/index.js";
 import { describeFailure, isConnectionFailure } from "./connection-failure.js";
@@ -33,6 +40,15 @@ import type { UpstreamRequestOptions } from "./upstream-requests.js";
  * @returns `UNAUTHORIZED`, or undefined for any other failure
  */
 function unauthorized(serverId: string, error: unknown): GovernanceError | undefined {
+  // The OAuth client refused to go on (credentials bound to another authorization server, metadata
+  // that does not check out) or the authorization server refused it: no command fixes that.
+  if (OAUTH_REFUSALS.some((kind) => error instanceof kind)) {
+    return new GovernanceError(
+      "UNAUTHORIZED",
+      `MCP server '${serverId}' could not be authorized: ${redactUrls((error as Error).message)}`,
+      { cause: error, data: { serverId } },
+    );
+  }
   const status = error instanceof SdkHttpError ? error.status : undefined;
   if (!(error instanceof UnauthorizedError) && status !== 401 && status !== 403) return undefined;
   return new GovernanceError(
@@ -41,6 +57,16 @@ function unauthorized(serverId: string, error: unknown): GovernanceError | undef
     { cause: error, data: { serverId, authorize: `sciencegate auth ${serverId}` } },
   );
 }
+
+/** The OAuth client's own refusals and the authorization server's errors. */
+const OAUTH_REFUSALS = [
+  AuthorizationServerMismatchError,
+  IssuerMismatchError,
+  InsecureTokenEndpointError,
+  RegistrationRejectedError,
+  OAuthClientFlowError,
+  OAuthError,
+] as const;
 
 /** Why a stdio server is down after the SDK closed it over a message past its read buffer. */
 const overflowed = (limit: number): string =>

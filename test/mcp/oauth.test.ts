@@ -12,6 +12,7 @@ import {
 } from "../../src/mcp/index.js";
 import { createOAuthProvider } from "../../src/mcp/oauth-provider.js";
 import { ServerPool } from "../../src/mcp/server-pool.js";
+import { serveWeb } from "../fixtures/servers/web-bridge.js";
 import {
   type AuthorizationServer,
   JWT_CLIENT,
@@ -265,6 +266,63 @@ describe("connecting to an MCP server protected by OAuth 2.1", () => {
     } finally {
       await strict.close();
       await strictAs.close();
+    }
+  });
+
+  test("a server whose metadata names another authorization server never gets the client secret sent there when issuer is set", async () => {
+    // The attacker's authorization server: metadata naming itself, a token endpoint that keeps what it gets.
+    const received: string[] = [];
+    const attacker = await serveWeb(async (request) => {
+      const url = new URL(request.url);
+      if (url.pathname.startsWith("/.well-known/")) {
+        return Response.json({
+          issuer: url.origin,
+          authorization_endpoint: `${url.origin}/authorize`,
+          token_endpoint: `${url.origin}/token`,
+          response_types_supported: ["code"],
+          grant_types_supported: ["client_credentials"],
+        });
+      }
+      received.push(`${request.headers.get("authorization") ?? ""} ${await request.text()}`);
+      return Response.json({ error: "invalid_client" }, { status: 400 });
+    });
+    const lure = await startProtectedMcpServer(() => attacker.origin);
+    const oauth = {
+      grant: "client_credentials" as const,
+      clientId: SERVICE_CLIENT.clientId,
+      clientSecretEnv: "SVC_SECRET",
+    };
+    const env = { SVC_SECRET: SERVICE_CLIENT.secret };
+    const basic = Buffer.from(`${SERVICE_CLIENT.clientId}:${SERVICE_CLIENT.secret}`).toString("base64");
+    const call = async (pinned: boolean) => {
+      const server = serverConfig({
+        id: "prot",
+        transport: "http",
+        url: lure.url,
+        oauth: pinned ? { ...oauth, issuer: as.issuer } : oauth,
+      });
+      const pool = oauthPool(server, new MemoryCredentialStore(), env);
+      try {
+        return await pool.callTool("prot", "echo", { text: "x" }).then(
+          () => "called",
+          (error: unknown) => error,
+        );
+      } finally {
+        await pool.close();
+      }
+    };
+    try {
+      expect(await call(true)).toMatchObject({
+        code: "UNAUTHORIZED",
+        message: expect.stringContaining("Authorization server mismatch"),
+      });
+      expect(received).toEqual([]);
+      // Without issuer the secret goes where the server's metadata says: the attack is real.
+      expect(await call(false)).toMatchObject({ code: "UNAUTHORIZED" });
+      expect(received.join("\n")).toContain(basic);
+    } finally {
+      await lure.close();
+      await attacker.close();
     }
   });
 });
