@@ -15,6 +15,7 @@ export default defineConfig({
       "test/**/*.replicas.test.ts",
       "test/**/*.browser.test.ts",
       "test/**/*.examples.test.ts",
+      "test/**/*.conformance.test.ts",
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -8,6 +8,7 @@ import { isToolError } from "../adk/index.js";
 import type { PdfExtractor } from "../artifacts/index.js";
 import { isGovernanceError } from "../core/index.js";
 import { auditCommand } from "./commands/audit.js";
+import { authCommand } from "./commands/auth.js";
 import { type CallIo, callCommand } from "./commands/call.js";
 import { consoleCommand } from "./commands/console.js";
 import { exportCommand } from "./commands/export.js";
@@ -315,6 +316,43 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
           return 2;
         }
         return await verifyCrateCommand(io, { path, json: values.json ?? false });
+      }
+      case "auth": {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: {
+            config: { type: "string" },
+            scope: { type: "string" },
+            "timeout-s": { type: "string" },
+            status: { type: "boolean", default: false },
+            forget: { type: "boolean", default: false },
+            json: { type: "boolean", default: false },
+          },
+          strict: true,
+        });
+        const [server, ...extra] = positionals;
+        const timeout = values["timeout-s"] === undefined ? undefined : Number(values["timeout-s"]);
+        const validTimeout = timeout === undefined || (Number.isInteger(timeout) && timeout > 0);
+        if (
+          extra.length > 0 ||
+          (values.status ? server !== undefined : server === undefined) ||
+          !validTimeout
+        ) {
+          io.stderr(
+            "sciencegate auth: use 'auth <server> [--scope S]', 'auth --status' or 'auth <server> --forget'\n",
+          );
+          return 2;
+        }
+        return await authCommand(io, {
+          server,
+          status: values.status ?? false,
+          forget: values.forget ?? false,
+          configPath: values.config,
+          scope: values.scope,
+          timeoutSeconds: timeout,
+          json: values.json ?? false,
+        });
       }
       case "serve":
         return await serveCommand(rest, io);

@@ -109,6 +109,16 @@ kept in the data directory; list or revoke them with 'sciencegate grants').`,
                                                      for that audience (default: the URL served); each
                                                      user's rows, grants and quotas are its own`,
   },
+  auth: {
+    shares: ["config", "json"],
+    lines: `  auth <server> [--scope S] [--config FILE] [--json] authorize a protected http/sse server (OAuth 2.1): prints
+                                                     the page to open, waits for the browser on a loopback
+                                                     callback, stores the tokens (client credentials: at once)
+  auth --status [--json]                             which protected servers hold tokens (never shows one)
+  auth <server> --forget                             remove a server's stored credentials`,
+    notes: `Tokens are kept in <data>/oauth/<server>.json (the folder 0700, the file 0600) or, with
+SCIENCEGATE_DATABASE_URL, in PostgreSQL; they never reach the ledger, a log line or this command's output.`,
+  },
   console: {
     shares: ["config"],
     lines: `  console [--port N] [--host H] [--writable]         the Sciencegate console in the browser (default

@@ -58,6 +58,9 @@ const TYPE_FIXES: Readonly<Record<string, string>> = {
   tool_call_timeout: "Write the number of seconds without quotes, e.g. 60.",
   priority: "Write a number from 0 to 100 without quotes, e.g. 60.",
   defaultToolTimeout: "Write the number of milliseconds without quotes, e.g. 30000.",
+  roots: 'Write roots as an array of absolute paths or file:// URIs, e.g. ["/data/papers"].',
+  oauth:
+    'Write it as an object, e.g. {"grant": "client_credentials", "clientId": "my-app", "clientSecretEnv": "MY_SECRET"}, or false.',
 };
 
 /** The fix for a field; own keys only, so a field named `constructor` has none. */
@@ -77,12 +80,23 @@ export function fromZodIssues(
   input: unknown,
   prefix: readonly PathSegment[],
 ): ConfigIssue[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     const segments = issue.path.filter((s): s is PathSegment => typeof s !== "symbol");
-    return {
-      path: formatFieldPath([...prefix, ...segments]),
-      message: zodIssueMessage(issue, input, segments),
-    };
+    // An object given to a "false or an object" field: what is wrong inside the object says more
+    // than "unsupported value".
+    const actual = valueAt(input, segments);
+    if (issue.code === "invalid_union" && typeof actual === "object" && actual !== null) {
+      const inside = issue.errors.find(
+        (branch) => branch.length > 0 && branch.every((i) => i.path.length > 0),
+      );
+      if (inside !== undefined) return fromZodIssues(inside, actual, [...prefix, ...segments]);
+    }
+    return [
+      {
+        path: formatFieldPath([...prefix, ...segments]),
+        message: zodIssueMessage(issue, input, segments),
+      },
+    ];
   });
 }
 

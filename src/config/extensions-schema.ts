@@ -27,6 +27,22 @@ const outputHandlingSchema = z.union([outputTargetSchema, z.record(z.string(), o
   error: 'Use "content", "artifact" or an object such as {"resource": "artifact"}.',
 });
 
+/**
+ * `oauth` of an http or sse server: how Sciencegate obtains tokens from the server's authorization
+ * server. Secrets are named by environment variable, never written in the file.
+ */
+export const rawOAuthSchema = z.strictObject({
+  grant: z.enum(["authorization_code", "client_credentials"]).nullish(),
+  clientId: z.string().nullish(),
+  clientSecretEnv: z.string().nullish(),
+  privateKeyEnv: z.string().nullish(),
+  signingAlgorithm: z.string().nullish(),
+  scope: z.string().nullish(),
+  clientMetadataUrl: z.string().nullish(),
+  redirectUri: z.string().nullish(),
+  issuer: z.string().nullish(),
+});
+
 /** One entry of `mcpServers`, as written. */
 export const rawServerSchema = z.looseObject({
   type: z.string().nullish(),
@@ -44,6 +60,9 @@ export const rawServerSchema = z.looseObject({
   routing: rawRoutingSchema.nullish(),
   tools: z.record(z.string(), z.looseObject({ routing: rawRoutingSchema.nullish() })).nullish(),
   bearer_token_env: z.string().nullish(),
+  protocol: z.enum(["auto", "2025-11-25", "2026-07-28"]).nullish(),
+  roots: z.array(z.string()).nullish(),
+  oauth: z.union([z.literal(false), rawOAuthSchema]).nullish(),
   // Per-server fields of MultiServerMCPClient.
   restart: reconnectSchema.nullish(),
   reconnect: reconnectSchema.nullish(),
@@ -56,6 +75,9 @@ export const rawServerSchema = z.looseObject({
 
 /** A parsed `mcpServers` entry. */
 export type RawServer = z.infer<typeof rawServerSchema>;
+
+/** A parsed `oauth` block. */
+export type RawOAuth = z.infer<typeof rawOAuthSchema>;
 
 /** A parsed routing block. */
 export type RawRouting = z.infer<typeof rawRoutingSchema>;

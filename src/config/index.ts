@@ -10,4 +10,11 @@ export {
   validateExtensionsConfig,
 } from "./extensions-config.js";
 export { isReservedId, reservedIdMessage } from "./server-id.js";
-export type { ExtensionsConfig, RoutingConfig, ServerConfig, TransportKind } from "./types.js";
+export type {
+  ExtensionsConfig,
+  OAuthConfig,
+  ProtocolSetting,
+  RoutingConfig,
+  ServerConfig,
+  TransportKind,
+} from "./types.js";

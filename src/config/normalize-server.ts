@@ -1,10 +1,12 @@
 /** Turns one raw `mcpServers` entry into a validated, env-substituted `ServerConfig`. */
+import { isAbsolute } from "node:path";
+import { pathToFileURL } from "node:url";
 import { redactUrl } from "../core/index.js";
 import { type ConfigIssue, describeValue, formatFieldPath, fromZodIssues } from "./config-issues.js";
 import { type EnvMap, lookup, missingVariableFix, substituteEnv } from "./env-substitution.js";
-import { type RawRouting, rawServerSchema } from "./extensions-schema.js";
+import { type RawOAuth, type RawRouting, rawServerSchema } from "./extensions-schema.js";
 import { isReservedId, reservedIdMessage, SERVER_ID_PATTERN } from "./server-id.js";
-import type { RoutingConfig, ServerConfig, TransportKind } from "./types.js";
+import type { OAuthConfig, RoutingConfig, ServerConfig, TransportKind } from "./types.js";
 
 /** Accepted transport spellings (`type` or `transport`), and what each one means. */
 export const TRANSPORT_ALIASES: Readonly<Record<string, TransportKind>> = {
@@ -120,6 +122,32 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
     if (issue !== undefined) issues.push({ path: at("bearer_token_env"), message: issue });
   }
 
+  if (data.protocol === "2026-07-28" && transport.kind === "sse") {
+    issues.push({
+      path: at("protocol"),
+      message:
+        'is "2026-07-28", which the sse transport cannot speak. Use "type": "http" (streamable HTTP), or remove protocol.',
+    });
+  }
+  const roots: string[] = [];
+  for (const [index, root] of (data.roots ?? []).entries()) {
+    const uri = rootUri(sub(root, "roots", index) ?? "");
+    if (uri === undefined) {
+      issues.push({
+        path: at("roots", index),
+        message: `must be an absolute path or a file:// URI, not ${describeValue(root)}. E.g. "/data/papers".`,
+      });
+    } else roots.push(uri);
+  }
+  let oauth: OAuthConfig | false | undefined;
+  if (data.oauth === false) oauth = false;
+  else if (data.oauth !== null && data.oauth !== undefined) {
+    const resolved = normalizeOAuth(data.oauth, transport.kind, headers, env, enabled.value);
+    for (const issue of resolved.issues)
+      issues.push({ path: at("oauth", ...issue.path), message: issue.message });
+    oauth = resolved.oauth;
+  }
+
   const routing = (r: RawRouting | null | undefined, ...path: Segment[]) =>
     r === null || r === undefined
       ? undefined
@@ -154,6 +182,9 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
   const timeoutMs = data.tool_call_timeout != null ? data.tool_call_timeout * 1000 : data.defaultToolTimeout;
   if (timeoutMs !== undefined && timeoutMs !== null) server.toolCallTimeoutMs = Math.round(timeoutMs);
   if (serverRouting !== undefined) server.routing = serverRouting;
+  if (data.protocol !== null && data.protocol !== undefined) server.protocol = data.protocol;
+  if (roots.length > 0) server.roots = roots;
+  if (oauth !== undefined) server.oauth = oauth;
   return { server, issues };
 }
 
@@ -270,6 +301,148 @@ function applyBearerToken(
   }
   headers.Authorization = `Bearer ${token}`;
   return undefined;
+}
+
+/** A root as a `file://` URI: an absolute path is converted, a `file:` URI kept; anything else is refused. */
+function rootUri(value: string): string | undefined {
+  if (value.startsWith("file://")) {
+    try {
+      return new URL(value).href;
+    } catch {
+      return undefined;
+    }
+  }
+  return isAbsolute(value) ? pathToFileURL(value).href : undefined;
+}
+
+/** Checks an `oauth` block against the transport and the environment. */
+function normalizeOAuth(
+  raw: RawOAuth,
+  transport: TransportKind | undefined,
+  headers: Record<string, string>,
+  env: EnvMap,
+  enabled: boolean,
+): { oauth?: OAuthConfig; issues: { path: Segment[]; message: string }[] } {
+  const issues: { path: Segment[]; message: string }[] = [];
+  if (transport === "stdio") {
+    issues.push({
+      path: [],
+      message: 'only applies to http and sse servers. A stdio server gets its credentials in "env".',
+    });
+  }
+  if (Object.keys(headers).some((key) => key.toLowerCase() === "authorization")) {
+    issues.push({
+      path: [],
+      message:
+        "conflicts with the Authorization header (headers or bearer_token_env). Keep only one way to authorize.",
+    });
+  }
+  const grant = raw.grant ?? "authorization_code";
+  const oauth: OAuthConfig = { grant };
+  const blank = (value: string | null | undefined) =>
+    value === null || value === undefined || value.trim() === "" ? undefined : value.trim();
+  const clientId = blank(raw.clientId);
+  if (clientId !== undefined) oauth.clientId = clientId;
+  const scope = blank(raw.scope);
+  if (scope !== undefined) oauth.scope = scope;
+  const envName = (field: "clientSecretEnv" | "privateKeyEnv", what: string, example: string) => {
+    const name = blank(raw[field]);
+    if (name === undefined) return undefined;
+    if (!ENV_NAME.test(name)) {
+      issues.push({
+        path: [field],
+        message: `must be the name of an environment variable (letters, digits, "_"), not ${describeValue(name)}. Write e.g. "${example}".`,
+      });
+    } else if (enabled && (lookup(env, name) ?? "") === "") {
+      issues.push({
+        path: [field],
+        message: `names environment variable ${name}, which is not set. Set it to ${what}.`,
+      });
+    }
+    return name;
+  };
+  const secretEnv = envName("clientSecretEnv", "the client secret", "MY_CLIENT_SECRET");
+  if (secretEnv !== undefined) oauth.clientSecretEnv = secretEnv;
+  const keyEnv = envName("privateKeyEnv", "the client's private key (PEM)", "MY_CLIENT_KEY");
+  if (keyEnv !== undefined) {
+    oauth.privateKeyEnv = keyEnv;
+    if (grant !== "client_credentials" || secretEnv !== undefined) {
+      issues.push({
+        path: ["privateKeyEnv"],
+        message:
+          'applies to the client_credentials grant, instead of "clientSecretEnv". Keep one way for the client to authenticate.',
+      });
+    }
+  }
+  const algorithm = blank(raw.signingAlgorithm);
+  if (algorithm !== undefined) {
+    if (keyEnv === undefined || !/^(RS|PS|ES)(256|384|512)$|^EdDSA$/.test(algorithm)) {
+      issues.push({
+        path: ["signingAlgorithm"],
+        message: `must go with "privateKeyEnv" and be a JWS algorithm such as "ES256" or "RS256", not ${describeValue(algorithm)}.`,
+      });
+    }
+    oauth.signingAlgorithm = algorithm;
+  }
+  if (
+    grant === "client_credentials" &&
+    (clientId === undefined || (secretEnv === undefined && keyEnv === undefined))
+  ) {
+    issues.push({
+      path: [],
+      message:
+        'uses the client_credentials grant, which needs "clientId" and "clientSecretEnv" (the variable holding the secret) or "privateKeyEnv" (the variable holding a private key).',
+    });
+  }
+  const metadataUrl = blank(raw.clientMetadataUrl);
+  if (metadataUrl !== undefined) {
+    if (!isHttpsUrlWithPath(metadataUrl)) {
+      issues.push({
+        path: ["clientMetadataUrl"],
+        message: `must be an https:// URL with a path (the client's metadata document), not ${describeValue(redactUrl(metadataUrl))}.`,
+      });
+    }
+    oauth.clientMetadataUrl = metadataUrl;
+  }
+  const issuer = blank(raw.issuer);
+  if (issuer !== undefined) {
+    if (!isHttpUrl(issuer)) {
+      issues.push({
+        path: ["issuer"],
+        message: `must be the authorization server's issuer URL (https://...), not ${describeValue(redactUrl(issuer))}.`,
+      });
+    }
+    oauth.issuer = issuer;
+  }
+  const redirect = blank(raw.redirectUri);
+  if (redirect !== undefined) {
+    if (!isLoopbackHttpUrl(redirect)) {
+      issues.push({
+        path: ["redirectUri"],
+        message: `must be an http:// URL on 127.0.0.1, [::1] or localhost (where sciencegate auth listens), not ${describeValue(redactUrl(redirect))}.`,
+      });
+    }
+    oauth.redirectUri = redirect;
+  }
+  return { oauth, issues };
+}
+
+function isHttpsUrlWithPath(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" && url.pathname !== "/";
+  } catch {
+    return false;
+  }
+}
+
+function isLoopbackHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" && ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname);
+  } catch {
+    return false;
+  }
 }
 
 function normalizeRouting(

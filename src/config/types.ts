@@ -13,6 +13,41 @@ export interface RoutingConfig {
   priority: number;
 }
 
+/**
+ * Which MCP revision to speak with a server: `auto` finds out (over stdio the `initialize` handshake
+ * first, moving to 2026-07-28 only when the server answers that it does not support 2025-11-25; over
+ * HTTP a `server/discover` probe first, falling back to `initialize`), or one revision only.
+ */
+export type ProtocolSetting = "auto" | "2025-11-25" | "2026-07-28";
+
+/** How Sciencegate obtains OAuth tokens for a protected http or sse server. */
+export interface OAuthConfig {
+  /** `authorization_code` (a person signs in once with `sciencegate auth <server>`) or `client_credentials`. */
+  grant: "authorization_code" | "client_credentials";
+  /** A pre-registered client id; without one, a client metadata document or dynamic registration is used. */
+  clientId?: string;
+  /** The name of the environment variable that holds the client secret (never the secret itself). */
+  clientSecretEnv?: string;
+  /**
+   * client_credentials: the name of the environment variable that holds the client's private key (PEM),
+   * to authenticate with a signed JWT (`private_key_jwt`) instead of a secret.
+   */
+  privateKeyEnv?: string;
+  /** The algorithm of `privateKeyEnv`'s signatures. @default "ES256" */
+  signingAlgorithm?: string;
+  /** The scopes to ask for; without them, those the server's challenge or metadata names. */
+  scope?: string;
+  /** An HTTPS URL of this client's metadata document, used as its client id where the server supports it. */
+  clientMetadataUrl?: string;
+  /** The loopback redirect URI of `sciencegate auth` (a pre-registered client needs the registered one). */
+  redirectUri?: string;
+  /**
+   * The authorization server's issuer URL: the client's credentials are only ever sent to it, whatever
+   * the MCP server's metadata names. @default the one discovery finds
+   */
+  issuer?: string;
+}
+
 /** One MCP server, after env substitution and validation. */
 export interface ServerConfig {
   /** The key of the server in `mcpServers`. */
@@ -36,6 +71,15 @@ export interface ServerConfig {
   /** `tool_call_timeout` in the file is seconds; this is milliseconds. */
   toolCallTimeoutMs?: number;
   routing?: RoutingConfig;
+  /** The MCP revision to speak. @default "auto" */
+  protocol?: ProtocolSetting;
+  /** The roots (`file://` URIs) the server is told about when it asks. @default none */
+  roots?: string[];
+  /**
+   * http/sse: OAuth settings, or `false` to never authorize (a server answering 401 then fails with
+   * `UNAUTHORIZED`). Absent: tokens stored by `sciencegate auth <id>` are used, and refreshed.
+   */
+  oauth?: OAuthConfig | false;
   /** Per-tool overrides keyed by the MCP tool name. */
   tools: Record<string, { routing?: RoutingConfig }>;
 }

@@ -11,6 +11,7 @@
  * | `isError` result without one (the tool reported an error)    | `TOOL_FAILED`                 | no        |
  * | `AbortError` / `TimeoutError`                                | `CANCELLED` / `TIMEOUT`       | no / yes  |
  * | JSON-RPC error: request timeout, connection closed           | `TIMEOUT`, `UPSTREAM_UNAVAILABLE` | yes   |
+ * | MCP SDK error: request timeout, connection closed or lost    | `TIMEOUT`, `UPSTREAM_UNAVAILABLE` | yes   |
  * | JSON-RPC error: invalid params, method not found, other      | `INVALID_INPUT`, `TOOL_UNAVAILABLE`, `UPSTREAM_UNAVAILABLE` | no |
  * | HTTP 429 / 5xx / 404 / 401, 403 / 400, 422 / other           | `RATE_LIMITED` / `UPSTREAM_UNAVAILABLE` / `NOT_FOUND` / `UNAUTHORIZED` / `INVALID_INPUT` / `UPSTREAM_UNAVAILABLE` | 429 and 5xx |
  * | a socket error (`ECONNREFUSED`, `EPIPE`, ...), also as `cause` | `UPSTREAM_UNAVAILABLE`      | yes       |
@@ -74,6 +75,18 @@ const TRANSPORT_ERROR_CODES = new Set([
 ]);
 
 /**
+ * The local errors of the MCP SDK's client (`SdkError`, named by a string `code`) that carry a signal:
+ * a request that timed out, or a connection that closed or could not send. Its HTTP errors carry the
+ * status (read below) and its auth errors a 401/403.
+ */
+const SDK_ERROR_CODES: Readonly<Record<string, { code: GovernanceErrorCode; retryable: boolean }>> = {
+  REQUEST_TIMEOUT: { code: "TIMEOUT", retryable: true },
+  CONNECTION_CLOSED: { code: "UPSTREAM_UNAVAILABLE", retryable: true },
+  NOT_CONNECTED: { code: "UPSTREAM_UNAVAILABLE", retryable: true },
+  SEND_FAILED: { code: "UPSTREAM_UNAVAILABLE", retryable: true },
+};
+
+/**
  * Maps a failure of unknown shape to a `GovernanceError` (see the module documentation for the table).
  * @param caught a thrown value, or a `CallToolResult` with `isError: true`
  * @param options the code of a failure with no structured signal
@@ -131,6 +144,13 @@ function recognize(value: unknown, depth: number): Failure | undefined {
     const upstream = parseUpstreamError(error.data);
     if (upstream) return fromUpstream(upstream);
     return fromJsonRpcCode(error.code, message);
+  }
+  if (
+    error.name === "SdkError" &&
+    typeof error.code === "string" &&
+    Object.hasOwn(SDK_ERROR_CODES, error.code)
+  ) {
+    return { ...(SDK_ERROR_CODES[error.code] as Failure), message };
   }
   const status = httpStatusOf(error);
   if (status !== undefined) return fromHttpStatus(status, message);

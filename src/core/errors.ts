@@ -27,6 +27,11 @@ export const GOVERNANCE_ERROR_CODES = {
   QUOTA_EXCEEDED: "The caller's quota for this tool or source is used up for now.",
   /** The overall deadline passed; the MCP request was cancelled. */
   TIMEOUT: "The call did not finish before its deadline.",
+  /**
+   * An upstream server asked for input (an elicitation) that a person must give: the call paused and
+   * recorded its question (`data.questions`), and continues when invoked again with the answers.
+   */
+  INPUT_REQUIRED: "The upstream server asked for input a person must give.",
   /** The caller aborted the call, or `close()` cut it or refused it. */
   CANCELLED: "The call was cancelled.",
   /**

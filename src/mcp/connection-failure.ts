@@ -1,23 +1,38 @@
 /** Telling a broken connection apart from an answer the server gave. */
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { redactUrls } from "../core/index.js";
+
+/** SDK error codes that mean the connection itself is gone or unusable. */
+const BROKEN_CONNECTION_CODES: ReadonlySet<string> = new Set([
+  SdkErrorCode.ConnectionClosed,
+  SdkErrorCode.NotConnected,
+  SdkErrorCode.SendFailed,
+  SdkErrorCode.ClientHttpFailedToOpenStream,
+  SdkErrorCode.ClientHttpUnexpectedContent,
+  SdkErrorCode.ClientHttpNotImplemented,
+]);
 
 /**
  * Whether an error thrown by the SDK means the connection to the server is broken (child exited, socket
  * refused, HTTP transport error), as opposed to a JSON-RPC error, a timeout or an abort, which the pool
  * hands back unchanged.
  * @param error anything the SDK threw
- * @returns true for `ConnectionClosed`, SDK transport errors, failed fetches and "Not connected"
+ * @returns true for closed or failed connections, HTTP failures of the transport other than auth
+ *   walls, failed fetches and "Not connected"
  */
 export function isConnectionFailure(error: unknown): boolean {
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
-  if (error instanceof StreamableHTTPError || error instanceof SseError) return true;
+  if (error instanceof ProtocolError) return false;
+  // An auth wall is an answer (UNAUTHORIZED), not a broken connection to reconnect.
+  if (error instanceof SdkHttpError) {
+    const status = error.data?.status;
+    return status !== 401 && status !== 403;
+  }
+  if (error instanceof SdkError) return BROKEN_CONNECTION_CODES.has(error.code);
+  if (error instanceof SseError) return true;
   if (!(error instanceof Error)) return false;
   // Node's fetch rejects with TypeError("fetch failed") when the socket cannot be opened.
   if (error instanceof TypeError && error.message === "fetch failed") return true;
-  // The stdio and in-memory transports throw this when a message is sent after the peer went away.
+  // Transports throw this when a message is sent after the peer went away.
   return error.message === "Not connected";
 }
 

@@ -5,7 +5,7 @@
  * hostile or broken server cannot fill the client's memory before the broker measures the result.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
 import { GovernanceError } from "../core/index.js";
 
 /**

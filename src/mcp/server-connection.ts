@@ -1,32 +1,64 @@
 /** One live connection of the pool: an SDK `Client` over one transport (and, for stdio, one child). */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  type CallToolResult,
+  type CallToolRequestOptions,
+  type CallToolRequestParams,
+  Client,
   type Implementation,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+  isInputRequiredResult,
+  type McpSubscription,
+  SdkError,
+  SdkErrorCode,
+  type Transport,
+  type VersionNegotiationOptions,
+} from "@modelcontextprotocol/client";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ProtocolSetting } from "../config/index.js";
 import type { Clock } from "../core/index.js";
 import { GovernanceError } from "../core/index.js";
-import { callClientTool } from "./client-calls.js";
 import { readBufferLimitOf } from "./connection-failure.js";
+import { connectInEra, SharedTransport } from "./era-connect.js";
 import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
+import { withResponseCap } from "./response-cap.js";
 import type { StderrTail } from "./stderr-tail.js";
-import { childPidOf, holdTransport, stderrOf } from "./transports.js";
-import type { PoolCallOptions } from "./types.js";
+import { childPidOf, holdTransport, isStreamableHttp, stderrOf } from "./transports.js";
+import type { InputRound, PoolCallOptions, ProtocolEra } from "./types.js";
+import {
+  answerInputRequests,
+  CallScope,
+  clientCapabilities,
+  handleServerRequests,
+  type UpstreamRequestOptions,
+  withCallScope,
+} from "./upstream-requests.js";
 
 /** How long to wait for the last stderr lines of a child that has exited. */
 const STDERR_SETTLE_MS = 200;
 
+/** Most `tools/list` pages read before a server counts as looping. */
+const MAX_LIST_PAGES = 1000;
+
+/** Most `input_required` rounds of one 2026-07-28 call before the server counts as looping. */
+const MAX_INPUT_ROUNDS = 16;
+
+/** A `tools/call` request's params, with the answers and state of a 2026-07-28 retry. */
+type RoundParams = CallToolRequestParams & {
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+};
+
 /** Options of a {@link ServerConnection}. */
 export interface ServerConnectionOptions {
+  /** The server's id, in the errors and contexts it produces. */
+  serverId: string;
   clientInfo: Implementation;
   clock: Clock;
   /** Grace between SIGTERM and SIGKILL, and after SIGKILL, when reaping a child. */
   killGraceMs: number;
+  /** The revision to speak (see `ProtocolSetting`). */
+  protocol: ProtocolSetting;
+  /** What the connection declares it answers, and the server's roots. */
+  upstream: UpstreamRequestOptions;
   /** Receives the stderr of a stdio child. */
   tail?: StderrTail;
   /** The server sent `notifications/tools/list_changed`. */
@@ -36,19 +68,22 @@ export interface ServerConnectionOptions {
 }
 
 /**
- * One connection: creates the `Client`, caches the paginated tool list until `list_changed`, notices when
- * the transport closes, and on shutdown makes sure the child process is gone.
+ * One connection: creates the `Client` in the revision the server speaks, caches the tool list until
+ * `list_changed`, brings the server's requests to the call they belong to, notices when the transport
+ * closes, and on shutdown makes sure the child process is gone.
  * Used by `ServerPool`; not part of the public API.
  */
 export class ServerConnection {
-  /** The SDK client of this connection. */
-  readonly client: Client;
-  readonly #transport: Transport;
+  #client: Client | undefined;
+  readonly #shared: SharedTransport;
   /** Whether answers arrive over streamable HTTP (through the capped fetch, see `withResponseCap`). */
   readonly #readsOverHttp: boolean;
   readonly #options: ServerConnectionOptions;
   readonly #transportClosed: Promise<void>;
   readonly #stderrDone: Promise<void> | undefined;
+  /** The calls in flight, to which a server request that names no call is attributed when alone. */
+  readonly #inFlight = new Set<CallScope>();
+  #subscription: McpSubscription | undefined;
   #isTransportClosed = false;
   #isOpen = false;
   #overflowLimit: number | undefined;
@@ -58,26 +93,20 @@ export class ServerConnection {
 
   /**
    * @param transport an unstarted transport (ownership passes to the connection)
-   * @param options callbacks, clock and stderr tail
+   * @param options callbacks, clock, revision, upstream answers and stderr tail
    */
   constructor(transport: Transport, options: ServerConnectionOptions) {
-    this.#transport = transport;
-    this.#readsOverHttp = transport instanceof StreamableHTTPClientTransport;
+    this.#shared = new SharedTransport(transport);
+    this.#readsOverHttp = isStreamableHttp(transport);
     this.#options = options;
-    this.client = new Client(options.clientInfo, { capabilities: {} });
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      this.#invalidateTools();
-      options.onToolsChanged();
-    });
     const stderr = stderrOf(transport);
     this.#stderrDone = stderr && options.tail ? options.tail.follow(stderr) : undefined;
     let markClosed = () => {};
     this.#transportClosed = new Promise<void>((resolve) => {
       markClosed = resolve;
     });
-    // The SDK's Protocol keeps a handler set before connect() and calls it first; for stdio it fires on the
-    // child's "close" event, i.e. after the process has exited and been reaped.
-    transport.onclose = () => {
+    // For stdio this fires on the child's "close" event, i.e. after the process has exited and been reaped.
+    this.#shared.onInnerClose = () => {
       this.#isTransportClosed = true;
       markClosed();
       if (this.#isOpen) {
@@ -86,8 +115,8 @@ export class ServerConnection {
         options.onLost();
       }
     };
-    // Kept like onclose: the SDK reports a message over its stdio read buffer here, then closes.
-    transport.onerror = (error) => {
+    // The SDK reports a message over its stdio read buffer here, then closes.
+    this.#shared.onInnerError = (error) => {
       const limit = readBufferLimitOf(error);
       if (limit === undefined || this.#overflowLimit !== undefined) return;
       this.#overflowLimit = limit;
@@ -101,7 +130,7 @@ export class ServerConnection {
         }
       }
     };
-    // The pid must be known before Client.connect() can fail: on failure the SDK forgets its child at once.
+    // The pid must be known before a connect can fail: on failure the SDK forgets its child at once.
     const start = transport.start.bind(transport);
     transport.start = async () => {
       await start();
@@ -109,9 +138,27 @@ export class ServerConnection {
     };
   }
 
+  /** The SDK client of this connection, once connected. */
+  get client(): Client {
+    if (this.#client === undefined) throw new GovernanceError("UPSTREAM_UNAVAILABLE", "not connected");
+    return this.#client;
+  }
+
   /** Whether the connection is initialized and its transport has not closed. */
   get isOpen(): boolean {
     return this.#isOpen;
+  }
+
+  /** The revision the connection speaks, once connected. */
+  get era(): ProtocolEra | undefined {
+    const era = this.#client?.getProtocolEra();
+    if (era === undefined) return undefined;
+    return era === "modern" ? "2026-07-28" : "2025-11-25";
+  }
+
+  /** The protocol version agreed with the server, once connected. */
+  get protocolVersion(): string | undefined {
+    return this.#client?.getNegotiatedProtocolVersion();
   }
 
   /**
@@ -124,18 +171,29 @@ export class ServerConnection {
 
   /** The pid of the stdio child while it runs. */
   get pid(): number | undefined {
-    return this.#isTransportClosed ? undefined : (childPidOf(this.#transport) ?? this.#pid);
+    return this.#isTransportClosed ? undefined : (childPidOf(this.#shared.inner) ?? this.#pid);
   }
 
   /**
-   * Starts the transport and runs the MCP handshake.
-   * @param timeoutMs deadline for start plus `initialize`, on the injected clock
+   * Starts the transport and connects in the configured revision (`connectInEra`).
+   * @param timeoutMs deadline for start plus the handshake, on the injected clock
    * @param signal aborts the attempt (the pool is closing)
    * @throws GovernanceError `UPSTREAM_UNAVAILABLE` on timeout or abort; the SDK's error when it fails
    */
   async connect(timeoutMs: number, signal: AbortSignal): Promise<void> {
-    const connecting = this.#held(() => this.client.connect(this.#transport, { timeout: timeoutMs }));
-    const outcome = await raceWithClock(connecting, this.#options.clock, timeoutMs, signal);
+    const outcome = await raceWithClock(
+      this.#held(() =>
+        connectInEra(
+          this.#shared,
+          this.#options.protocol,
+          (negotiation) => this.#newClient(negotiation),
+          timeoutMs,
+        ),
+      ),
+      this.#options.clock,
+      timeoutMs,
+      signal,
+    );
     if (outcome.kind === "timeout") {
       throw new GovernanceError("UPSTREAM_UNAVAILABLE", `did not finish connecting within ${timeoutMs} ms`, {
         retryable: true,
@@ -144,14 +202,16 @@ export class ServerConnection {
     if (outcome.kind === "aborted") throw new GovernanceError("UPSTREAM_UNAVAILABLE", "pool is closed");
     if (this.#isTransportClosed)
       throw new GovernanceError("UPSTREAM_UNAVAILABLE", "connection closed", { retryable: true });
+    this.#client = outcome.value;
     this.#isOpen = true;
+    await this.#listenForChanges();
   }
 
   /**
-   * Every tool of the server, following `nextCursor`; cached until `list_changed` or the connection ends.
+   * Every tool of the server across all pages; cached until `list_changed` or the connection ends.
    * Concurrent callers share one listing.
    * @returns the tools in server order
-   * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the server repeats a cursor; SDK errors unchanged
+   * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the pages do not end; SDK errors unchanged
    */
   listTools(): Promise<Tool[]> {
     if (this.#tools) return this.#tools;
@@ -165,25 +225,116 @@ export class ServerConnection {
   }
 
   /**
-   * Calls one tool through the SDK, handing it timeout, signal and progress callback.
+   * Calls one tool: its timeout, signal and progress go to the SDK; what the server asks during the call
+   * goes to the call's relay (mid-call on 2025-11-25, `input_required` rounds on 2026-07-28, which this
+   * method answers and retries until the result is complete).
    * @param name the MCP tool name
    * @param args the tool arguments
    * @param options per-call options
-   * @returns the SDK's result (`isError` results included)
-   * @throws the SDK's errors unchanged (`McpError` -32001 on timeout or abort)
+   * @returns the server's result (`isError` results included)
+   * @throws GovernanceError `RESPONSE_TOO_LARGE` when an HTTP answer crossed `maxResponseBytes`; a relay's
+   *   own error when it ended the call; the SDK's errors otherwise
    */
   async callTool(
     name: string,
     args: Record<string, unknown>,
     options: PoolCallOptions,
   ): Promise<CallToolResult> {
-    // Only the HTTP transports read answers through the capped fetch; elsewhere the cap's async
-    // context would be pure cost (stdio has its own message limit).
-    if (!this.#readsOverHttp && options.maxResponseBytes !== undefined) {
-      const { maxResponseBytes: _unused, ...rest } = options;
-      return this.#held(() => callClientTool(this.client, name, args, rest));
+    const continued = options.continueFrom;
+    const scope = new CallScope(this.#options.serverId, options.relay, continued?.questionsBefore ?? 0);
+    const { signal } = options;
+    const forward = () => scope.controller.abort(signal?.reason);
+    if (signal?.aborted) forward();
+    else signal?.addEventListener("abort", forward, { once: true });
+    let capped: GovernanceError | undefined;
+    this.#inFlight.add(scope);
+    try {
+      const run = () =>
+        this.#held(() => withCallScope(scope, () => this.#callRounds(scope, name, args, options)));
+      // Only the HTTP transport reads answers through the capped fetch; elsewhere the cap's async
+      // context would be pure cost (stdio has its own message limit).
+      const result =
+        options.maxResponseBytes === undefined || !this.#readsOverHttp
+          ? await run()
+          : await withResponseCap(
+              options.maxResponseBytes,
+              (error) => {
+                capped = error;
+                scope.controller.abort(error);
+              },
+              run,
+            );
+      if (scope.failure !== undefined) throw scope.failure.error;
+      return result;
+    } catch (error) {
+      // The SDK rejects an aborted request with its own error; the reason of the abort is the news.
+      if (scope.failure !== undefined) throw scope.failure.error;
+      if (capped !== undefined) throw capped;
+      throw error;
+    } finally {
+      this.#inFlight.delete(scope);
+      signal?.removeEventListener("abort", forward);
     }
-    return this.#held(() => callClientTool(this.client, name, args, options));
+  }
+
+  async #callRounds(
+    scope: CallScope,
+    name: string,
+    args: Record<string, unknown>,
+    options: PoolCallOptions,
+  ): Promise<CallToolResult> {
+    const client = this.client;
+    const { timeoutMs, onProgress } = options;
+    const sendOptions: CallToolRequestOptions = {
+      signal: scope.controller.signal,
+      allowInputRequired: true,
+      ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+    };
+    if (onProgress !== undefined) {
+      sendOptions.onprogress = ({ progress, total, message }) =>
+        onProgress({
+          progress,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        });
+    }
+    const logMeta =
+      options.relay?.onLog !== undefined && this.era === "2026-07-28"
+        ? { _meta: { "io.modelcontextprotocol/logLevel": "info" } }
+        : {};
+    const base: RoundParams = { name, arguments: args, ...logMeta };
+    const continued = options.continueFrom;
+    let params = continued === undefined ? base : await this.#retryParams(scope, base, continued);
+    for (let index = continued === undefined ? 0 : continued.index + 1; ; index++) {
+      // The retry's inputResponses and requestState are 2026-07-28 params the SDK sends as given.
+      const result = await client.callTool(params as CallToolRequestParams, sendOptions);
+      if (!isInputRequiredResult(result)) return result as CallToolResult;
+      if (index >= MAX_INPUT_ROUNDS) {
+        throw new GovernanceError(
+          "UPSTREAM_UNAVAILABLE",
+          `MCP server '${this.#options.serverId}' still asked for input after ${MAX_INPUT_ROUNDS} rounds of ${name}.`,
+          { data: { serverId: this.#options.serverId } },
+        );
+      }
+      const { inputRequests, requestState } = result;
+      params = await this.#retryParams(scope, base, { inputRequests, requestState, index });
+    }
+  }
+
+  /** The retry of an `input_required` round: its answers and the server's state, echoed as they came. */
+  async #retryParams(scope: CallScope, base: RoundParams, round: InputRound): Promise<RoundParams> {
+    scope.round = {
+      inputRequests: round.inputRequests,
+      requestState: round.requestState,
+      index: round.index,
+    };
+    const inputRequests = round.inputRequests as Parameters<typeof answerInputRequests>[1];
+    const inputResponses = await answerInputRequests(scope, inputRequests, this.#options.upstream);
+    return {
+      ...base,
+      inputResponses,
+      ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+    };
   }
 
   /** Lets the last stderr lines of an exited child arrive before an error message quotes them. */
@@ -204,11 +355,11 @@ export class ServerConnection {
   }
 
   /**
-   * Runs `work` with the stdio child counted as the process's work: between requests an idle child
-   * does not keep the app's process alive (see `StdioChildTransport`).
+   * Runs `work` with the transport counted as the process's work: between requests an idle stdio child
+   * or HTTP event stream does not keep the app's process alive (see `holdTransport`).
    */
   async #held<T>(work: () => Promise<T>): Promise<T> {
-    const release = holdTransport(this.#transport);
+    const release = holdTransport(this.#shared.inner);
     try {
       return await work();
     } finally {
@@ -222,7 +373,9 @@ export class ServerConnection {
     const pid = this.#pid;
     // Taken before closing: once the direct child exits, its own children are re-parented to init.
     const descendants = pid === undefined || this.#isTransportClosed ? [] : descendantPids(pid);
-    await this.client.close().catch(() => undefined);
+    await this.#subscription?.close().catch(() => undefined);
+    if (this.#client) await this.#client.close().catch(() => undefined);
+    else await this.#shared.inner.close().catch(() => undefined);
     if (pid !== undefined) await this.#reap(pid);
     await this.#reapDescendants(descendants);
   }
@@ -257,27 +410,49 @@ export class ServerConnection {
     }
   }
 
+  /** A client for one connection attempt, with every handler set before it connects. */
+  #newClient(negotiation: VersionNegotiationOptions): Client {
+    const client = new Client(this.#options.clientInfo, {
+      capabilities: clientCapabilities(this.#options.upstream),
+      versionNegotiation: negotiation,
+      inputRequired: { autoFulfill: false },
+      listMaxPages: MAX_LIST_PAGES,
+    });
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
+      this.#invalidateTools();
+      this.#options.onToolsChanged();
+    });
+    handleServerRequests(client, this.#options.upstream, this.#inFlight);
+    return client;
+  }
+
+  /** On 2026-07-28, change notifications come only on a `subscriptions/listen` stream. */
+  async #listenForChanges(): Promise<void> {
+    const client = this.client;
+    if (client.getProtocolEra() !== "modern" || !client.getServerCapabilities()?.tools?.listChanged) return;
+    try {
+      this.#subscription = await client.listen({ toolsListChanged: true });
+    } catch {
+      // Without the stream the tool list is still read on every reconnect; the calls go on.
+    }
+  }
+
   async #fetchAllTools(): Promise<Tool[]> {
+    const client = this.client;
     // A server without the tools capability has no tools; asking would only earn "method not found".
-    if (!this.client.getServerCapabilities()?.tools) return [];
-    const tools: Tool[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = await this.client.listTools(cursor === undefined ? undefined : { cursor });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-      if (cursor !== undefined) {
-        if (seen.has(cursor)) {
-          throw new GovernanceError(
-            "UPSTREAM_UNAVAILABLE",
-            `tools/list repeated the cursor ${JSON.stringify(cursor)}`,
-          );
-        }
-        seen.add(cursor);
+    if (!client.getServerCapabilities()?.tools) return [];
+    try {
+      return (await client.listTools()).tools as Tool[];
+    } catch (error) {
+      if (error instanceof SdkError && error.code === SdkErrorCode.ListPaginationExceeded) {
+        throw new GovernanceError(
+          "UPSTREAM_UNAVAILABLE",
+          `tools/list did not end after ${MAX_LIST_PAGES} pages`,
+          { cause: error },
+        );
       }
-    } while (cursor !== undefined);
-    return tools;
+      throw error;
+    }
   }
 
   #invalidateTools(): void {

@@ -1,13 +1,28 @@
 /** The pool of MCP server connections: lazy, single-flight, self-restarting, cleanly closable. */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { CallToolResult, Implementation, Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  AuthorizationServerMismatchError,
+  type AuthProvider,
+  type Client,
+  type Implementation,
+  InsecureTokenEndpointError,
+  IssuerMismatchError,
+  type LoggingMessageNotificationParams,
+  OAuthClientFlowError,
+  type OAuthClientProvider,
+  OAuthError,
+  RegistrationRejectedError,
+  SdkHttpError,
+  type Transport,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/index.js";
 import {
   type Clock,
   GovernanceError,
   isGovernanceError,
   PACKAGE_VERSION,
+  redactUrls,
   systemClock,
 } from "../core/index.js";
 import { describeFailure, isConnectionFailure } from "./connection-failure.js";
@@ -17,6 +32,41 @@ import { ServerConnection } from "./server-connection.js";
 import { ServerSlot } from "./server-slot.js";
 import { createSdkTransport } from "./transports.js";
 import type { PoolCallOptions, ServerState, ToolServerPool } from "./types.js";
+import type { UpstreamRequestOptions } from "./upstream-requests.js";
+
+/**
+ * The error of a server that refused our credentials (or asked for some, and we hold none): a 401 or
+ * 403 the auth provider could not resolve, named so that the fix is one command.
+ * @returns `UNAUTHORIZED`, or undefined for any other failure
+ */
+function unauthorized(serverId: string, error: unknown): GovernanceError | undefined {
+  // The OAuth client refused to go on (credentials bound to another authorization server, metadata
+  // that does not check out) or the authorization server refused it: no command fixes that.
+  if (OAUTH_REFUSALS.some((kind) => error instanceof kind)) {
+    return new GovernanceError(
+      "UNAUTHORIZED",
+      `MCP server '${serverId}' could not be authorized: ${redactUrls((error as Error).message)}`,
+      { cause: error, data: { serverId } },
+    );
+  }
+  const status = error instanceof SdkHttpError ? error.status : undefined;
+  if (!(error instanceof UnauthorizedError) && status !== 401 && status !== 403) return undefined;
+  return new GovernanceError(
+    "UNAUTHORIZED",
+    `MCP server '${serverId}' refused the request as unauthorized${status === undefined ? "" : ` (HTTP ${status})`}. If it is protected by OAuth, run \`sciencegate auth ${serverId}\` (or authorize it on the console's Sources page); if it takes a token, set it with bearer_token_env.`,
+    { cause: error, data: { serverId, authorize: `sciencegate auth ${serverId}` } },
+  );
+}
+
+/** The OAuth client's own refusals and the authorization server's errors. */
+const OAUTH_REFUSALS = [
+  AuthorizationServerMismatchError,
+  IssuerMismatchError,
+  InsecureTokenEndpointError,
+  RegistrationRejectedError,
+  OAuthClientFlowError,
+  OAuthError,
+] as const;
 
 /** Why a stdio server is down after the SDK closed it over a message past its read buffer. */
 const overflowed = (limit: number): string =>
@@ -40,6 +90,24 @@ export interface ServerPoolOptions {
   killGraceMs?: number;
   /** Base environment of stdio children (the server's `env` is laid over it). @default process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Authorizes an http or sse server's requests (an OAuth client provider with its stored tokens);
+   * used by the default transports. @default none
+   */
+  authorization?: ((config: ServerConfig) => AuthProvider | OAuthClientProvider | undefined) | undefined;
+  /**
+   * What the pool tells servers it answers, besides roots (always: a server's configured `roots`, else
+   * none). Elicitation is answered by each call's relay (`PoolCallOptions.relay`), `cancel` without one;
+   * sampling is declared only when callers' relays answer it (the app provides a model, or a gateway
+   * relays it to its own client).
+   * @default { elicitation: { form: true, url: true }, sampling: false }
+   */
+  upstreamRequests?: {
+    elicitation?: { form?: boolean; url?: boolean } | false | undefined;
+    sampling?: boolean | undefined;
+  };
+  /** Receives log messages a server sends outside any call (or that cannot be attributed to one). */
+  onServerLog?: ((serverId: string, params: LoggingMessageNotificationParams) => void) | undefined;
 }
 
 /**
@@ -63,6 +131,8 @@ export class ServerPool implements ToolServerPool {
   readonly #clientInfo: Implementation;
   readonly #connectTimeoutMs: number;
   readonly #killGraceMs: number;
+  readonly #upstream: Omit<UpstreamRequestOptions, "roots" | "onServerLog">;
+  readonly #onServerLog: ServerPoolOptions["onServerLog"];
   #closing: Promise<void> | undefined;
 
   /**
@@ -77,8 +147,23 @@ export class ServerPool implements ToolServerPool {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
     this.#killGraceMs = options.killGraceMs ?? 2_000;
     const env = options.env;
+    const authorize = options.authorization;
     this.#createTransport =
-      options.createTransport ?? ((config) => createSdkTransport(config, env === undefined ? {} : { env }));
+      options.createTransport ??
+      ((config) =>
+        createSdkTransport(config, {
+          ...(env === undefined ? {} : { env }),
+          authProvider: authorize?.(config),
+        }));
+    const elicitation = options.upstreamRequests?.elicitation;
+    this.#upstream = {
+      sampling: options.upstreamRequests?.sampling === true,
+      elicitation:
+        elicitation === false
+          ? { form: false, url: false }
+          : { form: elicitation?.form !== false, url: elicitation?.url !== false },
+    };
+    this.#onServerLog = options.onServerLog;
     for (const config of servers) {
       if (this.#slots.has(config.id)) {
         throw new GovernanceError("DUPLICATE_ID", `MCP server '${config.id}' is configured twice.`);
@@ -103,7 +188,8 @@ export class ServerPool implements ToolServerPool {
   }
 
   /**
-   * The connected SDK client of a server, for uses the pool does not cover. Do not close it; use `close()`.
+   * The connected SDK client (`@modelcontextprotocol/client`) of a server, for uses the pool does not
+   * cover. Do not close it; use `close()`.
    * @param serverId a configured server id
    * @param signal stops waiting for the connection (the connect itself goes on for other callers)
    * @returns the client of the current connection
@@ -132,7 +218,7 @@ export class ServerPool implements ToolServerPool {
   /**
    * Calls one tool, connecting (or restarting) the server when needed. The result is the SDK's: `isError`
    * results (bad arguments, unknown tool, handler error) are returned, and timeouts and aborts reject with
-   * the SDK's `McpError` (-32001). The timeout defaults to the server's `toolCallTimeoutMs`, else the
+   * the SDK's `SdkError` (`REQUEST_TIMEOUT`). The timeout defaults to the server's `toolCallTimeoutMs`, else the
    * SDK's 60 s.
    * @param serverId a configured server id
    * @param name the MCP tool name
@@ -247,10 +333,18 @@ export class ServerPool implements ToolServerPool {
     try {
       const transport = await this.#createTransport(slot.config);
       slot.starts++;
+      const onServerLog = this.#onServerLog;
       connection = new ServerConnection(transport, {
+        serverId: id,
         clientInfo: this.#clientInfo,
         clock: this.#clock,
         killGraceMs: this.#killGraceMs,
+        protocol: slot.config.protocol ?? "auto",
+        upstream: {
+          ...this.#upstream,
+          roots: slot.config.roots ?? [],
+          onServerLog: onServerLog && ((params) => onServerLog(id, params)),
+        },
         ...(slot.tail ? { tail: slot.tail } : {}),
         onToolsChanged: () => this.#emitToolsChanged(id),
         onLost: () => {
@@ -268,8 +362,11 @@ export class ServerPool implements ToolServerPool {
       await connection?.settleStderr();
       if (connection) this.#retire(connection);
       if (this.#closing) throw slot.closedError(error);
-      const isConfigError = isGovernanceError(error) && error.code === "INVALID_CONFIG";
-      const failure = isConfigError ? error : slot.unavailable("could not be started", error);
+      const isOwnError =
+        isGovernanceError(error) && (error.code === "INVALID_CONFIG" || error.code === "UNAUTHORIZED");
+      const failure = isOwnError
+        ? error
+        : (unauthorized(id, error) ?? slot.unavailable("could not be started", error));
       slot.markDown(`could not be started: ${describeFailure(error)}`, this.#backoff, this.#clock.now());
       throw failure;
     }
@@ -303,6 +400,8 @@ export class ServerPool implements ToolServerPool {
   ): Promise<unknown> {
     const slot = this.#slot(serverId);
     if (this.#closing) return slot.closedError(error);
+    const refused = unauthorized(serverId, error);
+    if (refused) return refused;
     if (!isConnectionFailure(error)) return error;
     const limit = connection.overflowLimit;
     if (limit !== undefined) {

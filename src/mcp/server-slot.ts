@@ -48,6 +48,10 @@ export class ServerSlot {
     if (this.tail) state.stderrTail = this.tail.lines();
     const pid = this.connection?.pid;
     if (pid !== undefined) state.pid = pid;
+    const era = this.connection?.era;
+    if (era !== undefined) state.era = era;
+    const version = this.connection?.protocolVersion;
+    if (version !== undefined) state.protocolVersion = version;
     return state;
   }
 

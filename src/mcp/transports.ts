@@ -1,9 +1,13 @@
 /** The real MCP client transports of the official SDK, built from a `ServerConfig`. */
 import type { Stream } from "node:stream";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type AuthProvider,
+  type OAuthClientProvider,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { ServerConfig } from "../config/index.js";
 import { GovernanceError, redactUrl } from "../core/index.js";
 import { EventStreamFetch } from "./event-stream-fetch.js";
@@ -19,6 +23,11 @@ export interface SdkTransportOptions {
    * @default process.env
    */
   env?: Record<string, string | undefined>;
+  /**
+   * Authorizes an sse or http server's requests (OAuth tokens, refreshed when they expire).
+   * @default none: the configured headers only
+   */
+  authProvider?: AuthProvider | OAuthClientProvider | undefined;
 }
 
 /** Prefixes of variables that Sciencegate's own servers read and every stdio child inherits. */
@@ -45,10 +54,11 @@ export function inheritedEnvironment(env: Record<string, string | undefined>): R
  * the pool can keep its tail, and a child that keeps the process alive only while a request waits for
  * it), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
  * `requestInit`; answers read under the call's response cap, see `createCappedFetch`; event streams that
- * keep the process alive only while a request waits, see `EventStreamFetch`). Nothing is
+ * keep the process alive only while a request waits, see `EventStreamFetch`; OAuth through the auth
+ * provider). Nothing is
  * started or spawned here.
  * @param config the server's configuration
- * @param options base environment for stdio children
+ * @param options base environment for stdio children, auth provider for sse/http
  * @returns an unstarted transport
  * @throws GovernanceError `INVALID_CONFIG` when a stdio server has no `command` or an sse/http server has
  *   no valid `url`
@@ -71,12 +81,17 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
   const url = parseUrl(config);
   const requestInit: RequestInit = { headers: { ...config.headers } };
   const streams = new EventStreamFetch();
+  const auth = options.authProvider === undefined ? {} : { authProvider: options.authProvider };
   // SSE answers arrive on the one GET stream opened at connect time, outside any call, so no call's
   // cap applies to them: only the streamable HTTP transport reads answers under the cap.
   const transport =
     config.transport === "sse"
-      ? new SSEClientTransport(url, { requestInit, fetch: streams.fetch })
-      : new StreamableHTTPClientTransport(url, { requestInit, fetch: createCappedFetch(streams.fetch) });
+      ? new SSEClientTransport(url, { requestInit, fetch: streams.fetch, ...auth })
+      : new StreamableHTTPClientTransport(url, {
+          requestInit,
+          fetch: createCappedFetch(streams.fetch),
+          ...auth,
+        });
   eventStreams.set(transport, streams);
   return transport;
 }
@@ -126,4 +141,34 @@ function parseUrl(config: ServerConfig): URL {
     "INVALID_CONFIG",
     `MCP server '${config.id}' uses ${config.transport} but has no valid "url" (got ${JSON.stringify(config.url === undefined ? null : redactUrl(config.url))}); set mcpServers.${config.id}.url.`,
   );
+}
+
+/**
+ * Whether answers of this transport arrive over streamable HTTP (through the capped fetch, with each
+ * request's own response stream).
+ * @param transport any transport
+ * @returns true for the SDK's streamable HTTP transport
+ */
+export function isStreamableHttp(transport: Transport): boolean {
+  return transport instanceof StreamableHTTPClientTransport;
+}
+
+/**
+ * Whether the transport reaches its server over the network (streamable HTTP or SSE), where the SDK
+ * negotiates the protocol revision itself; any other transport (stdio, in memory) carries one process
+ * or peer whose life a probe must not spend.
+ * @param transport any transport
+ * @returns true for the SDK's HTTP transports
+ */
+export function isNetworkTransport(transport: Transport): boolean {
+  return transport instanceof StreamableHTTPClientTransport || transport instanceof SSEClientTransport;
+}
+
+/**
+ * Whether the transport is the SDK's SSE transport, which speaks only 2025-era revisions.
+ * @param transport any transport
+ * @returns true for `SSEClientTransport`
+ */
+export function isSseTransport(transport: Transport): boolean {
+  return transport instanceof SSEClientTransport;
 }

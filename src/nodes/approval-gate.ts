@@ -9,6 +9,7 @@ import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import { z } from "zod";
 import { SPAN_ATTRIBUTES as A, GovernanceError, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
 import type { LedgerReader } from "../governance/audit/index.js";
+import { hasUpstreamQuestions } from "../governance/broker/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { AuthorizationRequest, PermissionService } from "../governance/permissions/index.js";
 import {
@@ -288,8 +289,14 @@ function authorizationRequestOf(
   }
 }
 
-/** A call with a ledger row already ran (or was refused): the broker replays it, nothing to ask. */
+/**
+ * A call with a ledger row already ran (or was refused): the broker replays it, nothing to ask. A call
+ * that paused for an upstream question was authorized by the invocation that asked, on which it goes
+ * on: its decision is not recorded again (another process's memory may not know it was).
+ */
 async function hasRun(ledger: LedgerReader, request: AuthorizationRequest): Promise<boolean> {
-  if (request.threadId === undefined || request.toolCallId === undefined) return false;
-  return (await ledger.findByCall(request.threadId, request.toolCallId)) !== undefined;
+  const { threadId, toolCallId } = request;
+  if (threadId === undefined || toolCallId === undefined) return false;
+  if ((await ledger.findByCall(threadId, toolCallId)) !== undefined) return true;
+  return hasUpstreamQuestions(ledger, threadId, toolCallId);
 }

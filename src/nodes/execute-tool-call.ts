@@ -15,8 +15,9 @@ import {
   toErrorBody,
   withActiveSpan,
 } from "../core/index.js";
-import type { Broker } from "../governance/broker/index.js";
+import type { Broker, InvokeRequest } from "../governance/broker/index.js";
 import { neutralizePromptTags } from "../governance/envelope/index.js";
+import type { UpstreamRelay } from "../mcp/index.js";
 import type { PromotionState, PromotionUpdate, SurfaceTool } from "../visibility/index.js";
 import {
   checkToolCall,
@@ -25,7 +26,9 @@ import {
   TOOL_SEARCH_NAME,
 } from "../visibility/index.js";
 import { type ApprovalHook, type ApprovalOutcome, runApprovalHook } from "./approval-hook.js";
+import type { ApprovalCardFormat } from "./hitl-protocol.js";
 import { toolResultText } from "./tool-message-text.js";
+import { invokeAnsweringUpstream } from "./upstream-input.js";
 
 /** What graph code needs of a governance runtime (`createGovernance` returns one). */
 export interface GovernedRuntime {
@@ -75,6 +78,21 @@ export interface ToolCallContext {
    * `interrupt()`. A denial becomes the call's `PERMISSION_DENIED` message and nothing runs.
    */
   approval?: { hook: ApprovalHook; config: LangGraphRunnableConfig } | undefined;
+  /**
+   * The call's own graph task config: with a checkpointer, what the upstream server asks during the call
+   * becomes an interrupt card (see `invokeAnsweringUpstream`), and its progress and log messages go to
+   * the task's `custom` stream. @default none: questions are answered `cancel`
+   */
+  config?: LangGraphRunnableConfig | undefined;
+  /** The shape of upstream question cards, as of approval cards. @default "hitl" */
+  cardFormat?: ApprovalCardFormat | undefined;
+  /**
+   * For a caller outside a graph that answers at once (the gateway relays to its own client): the
+   * server's elicitations, sampling requests and log messages go here instead of to cards.
+   */
+  upstream?: UpstreamRelay | undefined;
+  /** The server's progress notifications of the call (the gateway relays them). */
+  onProgress?: InvokeRequest["onProgress"];
 }
 
 /** The outcome of one call: the message for the model, and a promotion update for `tool_search`. */
@@ -214,17 +232,27 @@ async function runToolCall(
       // A human's edit: the broker validates these arguments and runs them, keyed like the original.
       args = approved.args;
     }
-    const outcome = await runtime.broker.invoke({
-      sourceId: tool.sourceId,
-      toolId: tool.toolId,
-      input: args,
-      session: context.sessionId,
-      principal: context.principal,
-      toolCallId,
-      ...(context.threadId !== undefined ? { threadId: context.threadId } : {}),
-      ...(context.runId !== undefined ? { runId: context.runId } : {}),
-      ...(context.signal !== undefined ? { signal: context.signal } : {}),
-    });
+    const outcome = await invokeAnsweringUpstream(
+      runtime.broker,
+      {
+        sourceId: tool.sourceId,
+        toolId: tool.toolId,
+        input: args,
+        session: context.sessionId,
+        principal: context.principal,
+        toolCallId,
+        ...(context.threadId !== undefined ? { threadId: context.threadId } : {}),
+        ...(context.runId !== undefined ? { runId: context.runId } : {}),
+        ...(context.signal !== undefined ? { signal: context.signal } : {}),
+        ...(context.onProgress !== undefined ? { onProgress: context.onProgress } : {}),
+      },
+      {
+        config: context.config,
+        call: { name: call.name, sourceId: tool.sourceId, toolId: tool.toolId, toolCallId },
+        cardFormat: context.cardFormat,
+        relay: context.upstream,
+      },
+    );
     if (traced) span.setAttribute(A.invocationId, outcome.invocationId);
     return {
       message: new ToolMessage({

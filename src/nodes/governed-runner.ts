@@ -118,6 +118,8 @@ export function createGovernedRunner(
         builtinTools,
         signal: config?.signal,
         approval: hook && { hook, config: config ?? {} },
+        config,
+        cardFormat: options.cardFormat,
       }),
   };
 }

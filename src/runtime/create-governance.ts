@@ -4,6 +4,7 @@ import {
   BUNDLED_LLM_WIKI_SERVER_ID,
   BUNDLED_SOURCES_SERVER_ID,
   type ExtensionsConfig,
+  type ServerConfig,
 } from "../config/index.js";
 import { GovernanceError, type PostgresDatabase } from "../core/index.js";
 import {
@@ -34,14 +35,27 @@ import {
   type RateLimitAdmission,
   RateLimiter,
 } from "../governance/rate-limit/index.js";
-import type { ToolServerPool } from "../mcp/index.js";
-import { createSdkTransport, ServerPool, type ServerPoolOptions } from "../mcp/index.js";
+import type { OAuthCredentialStore, ToolServerPool } from "../mcp/index.js";
+import {
+  createOAuthProvider,
+  createSdkTransport,
+  FileCredentialStore,
+  PostgresCredentialStore,
+  ServerPool,
+  type ServerPoolOptions,
+} from "../mcp/index.js";
 import type { SurfaceTool } from "../visibility/index.js";
 import { ToolSurface } from "../visibility/index.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 import type { GovernanceOptions } from "./governance-options.js";
-import { CAS_DIR_NAME, openGovernanceStores, WORKSPACE_DIR_NAME } from "./governance-stores.js";
+import {
+  CAS_DIR_NAME,
+  OAUTH_DIR_NAME,
+  openGovernanceStores,
+  WORKSPACE_DIR_NAME,
+} from "./governance-stores.js";
+import { modelSampler } from "./model-sampler.js";
 import { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";
 import { serverStartError, serverStartFailures, serverStartWarnings } from "./start-failures.js";
 
@@ -80,6 +94,11 @@ export interface Governance extends AsyncDisposable {
    * `storage.postgres`, the ledger, grants and jobs live in the database instead).
    */
   dataDir: string;
+  /**
+   * The OAuth credentials of protected servers (tokens never leave it: not in the ledger, not in a log
+   * line); `sciencegate auth` and the console's Sources page store them here.
+   */
+  oauthCredentials: OAuthCredentialStore;
   /** Approval modes, human decisions, grants and authorization rows (the broker hook with `enforcePermissions`). */
   permissions: PermissionService;
   /** Whether the broker asks `permissions.authorize` (the approval gate needs it). */
@@ -142,19 +161,29 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     // A bundled source is offered only where its server is: otherwise it is noise in every listing.
     include: (manifest, dir) => dir !== builtinDir || offered(manifest.transport.mcpServerId),
   });
+  const model = options.sampling?.model;
+  const sampler = model === undefined ? undefined : modelSampler(model);
   // What this call opens itself, released (last opened first) when a later step fails.
   const opened: Closer[] = [];
   const own = <T extends { close(): unknown }>(resource: T): T => {
     opened.unshift(() => resource.close());
     return resource;
   };
+  // Set once the stores are open; the pool asks for it only when it connects, after that.
+  let credentials: OAuthCredentialStore | undefined;
+  const authorization = (server: ServerConfig) =>
+    credentials !== undefined && usesOAuth(server)
+      ? createOAuthProvider({ server, store: credentials, env, ...clock })
+      : undefined;
   try {
     const pool =
       options.pool ??
       own(
         new ServerPool(config.servers, {
           env,
+          authorization,
           ...(createTransport ? { createTransport } : {}),
+          upstreamRequests: { sampling: sampler !== undefined || options.sampling?.declare === true },
           ...clock,
         }),
       );
@@ -169,6 +198,12 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     );
     const ledgerWriter = new LedgerWriter(ledger, { spool });
     opened.unshift(() => ledgerWriter.close());
+    credentials =
+      options.oauthCredentials ??
+      (database
+        ? await PostgresCredentialStore.open(database)
+        : new FileCredentialStore(join(dataDir, OAUTH_DIR_NAME)));
+    const oauthCredentials = credentials;
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
     const store = withLedgerObjects(
       options.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
@@ -239,6 +274,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       allowedOrigins: (source) => localOrigins(source, config),
       serverTimeoutMs: (serverId) => config.servers.find((s) => s.id === serverId)?.toolCallTimeoutMs,
       ...(brokerAuthorize ? { authorize: brokerAuthorize } : {}),
+      sampling: sampler,
+      permissionEpoch: (sessionId) => permissions.epoch(sessionId),
       ...clock,
     });
     const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
@@ -288,6 +325,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ledgerWriter,
       store,
       dataDir,
+      oauthCredentials,
       permissions,
       permissionsEnforced,
       sessions,
@@ -419,4 +457,14 @@ export function localOrigins(source: SourceManifest, config: ExtensionsConfig): 
   const server = config.servers.find((s) => s.id === source.transport.mcpServerId);
   const origin = server?.env.SCIENCE_AGENT_LLM_WIKI_URL;
   return origin ? [origin] : [];
+}
+
+/**
+ * Whether a server's requests go through an OAuth provider: an http or sse server that does not turn
+ * it off (`oauth: false`) and sends no Authorization header of its own (`headers`, `bearer_token_env`).
+ * The provider acts only when the server answers 401 or 403; until then it sends stored tokens, if any.
+ */
+function usesOAuth(server: ServerConfig): boolean {
+  if (server.transport === "stdio" || server.oauth === false) return false;
+  return !Object.keys(server.headers).some((name) => name.toLowerCase() === "authorization");
 }

@@ -1,3 +1,4 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { DownloadFetch, DownloadJobStore, DownloadNetworkOptions } from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Clock } from "../core/index.js";
@@ -9,7 +10,7 @@ import type {
   SessionStateStore,
 } from "../governance/permissions/index.js";
 import type { QuotaRule, RateLimitGroupConfig } from "../governance/rate-limit/index.js";
-import type { ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
+import type { OAuthCredentialStore, ServerPoolOptions, ToolServerPool } from "../mcp/index.js";
 import type { GovernanceExtension } from "./governance-extension.js";
 
 /**
@@ -153,4 +154,20 @@ export interface GovernanceOptions {
    * each still with its ledger row), in ms of `clock`. @default 5000
    */
   closeGraceMs?: number | undefined;
+  /**
+   * Upstream servers' sampling requests (they ask the client's LLM for a completion). With a `model`,
+   * the pool declares sampling and the model answers each request (recorded as an authorization row
+   * with the request and the answer); `declare: true` declares it without a model, for callers that
+   * relay it themselves (the gateway to its own client). @default none: sampling is not declared, and
+   * a server that asks anyway is refused with an error naming this option
+   * @example
+   * await createGovernance({ sampling: { model: new ChatAnthropic({ model: "claude-sonnet-4-5" }) } });
+   */
+  sampling?: { model?: BaseChatModel | undefined; declare?: boolean | undefined } | undefined;
+  /**
+   * Where the OAuth tokens of protected http/sse servers are kept (`sciencegate auth <server>` stores
+   * them; the pool sends and refreshes them). @default PostgreSQL with `storage.postgres`, else
+   * `<dataDir>/oauth/<server>.json` (0600)
+   */
+  oauthCredentials?: OAuthCredentialStore | undefined;
 }

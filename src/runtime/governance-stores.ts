@@ -62,6 +62,8 @@ export interface GovernanceStores {
  */
 /** The content store's folder in the data directory. */
 export const CAS_DIR_NAME = "cas";
+/** The OAuth credentials' folder in the data directory (0700; one 0600 file per server). */
+export const OAUTH_DIR_NAME = "oauth";
 /** The downloads' folder in the data directory. */
 export const WORKSPACE_DIR_NAME = "workspace";
 
@@ -79,7 +81,7 @@ async function tightenDataDir(dataDir: string): Promise<void> {
   for (const file of [join(dataDir, LEDGER_FILE), grantStorePath(dataDir), downloadJobsPath(dataDir)]) {
     await tightenSqliteFiles(file);
   }
-  for (const folder of [CAS_DIR_NAME, WORKSPACE_DIR_NAME, PAPERS_DIR_NAME]) {
+  for (const folder of [CAS_DIR_NAME, WORKSPACE_DIR_NAME, PAPERS_DIR_NAME, OAUTH_DIR_NAME]) {
     await tightenPrivateTree(join(dataDir, folder));
   }
 }

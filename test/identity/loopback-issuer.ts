@@ -92,7 +92,10 @@ export async function startLoopbackIssuer(
   provider.on("server_error", () => {});
   const callback = provider.callback();
   server.on("request", (request, response) => {
-    if (!request.url?.startsWith("/interaction/")) return callback(request, response);
+    if (!request.url?.startsWith("/interaction/")) {
+      callback(request, response);
+      return;
+    }
     void (async () => {
       const details = await provider.interactionDetails(request, response);
       const user = String(details.params.login_hint ?? "");

@@ -1,4 +1,4 @@
-import { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { ReadBuffer } from "@modelcontextprotocol/client";
 import { describe, expect, test } from "vitest";
 import type { GovernanceError } from "../../src/core/errors.js";
 import { readBufferLimitOf } from "../../src/mcp/connection-failure.js";

@@ -1,5 +1,5 @@
+import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, test } from "vitest";
 import { GovernanceError } from "../../src/core/errors.js";
 import { ServerPool } from "../../src/mcp/server-pool.js";
@@ -81,9 +81,9 @@ describe("ServerPool with a real stdio server", () => {
       { signal: controller.signal, onProgress: () => controller.abort("user stopped") },
     );
     const error = await rejection(call);
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
-    expect((error as McpError).message).toContain("user stopped");
+    expect(error).toBeInstanceOf(SdkError);
+    expect((error as SdkError).code).toBe(SdkErrorCode.RequestTimeout);
+    expect((error as SdkError).message).toContain("user stopped");
     expect((await stats()).cancelled).toBe(before + 1);
   });
 
@@ -91,8 +91,8 @@ describe("ServerPool with a real stdio server", () => {
     const error = await rejection(
       pool.callTool("paged", "slow", { steps: 1, delayMs: 10_000 }, { timeoutMs: 50 }),
     );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
+    expect(error).toBeInstanceOf(SdkError);
+    expect((error as SdkError).code).toBe(SdkErrorCode.RequestTimeout);
     expect(pool.state("paged").status).toBe("connected");
   });
 

@@ -1,6 +1,6 @@
+import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import type { ServerConfig } from "../../src/config/types.js";
@@ -84,8 +84,8 @@ describe("ServerPool over an injected in-memory transport", () => {
   test("the server's toolCallTimeoutMs is the default timeout of a call", async () => {
     const { pool } = memoryPool({}, { toolCallTimeoutMs: 20 });
     const error = await rejection(pool.callTool("mem", "hang", {}));
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(ErrorCode.RequestTimeout);
+    expect(error).toBeInstanceOf(SdkError);
+    expect((error as SdkError).code).toBe(SdkErrorCode.RequestTimeout);
     await pool.close();
   });
 

@@ -1,5 +1,4 @@
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, test } from "vitest";
 import type { ServerConfig } from "../../src/config/types.js";
 import { StderrTail } from "../../src/mcp/stderr-tail.js";

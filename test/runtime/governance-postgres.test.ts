@@ -177,7 +177,7 @@ describe("createGovernance({ storage: { postgres } })", () => {
     }
   });
 
-  test("an explicit ledger still wins; the grants, jobs, rate limits and session state go to the database", async () => {
+  test("an explicit ledger still wins; the grants, jobs, rate limits, session state and OAuth credentials go to the database", async () => {
     const url = await schemas.next();
     const ledger = new MemoryLedger();
     const { governance } = await replica({ storage: { postgres: url }, ledger }, join(scratch, "own-ledger"));
@@ -189,7 +189,13 @@ describe("createGovernance({ storage: { postgres } })", () => {
       await client.connect();
       const { rows } = await client.query("SELECT store FROM sciencegate_schema_versions ORDER BY store");
       await client.end();
-      expect(rows.map((r) => r.store)).toEqual(["download_jobs", "grants", "rate-limits", "session-state"]);
+      expect(rows.map((r) => r.store)).toEqual([
+        "download_jobs",
+        "grants",
+        "oauth_credentials",
+        "rate-limits",
+        "session-state",
+      ]);
     } finally {
       await governance.close();
     }

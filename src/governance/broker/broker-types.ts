@@ -1,6 +1,46 @@
 /** Public types of `Broker.invoke`: requests, outcomes and the permission hook. */
 
+import type { ElicitRequestParams, ElicitResult } from "@modelcontextprotocol/client";
 import type { McpToolResult } from "../../contract/index.js";
+import type { ProtocolEra, UpstreamRelay } from "../../mcp/index.js";
+
+/**
+ * How the caller of one governed call meets what the upstream server asks during it
+ * (ARCHITECTURE.md "Upstream requests"): it answers at once through a relay (the gateway, an app), or
+ * it pauses for a person and calls again with the answers (a LangGraph task).
+ */
+export interface UpstreamInput {
+  /**
+   * Answers at once: elicitations, sampling (else the app's model answers it) and the server's log
+   * messages. @default none: an elicitation is answered `cancel`, unless `pause`
+   */
+  relay?: UpstreamRelay | undefined;
+  /**
+   * Pause for a person: the first question without an answer is recorded and the invocation ends with
+   * `INPUT_REQUIRED` (`data.questions`) and no invocation row; nothing else of the call is recorded
+   * until it is invoked again with the answers. Needs `threadId` and `toolCallId`. @default false
+   */
+  pause?: boolean | undefined;
+  /**
+   * The answers to the call's questions so far, in the order the server asked them (as
+   * `INPUT_REQUIRED` listed them). The call then continues on the authorization of the invocation
+   * that asked. @default none
+   */
+  answers?: readonly ElicitResult[] | undefined;
+}
+
+/** A question an upstream server asked during a call, as `INPUT_REQUIRED` and `Broker.upstreamQuestions` list it. */
+export interface UpstreamQuestion {
+  /** 1 for the call's first question. */
+  index: number;
+  serverId: string;
+  /** The revision it was asked in. */
+  era: ProtocolEra;
+  /** The server's elicitation: a form (`message`, `requestedSchema`) or a URL to visit (`url`). */
+  params: ElicitRequestParams;
+  /** Identifies the question; its answer is given only to a question with the same fingerprint. */
+  fingerprint: string;
+}
 
 /** One governed call. */
 export interface InvokeRequest {
@@ -27,6 +67,8 @@ export interface InvokeRequest {
   signal?: AbortSignal;
   /** Progress notifications of the MCP request. */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** What the caller does with the server's questions, sampling requests and log messages. @default none */
+  upstream?: UpstreamInput | undefined;
 }
 
 /** A call refused before it reached `Broker.invoke` (see `Broker.recordRefusal`). */

@@ -23,7 +23,7 @@ import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
-import type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
+import type { InvokeOutcome, InvokeRequest, RefusedCall, UpstreamQuestion } from "./broker-types.js";
 import {
   type Call,
   CallRecorder,
@@ -35,10 +35,16 @@ import {
   unrecordedOutcome,
 } from "./call-recorder.js";
 import { outcomeOf, replayedOutcome, reusedKeyError, uncheckedKeyError, waitForRow } from "./call-replay.js";
-import { callUpstream, upstreamTimeoutMs } from "./call-upstream.js";
+import { callUpstream, type UpstreamCall as UpstreamCallParts, upstreamTimeoutMs } from "./call-upstream.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
+import {
+  type Continuation,
+  isUpstreamPause,
+  UpstreamInputs,
+  type UpstreamSampler,
+} from "./upstream-input.js";
 
 /** Options of `Broker`. Every store and time source is injectable. */
 export interface BrokerOptions {
@@ -81,6 +87,13 @@ export interface BrokerOptions {
   random?: () => number;
   /** Invocation id generator. @default crypto.randomUUID */
   newId?: () => string;
+  /**
+   * Answers upstream servers' sampling requests that the caller's relay does not (the app's model); each
+   * answer is recorded as an authorization row. @default none: sampling requests are refused
+   */
+  sampling?: UpstreamSampler | undefined;
+  /** The session's permission epoch, stamped on the rows of upstream questions and samplings. @default 0 */
+  permissionEpoch?: ((sessionId: string) => Promise<number>) | undefined;
 }
 
 /**
@@ -108,10 +121,11 @@ interface ByCall {
  * waits for (or cancels) the running ones, so that each writes its row before the stores close.
  */
 export class Broker {
-  readonly #o: Required<Omit<BrokerOptions, "limiter" | "quotas">> & {
+  readonly #o: Required<Omit<BrokerOptions, "limiter" | "quotas" | "sampling" | "permissionEpoch">> & {
     limiter: RateLimitAdmission | undefined;
     quotas: QuotaAdmission | undefined;
   };
+  readonly #upstream: UpstreamInputs;
   readonly #validator = new InputValidator();
   /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
   readonly #byCall = new Map<string, ByCall>();
@@ -137,6 +151,25 @@ export class Broker {
     // MCP client gets the retry run's own signal), so calls without one can share one.
     this.#running = new InflightCalls(this.#o.clock, "broker", { sharedSignal: true });
     this.#recorder = new CallRecorder(this.#o.ledgerWriter, this.#o.store, this.#o.clock, this.#o.newId);
+    this.#upstream = new UpstreamInputs({
+      ledger: this.#o.ledgerWriter,
+      store: this.#recorder.objects,
+      clock: this.#o.clock,
+      newId: this.#o.newId,
+      epoch: options.permissionEpoch ?? (async () => 0),
+      sampler: options.sampling,
+    });
+  }
+
+  /**
+   * The questions an upstream server asked during a call that paused for them (`INPUT_REQUIRED`), in
+   * order: a task that runs again asks a person each of them before it invokes the call with the answers.
+   * @param threadId the call's thread
+   * @param toolCallId the call's tool call id
+   * @returns the recorded questions; empty for a call that never paused
+   */
+  upstreamQuestions(threadId: string, toolCallId: string): Promise<UpstreamQuestion[]> {
+    return this.#upstream.questions(threadId, toolCallId);
   }
 
   /**
@@ -287,6 +320,12 @@ export class Broker {
         : this.#run(request, call));
     } catch (caught) {
       if (caught instanceof RunningElsewhere) return this.#replayWhenRecorded(request, span, caught.waitMs);
+      // Paused for a person's answer: the question's row records this attempt; the call's own row comes
+      // with the invocation that finishes it.
+      if (isUpstreamPause(caught)) {
+        endInvocationSpan(span, undefined, false, caught);
+        throw caught;
+      }
       const error = recordedError(caught, row);
       row.error = {
         code: error.code,
@@ -322,21 +361,19 @@ export class Broker {
     const input = this.#validator.parse(tool.manifest.inputSchema, request.input ?? {}, label);
     call.input = input;
 
-    const decision = await Promise.resolve()
-      .then(() =>
-        this.#o.authorize({
-          sessionId: request.session,
-          principal: request.principal,
-          sourceId: source.id,
-          toolId: tool.toolId,
-          source,
-          tool: tool.manifest,
-          definitionHash: tool.definitionHash,
-          input,
-          ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
-        }),
-      )
-      .catch((error: unknown): AuthorizationDecision => ({ allowed: false, reason: errorMessage(error) }));
+    // A call continued with a person's answers runs on the authorization of the invocation that asked.
+    const continuation = await this.#upstream.claim({
+      request,
+      sourceId: source.id,
+      toolId: tool.toolId,
+      input,
+    });
+    if (continuation !== undefined && "runningElsewhere" in continuation) {
+      throw new RunningElsewhere(upstreamTimeoutMs(request, tool, this.#o) + RECORDING_GRACE_MS);
+    }
+    const decision: AuthorizationDecision = continuation
+      ? { allowed: true, ...optional({ authorizationId: continuation.authorizationId }) }
+      : await this.#authorize(request, source, tool, input);
     if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
     if (decision.allowed && decision.committed) {
       // Awaited when the row is written; a failure surfaces there, never as an unhandled rejection.
@@ -372,8 +409,16 @@ export class Broker {
       return outcomeOf(row, hit.result, false);
     }
 
+    const upstream = this.#upstreamOf(
+      request,
+      source.id,
+      tool.toolId,
+      input,
+      row.authorizationId,
+      continuation,
+    );
     const raw = await callUpstream(
-      { request, source, tool, input, tally: row, traced: call.traced },
+      { request, source, tool, input, tally: row, traced: call.traced, ...upstream },
       this.#o,
     );
     const result = checkingDepth(() =>
@@ -394,6 +439,46 @@ export class Broker {
       call.results = { raw, normalized };
     } else call.results = { raw, normalized: result };
     return outcomeOf(row, result, false);
+  }
+
+  /** Asks the permission hook about a call (a throwing hook refuses it). */
+  #authorize(
+    request: InvokeRequest,
+    source: SourceManifest,
+    tool: CatalogTool,
+    input: Record<string, unknown>,
+  ): Promise<AuthorizationDecision> {
+    return Promise.resolve()
+      .then(() =>
+        this.#o.authorize({
+          sessionId: request.session,
+          principal: request.principal,
+          sourceId: source.id,
+          toolId: tool.toolId,
+          source,
+          tool: tool.manifest,
+          definitionHash: tool.definitionHash,
+          input,
+          ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
+        }),
+      )
+      .catch((error: unknown): AuthorizationDecision => ({ allowed: false, reason: errorMessage(error) }));
+  }
+
+  /** What the pool needs for a call's upstream requests: the relay, and the round a continuation resumes. */
+  #upstreamOf(
+    request: InvokeRequest,
+    sourceId: string,
+    toolId: string,
+    input: Record<string, unknown>,
+    authorizationId: string | undefined,
+    continuation: Continuation | undefined,
+  ): Pick<UpstreamCallParts, "relay" | "continueFrom"> {
+    const relay = this.#upstream.relayFor(
+      { request, sourceId, toolId, input, authorizationId },
+      continuation,
+    );
+    return { relay, continueFrom: continuation?.continueFrom };
   }
 
   #resolve(request: InvokeRequest): { source: SourceManifest; tool: CatalogTool } {

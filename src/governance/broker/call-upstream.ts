@@ -17,7 +17,7 @@ import {
   startSpan,
   withActiveSpan,
 } from "../../core/index.js";
-import type { ToolServerPool } from "../../mcp/index.js";
+import type { ContinuedRound, ToolServerPool, UpstreamRelay } from "../../mcp/index.js";
 import type { CatalogTool } from "../catalog/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { RateLimitAdmission, RateLimitLease } from "../rate-limit/index.js";
@@ -53,6 +53,10 @@ export interface UpstreamCall {
   tally: { attempts: number; queueWaitMs: number };
   /** Whether the call's span records (and is active): the rate-limit wait and each attempt are then its child spans. */
   traced: boolean;
+  /** Answers what the server asks during the call (see `UpstreamInputs`). */
+  relay?: UpstreamRelay | undefined;
+  /** The 2026-07-28 round a continued call resumes from. */
+  continueFrom?: ContinuedRound | undefined;
 }
 
 /** One MCP request, named and attributed as the MCP semantic conventions' client span. */
@@ -162,7 +166,7 @@ async function callOnce(
     timeoutMs: timeoutMs + 1_000,
     // Lets the transport stop reading an oversized answer; the exact check follows.
     maxResponseBytes: source.governance.maxResponseBytes,
-    ...optional({ onProgress: request.onProgress }),
+    ...optional({ onProgress: request.onProgress, relay: call.relay, continueFrom: call.continueFrom }),
   });
   checkingDepth(() => assertWithinCap(raw, source.governance.maxResponseBytes));
   return raw;

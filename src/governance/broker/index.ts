@@ -1,3 +1,10 @@
 export { Broker, type BrokerOptions } from "./broker.js";
-export type { InvokeOutcome, InvokeRequest, RefusedCall } from "./broker-types.js";
+export type {
+  InvokeOutcome,
+  InvokeRequest,
+  RefusedCall,
+  UpstreamInput,
+  UpstreamQuestion,
+} from "./broker-types.js";
 export { ResultCache } from "./result-cache.js";
+export { hasUpstreamQuestions, isUpstreamPause, type UpstreamSampler } from "./upstream-input.js";
