@@ -320,6 +320,22 @@ export async function run(): Promise<BenchResult> {
       metrics: [
         ...targets,
         { name: "a: runtime p50 overhead over SDK", value: overhead, unit: "ms" },
+        // CPU is less load-sensitive than wall time: what each executor adds on top of `invoke`.
+        ...["a: fixed table tool.invoke", "a: middleware wrapToolCall"].map((name) => ({
+          name: `${name}: CPU/call main - runtime's`,
+          value: by(name).cpuMainMs - rt.cpuMainMs,
+          unit: "ms",
+        })),
+        ...(
+          [
+            ["a: graph, governed tool node", "a: graph, SDK node"],
+            ["a: graph + MemorySaver, governed tool node", "a: graph + MemorySaver, SDK node"],
+          ] as const
+        ).map(([governed, raw]) => ({
+          name: `${governed}: CPU/call main - SDK node's - runtime's extra`,
+          value: by(governed).cpuMainMs - by(raw).cpuMainMs - (rt.cpuMainMs - sdk.cpuMainMs),
+          unit: "ms",
+        })),
         { name: "b: runtime p50 overhead over SDK", value: bRt.p50 - bSdk.p50, unit: "ms" },
         { name: "b: runtime p99 overhead over SDK", value: bRt.p99 - bSdk.p99, unit: "ms" },
         ...summaries.flatMap(caseMetrics),
