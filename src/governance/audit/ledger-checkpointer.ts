@@ -91,8 +91,8 @@ export class LedgerCheckpointer {
         resolve();
       });
     });
-    // The thread never keeps the process alive. After the listeners: adding a "message" listener refs
-    // the worker's port again, so an earlier unref would be undone.
+    // The thread keeps the process alive only while a checkpoint runs. After the listeners: adding a
+    // "message" listener refs the worker's port again, so an earlier unref would be undone.
     this.#worker.unref();
   }
 
@@ -120,6 +120,9 @@ export class LedgerCheckpointer {
     if (!this.#ready || this.#busy || this.#sinceLast < CHECKPOINT_EVERY_ROWS) return;
     this.#busy = true;
     this.#sinceLast = 0;
+    // While a checkpoint runs the ledger holds its commits for it: the thread keeps the process alive
+    // until then, or a caller awaiting a held commit with nothing else pending would see the process end.
+    this.#worker.ref();
     this.#worker.postMessage("checkpoint");
   }
 
@@ -143,6 +146,7 @@ export class LedgerCheckpointer {
     }
     if ((message as { ok?: boolean }).ok) this.#checkpoints++;
     this.#busy = false;
+    this.#worker.unref();
     this.#onIdle();
   }
 

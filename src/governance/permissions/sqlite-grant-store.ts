@@ -56,6 +56,8 @@ export class SqliteGrantStore implements GrantStore {
   /** Absolute path of the database file, or `:memory:`. */
   readonly path: string;
   readonly #db: Database;
+  /** Statements prepared once: compiling one costs about as much as running it. */
+  readonly #statements = new Map<string, BetterSqlite3.Statement>();
   #closed = false;
 
   private constructor(db: Database, path: string) {
@@ -80,24 +82,22 @@ export class SqliteGrantStore implements GrantStore {
       const existing = this.#findRow(clean);
       if (existing) return { grant: grantFromRow(existing), created: false };
       // A grant bound to another definition of the tool can never match again: drop it.
-      this.#db
-        .prepare("DELETE FROM grants WHERE session_id = ? AND principal = ? AND action = ? AND resource = ?")
-        .run(clean.sessionId, principalColumn(clean), clean.action, clean.resource);
-      this.#db
-        .prepare(
-          `INSERT INTO grants (id, session_id, principal, action, resource, tool_definition_hash, created_at, created_ms)
+      this.#statement(
+        "DELETE FROM grants WHERE session_id = ? AND principal = ? AND action = ? AND resource = ?",
+      ).run(clean.sessionId, principalColumn(clean), clean.action, clean.resource);
+      this.#statement(
+        `INSERT INTO grants (id, session_id, principal, action, resource, tool_definition_hash, created_at, created_ms)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          clean.id,
-          clean.sessionId,
-          principalColumn(clean),
-          clean.action,
-          clean.resource,
-          clean.toolDefinitionHash,
-          clean.createdAt,
-          Date.parse(clean.createdAt) || 0,
-        );
+      ).run(
+        clean.id,
+        clean.sessionId,
+        principalColumn(clean),
+        clean.action,
+        clean.resource,
+        clean.toolDefinitionHash,
+        clean.createdAt,
+        Date.parse(clean.createdAt) || 0,
+      );
       return { grant: clean, created: true };
     });
   }
@@ -114,34 +114,32 @@ export class SqliteGrantStore implements GrantStore {
       ([, value]) => value,
     );
     const where = filters.length === 0 ? "" : `WHERE ${filters.map(([name]) => `${name} = ?`).join(" AND ")}`;
-    const rows = this.#db
-      .prepare(`SELECT * FROM grants ${where} ORDER BY created_ms, seq`)
-      .all(...filters.map(([, value]) => value));
+    const rows = this.#statement(`SELECT * FROM grants ${where} ORDER BY created_ms, seq`).all(
+      ...filters.map(([, value]) => value),
+    );
     return (rows as Row[]).map(grantFromRow);
   }
 
   async revoke(id: string): Promise<Grant | undefined> {
     return this.#transaction(() => {
-      const row = this.#db.prepare("SELECT * FROM grants WHERE id = ?").get(id) as Row | undefined;
-      if (row) this.#db.prepare("DELETE FROM grants WHERE id = ?").run(id);
+      const row = this.#statement("SELECT * FROM grants WHERE id = ?").get(id) as Row | undefined;
+      if (row) this.#statement("DELETE FROM grants WHERE id = ?").run(id);
       return row && grantFromRow(row);
     });
   }
 
   async nextEpoch(sessionId: string): Promise<number> {
     this.#ensureOpen();
-    const row = this.#db
-      .prepare(
-        `INSERT INTO permission_epochs (session_id, epoch) VALUES (?, 1)
+    const row = this.#statement(
+      `INSERT INTO permission_epochs (session_id, epoch) VALUES (?, 1)
          ON CONFLICT (session_id) DO UPDATE SET epoch = epoch + 1 RETURNING epoch`,
-      )
-      .get(sessionId) as { epoch: number };
+    ).get(sessionId) as { epoch: number };
     return row.epoch;
   }
 
   async currentEpoch(sessionId: string): Promise<number> {
     this.#ensureOpen();
-    const row = this.#db.prepare("SELECT epoch FROM permission_epochs WHERE session_id = ?").get(sessionId) as
+    const row = this.#statement("SELECT epoch FROM permission_epochs WHERE session_id = ?").get(sessionId) as
       | { epoch: number }
       | undefined;
     return row?.epoch ?? 0;
@@ -154,13 +152,20 @@ export class SqliteGrantStore implements GrantStore {
   }
 
   #findRow(key: GrantKey): Row | undefined {
-    return this.#db
-      .prepare(
-        "SELECT * FROM grants WHERE session_id = ? AND principal = ? AND action = ? AND resource = ? AND tool_definition_hash = ?",
-      )
-      .get(key.sessionId, principalColumn(key), key.action, key.resource, key.toolDefinitionHash) as
+    return this.#statement(
+      "SELECT * FROM grants WHERE session_id = ? AND principal = ? AND action = ? AND resource = ? AND tool_definition_hash = ?",
+    ).get(key.sessionId, principalColumn(key), key.action, key.resource, key.toolDefinitionHash) as
       | Row
       | undefined;
+  }
+
+  #statement(sql: string): BetterSqlite3.Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
   }
 
   #transaction<T>(body: () => T): T {

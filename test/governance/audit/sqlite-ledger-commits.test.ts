@@ -100,6 +100,44 @@ describe("SqliteLedger commits", () => {
     }
   });
 
+  test("a script that awaits one append after another runs to its end: a held commit keeps the process alive", async () => {
+    // Nothing but the ledger holds the event loop here (as in a script whose MCP children are idle
+    // between calls): a commit held back for a running checkpoint must not let the process exit.
+    const path = freshPath();
+    const script = join(scratch, `sequential-${files}.mts`);
+    const auditModule = pathToFileURL(join(repoRoot, "src/governance/audit/index.ts")).href;
+    writeFileSync(
+      script,
+      `import { LedgerWriter, SqliteLedger } from ${JSON.stringify(auditModule)};
+const store = await SqliteLedger.open(${JSON.stringify(path)});
+const ledger = new LedgerWriter(store);
+// The thread starts in the background; once it runs, every 64th row asks it for a checkpoint.
+while (!store.checkpoints.thread) await new Promise((resolve) => setTimeout(resolve, 10));
+for (let i = 0; i < 400; i++) {
+  await ledger.append({ invocationId: "s" + i, sessionId: "s", sourceId: "a", toolId: "b", status: "ok",
+    startedAt: "2025-01-01T00:00:00.000Z", finishedAt: "2025-01-01T00:00:00.000Z", durationMs: 0,
+    attempts: 1, cacheHit: false, queueWaitMs: 0 });
+}
+const checkpoints = store.checkpoints.count;
+await ledger.close();
+await store.close();
+console.log("done " + checkpoints);
+`,
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", script], {
+      cwd: repoRoot,
+    });
+    // Without the fix the process ends (exit code 13, a top-level await never settled) at the first
+    // commit that waits for a checkpoint, and execFile rejects.
+    expect(stdout).toMatch(/^done [1-9]\d*\n$/);
+    const reopened = await open(path);
+    try {
+      expect((await reopened.summary()).calls).toBe(400);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   test("rows still queued in the writer when the process exits normally are committed on the way out", async () => {
     const path = freshPath();
     const script = join(scratch, `exit-writer-${files}.mts`);

@@ -1,0 +1,84 @@
+/**
+ * Reads the newest `.cpuprofile` in a folder (what `node --cpu-prof` writes) and prints the functions
+ * with the most self time, and the self time per source file (node_modules grouped by package).
+ *
+ * Usage: `tsx bench/lib/cpu-profile-top.ts DIR [N]`
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function newest(dir: string): string {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (files.length === 0) throw new Error(`No .cpuprofile in ${dir}.`);
+  return files[0] as string;
+}
+
+/** A short location: the path under the repository or the package under node_modules. */
+function where(url: string): string {
+  if (url === "") return "(native)";
+  const modules = url.lastIndexOf("node_modules/");
+  if (modules >= 0) {
+    const rest = url.slice(modules + "node_modules/".length).split("/");
+    return `npm:${rest[0]?.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]}`;
+  }
+  const repo = url.indexOf("/src/") >= 0 ? url.indexOf("/src/") : url.indexOf("/bench/");
+  return repo >= 0 ? url.slice(repo + 1) : url.replace(/^file:\/\//, "");
+}
+
+function top(map: Map<string, number>, n: number, total: number): string[] {
+  return [...map.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(
+      ([name, us]) =>
+        `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}`,
+    );
+}
+
+const dir = process.argv[2] ?? ".";
+const n = Number(process.argv[3] ?? 30);
+const path = newest(dir);
+const profile = JSON.parse(readFileSync(path, "utf8")) as Profile;
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const selfUs = new Map<number, number>();
+profile.samples.forEach((id, i) => {
+  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
+const byFunction = new Map<string, number>();
+const byFile = new Map<string, number>();
+let total = 0;
+let idle = 0;
+for (const [id, us] of selfUs) {
+  const frame = (byId.get(id) as ProfileNode).callFrame;
+  if (frame.functionName === "(idle)") {
+    idle += us;
+    continue;
+  }
+  total += us;
+  const file = where(frame.url);
+  const name = `${frame.functionName || "(anonymous)"}  ${file}${frame.url ? `:${frame.lineNumber + 1}` : ""}`;
+  byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+  byFile.set(file, (byFile.get(file) ?? 0) + us);
+}
+console.log(`${path}: ${(total / 1000).toFixed(0)} ms on CPU, ${(idle / 1000).toFixed(0)} ms idle\n`);
+console.log(`Top ${n} functions by self time:`);
+console.log(top(byFunction, n, total).join("\n"));
+console.log(`\nSelf time by file or package (top ${n}):`);
+console.log(top(byFile, n, total).join("\n"));
