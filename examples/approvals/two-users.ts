@@ -2,8 +2,8 @@
  * One fixed tool table for many users: `prepareFixedToolTable(governance)` is built once, without naming
  * a session, and serves every thread of the app. Each call runs in its own thread's session, so Alice's
  * "allow matching" grant covers her later PubMed searches but never Bob's: his matching search, in his
- * own thread, raises its own card. (To let several threads share grants, e.g. one user's threads, name a
- * session for them: see the sessions section of the README.)
+ * own thread, raises its own card. (For threads that should share grants, say one user's, resolve their
+ * session yourself: `prepareFixedToolTable(governance, { sessionId: (config) => userOf(config) })`.)
  * Run: `npx tsx examples/approvals/two-users.ts`
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
