@@ -21,7 +21,7 @@ import {
   type PermissionCard,
   type PermissionDecision,
 } from "sciencegate";
-import { startOfflineProviders } from "./demo/offline-providers.js";
+import { startOfflineProviders } from "./offline/providers.js";
 
 const providers = await startOfflineProviders();
 const governance = await createGovernance({

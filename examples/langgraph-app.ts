@@ -2,7 +2,8 @@
  * The README's quick start for an existing LangGraph app: spread the governed state into yours, add
  * the model node and the governed tool node, route with `governedToolsCondition`. Run it with
  * `npx tsx examples/langgraph-app.ts` (the scripted model below calls the real PubMed unless
- * SCIENCEGATE_PUBMED_BASE_URL points elsewhere); put your own chat model in its place.
+ * SCIENCEGATE_PUBMED_BASE_URL points elsewhere: `npx tsx examples/offline/run.ts examples/langgraph-app.ts`
+ * runs it offline); put your own chat model in its place.
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";

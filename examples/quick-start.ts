@@ -3,7 +3,7 @@ import { createGovernance } from "sciencegate";
 /**
  * The README's programmatic quick start, kept compiling by `npm test` (typecheck). Run it with
  * `npx tsx examples/quick-start.ts`; it calls the real PubMed unless SCIENCEGATE_PUBMED_BASE_URL points
- * elsewhere.
+ * elsewhere, as `npx tsx examples/offline/run.ts examples/quick-start.ts` does (offline stand-ins).
  */
 
 // extensions_config.json if there is one, else the bundled science sources; ledger and CAS in ./.sciencegate

@@ -16,7 +16,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createHandoffTool, createSwarm } from "@langchain/langgraph-swarm";
 import { createGovernance, prepareFixedToolTable } from "sciencegate";
-import { startOfflineProviders } from "./demo/offline-providers.js";
+import { startOfflineProviders } from "./offline/providers.js";
 
 /** A scripted model turn; explicit ids, because two fake models in one graph would reuse theirs. */
 const turn = (id: string, calls: { id: string; name: string; args: Record<string, unknown> }[], text = "") =>

@@ -12,7 +12,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { INTERRUPT, type Interrupt, isInterrupted } from "@langchain/langgraph";
 import type { HITLRequest, HITLResponse } from "langchain";
 import { type ApprovalHitlRequest, createGovernance, type Governance } from "sciencegate";
-import { startOfflineProviders } from "../demo/offline-providers.js";
+import { startOfflineProviders } from "../offline/providers.js";
 
 /** A governance runtime over the offline providers; `close()` stops both. */
 export async function offlineGovernance(): Promise<{ governance: Governance; close: () => Promise<void> }> {

@@ -22,6 +22,8 @@ import {
   entryTargets,
   listFiles,
   type PackageJson,
+  packRepo,
+  provideSqliteBinding,
   REPO,
   type Run,
   readJson,
@@ -59,7 +61,7 @@ describe("the packed tarball, installed in a fresh app", () => {
   it("a. npm pack builds through prepack and leaves package.json byte-identical", async () => {
     const before = await readFile(join(REPO, "package.json"));
     await step("a. npm pack", async () => {
-      const result = await run("npm", ["pack", "--pack-destination", tmp], REPO);
+      const result = await packRepo(tmp);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr.split("\n").filter((line) => /^npm (warn|error)/i.test(line))).toEqual([]);
       expect(await readFile(join(REPO, "package.json"))).toEqual(before);
@@ -127,7 +129,7 @@ describe("the packed tarball, installed in a fresh app", () => {
       const install = await run("npm", ["install", tarball, ...specs, ...flags], app);
       expect(install.code, install.stderr).toBe(0);
       expect(existsSync(join(app, "node_modules", "langchain"))).toBe(false);
-      await provideSqliteBinding();
+      await provideSqliteBinding(app);
     });
     project = join(app, "science-project");
     await cp(join(FIXTURES, "science-project"), project, { recursive: true });
@@ -489,22 +491,4 @@ async function callCli(
     result: { data?: { structuredContent?: { result?: unknown } } };
   };
   return { value: body.result.data?.structuredContent?.result };
-}
-
-/** With better-sqlite3's install script denied: the repository's binary of the same version, else a build. */
-async function provideSqliteBinding(): Promise<void> {
-  const binding = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
-  if (existsSync(join(app, binding))) return;
-  const version = async (root: string) =>
-    (await readJson<PackageJson>(join(root, "node_modules", "better-sqlite3", "package.json"))).version;
-  if (existsSync(join(REPO, binding)) && (await version(REPO)) === (await version(app))) {
-    await mkdir(join(app, binding, ".."), { recursive: true });
-    await cp(join(REPO, binding), join(app, binding));
-    return;
-  }
-  const appJson = await readJson<PackageJson>(join(app, "package.json"));
-  appJson.allowScripts = { ...(appJson.allowScripts as object), "better-sqlite3": true };
-  await writeFile(join(app, "package.json"), `${JSON.stringify(appJson, null, 2)}\n`);
-  const rebuilt = await run("npm", ["rebuild", "better-sqlite3"], app);
-  expect(rebuilt.code, rebuilt.stderr).toBe(0);
 }

@@ -1,7 +1,7 @@
 /** Child processes, timed steps and package.json reading for the packaging test. */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -120,6 +120,53 @@ export function entrySpecifiers(pkg: PackageJson): string[] {
   return Object.keys(exportsMap)
     .filter((key) => key !== "./package.json")
     .map((key) => (key === "." ? pkg.name : `${pkg.name}/${key.replace(/^\.\//, "")}`));
+}
+
+/**
+ * `npm pack` of the repository into `destination`. The pack rewrites the repository's package.json between
+ * prepack and postpack, so two test files packing at once would clobber each other: a lock folder in the
+ * repository serialises them (a stale one, left by a killed pack, is taken over after 15 minutes).
+ */
+export async function packRepo(destination: string): Promise<Run> {
+  const lock = join(REPO, ".pack-lock");
+  const started = Date.now();
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (Date.now() - started > 15 * 60_000) break;
+      await new Promise((wake) => setTimeout(wake, 1000));
+    }
+  }
+  try {
+    return await run("npm", ["pack", "--pack-destination", destination], REPO);
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Gives the app's better-sqlite3 its native binding. Offline, its install script would compile SQLite
+ * for minutes; the app reuses the binary the repository's own install built for the same version and
+ * Node, and rebuilds only when that is not possible (an install that ran the script has it already).
+ */
+export async function provideSqliteBinding(app: string): Promise<void> {
+  const binding = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
+  if (existsSync(join(app, binding))) return;
+  const version = async (root: string) =>
+    (await readJson<PackageJson>(join(root, "node_modules", "better-sqlite3", "package.json"))).version;
+  if (existsSync(join(REPO, binding)) && (await version(REPO)) === (await version(app))) {
+    await mkdir(join(app, binding, ".."), { recursive: true });
+    await cp(join(REPO, binding), join(app, binding));
+    return;
+  }
+  const appJson = await readJson<PackageJson>(join(app, "package.json"));
+  appJson.allowScripts = { ...(appJson.allowScripts as object), "better-sqlite3": true };
+  await writeFile(join(app, "package.json"), `${JSON.stringify(appJson, null, 2)}\n`);
+  const rebuilt = await run("npm", ["rebuild", "better-sqlite3"], app);
+  if (rebuilt.code !== 0) throw new Error(`npm rebuild better-sqlite3 failed: ${rebuilt.stderr}`);
 }
 
 /** `name@version` as the repository has it installed, so the app resolves from the npm cache. */
