@@ -255,3 +255,20 @@ describe.each(CASES)("one replay rule: $name", (tool) => {
     expect(added[0]?.toolCallId).toBeUndefined();
   });
 });
+
+describe("one replay rule: a call running under its key", () => {
+  test("artifact_download: a concurrent call with the same key and other arguments is refused, not joined", async () => {
+    const b = await bench();
+    const at = { user: "alice", thread: "t1", id: "k1" };
+    const [first, second] = await Promise.all([
+      b.call("artifact_download", { mcpInvocationId: "offer-alice", candidateId: "a" }, at),
+      b.call("artifact_download", { mcpInvocationId: "offer-alice", candidateId: "b" }, at),
+    ]);
+    expect(first.status).not.toBe("error");
+    expectReusedKey(second);
+    expect(b.fetches).toEqual(["https://arxiv.org/pdf/a"]);
+    const rows = await b.rows();
+    expect(rows.filter((row) => row.toolCallId === "k1")).toHaveLength(1);
+    expect(rows.filter((row) => row.error?.code === "PERMISSION_DENIED")).toHaveLength(1);
+  });
+});
