@@ -5,6 +5,7 @@
  */
 import { GovernanceError, type GovernanceErrorCode, hashCanonical } from "../core/index.js";
 import type { ContentStore, InvocationRecord, LedgerWriter } from "../governance/audit/index.js";
+import { reusedKeyError } from "../governance/broker/index.js";
 import { DOWNLOAD_LEDGER_TOOL_ID, type DownloadLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobError } from "./download-job-store.js";
 import { DOWNLOAD_TOOL_DEFINITION_HASH } from "./download-permission.js";
@@ -20,6 +21,8 @@ export interface ArtifactLedgerDeps {
 
 /** One row to append. */
 export interface ArtifactRow {
+  /** The row's id, when the caller needs it before the row exists. @default a new id */
+  invocationId?: string | undefined;
   sessionId: string;
   threadId?: string | undefined;
   /** Absent for a retry or a call made outside a graph. */
@@ -63,7 +66,7 @@ export async function appendArtifactRow(
     toolDefinitionHash: row.toolDefinitionHash,
   };
   const record: InvocationRecord = {
-    invocationId: deps.newId(),
+    invocationId: row.invocationId ?? deps.newId(),
     sessionId: row.sessionId,
     sourceId: row.sourceId,
     toolId: row.toolId,
@@ -92,6 +95,8 @@ export interface DownloadOutcome {
   job?: DownloadJob;
   /** Why it was refused (no job) or how the job failed. */
   error?: DownloadJobError | undefined;
+  /** The call's arguments as given (`builtinInput`), stored with the plan; absent for a retry. */
+  input?: Record<string, unknown> | undefined;
 }
 
 /**
@@ -118,7 +123,7 @@ export function appendDownloadRow(
     startedAt: outcome.startedAt,
     finishedAt: outcome.finishedAt,
     attempts: outcome.attempts,
-    request: plan,
+    request: outcome.input === undefined ? plan : { ...plan, input: outcome.input },
     license: plan.license,
     authorizationId: outcome.authorizationId,
     toolDefinitionHash: DOWNLOAD_TOOL_DEFINITION_HASH,
@@ -127,12 +132,12 @@ export function appendDownloadRow(
   });
 }
 
-/** A built-in call whose `threadId:toolCallId` already names another session's call or job. */
+/** A built-in call whose `threadId:toolCallId` already names another call (see {@link sameBuiltinCall}). */
 export interface ForeignCall {
   sessionId: string;
   threadId?: string | undefined;
   toolCallId?: string | undefined;
-  /** The source of the other session's call (the row is the operator's; the caller is not told). */
+  /** The source of the other call (the row is the operator's; the caller is not told). */
   sourceId: string;
   toolId: string;
   request: unknown;
@@ -141,22 +146,21 @@ export interface ForeignCall {
 }
 
 /**
- * Refuses a built-in call whose `threadId:toolCallId` key another session used first, as the broker
- * refuses a reused key: `PERMISSION_DENIED` (`data.reason: "tool_call_id_reused"`), audited on a row of
- * the asking session without the tool call id (the key stays the first call's). Nothing of the other
- * call (its job, file, source or outcome) is in the message.
+ * Refuses a built-in call whose `threadId:toolCallId` key another call used first (another session,
+ * tool or arguments) exactly as the broker refuses a reused key (`reusedKeyError`): `PERMISSION_DENIED`
+ * (`data.reason: "tool_call_id_reused"`), audited on a row of the asking session without the tool call
+ * id (the key stays the first call's). Nothing of the other call (its job, file, source or outcome) is
+ * in the message.
  * @param deps ledger, CAS and id generator
  * @param call the refused call
  * @returns never
  * @throws GovernanceError `PERMISSION_DENIED`, after its row is appended
  */
 export async function refuseForeignCall(deps: ArtifactLedgerDeps, call: ForeignCall): Promise<never> {
-  const refusal = new GovernanceError(
-    "PERMISSION_DENIED",
-    `Tool call id '${call.toolCallId}' of thread '${call.threadId}' was already used by another session; a session replays only its own calls. Use a new tool call id.`,
-    { data: { reason: "tool_call_id_reused", threadId: call.threadId, toolCallId: call.toolCallId } },
-  );
+  const invocationId = deps.newId();
+  const refusal = reusedKeyError(call, invocationId);
   await appendArtifactRow(deps, {
+    invocationId,
     sessionId: call.sessionId,
     threadId: call.threadId,
     sourceId: call.sourceId,
@@ -168,6 +172,57 @@ export async function refuseForeignCall(deps: ArtifactLedgerDeps, call: ForeignC
     error: { code: refusal.code, message: refusal.message, retryable: false },
   });
   throw refusal;
+}
+
+/** A built-in call as its `threadId:toolCallId` key is bound to it (the broker's rule for every tool). */
+export interface BuiltinCall {
+  sessionId: string;
+  /** `artifact_download` or `paper_extract_pdf`. */
+  toolId: string;
+  /** The tool's arguments as given (see {@link builtinInput}). */
+  input: Record<string, unknown>;
+}
+
+/**
+ * The arguments of a built-in call as its key binds them, absent ones dropped. Stored as the `input`
+ * of its row's request object, so that a replay compares them like the broker compares an MCP call's.
+ * @param fields the tool's arguments
+ * @returns the arguments that are set
+ */
+export function builtinInput(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * Whether a recorded row is the very call now made again under its key: the same session, tool and
+ * arguments, the binding the broker applies to every MCP call. A row of another tool (an MCP call's), of
+ * another session or with other arguments is another call, which the key must not replay. A download
+ * row's request object holds its arguments as `input` beside the plan; an extraction's request object
+ * is its one argument (`artifactJobId`), and a download row written before rows carried `input` is
+ * compared on the identifiers its plan holds.
+ * @param store the CAS holding the row's request object
+ * @param row the key's row
+ * @param call the call now made
+ * @returns true when the row is this call's
+ */
+export async function sameBuiltinCall(
+  store: ContentStore,
+  row: InvocationRecord,
+  call: BuiltinCall,
+): Promise<boolean> {
+  if (row.sessionId !== call.sessionId || row.toolId !== call.toolId) return false;
+  const stored =
+    row.requestRef === undefined
+      ? undefined
+      : await store.getJson<Record<string, unknown> & { candidate?: { candidateId?: unknown } }>(
+          row.requestRef,
+        );
+  if (stored?.input !== undefined) return hashCanonical(stored.input) === hashCanonical(call.input);
+  for (const key of ["mcpInvocationId", "candidateId", "artifactJobId"]) {
+    const recorded = stored?.[key] ?? (key === "candidateId" ? stored?.candidate?.candidateId : undefined);
+    if (call.input[key] !== undefined && recorded !== undefined && recorded !== call.input[key]) return false;
+  }
+  return true;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type Clock,
   endSpanWithError,
   GovernanceError,
+  hashCanonical,
   InflightCalls,
   SPAN_NAMES,
   type Span,
@@ -44,9 +45,11 @@ import {
   appendArtifactRow,
   appendDownloadRow,
   appendOrphanCancelRow,
+  builtinInput,
   callJobId,
   recordedDownload,
   refuseForeignCall,
+  sameBuiltinCall,
 } from "./download-ledger.js";
 import { type PlanDeps, type PlannedDownload, planDownload, replanJob } from "./download-plan.js";
 import { cancelledError, jobResult, type ProgressSink, queuedJob, runDownloadJob } from "./download-run.js";
@@ -66,6 +69,17 @@ type Progress = ((progress: DownloadProgress) => void) | undefined;
 interface CallHooks {
   onProgress?: Progress;
   signal?: AbortSignal | undefined;
+  /** The call's arguments as given (`downloadInput`), stored on its row; absent for a retry. */
+  input?: Record<string, unknown> | undefined;
+}
+
+/** The arguments of a download call, as its replay key binds them. */
+function downloadInput(request: DownloadRequest): Record<string, unknown> {
+  return builtinInput({
+    mcpInvocationId: request.mcpInvocationId,
+    candidateId: request.candidateId,
+    destinationPath: request.destinationPath,
+  });
 }
 
 /**
@@ -93,7 +107,7 @@ export class DownloadManager {
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
   /** Calls running now, by `callJobId`, with the session that made each. */
-  readonly #calls = new Map<string, { sessionId: string; work: Promise<DownloadResult> }>();
+  readonly #calls = new Map<string, { sessionId: string; input: string; work: Promise<DownloadResult> }>();
   /** Every `download` and `retry` admitted before `close()`, with the signal that cuts them. */
   readonly #admitted: InflightCalls;
 
@@ -169,18 +183,16 @@ export class DownloadManager {
   }
 
   /**
-   * Whether a graph tool call already started (or was refused) a download, so a re-run must not ask again.
+   * Whether a graph tool call's key already has a download or a row, so that nothing is asked again:
+   * `download` replays the call, or refuses a call whose key another call used.
    * @param threadId the LangGraph thread
    * @param toolCallId the tool call
-   * @returns true when the call has a job or a download row
+   * @returns true when the key has a job or a row (of any tool)
    */
   async hasCall(threadId: string, toolCallId: string): Promise<boolean> {
     if (this.#calls.has(callJobId(threadId, toolCallId))) return true;
     if ((await this.#jobs.get(callJobId(threadId, toolCallId))) !== undefined) return true;
-    return (
-      (await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId))?.toolId ===
-      DOWNLOAD_LEDGER_TOOL_ID
-    );
+    return (await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId)) !== undefined;
   }
 
   /**
@@ -202,9 +214,16 @@ export class DownloadManager {
       return this.#admitted.run((closing) => this.#fresh(request, closing));
     }
     const key = callJobId(threadId, toolCallId);
+    const input = hashCanonical(downloadInput(request));
     const inFlight = this.#calls.get(key);
-    // A twin of the same session joins the running call; another session's is refused by `#replay`.
-    if (inFlight?.sessionId === request.sessionId) return inFlight.work;
+    // A twin of the same call joins the running one; any other call under its key is refused.
+    if (inFlight?.sessionId === request.sessionId && inFlight.input === input) return inFlight.work;
+    if (inFlight) {
+      return this.#admitted.run(async () => {
+        const invocation = await this.#opts.ledgerWriter.reader.get(request.mcpInvocationId);
+        return this.#refuseForeign(request, invocation?.sourceId ?? "unknown");
+      });
+    }
     const work = this.#admitted
       .run(async (closing) => {
         const replayed = await this.#replay(threadId, toolCallId, request, closing);
@@ -213,7 +232,7 @@ export class DownloadManager {
       .finally(() => {
         if (this.#calls.get(key)?.work === work) this.#calls.delete(key);
       });
-    if (!inFlight) this.#calls.set(key, { sessionId: request.sessionId, work });
+    this.#calls.set(key, { sessionId: request.sessionId, input, work });
     return work;
   }
 
@@ -295,8 +314,9 @@ export class DownloadManager {
   }
 
   async #fresh(request: DownloadRequest, closing: AbortSignal): Promise<DownloadResult> {
-    const { plan, verified, finalPath } = await this.#plan(request);
-    const authorizationId = await this.#authorize(plan);
+    const input = downloadInput(request);
+    const { plan, verified, finalPath } = await this.#plan(request, input);
+    const authorizationId = await this.#authorize(plan, input);
     const job = queuedJob(plan, {
       jobId:
         plan.threadId !== undefined && plan.toolCallId !== undefined
@@ -307,22 +327,28 @@ export class DownloadManager {
       now: this.#clock.now(),
     });
     await this.#jobs.create(job);
-    return this.#start(job, plan, verified.hosts, request, authorizationId, closing);
+    const hooks: CallHooks = { onProgress: request.onProgress, signal: request.signal, input };
+    return this.#start(job, plan, verified.hosts, hooks, authorizationId, closing);
   }
 
   /**
    * Plans a request; a refusal that binds the candidate to its session (another session's invocation,
    * a source switched off for this session) is recorded as an error row before it is thrown. The row
    * keeps the thread but not the tool call id, so a refused call never takes a call's replay key.
+   * Any other refusal of a call being made (`input` given) with a `threadId:toolCallId` is that call's
+   * outcome, recorded under its key as the broker records a refused call: a re-run replays it.
    */
-  async #plan(request: DownloadRequest): Promise<PlannedDownload> {
+  async #plan(request: DownloadRequest, input?: Record<string, unknown>): Promise<PlannedDownload> {
     const startedAt = this.#clock.now();
     try {
       return await planDownload(this.#planDeps(), request);
     } catch (error) {
-      if (error instanceof GovernanceError && SESSION_BINDING_REASONS.has(error.data?.reason)) {
+      const binding = error instanceof GovernanceError && SESSION_BINDING_REASONS.has(error.data?.reason);
+      const keyed = input !== undefined && request.threadId !== undefined && request.toolCallId !== undefined;
+      if (error instanceof GovernanceError && (binding || keyed)) {
         const invocation = await this.#opts.ledgerWriter.reader.get(request.mcpInvocationId);
         await appendArtifactRow(this.#rows, {
+          ...(binding ? {} : { toolCallId: request.toolCallId }),
           sessionId: request.sessionId,
           threadId: request.threadId,
           sourceId: invocation?.sourceId ?? "unknown",
@@ -337,8 +363,9 @@ export class DownloadManager {
             sessionId: request.sessionId,
             threadId: request.threadId,
             toolCallId: request.toolCallId,
+            ...(binding ? {} : { input }),
           },
-          error: { code: error.code, message: error.message, retryable: false },
+          error: { code: error.code, message: error.message, retryable: binding ? false : error.retryable },
         });
       }
       throw error;
@@ -346,7 +373,7 @@ export class DownloadManager {
   }
 
   /** Asks the hook; a denial is recorded as an error row before it is thrown. */
-  async #authorize(plan: DownloadPlan): Promise<string | undefined> {
+  async #authorize(plan: DownloadPlan, input: Record<string, unknown>): Promise<string | undefined> {
     if (!this.#opts.authorize) return undefined;
     const startedAt = this.#clock.now();
     const decision = await this.#opts.authorize(plan);
@@ -364,6 +391,7 @@ export class DownloadManager {
       attempts: 0,
       authorizationId: decision.authorizationId,
       error: { code: refusal.code, message: refusal.message, retryable: false },
+      input,
     });
     throw refusal;
   }
@@ -378,17 +406,27 @@ export class DownloadManager {
     request: DownloadRequest,
     closing: AbortSignal,
   ): Promise<DownloadResult | undefined> {
-    const hooks: CallHooks = request;
+    const input = downloadInput(request);
+    const hooks: CallHooks = { onProgress: request.onProgress, signal: request.signal, input };
+    const row = await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId);
+    const call = { sessionId: request.sessionId, toolId: DOWNLOAD_LEDGER_TOOL_ID, input };
+    // One replay rule with the broker's: the key replays only the call that first used it.
+    if (row && !(await sameBuiltinCall(this.#opts.store, row, call))) {
+      return this.#refuseForeign(request, row.sourceId);
+    }
     const job = await this.#jobs.get(callJobId(threadId, toolCallId));
-    if (job && job.sessionId !== request.sessionId) return this.#refuseForeign(request, job.sourceId);
+    if (
+      job &&
+      (job.sessionId !== request.sessionId ||
+        job.mcpInvocationId !== request.mcpInvocationId ||
+        job.candidateId !== request.candidateId)
+    ) {
+      return this.#refuseForeign(request, job.sourceId);
+    }
     if (job && TERMINAL_DOWNLOAD_STATES.includes(job.status)) return jobResult(job);
     const running = job && this.#running.get(job.jobId);
     if (running) return running.done;
-    const row = await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId);
-    if (row?.toolId === DOWNLOAD_LEDGER_TOOL_ID) {
-      if (row.sessionId !== request.sessionId) return this.#refuseForeign(request, row.sourceId);
-      return recordedDownload(this.#opts.store, row);
-    }
+    if (row) return recordedDownload(this.#opts.store, row);
     // A job of this call with no row and not running here: a crashed process left it mid-way; the
     // approved call resumes it (Range from the staged bytes).
     return job ? this.#rerun(job, hooks, true, closing) : undefined;
@@ -478,6 +516,7 @@ export class DownloadManager {
           attempts: final.attempts - job.attempts,
           authorizationId,
           job: final,
+          input: hooks.input,
         });
         endJobSpan(span, final, final.attempts - job.attempts, row.invocationId);
         return jobResult(final);

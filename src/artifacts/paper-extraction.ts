@@ -16,7 +16,13 @@ import {
 import type { ContentStore, InvocationRecord, LedgerWriter } from "../governance/audit/index.js";
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
-import { appendArtifactRow, refuseForeignCall } from "./download-ledger.js";
+import {
+  appendArtifactRow,
+  type BuiltinCall,
+  builtinInput,
+  refuseForeignCall,
+  sameBuiltinCall,
+} from "./download-ledger.js";
 import { extractPdf, type PdfExtractor } from "./extract-pdf.js";
 import { paperFolder } from "./paper-text.js";
 import type { PdfLimits } from "./pdf-limits.js";
@@ -102,9 +108,12 @@ export async function extractDownloadedPaper(
     store: runtime.store,
     newId: runtime.newId ?? randomUUID,
   };
+  const input = builtinInput({ artifactJobId: request.artifactJobId });
+  const call = { sessionId: request.sessionId, toolId: EXTRACTION_LEDGER_TOOL_ID, input };
   const prior = hasKey ? await runtime.ledgerWriter.reader.findByCall(threadId, toolCallId) : undefined;
-  if (prior?.toolId === EXTRACTION_LEDGER_TOOL_ID) {
-    if (prior.sessionId !== request.sessionId) {
+  // One replay rule with the broker's: the key replays only the call that first used it.
+  if (prior) {
+    if (!(await sameBuiltinCall(runtime.store, prior, call))) {
       return refuseForeignCall(rows, {
         ...request,
         sourceId: prior.sourceId,
@@ -148,6 +157,7 @@ export async function extractDownloadedPaper(
       startedAt,
       finishedAt: clock.now(),
       attempts: 1,
+      // The request object is the call's arguments, which its key is bound to (`sameBuiltinCall`).
       request: { artifactJobId: job.jobId },
       entry,
       error: error && { code: error.code, message: error.message, retryable: error.retryable },
@@ -159,16 +169,20 @@ export async function extractDownloadedPaper(
   } catch (error) {
     // A PDF that pdf.js cannot read fails without a structured signal: the extraction failed.
     const governed = toGovernanceError(error, { unrecognized: "NORMALIZATION_FAILED" });
-    const twin = await appendOrReplay(runtime, request, () => row(undefined, governed));
+    const twin = await appendOrReplay(runtime, call, request, () => row(undefined, governed));
     if (twin) return twin;
     throw governed;
   }
-  return (await appendOrReplay(runtime, request, () => row(entry, undefined))) ?? toResult(entry);
+  return (await appendOrReplay(runtime, call, request, () => row(entry, undefined))) ?? toResult(entry);
 }
 
-/** Appends a row; when the same call raced itself and recorded first, its outcome is returned. */
+/**
+ * Appends a row; when the same call raced itself and recorded first, its outcome is returned. A row
+ * another call recorded under the key meanwhile is never served as this call's: `DUPLICATE_ID` is thrown.
+ */
 async function appendOrReplay(
   runtime: PaperExtractionRuntime,
+  call: BuiltinCall,
   request: PaperExtractionRequest,
   append: () => Promise<InvocationRecord>,
 ): Promise<PaperExtractResult | undefined> {
@@ -179,7 +193,7 @@ async function appendOrReplay(
     const { threadId, toolCallId } = request;
     if (!isGovernanceError(error) || error.code !== "DUPLICATE_ID" || !threadId || !toolCallId) throw error;
     const twin = await runtime.ledgerWriter.reader.findByCall(threadId, toolCallId);
-    if (twin?.toolId !== EXTRACTION_LEDGER_TOOL_ID) throw error;
+    if (twin === undefined || !(await sameBuiltinCall(runtime.store, twin, call))) throw error;
     return replay(runtime.store, twin);
   }
 }

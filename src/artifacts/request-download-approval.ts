@@ -2,6 +2,8 @@
  * Asking for a download's approval before any side effect, shared by `artifact_download` and the
  * paper acquisition graph.
  */
+import { GovernanceError } from "../core/index.js";
+import { SESSION_BINDING_REASONS } from "./download-candidate.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadRequest } from "./download-types.js";
 
@@ -13,7 +15,9 @@ import type { DownloadApproval, DownloadRequest } from "./download-types.js";
  * @param approval the approval hook, if the runtime enforces permissions
  * @param request the download
  * @returns the denial reason, or `undefined` when the download may go on
- * @throws whatever planning throws (`NOT_FOUND`, `PERMISSION_DENIED`, …) and LangGraph's interrupt
+ * @throws a refusal that binds the candidate to its session (`PERMISSION_DENIED`, `SOURCE_DISABLED`,
+ *   recorded by planning) and LangGraph's interrupt; any other refusal of planning is left to the
+ *   download, which records it
  */
 export async function requestDownloadApproval(
   downloads: Pick<DownloadManager, "hasCall" | "prepare">,
@@ -30,7 +34,17 @@ export async function requestDownloadApproval(
     ) {
       return undefined;
     }
-    return downloads.prepare(request);
+    try {
+      return await downloads.prepare(request);
+    } catch (error) {
+      // A call that planning refuses has nothing to approve: the download refuses it again and records
+      // the refusal as the call's outcome. The refusals that bind a candidate to its session are
+      // recorded by planning itself, and end the call here.
+      if (error instanceof GovernanceError && !SESSION_BINDING_REASONS.has(error.data?.reason)) {
+        return undefined;
+      }
+      throw error;
+    }
   });
   return decision === undefined || decision.allowed ? undefined : decision.reason;
 }

@@ -97,10 +97,14 @@ export async function waitForRow(
  * The refusal of a call whose `threadId:toolCallId` already names another call (another session,
  * source, tool or arguments), so that one session cannot read or join another's call by its key. The
  * message names the clashing key; the first call's invocation id is not disclosed.
- * @param request the refused call
+ * The built-in tools refuse a reused key with this same error (`artifacts/download-ledger.ts`).
+ * @param request the refused call (its key)
  * @param invocationId the refusal's own row
  */
-export function reusedKeyError(request: InvokeRequest, invocationId: string): GovernanceError {
+export function reusedKeyError(
+  request: { threadId?: string | undefined; toolCallId?: string | undefined },
+  invocationId: string,
+): GovernanceError {
   return new GovernanceError(
     "PERMISSION_DENIED",
     neutralizePromptTags(

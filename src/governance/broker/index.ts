@@ -6,5 +6,6 @@ export type {
   UpstreamInput,
   UpstreamQuestion,
 } from "./broker-types.js";
+export { reusedKeyError } from "./call-replay.js";
 export { ResultCache } from "./result-cache.js";
 export { hasUpstreamQuestions, isUpstreamPause, type UpstreamSampler } from "./upstream-input.js";
