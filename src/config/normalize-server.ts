@@ -154,6 +154,7 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
   const timeoutMs = data.tool_call_timeout != null ? data.tool_call_timeout * 1000 : data.defaultToolTimeout;
   if (timeoutMs !== undefined && timeoutMs !== null) server.toolCallTimeoutMs = Math.round(timeoutMs);
   if (serverRouting !== undefined) server.routing = serverRouting;
+  if (data.gateway_tool_names != null) server.gatewayToolNames = data.gateway_tool_names;
   return { server, issues };
 }
 

@@ -36,6 +36,12 @@ export interface ServerConfig {
   /** `tool_call_timeout` in the file is seconds; this is milliseconds. */
   toolCallTimeoutMs?: number;
   routing?: RoutingConfig;
+  /**
+   * `gateway_tool_names` in the file: how the gateway names this server's tools to its clients,
+   * `upstream` (the server's own names, where no other tool of the session has that name) or
+   * `qualified` (`mcp__<server>__<tool>`). Absent: the gateway's own setting.
+   */
+  gatewayToolNames?: "qualified" | "upstream";
   /** Per-tool overrides keyed by the MCP tool name. */
   tools: Record<string, { routing?: RoutingConfig }>;
 }

@@ -29,3 +29,4 @@ export {
   type GatewayRequestExtra,
   GatewaySession,
 } from "./gateway-session.js";
+export type { GatewayToolNaming } from "./gateway-tool-list.js";
