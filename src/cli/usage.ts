@@ -95,6 +95,9 @@ kept in the data directory; list or revoke them with 'sciencegate grants').`,
   serve gateway [--config FILE] [--manifests DIR]... the governed MCP gateway (stdio): one MCP server in
        [--eager] [--session ID]                      front of every configured server and source; --eager
                                                      lists every allowed tool up front
+       [--upstream-names]                            tools keep their servers' own names where no
+                                                     other tool has that name (else mcp__<src>__<tool>;
+                                                     gateway_tool_names per server in the config)
        [--approval-wait-ms N]                        an unanswered approval question is denied after N ms
                                                      (default 10 minutes)
        [--http [HOST:]PORT] [--allow-origin ORIGIN]...

@@ -56,6 +56,8 @@ const TYPE_FIXES: Readonly<Record<string, string>> = {
   tools: 'Write it as an object keyed by MCP tool name, e.g. {"search": {"routing": {"mode": "prefer"}}}.',
   routing: 'Write it as an object, e.g. {"keywords": ["pubmed"], "mode": "prefer", "priority": 60}.',
   tool_call_timeout: "Write the number of seconds without quotes, e.g. 60.",
+  gateway_tool_names:
+    'Write "upstream" (the server\'s own tool names) or "qualified" (mcp__<server>__<tool>).',
   priority: "Write a number from 0 to 100 without quotes, e.g. 60.",
   defaultToolTimeout: "Write the number of milliseconds without quotes, e.g. 30000.",
   roots: 'Write roots as an array of absolute paths or file:// URIs, e.g. ["/data/papers"].',

@@ -57,6 +57,7 @@ export const rawServerSchema = z.looseObject({
   /** Checked by hand: only a literal `false` disables, and a string "false" is reported as a likely mistake. */
   enabled: z.unknown().optional(),
   tool_call_timeout: z.number().positive().nullish(),
+  gateway_tool_names: z.enum(["qualified", "upstream"]).nullish(),
   routing: rawRoutingSchema.nullish(),
   tools: z.record(z.string(), z.looseObject({ routing: rawRoutingSchema.nullish() })).nullish(),
   bearer_token_env: z.string().nullish(),

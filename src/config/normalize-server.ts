@@ -185,6 +185,7 @@ export function normalizeServer(id: string, raw: unknown, env: EnvMap): Normaliz
   if (data.protocol !== null && data.protocol !== undefined) server.protocol = data.protocol;
   if (roots.length > 0) server.roots = roots;
   if (oauth !== undefined) server.oauth = oauth;
+  if (data.gateway_tool_names != null) server.gatewayToolNames = data.gateway_tool_names;
   return { server, issues };
 }
 

@@ -80,6 +80,12 @@ export interface ServerConfig {
    * `UNAUTHORIZED`). Absent: tokens stored by `sciencegate auth <id>` are used, and refreshed.
    */
   oauth?: OAuthConfig | false;
+  /**
+   * `gateway_tool_names` in the file: how the gateway names this server's tools to its clients,
+   * `upstream` (the server's own names, where no other tool of the session has that name) or
+   * `qualified` (`mcp__<server>__<tool>`). Absent: the gateway's own setting.
+   */
+  gatewayToolNames?: "qualified" | "upstream";
   /** Per-tool overrides keyed by the MCP tool name. */
   tools: Record<string, { routing?: RoutingConfig }>;
 }

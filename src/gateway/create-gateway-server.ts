@@ -12,13 +12,18 @@ import { checkPrincipal, GovernanceError, PACKAGE_VERSION } from "../core/index.
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { ResearchObjectSource } from "../research-object/index.js";
 import { resolveDataDir } from "../runtime/index.js";
-import { type DeferredToolsSectionOptions, resolveDeferredToolsSectionOptions } from "../visibility/index.js";
+import {
+  type DeferredToolsSectionOptions,
+  resolveDeferredToolsSectionOptions,
+  type SurfaceTool,
+} from "../visibility/index.js";
 import {
   createElicitationApproval,
   createElicitationDownloadApproval,
   type ElicitationApprovalRuntime,
 } from "./gateway-elicitation.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
+import type { GatewayToolNaming } from "./gateway-tool-list.js";
 
 /** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
 export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
@@ -67,6 +72,14 @@ export interface GatewayServerOptions {
    * @default false
    */
   researchObjects?: boolean | undefined;
+  /**
+   * How governed tools are named to clients: `qualified` (`mcp__<source>__<tool>`) or `upstream` (the
+   * server's own tool name wherever no other tool, built-in or qualified name of the session is spelt
+   * the same and it is a plain MCP name; else qualified). A server's `gateway_tool_names` in the config
+   * overrides it for that server's tools. Calls by the qualified name are always accepted.
+   * @default "qualified"
+   */
+  toolNames?: GatewayToolNaming | undefined;
 }
 
 /** Options of one connection. */
@@ -150,6 +163,7 @@ export function createGatewayServer(
     options.approval === false
       ? undefined
       : (options.approval ?? (asking && createElicitationApproval(asking)));
+  const toolNaming = namingOf(governance, options.toolNames ?? "qualified");
   let closed = false;
 
   const toolsChanged = async (): Promise<number> => {
@@ -182,6 +196,7 @@ export function createGatewayServer(
         dataDir: governance.dataDir ?? resolveDataDir(),
         researchObject: options.researchObjects === true ? researchObjectSource(governance) : undefined,
         instructions,
+        toolNaming,
         onError,
         onClose: (ended) => sessions.delete(ended),
       });
@@ -218,6 +233,18 @@ function researchObjectSource(governance: GatewayRuntime): ResearchObjectSource 
   const { ledger, store, config, catalog } = governance;
   if (!ledger || !store || !config) return undefined;
   return { ledger, store, config, catalog, dataDir: governance.dataDir ?? resolveDataDir() };
+}
+
+/** Each tool's naming: its server's `gateway_tool_names`, else the gateway's. */
+function namingOf(
+  governance: GatewayRuntime,
+  fallback: GatewayToolNaming,
+): (tool: SurfaceTool) => GatewayToolNaming {
+  const byServer = new Map<string, GatewayToolNaming>();
+  for (const server of governance.config?.servers ?? []) {
+    if (server.gatewayToolNames !== undefined) byServer.set(server.id, server.gatewayToolNames);
+  }
+  return (tool) => (tool.serverId === undefined ? undefined : byServer.get(tool.serverId)) ?? fallback;
 }
 
 /** A blank id counts as absent (a new `gateway:<uuid>`). */

@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import type { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -15,8 +16,10 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ErrorCode,
   type Implementation,
   ListToolsRequestSchema,
+  McpError,
   type ServerNotification,
   type ServerRequest,
   type Tool,
@@ -35,13 +38,14 @@ import {
   type PromotionState,
   promote,
   promotionReducer,
+  type SurfaceTool,
 } from "../visibility/index.js";
 import { toCallToolResult } from "./gateway-call-result.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
 import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
 import { serveResearchObject } from "./gateway-research-object.js";
-import { gatewayToolList } from "./gateway-tool-list.js";
+import { type GatewayToolNaming, gatewayToolList } from "./gateway-tool-list.js";
 
 /** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
 export type GatewayRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -98,6 +102,8 @@ export interface GatewaySessionSettings {
   /** Offer the session's research object as a resource, exported from this runtime. @default not offered */
   researchObject?: ResearchObjectSource | undefined;
   instructions: DeferredToolsSectionOptions;
+  /** How each governed tool is named to the client. @default qualified for every tool */
+  toolNaming?: ((tool: SurfaceTool) => GatewayToolNaming) | undefined;
   onError: (error: unknown) => void;
   onClose: (session: GatewaySession) => void;
 }
@@ -202,6 +208,8 @@ export class GatewaySession {
   ): Promise<CallToolResult> {
     // A user who may not approve is never asked: the broker refuses what no grant or mode covers.
     const approval = this.mayApprove ? this.#settings.approval : undefined;
+    // A tool the client knows by its upstream name runs under its model-visible name.
+    name = this.#list().upstreamNames.get(name) ?? name;
     const config: LangGraphRunnableConfig = {
       configurable: { thread_id: this.threadId },
       signal: request.signal,
@@ -232,6 +240,10 @@ export class GatewaySession {
       await this.#announce((notification) => request.sendNotification(notification));
     }
     await progress?.settled();
+    // A name the session has no tool by is the client's mistake about the protocol, not a tool's
+    // failure: a JSON-RPC error (its refusal row is written all the same).
+    const unknown = unknownToolOf(outcome.message);
+    if (unknown !== undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${unknown}`);
     const result = toCallToolResult(outcome.message);
     const paper = this.#papers?.offer(outcome.message);
     if (paper) {
@@ -267,7 +279,7 @@ export class GatewaySession {
   }
 
   #list(tools = this.#governedTools()) {
-    return gatewayToolList(tools, this.#promotion, this.#builtins);
+    return gatewayToolList(tools, this.#promotion, this.#builtins, this.#settings.toolNaming);
   }
 
   /** Sends `list_changed` when the list differs from what the client knows. */
@@ -309,5 +321,20 @@ export class GatewaySession {
     this.#closed = true;
     this.#settings.onClose(this);
     this.#resolveEnded();
+  }
+}
+
+/** The name of a call refused as naming no tool of the session (`unknown_tool`), else `undefined`. */
+function unknownToolOf(message: ToolMessage): string | undefined {
+  if (message.status !== "error" || typeof message.content !== "string") return undefined;
+  try {
+    const body = JSON.parse(message.content) as {
+      code?: unknown;
+      data?: { reason?: unknown; name?: unknown };
+    };
+    if (body.code !== "TOOL_UNAVAILABLE" || body.data?.reason !== "unknown_tool") return undefined;
+    return typeof body.data.name === "string" ? body.data.name : (message.name ?? "");
+  } catch {
+    return undefined;
   }
 }

@@ -21,7 +21,21 @@ export interface GatewayToolList {
   tools: Tool[];
   /** Changes exactly when a name, a definition or a built-in of the list changes. */
   fingerprint: string;
+  /** The governed tools the gateway names by their upstream name: that name to the model-visible one. */
+  upstreamNames: ReadonlyMap<string, string>;
 }
+
+/**
+ * How the gateway names a governed tool to MCP clients: `qualified` (`mcp__<source>__<tool>`, unique by
+ * construction) or `upstream` (the server's own name, used only where it is unambiguous).
+ */
+export type GatewayToolNaming = "qualified" | "upstream";
+
+/**
+ * A name MCP clients accept (1 to 128 of `A-Z a-z 0-9 _ - .`), not shaped like a qualified name: an
+ * upstream name is a third party's word, so any other is left qualified.
+ */
+const UPSTREAM_NAME = /^(?!mcp__)[A-Za-z0-9_.-]{1,128}$/;
 
 /**
  * The hints of the tools the gateway itself defines. Hints are advisory for clients; the broker and the
@@ -51,21 +65,63 @@ const TOOL_SEARCH_ENTRY: Tool = {
  * @param tools the session's governed tools (`Governance.tools(sessionId)`)
  * @param promotion the session's promotion state
  * @param builtins the session's built-in tools
+ * @param naming how each governed tool is named to the client @default qualified for every tool
  * @returns `tool_search`, the built-ins and the visible governed tools, with the list's fingerprint
+ *   and the upstream names in use
  */
 export function gatewayToolList(
   tools: readonly SurfaceTool[],
   promotion: PromotionState,
   builtins: readonly StructuredToolInterface[],
+  naming: (tool: SurfaceTool) => GatewayToolNaming = () => "qualified",
 ): GatewayToolList {
   const visible = visibleTools(tools, promotion);
+  const upstreamNames = upstreamNamesOf(tools, builtins, naming);
+  const exposed = new Map([...upstreamNames].map(([upstream, name]) => [name, upstream]));
+  const nameOf = (tool: SurfaceTool) => exposed.get(tool.name) ?? tool.name;
   return {
-    tools: [TOOL_SEARCH_ENTRY, ...builtins.map(builtinEntry), ...visible.map(governedEntry)],
+    tools: [
+      TOOL_SEARCH_ENTRY,
+      ...builtins.map(builtinEntry),
+      ...visible.map((tool) => governedEntry(tool, nameOf(tool))),
+    ],
     fingerprint: [
       ...builtins.map((tool) => tool.name),
-      ...visible.map((tool) => `${tool.name} ${tool.definitionHash}`),
+      ...visible.map((tool) => `${nameOf(tool)} ${tool.definitionHash}`),
     ].join("\n"),
+    upstreamNames,
   };
+}
+
+/**
+ * The upstream names a session's tools go by: over all of the session's tools (listed or not, so a
+ * name does not change when another tool is promoted), a tool whose naming is `upstream` keeps its
+ * server's name when no other tool, built-in or qualified name of the session is spelt the same.
+ */
+function upstreamNamesOf(
+  tools: readonly SurfaceTool[],
+  builtins: readonly StructuredToolInterface[],
+  naming: (tool: SurfaceTool) => GatewayToolNaming,
+): Map<string, string> {
+  const taken = new Map<string, number>();
+  const count = (name: string) => taken.set(name, (taken.get(name) ?? 0) + 1);
+  count(TOOL_SEARCH_NAME);
+  for (const tool of builtins) count(tool.name);
+  const wanting: SurfaceTool[] = [];
+  for (const tool of tools) {
+    count(tool.name);
+    if (!tool.deferred || naming(tool) !== "upstream") continue;
+    const upstream = tool.mcpToolName;
+    if (upstream === undefined || !UPSTREAM_NAME.test(upstream)) continue;
+    wanting.push(tool);
+    if (upstream !== tool.name) count(upstream);
+  }
+  const names = new Map<string, string>();
+  for (const tool of wanting) {
+    const upstream = tool.mcpToolName as string;
+    if (taken.get(upstream) === 1) names.set(upstream, tool.name);
+  }
+  return names;
 }
 
 /**
@@ -73,11 +129,12 @@ export function gatewayToolList(
  * sees. A tool the manifest does not declare read-only keeps the protocol's defaults (destructive,
  * open world), so a client never reads a call as safer than the policy does.
  */
-function governedEntry(tool: SurfaceTool): Tool {
+function governedEntry(tool: SurfaceTool, name: string): Tool {
+  const dialect = tool.schemaDialect === undefined ? {} : { $schema: tool.schemaDialect };
   return {
-    name: tool.name,
+    name,
     description: tool.description,
-    inputSchema: objectSchema(tool.inputSchema),
+    inputSchema: { ...dialect, ...objectSchema(tool.inputSchema) },
     annotations: { readOnlyHint: tool.readOnly },
   };
 }
@@ -93,8 +150,9 @@ function builtinEntry(tool: StructuredToolInterface): Tool {
 }
 
 /**
- * MCP requires an object schema at the top; `$schema` names a dialect, which some clients reject.
- * Manifest schemas are objects already (the manifest schema says so); this only fixes the label.
+ * MCP requires an object schema at the top. A governed tool's dialect is put back from
+ * `schemaDialect` (a published dialect URI only); any other `$schema` is dropped. Manifest schemas are
+ * objects already (the manifest schema says so); this only fixes the label.
  */
 function objectSchema(schema: object): Tool["inputSchema"] {
   const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;

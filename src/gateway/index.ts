@@ -30,6 +30,7 @@ export {
   type GatewayRequestExtra,
   GatewaySession,
 } from "./gateway-session.js";
+export type { GatewayToolNaming } from "./gateway-tool-list.js";
 export {
   checkOAuthResourceOptions,
   createOAuthResourceServer,

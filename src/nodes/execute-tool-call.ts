@@ -27,7 +27,7 @@ import {
 } from "../visibility/index.js";
 import { type ApprovalHook, type ApprovalOutcome, runApprovalHook } from "./approval-hook.js";
 import type { ApprovalCardFormat } from "./hitl-protocol.js";
-import { toolResultText } from "./tool-message-text.js";
+import { toolMessageContent } from "./tool-message-content.js";
 import { invokeAnsweringUpstream } from "./upstream-input.js";
 
 /** What graph code needs of a governance runtime (`createGovernance` returns one). */
@@ -108,7 +108,7 @@ export interface ToolCallOutcome {
  * task never runs a finished call twice. With `context.approval`, the hook is asked first (the
  * approval gate raises one card per dangerous call, before any side effect), and an approval
  * that edited the arguments runs the edited call. A result's message carries one compact text for the
- * model (`toolResultText`: the invocation id, citation labels, content scopes, warnings, paging) and the
+ * model (`toolMessageContent`: `toolResultText`, the invocation id, citation labels, content scopes, warnings, paging) and the
  * whole `InvokeOutcome` as its `artifact` for code. Failures become `ToolMessage`s with `status:
  * "error"` and a JSON body `{code, message, retryable, ...}`; a refusal before the broker (unknown or
  * unpromoted tool, an approval step that said no) is audited with `Broker.recordRefusal`, so every
@@ -258,7 +258,7 @@ async function runToolCall(
       message: new ToolMessage({
         tool_call_id: toolCallId,
         name: call.name,
-        content: toolResultText(outcome.invocationId, outcome.result),
+        content: toolMessageContent(outcome.invocationId, outcome.result),
         artifact: outcome,
       }),
     };

@@ -49,3 +49,4 @@ export {
 } from "./hitl-protocol.js";
 export { createModelNode, type ModelNodeOptions } from "./model-node.js";
 export { prepareModelTurn, runStart } from "./model-turn.js";
+export { inert as inertText } from "./tool-message-text.js";

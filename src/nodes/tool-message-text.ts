@@ -4,7 +4,7 @@
  * flags) left to the full result that code reads from the message's `artifact`.
  */
 import type { ArtifactCandidate, McpRecord, McpToolResult } from "../contract/index.js";
-import { neutralizePromptTags } from "../governance/envelope/index.js";
+import { type GovernedContentBlock, neutralizePromptTags } from "../governance/envelope/index.js";
 
 /** Record fields the record lines already say; `authorDetails` repeats `authors` at length. */
 const SAID_BY_RECORD = new Set(["authorDetails"]);
@@ -63,8 +63,10 @@ const ROLE_LINE = /(^|[\r\n])([ \t]*)(Human|Assistant|System|User)([ \t]*):/g;
  * The emitted text made inert as a whole: reserved tags and chat tokens (`neutralizePromptTags`, which
  * also catches a tag assembled across two fields), and role lines, whose colon becomes `꞉` (U+A789);
  * a server's text keeps its line breaks, so a line of it could otherwise speak as a turn.
+ * @param text text a server sent
+ * @returns the text, inert
  */
-function inert(text: string): string {
+export function inert(text: string): string {
   return neutralizePromptTags(text).replace(ROLE_LINE, "$1$2$3$4\uA789");
 }
 
@@ -164,22 +166,40 @@ function oneLine(text: string): string {
 
 /**
  * The server's own content of a result without records or candidates (the envelope keeps it as
- * `data.content`, text blocks only): the texts, then the structured content unless the texts say it.
+ * `data.content`, governed blocks): the texts, then the structured content unless the texts say it.
  */
 function passThroughText(result: McpToolResult): string | undefined {
   if (result.records.length > 0 || (result.artifacts?.length ?? 0) > 0) return undefined;
   const data = result.data;
   if (data === undefined || !Array.isArray(data.content)) return undefined;
   if (Object.keys(data).some((key) => key !== "content" && key !== "structuredContent")) return undefined;
-  const texts = (data.content as unknown[]).map((block) =>
-    typeof block === "object" && block !== null && typeof (block as { text?: unknown }).text === "string"
-      ? (block as { text: string }).text
-      : JSON.stringify(block),
-  );
+  const texts = (data.content as GovernedContentBlock[]).map(blockText);
   const text = texts.join("\n");
   const structured = data.structuredContent;
   if (structured === undefined || saysAll(text, structured)) return text;
   return `${text}\nstructuredContent: ${JSON.stringify(structured)}`;
+}
+
+/**
+ * A governed block as the text the model reads: text as it is, media and blobs described (the bytes
+ * travel as content blocks of their own, see `toolMessageContent`), links and embedded texts named.
+ */
+function blockText(block: GovernedContentBlock): string {
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "image":
+    case "audio":
+      return `[${block.type}: ${block.mimeType}, ${block.bytes} bytes, sha256:${block.sha256}]`;
+    case "resource_link":
+      return `[resource link: ${oneLine(block.name)} ${oneLine(block.uri)}]`;
+    case "resource":
+      return "text" in block.resource
+        ? `[resource ${oneLine(block.resource.uri)}]\n${block.resource.text}`
+        : `[resource ${oneLine(block.resource.uri)}: ${block.resource.mimeType ?? "application/octet-stream"}, ${block.resource.bytes} bytes, sha256:${block.resource.sha256}]`;
+    default:
+      return JSON.stringify(block);
+  }
 }
 
 /** Whether every scalar of `value` occurs in `text`, so that repeating `value` would add nothing. */

@@ -44,6 +44,13 @@ export interface SurfaceTool {
   deferred: boolean;
   /** The MCP server that serves the tool. */
   serverId?: string;
+  /** The tool's name on its MCP server (the manifest's `mcpToolName`). */
+  mcpToolName?: string;
+  /**
+   * The JSON Schema dialect the manifest's schema declares (`$schema`), when it is one of the published
+   * dialect URIs; `inputSchema` leaves it out (models' tool APIs reject it), MCP clients may be told it.
+   */
+  schemaDialect?: string;
   /** The source's display name and prompt summary, indexed by `tool_search` as the "source" field. */
   sourceSummary?: string;
   /** The tool's own description and prompt fragment, indexed by `tool_search` as the "description". */
@@ -94,6 +101,8 @@ export function toSurfaceTool(input: SurfaceToolInput): SurfaceTool {
     routing: effectiveRouting(tool, input.serverConfig),
     deferred: true,
     serverId: source.transport.mcpServerId,
+    mcpToolName: tool.mcpToolName,
+    ...dialectOf(tool.inputSchema),
     sourceSummary,
     toolDescription,
     kind: tool.kind,
@@ -176,6 +185,21 @@ function manifestToolHash(tool: ToolManifest): string {
  * descriptions, titles, defaults and examples are a third-party server's words, so they are neutralised
  * here, once. `$schema` names a JSON Schema dialect: noise to a model, and some providers reject it.
  */
+/** The published JSON Schema dialects; any other `$schema` value is dropped (it could say anything). */
+const DIALECTS = new Set([
+  "https://json-schema.org/draft/2020-12/schema",
+  "https://json-schema.org/draft/2019-09/schema",
+  "http://json-schema.org/draft-07/schema#",
+  "http://json-schema.org/draft-07/schema",
+  "http://json-schema.org/draft-06/schema#",
+  "http://json-schema.org/draft-04/schema#",
+]);
+
+function dialectOf(schema: ToolManifest["inputSchema"]): { schemaDialect?: string } {
+  const dialect = (schema as Record<string, unknown>).$schema;
+  return typeof dialect === "string" && DIALECTS.has(dialect) ? { schemaDialect: dialect } : {};
+}
+
 function modelSchema(schema: ToolManifest["inputSchema"]): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
   return neutralizeSchema(rest) as Record<string, unknown>;

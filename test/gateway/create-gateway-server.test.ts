@@ -135,7 +135,6 @@ describe("createGatewayServer: calls go through the broker", () => {
     ["invalid arguments", "mcp__lab__search", { query: 5 }, "INVALID_INPUT", false],
     ["a dangerous call nobody approved", "mcp__lab__write", { query: "x" }, "PERMISSION_DENIED", false],
     ["a deferred tool not loaded yet", "mcp__lab__lookup", { query: "x" }, "TOOL_UNAVAILABLE", true],
-    ["an unknown tool", "mcp__lab__nope", {}, "TOOL_UNAVAILABLE", false],
   ])(
     "%s is a tool error with the governance code, audited, and nothing runs upstream",
     async (_name, tool, args, code, retryable) => {
@@ -151,6 +150,18 @@ describe("createGatewayServer: calls go through the broker", () => {
       expect(rows).toMatchObject([{ status: "error", error: { code } }]);
     },
   );
+
+  test("an unknown tool is a JSON-RPC -32602 error (not a result), audited, and nothing runs upstream", async () => {
+    const { lab, gateway } = await setup();
+    const a = await connectClient(gateway);
+    const failure = await a.client
+      .callTool({ name: "mcp__lab__nope", arguments: {} })
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: -32602 });
+    expect(lab.calls).toEqual({});
+    const rows = await lab.governance.ledger.query({ sessionId: a.session.sessionId });
+    expect(rows).toMatchObject([{ status: "error", error: { code: "TOOL_UNAVAILABLE" } }]);
+  });
 
   test("cancelling an in-flight call aborts it upstream and leaves one CANCELLED row", async () => {
     const { lab, gateway } = await setup({ eager: true });

@@ -45,7 +45,7 @@ describe("the MCP Inspector (CLI mode) as the gateway's client", () => {
     );
     expect(called).toMatchObject({
       content: [{ type: "text", text: expect.stringContaining("hello inspector") }],
-      structuredContent: { sourceId: "local", toolId: "echo", untrusted: true },
+      _meta: { "io.github.sciencegate/invocation": { sourceId: "local", toolId: "echo", untrusted: true } },
     });
     expect(called).not.toHaveProperty("isError");
 

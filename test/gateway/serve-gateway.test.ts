@@ -135,8 +135,9 @@ describe("sciencegate serve gateway (stdio)", () => {
     expect(denied).toMatchObject({ isError: true, structuredContent: { code: "PERMISSION_DENIED" } });
     const bad = await served.call("mcp__pubmed__search", { query: "" });
     expect(bad).toMatchObject({ isError: true, structuredContent: { code: "INVALID_INPUT" } });
-    const unknown = await served.call("mcp__nowhere__tool", {});
-    expect(unknown).toMatchObject({ isError: true, structuredContent: { code: "TOOL_UNAVAILABLE" } });
+    // An unknown tool is a protocol error (-32602), its refusal audited below.
+    const unknown = await served.call("mcp__nowhere__tool", {}).catch((error: unknown) => error);
+    expect(unknown).toMatchObject({ code: -32602 });
     const serverPid = Number(
       textOf(await served.call("mcp__local__whoami"))
         .split("\n")

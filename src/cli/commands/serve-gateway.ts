@@ -33,6 +33,8 @@ export interface ServeGatewayOptions {
   manifestDirs?: string[] | undefined;
   /** List every allowed tool from the start (clients with a fixed tool table). */
   eager: boolean;
+  /** `--upstream-names`: name tools by their servers' own names where unambiguous. @default false */
+  upstreamNames?: boolean | undefined;
   /** The governance session of the client (stdio only). @default `gateway:<uuid>` */
   session?: string | undefined;
   /** Serve Streamable HTTP on `[host:]port` instead of stdio (host 127.0.0.1 unless given). */
@@ -89,6 +91,7 @@ export async function serveGatewayCommand(
     });
     const gateway = createGatewayServer(runtime, {
       eager: options.eager,
+      toolNames: options.upstreamNames === true ? "upstream" : "qualified",
       approval: createElicitationApproval(runtime, {
         outOfBand: outOfBandOf(io, options, runtime),
         waitTimeoutMs,

@@ -18,7 +18,7 @@ import {
   type LedgerWriter,
 } from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
-import { neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
+import { binaryPayloads, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
@@ -432,6 +432,11 @@ export class Broker {
         allowedOrigins: this.#o.allowedOrigins(source),
       }),
     );
+    // Each image, audio or blob a server sent is kept in the content store under the hash its governed
+    // block names, so a caller's media can be traced to stored bytes.
+    for (const payload of binaryPayloads(result.data?.content)) {
+      await this.#o.store.put(Buffer.from(payload.base64, "base64"));
+    }
     if (cacheKey) {
       // A cached result's object is made now, so that the next call can be a hit at once.
       const normalized = jsonObjectAsIs(result);

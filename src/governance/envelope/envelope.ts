@@ -10,6 +10,7 @@ import type { z } from "zod";
 import type { ArtifactCandidate, CrossReference, McpRecord, McpToolResult } from "../../contract/index.js";
 import { CandidateSchema, ENVELOPE_KEYS, EnvelopeSchema, RecordSchema } from "../../contract/index.js";
 import { GovernanceError } from "../../core/index.js";
+import { governContentBlocks } from "./content-blocks.js";
 import { mapJsonStrings, neutralizeDeep, neutralizePromptTags } from "./prompt-neutralizer.js";
 import { type AllowedUrls, DISARMED_LINK, isDangerousLink, originOf, urlProblem } from "./url-problem.js";
 
@@ -61,7 +62,9 @@ export function normalizeToolResult(callResult: CallToolResult, ctx: EnvelopeCon
     untrusted: true,
   };
   if (structured === undefined) {
-    out.data = wrapThirdParty(callResult);
+    const wrapped = wrapThirdParty(callResult);
+    out.data = wrapped.data;
+    out.warnings.push(...wrapped.warnings);
   } else {
     checkIdentity(structured, ctx);
     Object.assign(out, checkStructured(structured, ctx));
@@ -259,32 +262,17 @@ function hasRecordsArray(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Third-party content as text-only data: binary blocks are described, never passed on.
+ * Third-party content as data: each content block governed for what it is (`governContentBlocks`).
  * @param result a tool result without a structured envelope
- * @returns `{content}` of text blocks, plus the result's `structuredContent` when it has one
+ * @returns `{content}` of governed blocks, plus the result's `structuredContent` when it has one, and a
+ *   warning per block that could not be kept
  */
-export function wrapThirdParty(result: CallToolResult): Record<string, unknown> {
-  const content = result.content.map((block) => {
-    switch (block.type) {
-      case "text":
-        return { type: "text", text: block.text };
-      case "image":
-      case "audio":
-        return {
-          type: "text",
-          text: `[${block.type} omitted: ${block.mimeType}, ${block.data.length} base64 chars]`,
-        };
-      case "resource_link":
-        return { type: "text", text: `[resource link: ${block.name} ${block.uri}]` };
-      case "resource":
-        return "text" in block.resource
-          ? { type: "text", text: block.resource.text }
-          : { type: "text", text: `[embedded resource omitted: ${block.resource.uri}]` };
-      default:
-        return { type: "text", text: "[unsupported content block omitted]" };
-    }
-  });
+export function wrapThirdParty(result: CallToolResult): {
+  data: Record<string, unknown>;
+  warnings: string[];
+} {
+  const { content, warnings } = governContentBlocks(result);
   const data: Record<string, unknown> = { content };
   if (result.structuredContent !== undefined) data.structuredContent = result.structuredContent;
-  return data;
+  return { data, warnings };
 }
