@@ -356,6 +356,7 @@ const PINNED: Record<string, string[]> = {
     "wikiPageUrl",
   ],
   "./testing": [
+    "ApprovalScript",
     "FakeProviderServer",
     "FakeProviderServerOptions",
     "FakeRoute",
@@ -366,7 +367,10 @@ const PINNED: Record<string, string[]> = {
     "ScriptedChatModel",
     "ScriptedPolicy",
     "ScriptedReply",
+    "TestGovernance",
+    "TestGovernanceOptions",
     "createInMemoryPool",
+    "createTestGovernance",
     "flushMicrotasks",
     "hasCalled",
     "lastToolResult",
