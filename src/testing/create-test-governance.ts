@@ -143,7 +143,8 @@ export async function createTestGovernance<C extends Clock = Clock>(
     const memory = stores === "memory";
     governance = await createGovernance({
       env: {},
-      builtinManifests: sources !== undefined,
+      // With `sources`, createGovernance's default loads the manifests of the servers that run.
+      ...(sources ? {} : { builtinManifests: false }),
       ...definedOnly(rest),
       // A store left undefined gets the default of `stores`, not createGovernance's.
       ...(memory ? { ledger: rest.ledger ?? new MemoryLedger() } : {}),
