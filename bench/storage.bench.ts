@@ -15,7 +15,7 @@ import { SqliteLedger } from "../src/governance/audit/sqlite-ledger.js";
 import { PostgresRateLimiter } from "../src/governance/rate-limit/postgres-rate-limiter.js";
 import { RateLimiter } from "../src/governance/rate-limit/rate-limiter.js";
 import { type LedgerUnderTest, ledgerUnderTest } from "../src/testing/conformance/ledger-under-test.js";
-import { startTestPostgres, type TestPostgres } from "../test/postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../test/postgres/test-postgres.js";
 import { ADMISSION_GROUP, type AdmissionResults, measureAdmission } from "./lib/admission-scenarios.js";
 import { type BenchMetric, type BenchRatio, type BenchResult, ratioOf } from "./lib/bench-result.js";
 import {
@@ -47,7 +47,7 @@ const MAX_CONCURRENT_REQUESTS = 8;
  */
 export async function run(): Promise<BenchResult> {
   const started = performance.now();
-  const server = await startTestPostgres();
+  const server = await openTestPostgres();
   const startupMs = performance.now() - started;
   try {
     const settings = await serverSettings(await server.createDatabase());

@@ -31,7 +31,7 @@ import {
 } from "../../src/index.js";
 import type { FakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import { type PromotionState, promote, promotionReducer } from "../../src/visibility/index.js";
-import { startTestPostgres, type TestPostgres } from "../../test/postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../../test/postgres/test-postgres.js";
 import {
   connectStdio,
   extensionsConfig,
@@ -165,7 +165,7 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
     if (options.postgres) {
       let server: TestPostgres | undefined;
       try {
-        server = await startTestPostgres();
+        server = await openTestPostgres();
       } catch (error) {
         postgres = { skipped: `PostgreSQL did not start: ${(error as Error).message}` };
       }

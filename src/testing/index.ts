@@ -1,8 +1,14 @@
 /**
  * `sciencegate/testing`: test kits for an app's own tests, with any test runner (nothing here imports
- * one): loopback fake providers, an in-memory server pool, a manual clock, a reference LLM Wiki and a
- * scripted chat model. The storage conformance suites need vitest: `sciencegate/testing/conformance`.
+ * one): a whole governance runtime (`createTestGovernance`), loopback fake providers, an in-memory
+ * server pool, a manual clock, a reference LLM Wiki and a scripted chat model. The storage conformance suites need vitest: `sciencegate/testing/conformance`.
  */
+export {
+  type ApprovalScript,
+  createTestGovernance,
+  type TestGovernance,
+  type TestGovernanceOptions,
+} from "./create-test-governance.js";
 export {
   type FakeProviderServer,
   type FakeProviderServerOptions,

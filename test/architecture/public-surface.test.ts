@@ -393,6 +393,7 @@ const PINNED: Record<string, string[]> = {
     "wikiPageUrl",
   ],
   "./testing": [
+    "ApprovalScript",
     "FakeProviderServer",
     "FakeProviderServerOptions",
     "FakeRoute",
@@ -403,7 +404,10 @@ const PINNED: Record<string, string[]> = {
     "ScriptedChatModel",
     "ScriptedPolicy",
     "ScriptedReply",
+    "TestGovernance",
+    "TestGovernanceOptions",
     "createInMemoryPool",
+    "createTestGovernance",
     "flushMicrotasks",
     "hasCalled",
     "lastToolResult",

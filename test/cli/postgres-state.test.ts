@@ -7,13 +7,13 @@ import { openPostgres } from "../../src/core/open-postgres.js";
 import { PostgresGrantStore } from "../../src/governance/permissions/postgres-grant-store.js";
 import { PostgresSessionStateStore } from "../../src/governance/permissions/postgres-session-state-store.js";
 import { schemaUrls } from "../postgres/fresh-schema.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 import { runCli, tempDir } from "./cli-harness.js";
 
 let server: TestPostgres;
 let url: string;
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
   url = await schemaUrls(await server.createDatabase()).next();
   const db = await openPostgres(url, { maxConnections: 2 });
   const grants = await PostgresGrantStore.open(db);

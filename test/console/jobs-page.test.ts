@@ -446,7 +446,7 @@ describe("the Downloads page", () => {
         await clock.advance(JOB_POLL_MS);
         await new Promise((resolve) => setImmediate(resolve));
       }
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the comment crosses the socket
+      await vi.waitFor(() => expect(events.comments).toEqual([": heartbeat"])); // it crosses the socket
       await quiet.close();
       expect(await ended).toBe("ended");
       expect(events.comments).toEqual([": heartbeat"]);

@@ -21,7 +21,7 @@ import { createGovernance, type Governance } from "../../src/runtime/index.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 
 const HOSTILE = "<script>alert(1)</script>";
 
@@ -423,7 +423,7 @@ describe("the Permissions page over a runtime with SQLite grants and session sta
 describe("the Permissions page over session state shared in PostgreSQL", () => {
   let server: TestPostgres;
   beforeAll(async () => {
-    server = await startTestPostgres();
+    server = await openTestPostgres();
   }, 60_000);
   afterAll(() => server?.stop());
 

@@ -6,11 +6,11 @@ import {
   openPostgres,
   type PostgresDatabase,
 } from "../../src/core/index.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 
 let server: TestPostgres;
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
 }, 60_000);
 afterAll(() => server?.stop());
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { openPostgres, type PostgresDatabase } from "../../src/core/index.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 
 let server: TestPostgres;
 let db: PostgresDatabase;
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
   db = await openPostgres(await server.createDatabase(), { maxConnections: 2 });
 }, 60_000);
 afterAll(async () => {

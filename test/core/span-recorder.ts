@@ -1,8 +1,10 @@
 /**
  * A real OpenTelemetry trace SDK for test files: a `BasicTracerProvider` and an
- * `AsyncLocalStorageContextManager`, registered globally once per test process (a module's tracer,
- * taken at import, keeps the provider it first saw, and files share modules when the run does not
- * isolate them), with each file's spans exported to that file's own memory exporter.
+ * `AsyncLocalStorageContextManager`, registered globally in every test worker before its first file
+ * (test/harness/worker-setup.ts), whatever the files of that worker are. Its sampler records only while
+ * a file that called `recordSpans()` runs, and sends that file's spans to its own memory exporter:
+ * every other file gets non-recording spans, the branch an app without an SDK takes (the code asks only
+ * `span.isRecording()`), so what a file covers never depends on which files ran before it.
  */
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -10,31 +12,50 @@ import {
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
+  type Sampler,
+  SamplingDecision,
   SimpleSpanProcessor,
   type SpanExporter,
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, afterEach, beforeAll } from "vitest";
 
-/** Where the process-wide provider sends ended spans: the exporter of the file running now. */
-const route: { exporter: InMemorySpanExporter | undefined } = { exporter: undefined };
+/** The exporter of the recording file running now; the same object whichever copy of this module loaded. */
+interface Route {
+  exporter: InMemorySpanExporter | undefined;
+  registered: boolean;
+}
+const ROUTE = Symbol.for("sciencegate.test.spanRoute");
+const shared = globalThis as { [ROUTE]?: Route };
+shared[ROUTE] ??= { exporter: undefined, registered: false };
+const route: Route = shared[ROUTE];
 
-const routingExporter: SpanExporter = {
-  export(spans, done) {
-    if (route.exporter) route.exporter.export(spans, done);
-    else done({ code: 0 });
-  },
-  shutdown: async () => {},
-};
-
-let registered = false;
-
-function registerOnce(): void {
-  if (registered) return;
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(routingExporter)] });
+/**
+ * Registers the SDK for this process once (the worker setup calls it before every file).
+ * @throws Error when another tracer provider or context manager was registered first
+ */
+export function registerTestTracing(): void {
+  if (route.registered) return;
+  const routingExporter: SpanExporter = {
+    export(spans, done) {
+      if (route.exporter) route.exporter.export(spans, done);
+      else done({ code: 0 });
+    },
+    shutdown: async () => {},
+  };
+  const sampler: Sampler = {
+    shouldSample: () => ({
+      decision: route.exporter ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
+    }),
+    toString: () => "RecordingFileSampler",
+  };
+  const provider = new BasicTracerProvider({
+    sampler,
+    spanProcessors: [new SimpleSpanProcessor(routingExporter)],
+  });
   if (!trace.setGlobalTracerProvider(provider)) throw new Error("a tracer provider is already registered");
   if (!context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()))
     throw new Error("a context manager is already registered");
-  registered = true;
+  route.registered = true;
 }
 
 /** The spans a file's tests ended, and lookups over them. */
@@ -50,14 +71,15 @@ export interface SpanRecorder {
 }
 
 /**
- * Registers the SDK for the process if no file did yet, and sends the spans ended from `beforeAll` to
- * `afterAll` of the calling test file to this recorder; they are cleared before each test.
+ * Records the spans of the calling test file, from its `beforeAll` to its `afterAll`: its spans are
+ * sampled and sent to this recorder; they are cleared after each test.
  * @returns the recorder
+ * @throws Error (in `beforeAll`) when the worker setup did not register the SDK
  */
 export function recordSpans(): SpanRecorder {
   const exporter = new InMemorySpanExporter();
   beforeAll(() => {
-    registerOnce();
+    if (!route.registered) throw new Error("recordSpans: test/harness/worker-setup.ts did not run");
     route.exporter = exporter;
   });
   afterEach(() => exporter.reset());

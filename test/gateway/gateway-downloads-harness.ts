@@ -4,23 +4,16 @@
  * bodies the test paces (the download `fetch` seam sends each `https://arxiv.org/pdf/…` request to it).
  * Real SDK clients connect through `InMemoryTransport`, with a tap on what the gateway sends.
  */
-import { mkdtemp } from "node:fs/promises";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import type { GatewayServer, GatewaySession } from "../../src/gateway/index.js";
-import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
-import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
-import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
-import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
-import { createSourcesServer, SOURCES_SERVER_ID } from "../../src/servers/sources/sources-server.js";
-import { providerEnvFor, startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
-import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
+import { createTestGovernance } from "../../src/testing/create-test-governance.js";
+import { startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import { publicLookup } from "../artifacts/download-harness.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
 import { arxivFakeRoutes } from "../fixtures/providers/arxiv/routes.js";
@@ -94,29 +87,21 @@ export interface DownloadLab {
   close(): Promise<void>;
 }
 
-/** A real runtime (built-in manifests, in-memory ledger, CAS and grants) with downloads into a temporary data directory. */
+/** A `createTestGovernance` runtime (arXiv's built-in manifest, in-memory stores) with downloads into its temporary data directory. */
 export async function createDownloadLab(): Promise<DownloadLab> {
   const provider = await startFakeProviderServer({ routes: arxivFakeRoutes() });
   const publisher = await startPdfPublisher();
-  const dataDir = await mkdtemp(join(tmpdir(), "sciencegate-gateway-downloads-"));
-  const governance = await createGovernance({
-    config: { servers: [] },
-    pool: createInMemoryPool({
-      [SOURCES_SERVER_ID]: () => createSourcesServer({ only: ["arxiv"], env: providerEnvFor(provider.url) }),
-    }),
-    dataDir,
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
-    grants: new MemoryGrantStore(),
+  const t = await createTestGovernance({
+    sources: { provider, only: ["arxiv"] },
     fetch: publisher.fetch,
     downloads: { lookup: publicLookup },
   });
   return {
-    governance,
+    governance: t.governance,
     publisher,
-    dataDir,
+    dataDir: t.dataDir,
     async close() {
-      await governance.close();
+      await t.close();
       await publisher.close();
       await provider.close();
     },

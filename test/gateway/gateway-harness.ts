@@ -1,10 +1,7 @@
 /**
- * A governance runtime over one in-memory MCP server (`lab`), and real SDK clients connected to a
- * gateway over it through `InMemoryTransport`.
+ * A governance runtime (`createTestGovernance`) over one in-memory MCP server (`lab`), and real SDK
+ * clients connected to a gateway over it through `InMemoryTransport`.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -12,10 +9,8 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { z } from "zod";
 import type { Clock } from "../../src/core/index.js";
 import type { GatewayConnectOptions, GatewayServer, GatewaySession } from "../../src/gateway/index.js";
-import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
-import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
-import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
-import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
+import { createTestGovernance } from "../../src/testing/create-test-governance.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 
@@ -81,10 +76,9 @@ export async function createLab(options: { clock?: Clock; quotas?: string } = {}
     throw new Error("aborted by the client");
   });
 
-  const dir = mkdtempSync(join(tmpdir(), "sciencegate-gateway-"));
-  writeFileSync(
-    join(dir, "lab.json"),
-    JSON.stringify(
+  const { governance } = await createTestGovernance({
+    servers: { lab: server },
+    manifests: [
       makeSource({
         id: "lab",
         tools: [
@@ -95,15 +89,7 @@ export async function createLab(options: { clock?: Clock; quotas?: string } = {}
           makeTool({ id: "late" }),
         ],
       }),
-    ),
-  );
-  const governance = await createGovernance({
-    config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [dir],
-    pool: createInMemoryPool({ lab: server }),
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
+    ],
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.quotas ? { quotas: options.quotas } : {}),
   });

@@ -1,25 +1,21 @@
 /**
- * A governed agent over a counting lab server for the approval tests: `write` and `delete` are not
- * read-only (dangerous), `search` is safe; every MCP call is counted per tool and query.
+ * A governed agent over a counting lab server for the approval tests (a `createTestGovernance`
+ * runtime): `write` and `delete` are not read-only (dangerous), `search` is safe; every MCP call is
+ * counted per tool and query.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { HumanMessage, type ToolMessage, ToolMessage as ToolMessageClass } from "@langchain/core/messages";
 import { Command, INTERRUPT, type Interrupt, isInterrupted, MemorySaver } from "@langchain/langgraph";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach } from "vitest";
 import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
-import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import type { LedgerStore } from "../../src/governance/audit/index.js";
-import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import type { SessionStateStore } from "../../src/governance/permissions/index.js";
 import type { PermissionCard, PermissionPolicy } from "../../src/governance/permissions/permission-types.js";
 import type { ApprovalHook } from "../../src/nodes/approval-hook.js";
 import type { ApprovalHitlRequest } from "../../src/nodes/hitl-protocol.js";
-import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
-import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
+import type { Governance } from "../../src/runtime/create-governance.js";
+import { createTestGovernance } from "../../src/testing/create-test-governance.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
@@ -28,6 +24,8 @@ import { answer, callTools, RecordingChatModel } from "./recording-chat-model.js
 /** The lab runtime. */
 export interface LabRuntime {
   governance: Governance;
+  /** Closes the runtime and removes its temporary data directory. */
+  close(): Promise<void>;
   clock: ManualClock;
   /** MCP calls per `tool:query`. */
   calls: Record<string, number>;
@@ -60,7 +58,8 @@ export interface LabReplica {
 }
 
 /**
- * Builds the lab runtime (in-memory ledger unless shared, CAS and grants; a manual clock).
+ * Builds the lab runtime with `createTestGovernance` (in-memory ledger unless shared, CAS and grants;
+ * a manual clock).
  * @param policy the permission policy
  * @param replica the session state and call counter, when several replicas share them
  */
@@ -91,28 +90,21 @@ export async function createLabRuntime(
     );
     registered.set(name, tool);
   }
-  const dir = mkdtempSync(join(tmpdir(), "sciencegate-approval-"));
   const search = makeTool({ id: "search", routing: { keywords: [], mode: "off", priority: 0 } });
-  writeFileSync(
-    join(dir, "lab.json"),
-    JSON.stringify(makeSource({ id: "lab", tools: [dangerous("write"), dangerous("delete"), search] })),
-  );
-  const clock = new ManualClock();
-  const governance = await createGovernance({
-    config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [dir],
-    pool: createInMemoryPool({ lab: server }),
-    ledger: replica.ledger ?? new MemoryLedger(),
-    store: new MemoryContentStore(),
+  const t = await createTestGovernance({
+    servers: { lab: server },
+    manifests: [makeSource({ id: "lab", tools: [dangerous("write"), dangerous("delete"), search] })],
+    clock: new ManualClock(),
+    ...(replica.ledger ? { ledger: replica.ledger } : {}),
     permissionPolicy: policy,
     sessionState: replica.sessionState,
-    clock,
   });
+  const { governance, clock } = t;
   return {
     governance,
     clock,
     calls,
+    close: t.close,
     async changeDescription(tool, description) {
       registered.get(tool)?.update({ description });
       await governance.refresh();
@@ -216,14 +208,14 @@ export const bodyOf = (message: ToolMessage | undefined) =>
  * @returns `lab(policy?)`, a {@link createLabRuntime} whose governance is closed after the test
  */
 export function labRuntimes(): (...args: Parameters<typeof createLabRuntime>) => Promise<LabRuntime> {
-  let open: Governance | undefined;
+  let open: LabRuntime | undefined;
   afterEach(async () => {
     await open?.close();
     open = undefined;
   });
   return async (...args) => {
     const rt = await createLabRuntime(...args);
-    open = rt.governance;
+    open = rt;
     return rt;
   };
 }

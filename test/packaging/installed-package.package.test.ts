@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres } from "../postgres/test-postgres.js";
 import {
   CONSUMER_COMPILER_OPTIONS,
   childEnv,
@@ -337,7 +337,7 @@ describe("the packed tarball, installed in a fresh app", () => {
 
       it("j1. PostgreSQL: connections killed under 8 callers lose no row; a NUL in an error or a session id is stored", async () => {
         expect(project, "step c installed nothing").not.toBe("");
-        const postgres = await startTestPostgres();
+        const postgres = await openTestPostgres();
         try {
           const url = await postgres.createDatabase();
           await step("j1. connection kills + NUL on PostgreSQL", async () => {

@@ -5,7 +5,7 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
-import { startTestPostgres, type TestPostgres } from "./test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "./test-postgres.js";
 
 /**
  * A factory of URLs, each to a new empty schema of `databaseUrl`.
@@ -51,15 +51,15 @@ export function closingDatabase<T extends { close(): Promise<void> }>(
 }
 
 /**
- * A test PostgreSQL for the calling file (started before its tests, stopped after them) and fresh
- * schemas of one of its databases.
+ * A database of the run's test PostgreSQL for the calling file (made before its tests, dropped after
+ * them) and fresh schemas of it.
  * @returns `next()` for a new schema's URL (call it from a test or hook)
  */
 export function useTestSchemas(): { next(): Promise<string> } {
   let server: TestPostgres | undefined;
   let schemas: { next(): Promise<string> } | undefined;
   beforeAll(async () => {
-    server = await startTestPostgres();
+    server = await openTestPostgres();
     schemas = schemaUrls(await server.createDatabase());
   }, 60_000);
   afterAll(() => server?.stop(), 60_000);

@@ -24,7 +24,7 @@ import { ManualClock } from "../../src/testing/manual-clock.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { schemaUrls } from "../postgres/fresh-schema.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 
 let server: TestPostgres;
 let url: string;
@@ -35,7 +35,7 @@ const SESSION = "thread-1";
 const ANSWER = "- Record brca1 was found [demo:brca1].\n- A long record came back [demo:big1].\n";
 
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
   url = await schemaUrls(await server.createDatabase()).next();
   await mkdir(manifests, { recursive: true });
   const schema = { type: "object" as const, properties: { query: { type: "string" } }, required: ["query"] };

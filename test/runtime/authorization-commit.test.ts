@@ -26,7 +26,7 @@ class GatedLedger extends MemoryLedger {
 
 const runtimes: LabRuntime[] = [];
 afterEach(async () => {
-  for (const rt of runtimes.splice(0)) await rt.governance.close();
+  for (const rt of runtimes.splice(0)) await rt.close();
 });
 
 async function lab() {

@@ -17,7 +17,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { AuthorizationRecord, InvocationRecord } from "../../src/governance/audit/index.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 import type {
   CallSpec,
   ReplicaCommand,
@@ -197,7 +197,7 @@ beforeAll(async () => {
     join(manifestDir, "lab.json"),
     JSON.stringify(makeSource({ id: "lab", tools: [dangerous, safe] })),
   );
-  const [server, counterUrl] = await Promise.all([startTestPostgres(), counter.listen()]);
+  const [server, counterUrl] = await Promise.all([openTestPostgres(), counter.listen()]);
   pg = server;
   const url = await pg.createDatabase();
   // The checkpointer's tables, once (as a deployment migrates before it starts its replicas).

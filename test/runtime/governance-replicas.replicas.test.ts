@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { PostgresDatabase } from "../../src/core/index.js";
 import type { RateLimitGroupConfig } from "../../src/governance/rate-limit/index.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 import { ARRIVALS_PER_SECOND_BOUND, maxInWindow, minGap, startProvider } from "../replicas/fake-provider.js";
 import {
   databaseNow,
@@ -42,7 +42,7 @@ let server: TestPostgres;
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-governance-replicas-"));
 const manifests = join(scratch, "manifests");
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
   await mkdir(manifests);
   // Each call's input names its replica and number: no two calls share a cache key.
   const search = makeTool({

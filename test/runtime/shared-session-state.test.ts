@@ -22,11 +22,11 @@ import {
   toolResults,
 } from "../nodes/approval-harness.js";
 import { answer, callTools, RecordingChatModel } from "../nodes/recording-chat-model.js";
-import { startTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 
 let server: TestPostgres;
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
 }, 60_000);
 afterAll(() => server?.stop());
 
@@ -57,7 +57,7 @@ async function replicas(hold?: (key: string) => Promise<void>): Promise<{
       },
     );
     // The runtime closes its session state before the database closes.
-    closers.push(() => rt.governance.close());
+    closers.push(() => rt.close());
     return rt;
   };
   return { a: await open(), b: await open(), calls, url };

@@ -5,7 +5,13 @@ export {
   loadManifestFile,
   validateManifest,
 } from "./manifest-loader.js";
-export type { SourceKind, SourceManifest, ToolKind, ToolManifest } from "./manifest-schema.js";
+export type {
+  SourceKind,
+  SourceManifest,
+  SourceManifestInput,
+  ToolKind,
+  ToolManifest,
+} from "./manifest-schema.js";
 export { SourceRegistry } from "./source-registry.js";
 export {
   isTemplateFilter,

@@ -6,11 +6,11 @@ import {
   type SessionStateStore,
 } from "../../../src/governance/permissions/index.js";
 import { describeSessionStateStoreConformance } from "../../../src/testing/conformance/index.js";
-import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
 
 let server: TestPostgres;
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
 }, 60_000);
 afterAll(() => server?.stop());
 

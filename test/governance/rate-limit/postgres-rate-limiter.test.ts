@@ -11,13 +11,13 @@ import {
   type RateLimitLease,
 } from "../../../src/governance/rate-limit/index.js";
 import { ManualClock } from "../../../src/testing/manual-clock.js";
-import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
-import { describeRateLimitConformance } from "./rate-limit-conformance.js";
+import { openTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+import { describeRateLimitConformance, until } from "./rate-limit-conformance.js";
 
 let server: TestPostgres;
 const opened: { close(): Promise<void> }[] = [];
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
 }, 60_000);
 afterAll(async () => {
   for (const item of opened.reverse()) await item.close().catch(() => {});
@@ -61,7 +61,12 @@ async function replicas(count: number, options: PostgresRateLimiterOptions) {
   return { url, dbs, limiters };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits until group `g` shows exactly these counts across replicas (as the database sees them). */
+const counts = (limiter: PostgresRateLimiter, active: number, queued: number) =>
+  until(async () => {
+    const stats = await limiter.stats("g");
+    return stats.active === active && stats.queued === queued;
+  });
 
 describeRateLimitConformance("PostgresRateLimiter", async (groups) => {
   const { dbs, limiters } = await replicas(1, { groups });
@@ -80,14 +85,12 @@ describe("PostgresRateLimiter across replicas", () => {
     const [a, b] = limiters as [PostgresRateLimiter, PostgresRateLimiter];
     const held = await a.acquire("g");
     const queued = b.acquire("g");
-    await sleep(100);
-    expect(await a.stats("g")).toEqual({ active: 1, queued: 1 });
+    await counts(a, 1, 1);
     const refused = await a.acquire("g").catch((e: unknown) => e);
     expect(isGovernanceError(refused) && refused.code).toBe("RATE_LIMIT_QUEUE_FULL");
     held.release();
     (await queued).release();
-    await sleep(50);
-    expect(await b.stats("g")).toEqual({ active: 0, queued: 0 });
+    await counts(b, 0, 0);
   });
 
   test("FIFO across replicas: waiters start in the order they queued, whichever replica they are on", async () => {
@@ -102,7 +105,7 @@ describe("PostgresRateLimiter across replicas", () => {
           return lease;
         }),
       );
-      await sleep(30); // each one queued (a row written) before the next arrives
+      await counts(limiters[0]!, 1, i + 1); // each one queued (a row written) before the next arrives
     }
     first.release();
     for (const wait of waits) (await wait).release();
@@ -116,7 +119,7 @@ describe("PostgresRateLimiter across replicas", () => {
     });
     const held = await limiters[0]!.acquire("g");
     const waiting = limiters[1]!.acquire("g");
-    await sleep(100);
+    await counts(limiters[0]!, 1, 1);
     const released = performance.now();
     held.release();
     const lease = await waiting;
@@ -143,16 +146,22 @@ describe("PostgresRateLimiter across replicas", () => {
   });
 
   test("the heartbeat keeps a long call's lease past its TTL", async () => {
-    const { limiters } = await replicas(2, {
+    const { dbs, limiters } = await replicas(2, {
       groups: { g: { maxConcurrentRequests: 1, maxQueueDepth: 0 } },
       leaseTtlMs: 300,
     });
     const held = await limiters[0]!.acquire("g");
-    await sleep(1_000);
+    // Until the database's clock (which decides expiry) is two TTLs past the admission.
+    await until(async () => {
+      const [row] = await dbs[0]!.query<{ past: boolean }>(
+        "SELECT clock_timestamp() > acquired_at + interval '600 milliseconds' AS past FROM sciencegate_rate_limit_leases",
+      );
+      return row?.past === true;
+    });
     const refused = await limiters[1]!.acquire("g").catch((e: unknown) => e);
     expect(isGovernanceError(refused) && refused.code).toBe("RATE_LIMIT_QUEUE_FULL");
     held.release();
-    await sleep(50);
+    await counts(limiters[1]!, 0, 0);
     (await limiters[1]!.acquire("g")).release();
   });
 
@@ -179,13 +188,13 @@ describe("PostgresRateLimiter across replicas", () => {
     });
     const lease = await limiters[0]!.acquire("g");
     lease.noteRateLimited(0.3);
-    await sleep(20);
+    await until(async () => (await limiters[1]!.stats("g")).cooldownUntil !== undefined);
     let admittedAt = 0;
     const other = limiters[1]!.acquire("g").then((l) => {
       admittedAt = performance.now();
       return l;
     });
-    await sleep(50);
+    await counts(limiters[0]!, 1, 1);
     await lease.waitForTurn();
     const turnAt = performance.now();
     const otherLease = await other;
@@ -215,7 +224,7 @@ describe("PostgresRateLimiter failure and cost", () => {
     const { limiters } = await replicas(1, { groups: { g: { maxConcurrentRequests: 1 } } });
     const held = await limiters[0]!.acquire("g");
     const waiting = limiters[0]!.acquire("g").catch((e: unknown) => e);
-    await sleep(50);
+    await counts(limiters[0]!, 1, 1);
     await limiters[0]!.close();
     expect(isGovernanceError(await waiting) && ((await waiting) as { code: string }).code).toBe("CANCELLED");
     const later = await limiters[0]!.acquire("g").catch((e: unknown) => e);
@@ -250,9 +259,7 @@ describe("PostgresRateLimiter failure and cost", () => {
       const lease = await limiter.acquire("g");
       acquireMs += performance.now() - started;
       lease.release();
-      await sleep(2);
     }
-    await sleep(50);
     expect(statements.admit).toBe(calls);
     expect(statements.release).toBe(calls);
     console.log(

@@ -9,7 +9,7 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { RateLimitGroupConfig } from "../../../src/governance/rate-limit/index.js";
-import { startTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
+import { openTestPostgres, type TestPostgres } from "../../postgres/test-postgres.js";
 import {
   ARRIVALS_PER_SECOND_BOUND,
   maxInWindow,
@@ -32,7 +32,7 @@ const SPACING_MS = 200;
 
 let server: TestPostgres;
 beforeAll(async () => {
-  server = await startTestPostgres();
+  server = await openTestPostgres();
 }, 60_000);
 afterAll(() => server?.stop(), 60_000);
 

@@ -61,7 +61,15 @@ for (let k = 0; k < plan.calls; k++) {
   runs.push(call(k));
 }
 await Promise.all(runs);
-await new Promise((resolve) => setTimeout(resolve, 100)); // the last release's statement
+// The releases' statements are sent without waiting: they have landed once no lease of ours is left.
+for (;;) {
+  const [row] = await db.query<{ n: number }>(
+    "SELECT count(*)::INTEGER AS n FROM sciencegate_rate_limit_leases WHERE replica = $1 AND expires_at > clock_timestamp()",
+    [plan.replica],
+  );
+  if (row?.n === 0) break;
+  await new Promise((resolve) => setTimeout(resolve, 5));
+}
 await limiter.close();
 await db.close();
 say({ done: true });
