@@ -206,7 +206,8 @@ describe.each(["http", "sse"] as const)("a ServerPool over %s", (kind) => {
     const changed = new Promise<string>((resolve) => pool.onToolsChanged(resolve));
     // The standalone GET stream opens just after initialize: wait until the server has it.
     for (let i = 0; i < 100; i++) {
-      server.tools[0]?.update({ description: `v${i + 2}` });
+      // Every server instance: a revision probe (protocol auto) made one of its own before the session's.
+      for (const tool of server.tools) tool.update({ description: `v${i + 2}` });
       const winner = await Promise.race([changed, new Promise((resolve) => setTimeout(resolve, 50))]);
       if (winner === "remote") break;
     }
