@@ -11,6 +11,9 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import type { GatewayServer, GatewaySession } from "../../src/gateway/index.js";
+import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
 import { createTestGovernance } from "../../src/testing/create-test-governance.js";
 import { startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
@@ -87,7 +90,11 @@ export interface DownloadLab {
   close(): Promise<void>;
 }
 
-/** A `createTestGovernance` runtime (arXiv's built-in manifest, in-memory stores) with downloads into its temporary data directory. */
+/**
+ * A `createTestGovernance` runtime (arXiv's built-in manifest, an in-memory ledger, CAS and grants) with
+ * downloads into its temporary data directory, whose `jobs.sqlite` another runtime over the same folder
+ * (a console's) reads, as an app's does.
+ */
 export async function createDownloadLab(): Promise<DownloadLab> {
   const provider = await startFakeProviderServer({ routes: arxivFakeRoutes() });
   const publisher = await startPdfPublisher();
@@ -95,6 +102,10 @@ export async function createDownloadLab(): Promise<DownloadLab> {
     sources: { provider, only: ["arxiv"] },
     fetch: publisher.fetch,
     downloads: { lookup: publicLookup },
+    stores: "files",
+    ledger: new MemoryLedger(),
+    store: new MemoryContentStore(),
+    grants: new MemoryGrantStore(),
   });
   return {
     governance: t.governance,
