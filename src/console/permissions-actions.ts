@@ -4,10 +4,10 @@
  * audits it with one `operator_console` authorization row.
  */
 import { checkPrincipal, GovernanceError } from "../core/index.js";
-import type { ApprovalMode } from "../governance/permissions/index.js";
+import type { ApprovalMode, Grant } from "../governance/permissions/index.js";
 import type { Governance } from "../runtime/index.js";
 import { recordConsoleChange } from "./console-audit.js";
-import type { ConsoleRoute } from "./console-route.js";
+import type { ConsoleContext, ConsoleRequest, ConsoleRoute } from "./console-route.js";
 
 /** The approval modes an operator may set. */
 export const APPROVAL_MODES: readonly ApprovalMode[] = ["ask_for_dangerous", "always_allow"];
@@ -27,17 +27,7 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
     async handle(request, context) {
       const id = idField(request.params.id, "id", "grant id", MAX_ID_LENGTH);
       const grant = await context.governance.permissions.revokeGrant(id);
-      await recordConsoleChange(
-        context.governance,
-        {
-          sessionId: grant.sessionId,
-          sourceId: grant.resource.split(":")[0] || "console",
-          toolId: "grant",
-          action: "revoke_grant",
-          resource: grant.resource,
-        },
-        { clock: context.clock, actor: request.principal },
-      );
+      await recordRevocation(grant, request, context);
       return { kind: "redirect", location: "/permissions?done=revoked" };
     },
   },
@@ -52,17 +42,7 @@ export const permissionsActionRoutes: readonly ConsoleRoute[] = [
       // One audited revocation per grant, as the per-grant button records it.
       for (const grant of await permissions.listGrants({ principal: user })) {
         await permissions.revokeGrant(grant.id);
-        await recordConsoleChange(
-          context.governance,
-          {
-            sessionId: grant.sessionId,
-            sourceId: grant.resource.split(":")[0] || "console",
-            toolId: "grant",
-            action: "revoke_grant",
-            resource: grant.resource,
-          },
-          { clock: context.clock, actor: request.principal },
-        );
+        await recordRevocation(grant, request, context);
       }
       return {
         kind: "redirect",
@@ -187,4 +167,23 @@ function idField(value: string | null | undefined, field: string, what: string, 
 
 function invalid(field: string, message: string): GovernanceError {
   return new GovernanceError("INVALID_INPUT", message, { data: { field } });
+}
+
+/** Records one revoked grant as the console's change, by the acting principal. */
+async function recordRevocation(
+  grant: Grant,
+  request: ConsoleRequest,
+  context: ConsoleContext,
+): Promise<void> {
+  await recordConsoleChange(
+    context.governance,
+    {
+      sessionId: grant.sessionId,
+      sourceId: grant.resource.split(":")[0] || "console",
+      toolId: "grant",
+      action: "revoke_grant",
+      resource: grant.resource,
+    },
+    { clock: context.clock, actor: request.principal },
+  );
 }
