@@ -135,7 +135,12 @@ describe("the packed tarball, installed in a fresh app", () => {
     await cp(join(FIXTURES, "science-project"), project, { recursive: true });
     await cp(join(FIXTURES, "governed-call.mjs"), join(app, "governed-call.mjs"));
     await cp(join(FIXTURES, "gateway-client.mjs"), join(app, "gateway-client.mjs"));
-    for (const probe of ["hostile-server.mjs", "hardening-probes.mjs", "gateway-probes.mjs"]) {
+    for (const probe of [
+      "hostile-server.mjs",
+      "hardening-probes.mjs",
+      "gateway-probes.mjs",
+      "unclosed-runtime.mjs",
+    ]) {
       await cp(join(FIXTURES, probe), join(app, probe));
     }
   });
@@ -397,6 +402,26 @@ describe("the packed tarball, installed in a fresh app", () => {
             ),
           );
           expect(modes).toEqual([0o700, 0o600, 0o600]);
+        });
+      });
+
+      it("j4. a script that never closes its runtime exits by itself, every call's row kept", async () => {
+        expect(project, "step c installed nothing").not.toBe("");
+        const home = join(tmp, "cli-homes", "unclosed");
+        await step("j4. unclosed runtime exits", async () => {
+          const result = await run(
+            process.execPath,
+            ["unclosed-runtime.mjs", home, join(app, "hostile-server.mjs")],
+            app,
+          );
+          const exitedMs = Date.now();
+          expect(result.code, result.stderr).toBe(0);
+          const { lastAwaitMs } = JSON.parse(result.stdout) as { lastAwaitMs: number };
+          console.log(`[test:package] j4. exited ${exitedMs - lastAwaitMs} ms after its last await`);
+          expect(exitedMs - lastAwaitMs).toBeLessThan(10_000);
+          const audit = await cli(["audit", "--json", "--session", "unclosed"], "unclosed");
+          expect(audit.code, audit.stderr).toBe(0);
+          expect(audit.stdout.match(/"toolCallId":\s*"call-\d"/g)?.length).toBe(3);
         });
       });
 
