@@ -52,7 +52,7 @@ export interface OAuthResourceOptions {
    *   `/.well-known/openid-configuration`), read once when the first token arrives
    */
   jwksUrl?: string | undefined;
-  /** The accepted signing algorithms (`alg` header). @default {@link DEFAULT_IDENTITY_ALGORITHMS} */
+  /** The accepted signing algorithms (`alg` header). @default the asymmetric signatures RS256/384/512, PS256/384/512, ES256/384/512 and EdDSA */
   algorithms?: readonly string[] | undefined;
   /** The scope names of each ability. @default {@link DEFAULT_IDENTITY_SCOPES} */
   scopes?: Partial<Record<IdentityAbility, string>> | undefined;
@@ -143,7 +143,7 @@ export function checkOAuthResourceOptions(options: OAuthResourceOptions): void {
  * @param options issuer, audience, keys, algorithms, scope names
  * @param resource the resource's identifier when `options.audience` is absent (the server's own URL)
  * @returns the verifier and the metadata of the resource
- * @throws GovernanceError `INVALID_CONFIG` (see {@link checkOAuthResourceOptions})
+ * @throws GovernanceError `INVALID_CONFIG` for options that `checkOAuthResourceOptions` refuses
  * @example
  * const oauth = createOAuthResourceServer({ issuer: "https://id.example.org", audience: "https://gw.example.org/mcp" });
  * const who = await oauth.authenticate(request.headers.authorization, "call");

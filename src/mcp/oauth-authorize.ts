@@ -151,6 +151,7 @@ export interface LoopbackCallback {
   redirectUri: string;
   /** The callback's query once the browser came back (the page it shows says to return to the terminal). */
   received: Promise<URLSearchParams>;
+  /** Stops listening for the browser's redirect and ends its open connections. */
   close(): Promise<void>;
 }
 

@@ -60,8 +60,22 @@ export interface CredentialSummary {
 
 /** The port: one record per server and principal. Implementations keep the secrets out of reach. */
 export interface OAuthCredentialStore {
+  /**
+   * The credentials kept for one server and principal.
+   * @param key the server (and its URL) and the principal
+   * @returns a copy, or undefined when none are kept
+   */
   get(key: CredentialKey): Promise<StoredCredentials | undefined>;
+  /**
+   * Keeps (replaces) the credentials of one server and principal.
+   * @param key the server (and its URL) and the principal
+   * @param value tokens, client registration and discovery state
+   */
   set(key: CredentialKey, value: StoredCredentials): Promise<void>;
+  /**
+   * Forgets the credentials of one server and principal (nothing kept is not an error).
+   * @param key the server (and its URL) and the principal
+   */
   delete(key: CredentialKey): Promise<void>;
   /** Every stored record, summarized, ordered by server and principal. */
   list(): Promise<CredentialSummary[]>;
