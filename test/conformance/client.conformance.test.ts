@@ -22,10 +22,17 @@ const CONFORMANCE = join(
 );
 const CLIENT = `${process.execPath} --import tsx test/conformance/pool-client.ts`;
 
-/** The scenario names of a YAML list under `client:` (the file's only shape). */
-function expectedFailures(): Set<string> {
+/**
+ * The scenario names of a YAML list under `client:` (the file's only shape); an entry whose line ends
+ * with `# unsettled` fails only sometimes, and may pass or fail.
+ */
+function expectedFailures(): { all: Set<string>; unsettled: Set<string> } {
   const text = readFileSync(join(REPO_ROOT, "test", "conformance", "client-expected-failures.yml"), "utf8");
-  return new Set([...text.matchAll(/^\s+-\s+(\S+)\s*$/gm)].map((match) => match[1] as string));
+  const entries = [...text.matchAll(/^\s+-\s+(\S+)\s*(#\s*unsettled)?\s*$/gm)];
+  return {
+    all: new Set(entries.map((match) => match[1] as string)),
+    unsettled: new Set(entries.filter((match) => match[2] !== undefined).map((match) => match[1] as string)),
+  };
 }
 
 function conformance(node: string, args: string[], timeoutMs: number) {
@@ -39,7 +46,7 @@ describe("the conformance suite's client scenarios against the server pool", () 
     expect(listed.status, listed.stderr).toBe(0);
     const scenarios = [...listed.stdout.matchAll(/^\s+- (\S+) \[/gm)].map((match) => match[1] as string);
     expect(scenarios.length).toBeGreaterThanOrEqual(26);
-    const expected = expectedFailures();
+    const { all: expected, unsettled } = expectedFailures();
     for (const name of expected) expect(scenarios, `${name} is no scenario`).toContain(name);
     const out = mkdtempSync(join(tmpdir(), "sciencegate-conformance-"));
     const rows: { scenario: string; passed: number; total: number; ok: boolean }[] = [];
@@ -65,7 +72,8 @@ describe("the conformance suite's client scenarios against the server pool", () 
     process.stderr.write(
       `client conformance: ${rows.filter((row) => row.ok).length}/${rows.length} scenarios, ${rows.reduce((n, row) => n + row.passed, 0)}/${rows.reduce((n, row) => n + row.total, 0)} checks (results in ${out})\n${table}\n`,
     );
+    const settled = (name: string) => !unsettled.has(name);
     const failing = rows.filter((row) => !row.ok).map((row) => row.scenario);
-    expect(failing.sort(), table).toEqual([...expected].sort());
+    expect(failing.filter(settled).sort(), table).toEqual([...expected].filter(settled).sort());
   });
 });
