@@ -8,19 +8,16 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { FakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import {
   type Command,
   connectStdio,
   type SdkClient,
   sciencegateCommand,
-  sourcesServer,
-  trivialServer,
+  startUserServers,
   type UserServer,
 } from "./user-servers.js";
 
@@ -116,22 +113,11 @@ async function startHttpGateway(
  * @throws Error when a process does not start or a gateway does not list both tools
  */
 export async function createGatewayUserFixture(): Promise<GatewayUserFixture> {
-  const scratch = await mkdtemp(join(tmpdir(), "sciencegate-bench-gateway-user-"));
-  const closers: (() => Promise<unknown>)[] = [() => rm(scratch, { recursive: true, force: true })];
-  const close = async () => {
-    for (const step of closers.splice(0).reverse()) await step().catch(() => undefined);
-  };
+  const bench = await startUserServers("sciencegate-bench-gateway-user-", "bench-direct");
+  const { scratch, manifests, trivial, sources } = bench;
+  const { trivial: directTrivial, sources: directSources } = bench.direct;
+  const close = bench.close;
   try {
-    const manifests = join(scratch, "manifests");
-    await mkdir(manifests);
-    const trivial = await trivialServer(manifests);
-    const sources: { server: UserServer; provider: FakeProviderServer } = await sourcesServer(manifests);
-    closers.push(() => sources.provider.close());
-    const directTrivial = await connectStdio("bench-direct", trivial.command, trivial.env);
-    closers.push(() => directTrivial.close());
-    const directSources = await connectStdio("bench-direct", sources.server.command, sources.server.env);
-    closers.push(() => directSources.close());
-
     const project = join(scratch, "project");
     await mkdir(project);
     await writeFile(join(project, "science.toml"), scienceToml([trivial, sources.server]));
@@ -149,7 +135,7 @@ export async function createGatewayUserFixture(): Promise<GatewayUserFixture> {
       { ...env, SCIENCEGATE_HOME: join(scratch, "stdio-data") },
       project,
     );
-    closers.push(() => stdio.close());
+    bench.onClose(() => stdio.close());
 
     const httpCommand = sciencegateCommand(["serve", "gateway", ...gatewayArgs, "--http", "127.0.0.1:0"]);
     const http = await startHttpGateway(
@@ -157,7 +143,7 @@ export async function createGatewayUserFixture(): Promise<GatewayUserFixture> {
       { ...env, SCIENCEGATE_HOME: join(scratch, "http-data") },
       project,
     );
-    closers.push(
+    bench.onClose(
       () =>
         new Promise<void>((resolve) => {
           if (http.child.exitCode !== null) return resolve();
@@ -167,7 +153,7 @@ export async function createGatewayUserFixture(): Promise<GatewayUserFixture> {
     );
     const httpClient = new Client({ name: "bench-gateway-http", version: "1.0.0" });
     await httpClient.connect(new StreamableHTTPClientTransport(new URL(http.url)));
-    closers.push(() => httpClient.close());
+    bench.onClose(() => httpClient.close());
 
     for (const [label, client] of [
       ["stdio", stdio.client],

@@ -1,12 +1,3 @@
-/**
- * What the governed-call benchmark drives, built the way an app builds it: raw MCP SDK clients, the
- * runtime from `createGovernance({ config, dataDir })` (SQLite, and PostgreSQL when a server starts),
- * and the executors an agent runs a call through on that runtime: the fixed tool table's tool, the
- * middleware's `wrapToolCall`, and the governed tool node inside a compiled `StateGraph` (with and
- * without a checkpointer), each beside a baseline graph whose node calls the SDK directly.
- */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
@@ -29,17 +20,9 @@ import {
   governedToolsCondition,
   prepareFixedToolTable,
 } from "../../src/index.js";
-import type { FakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import { type PromotionState, promote, promotionReducer } from "../../src/visibility/index.js";
 import { openTestPostgres, type TestPostgres } from "../../test/postgres/test-postgres.js";
-import {
-  connectStdio,
-  extensionsConfig,
-  type SdkClient,
-  sourcesServer,
-  trivialServer,
-  type UserServer,
-} from "./user-servers.js";
+import { extensionsConfig, type SdkClient, startUserServers, type UserServer } from "./user-servers.js";
 
 /** A tool call as a model emits it. */
 interface ModelToolCall {
@@ -135,22 +118,11 @@ function governedGraph(governance: Governance, checkpointer?: BaseCheckpointSave
  * @throws Error when a server does not start or a runtime does not offer the bench tools
  */
 export async function createGovernedFixture(options: { postgres: boolean }): Promise<GovernedFixture> {
-  const scratch = await mkdtemp(join(tmpdir(), "sciencegate-bench-governed-"));
-  const closers: (() => Promise<unknown>)[] = [() => rm(scratch, { recursive: true, force: true })];
-  const close = async () => {
-    for (const step of closers.splice(0).reverse()) await step().catch(() => undefined);
-  };
+  const bench = await startUserServers("sciencegate-bench-governed-", "bench-sdk");
+  const { scratch, manifests, trivial, sources } = bench;
+  const { trivial: sdkTrivial, sources: sdkSources } = bench.direct;
+  const close = bench.close;
   try {
-    const manifests = join(scratch, "manifests");
-    await mkdir(manifests);
-    const trivial = await trivialServer(manifests);
-    const sources: { server: UserServer; provider: FakeProviderServer } = await sourcesServer(manifests);
-    closers.push(() => sources.provider.close());
-    const sdkTrivial = await connectStdio("bench-sdk", trivial.command, trivial.env);
-    closers.push(() => sdkTrivial.close());
-    const sdkSources = await connectStdio("bench-sdk", sources.server.command, sources.server.env);
-    closers.push(() => sdkSources.close());
-
     // An environment without SCIENCEGATE_* variables, so that the shell cannot move a runtime elsewhere.
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
     const common = { manifestDirs: [manifests], env, scienceToml: false as const, failOnServerError: true };
@@ -159,7 +131,7 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
       config: extensionsConfig([trivial, sources.server]),
       dataDir: join(scratch, "sqlite-data"),
     });
-    closers.push(() => sqlite.close());
+    bench.onClose(() => sqlite.close());
 
     let postgres: GovernedFixture["postgres"] = { skipped: "not asked for" };
     if (options.postgres) {
@@ -171,7 +143,7 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
       }
       if (server) {
         const started = server;
-        closers.push(() => started.stop());
+        bench.onClose(() => started.stop());
         const url = await started.createDatabase();
         const governance = await createGovernance({
           ...common,
@@ -179,7 +151,7 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
           dataDir: join(scratch, "postgres-data"),
           storage: { postgres: url },
         });
-        closers.push(() => governance.close());
+        bench.onClose(() => governance.close());
         postgres = { governance, url };
       }
     }

@@ -7,7 +7,8 @@
  * a runtime's pool, a gateway) runs its own child of the same server program.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -257,4 +258,54 @@ export async function connectStdio(
   const pid = transport.pid;
   if (pid === null) throw new Error(`${command.args.join(" ")} has no process id.`);
   return { client, pid, close: () => client.close(), stderr: () => stderr };
+}
+
+/** A scratch folder with both user servers and a direct SDK client of each; `close()` undoes it all. */
+export interface UserServerBench {
+  scratch: string;
+  manifests: string;
+  trivial: UserServer;
+  sources: { server: UserServer; provider: FakeProviderServer };
+  direct: { trivial: SdkClient; sources: SdkClient };
+  /** Registers a step for `close()` (run in reverse order, failures ignored). */
+  onClose(step: () => Promise<unknown>): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the trivial and the sources server with their manifests in a new scratch folder, and a direct
+ * SDK client of each (the baseline every benchmark compares with).
+ * @param prefix the scratch folder's name prefix
+ * @param clientName the direct clients' name
+ * @returns the servers and clients; on a failure, what started is closed before it throws
+ */
+export async function startUserServers(prefix: string, clientName: string): Promise<UserServerBench> {
+  const scratch = await mkdtemp(join(tmpdir(), prefix));
+  const closers: (() => Promise<unknown>)[] = [() => rm(scratch, { recursive: true, force: true })];
+  const close = async () => {
+    for (const step of closers.splice(0).reverse()) await step().catch(() => undefined);
+  };
+  try {
+    const manifests = join(scratch, "manifests");
+    await mkdir(manifests);
+    const trivial = await trivialServer(manifests);
+    const sources = await sourcesServer(manifests);
+    closers.push(() => sources.provider.close());
+    const directTrivial = await connectStdio(clientName, trivial.command, trivial.env);
+    closers.push(() => directTrivial.close());
+    const directSources = await connectStdio(clientName, sources.server.command, sources.server.env);
+    closers.push(() => directSources.close());
+    return {
+      scratch,
+      manifests,
+      trivial,
+      sources,
+      direct: { trivial: directTrivial, sources: directSources },
+      onClose: (step) => void closers.push(step),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
