@@ -2,9 +2,10 @@
  * The behaviour every `DownloadJobStore` must show. Another backend (Postgres for a multi-replica
  * deployment) runs this suite with its own factory to prove it can replace the SQLite store.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import type { DownloadJob, DownloadJobStatus, DownloadJobStore } from "../../artifacts/index.js";
 import { ACTIVE_DOWNLOAD_STATES, callJobId } from "../../artifacts/index.js";
+import { closingAfterEach } from "./opened-stores.js";
 
 /** Every status, typed as a record so that a new status fails to compile until it is listed here. */
 const STATUSES = Object.keys({
@@ -84,15 +85,7 @@ export function describeDownloadJobStoreConformance(
   options: DownloadJobStoreConformanceOptions = {},
 ): void {
   describe(`${name} (DownloadJobStore conformance)`, () => {
-    const opened: DownloadJobStore[] = [];
-    const open = async () => {
-      const store = await factory();
-      opened.push(store);
-      return store;
-    };
-    afterEach(async () => {
-      await Promise.all(opened.splice(0).map((store) => store.close()));
-    });
+    const open = closingAfterEach(factory);
 
     test("a created job round-trips exactly; absent optional fields stay absent", async () => {
       const store = await open();
@@ -470,8 +463,7 @@ export function describeDownloadJobStoreConformance(
           { ...midway, bytesDownloaded: 3072, updatedAt: midway.updatedAt + 1 },
           ...others,
         ];
-        const again = await reopen(store);
-        opened.push(again);
+        const again = await open(() => reopen(store));
         expect(await again.list()).toStrictEqual(expected);
         expect(await again.get(callJobId("thread-1", "call_1"))).toStrictEqual(expected[1]);
         await expect(again.create(done)).rejects.toMatchObject({ code: "DUPLICATE_ID" });

@@ -2,8 +2,9 @@
  * The behaviour every `GrantStore` must show. Another backend (Postgres for a multi-replica
  * deployment) runs this suite with its own factory to prove it can replace the SQLite store.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import type { Grant, GrantStore } from "../../governance/permissions/index.js";
+import { closingAfterEach } from "./opened-stores.js";
 
 let counter = 0;
 function grant(overrides: Partial<Grant> = {}): Grant {
@@ -31,15 +32,7 @@ export function describeGrantStoreConformance(
   factory: () => Promise<GrantStore> | GrantStore,
 ): void {
   describe(`${name} (GrantStore conformance)`, () => {
-    const opened: GrantStore[] = [];
-    const open = async () => {
-      const store = await factory();
-      opened.push(store);
-      return store;
-    };
-    afterEach(async () => {
-      await Promise.all(opened.splice(0).map((store) => store.close()));
-    });
+    const open = closingAfterEach(factory);
 
     test("a created grant round-trips exactly and is found by its full key", async () => {
       const store = await open();
