@@ -17,14 +17,13 @@ import type {
   GovernedRuntime,
   SessionIdResolver,
 } from "../nodes/index.js";
-import { resolveDataDir } from "../runtime/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 
 /** What the built-ins use of a governance runtime (a `createGovernance` runtime has all of it). */
 export interface ArtifactBuiltinsRuntime extends GovernedRuntime, Partial<ApprovalGateRuntime> {
   /** Backs `artifact_download` and `paper_extract_pdf`; without it there are neither. */
   downloads?: (ArtifactDownloadToolOptions["downloads"] & PaperExtractToolOptions["downloads"]) | undefined;
-  /** Where `paper_extract_pdf` writes when the options give no `dataDir`. */
+  /** Where `paper_extract_pdf` writes (the gateway reads the papers there). */
   dataDir?: string | undefined;
   /**
    * The sources the runtime offers: the built-ins come by default only when one of them has an
@@ -45,8 +44,6 @@ export interface ArtifactBuiltinsOptions {
    * @default when a source of the runtime's registry can offer downloads (has an `artifact-plan` tool)
    */
   artifactTools?: boolean | undefined;
-  /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the runtime's data directory */
-  dataDir?: string | undefined;
   /** The governance session of a call. @default `configurable.thread_id`, else `"default"` */
   sessionId?: SessionIdResolver | undefined;
   /** The shape of `artifact_download`'s approval cards. @default "hitl" */
@@ -69,7 +66,7 @@ export interface ArtifactBuiltinsOptions {
  * The artifact built-ins of a runtime, or none (no `downloads`, `artifactTools: false`, or by default no
  * source that can offer a download: an app of only its own servers gets no `artifact_download`).
  * @param governance the runtime
- * @param options opt-out, data directory, session resolver and download approval
+ * @param options opt-out, session resolver and download approval
  * @returns `[artifact_download, paper_extract_pdf]` or `[]`
  */
 export function createArtifactBuiltins(
@@ -79,7 +76,6 @@ export function createArtifactBuiltins(
   const downloads = governance.downloads;
   const offered = options.artifactTools ?? offersDownloads(governance);
   if (!offered || downloads === undefined) return [];
-  const dataDir = options.dataDir ?? governance.dataDir ?? resolveDataDir();
   const approval =
     options.downloadApproval === false
       ? undefined
@@ -92,7 +88,7 @@ export function createArtifactBuiltins(
       ...session,
       cancelOnAbort: options.cancelOnAbort,
     }),
-    createPaperExtractTool({ downloads, dataDir, ...session }),
+    createPaperExtractTool({ broker: governance.broker, downloads, ...session }),
   ];
 }
 

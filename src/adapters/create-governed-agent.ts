@@ -81,8 +81,6 @@ export interface GovernedAgentOptions {
    * sources. @default when one of the runtime's sources can offer a download (an `artifact-plan` tool)
    */
   artifactTools?: boolean;
-  /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the `createGovernance` default data directory */
-  dataDir?: string;
 }
 
 /**

@@ -58,8 +58,6 @@ export interface FixedToolTableOptions {
    *   `artifact-plan` tool)
    */
   artifactTools?: boolean | undefined;
-  /** Where `paper_extract_pdf` writes `papers/<jobId>/`. @default the runtime's data directory */
-  dataDir?: string | undefined;
 }
 
 /**
@@ -123,7 +121,6 @@ export function prepareFixedToolTable(
     ...governedTools(tools, run),
     ...createArtifactBuiltins(governance, {
       artifactTools: options.artifactTools,
-      dataDir: options.dataDir,
       sessionId: options.sessionId,
       cardFormat: options.cardFormat,
     }),

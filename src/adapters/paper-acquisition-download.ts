@@ -12,6 +12,7 @@ import type {
   DownloadManager,
   DownloadRequest,
   DownloadResult,
+  PaperExtractionRuntime,
 } from "../artifacts/index.js";
 import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
@@ -29,10 +30,10 @@ import type {
 
 /** What the graph needs of a governance runtime; a `createGovernance` runtime has all of it. */
 export interface PaperAcquisitionRuntime {
-  /** Checks, plans and runs the downloads; its ledger and CAS receive the extraction rows too. */
+  /** Checks, plans and runs the downloads. */
   downloads: Pick<DownloadManager, "prepare" | "download" | "hasCall" | "jobs" | "ledgerWriter" | "store">;
-  /** Extractions go to `<dataDir>/papers/<jobId>/`. */
-  dataDir: string;
+  /** Runs the extractions (`paper_extract_pdf` of the runtime's in-process source, its bounds and data directory). */
+  broker: PaperExtractionRuntime["broker"];
   /** With `ledger`, `permissions` and `permissionsEnforced: true`, dangerous downloads show a card. */
   catalog?: SourceCatalog;
   ledger?: LedgerReader;

@@ -6,8 +6,7 @@
  * the next step; `collect` lists the outcomes once every extraction is in.
  */
 import { type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
-import type { PaperExtractionRuntime, PdfLimits } from "../artifacts/index.js";
-import type { Clock } from "../core/index.js";
+import type { PaperExtractionRuntime } from "../artifacts/index.js";
 import type { ApprovalCardFormat, SessionIdResolver } from "../nodes/index.js";
 import {
   type AcquisitionDownloadTask,
@@ -46,10 +45,6 @@ export interface PaperAcquisitionGraphOptions {
    * `sciencegate`) or `native` (`PermissionCard`); both accept either answer shape. @default "hitl"
    */
   cardFormat?: ApprovalCardFormat;
-  /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
-  limits?: Partial<PdfLimits>;
-  /** Times the extraction bound and its ledger rows. @default systemClock */
-  clock?: Clock;
   /** The compiled graph's name (its node name in traces). @default "paper_acquisition" */
   name?: string;
 }
@@ -66,7 +61,7 @@ export interface PaperAcquisitionGraphOptions {
  * Download progress goes to the custom stream as `artifact_download_progress` events.
  * @param governance the runtime (`createGovernance`): downloads, data directory, and the catalog,
  *   ledger and permissions whose enforcement turns on the approval cards
- * @param options checkpointer, session resolver, extraction limits, clock and name
+ * @param options checkpointer, session resolver, card format and name
  * @returns the compiled graph: `invoke` it, or add it as a node of the app's own graph
  * @example
  * const acquire = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
@@ -78,14 +73,7 @@ export function createPaperAcquisitionGraph(
   governance: PaperAcquisitionRuntime,
   options: PaperAcquisitionGraphOptions = {},
 ) {
-  const extraction: PaperExtractionRuntime = {
-    downloads: governance.downloads,
-    ledgerWriter: governance.downloads.ledgerWriter,
-    store: governance.downloads.store,
-    dataDir: governance.dataDir,
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
-  };
+  const extraction: PaperExtractionRuntime = { broker: governance.broker };
   const download = createAcquisitionDownloadNode({
     runtime: governance,
     sessionId: options.sessionId,

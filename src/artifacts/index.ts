@@ -3,6 +3,12 @@ export {
   type ArtifactDownloadToolOptions,
   createArtifactDownloadTool,
 } from "./artifact-download-tool.js";
+export {
+  ARTIFACT_SOURCE_ID,
+  ARTIFACT_SOURCE_MANIFEST,
+  type ArtifactSourceOptions,
+  createArtifactSource,
+} from "./artifact-source.js";
 export type { ManifestLookup } from "./download-candidate.js";
 export type { DownloadFetch } from "./download-fetch.js";
 export type {

@@ -1,53 +1,34 @@
 /**
- * The built-in `paper_extract_pdf` tool: `extractDownloadedPaper` behind the
- * same-turn rule (a download and its extraction cannot share a model turn). Failures are results
- * (`status: "error"` tool messages), never throws.
+ * The built-in `paper_extract_pdf` tool: a LangChain tool over the broker's `paper_extract_pdf` call
+ * (`extractDownloadedPaper`), behind the same-turn rule (a download and its extraction cannot share a
+ * model turn). Failures are results (`status: "error"` tool messages), never throws.
  */
 import { AIMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, type ToolRunnableConfig, tool } from "@langchain/core/tools";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { toGovernanceError } from "../contract/index.js";
-import type { Clock } from "../core/index.js";
 import { GovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
-import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
-import type { PdfExtractor } from "./extract-pdf.js";
-import { extractDownloadedPaper, type PaperExtractionRuntime } from "./paper-extraction.js";
-import type { PdfLimits } from "./pdf-limits.js";
+import {
+  extractDownloadedPaper,
+  PAPER_EXTRACT_TOOL_ID,
+  type PaperExtractionRuntime,
+} from "./paper-extraction.js";
 import { toolReply } from "./tool-reply.js";
 
 export type { PaperExtractResult } from "./paper-extraction.js";
-
-/** The model-visible name of the tool. */
-export const PAPER_EXTRACT_TOOL_ID = "paper_extract_pdf";
+export { PAPER_EXTRACT_TOOL_ID } from "./paper-extraction.js";
 
 /** Resolves the tool-call ids of the model turn (AIMessage) that issued the current call. */
 export type TurnToolCallIds = (config: LangGraphRunnableConfig, toolCallId: string) => string[] | undefined;
 
 /** Options of {@link createPaperExtractTool}. */
 export interface PaperExtractToolOptions {
-  /**
-   * Where the download jobs live (`governance.downloads`); only read, never written. Its
-   * `ledgerWriter` and `store` receive the extraction rows unless `ledgerWriter`/`store` are given.
-   */
-  downloads: {
-    readonly jobs: Pick<DownloadJobStore, "get">;
-    readonly ledgerWriter?: LedgerWriter;
-    readonly store?: ContentStore;
-  };
-  /** Writes one `paper_extract_pdf` row per call. @default `downloads.ledgerWriter` */
-  ledgerWriter?: LedgerWriter;
-  /** Holds the rows' entries. @default `downloads.store` */
-  store?: ContentStore;
-  /** The data directory; extractions go to `<dataDir>/papers/<jobId>/`. */
-  dataDir: string;
-  /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
-  limits?: Partial<PdfLimits>;
-  /** The parser: pdftotext when on the PATH, else pdf.js (see `PdfExtractor`). @default "auto" */
-  extractor?: PdfExtractor;
-  /** Times the wall-clock bound. @default systemClock */
-  clock?: Clock;
+  /** Runs the extraction (`governance.broker`): its in-process source holds the bounds and data directory. */
+  broker: PaperExtractionRuntime["broker"];
+  /** Where the download jobs live (`governance.downloads`), read for the same-turn rule only. */
+  downloads: { readonly jobs: Pick<DownloadJobStore, "get"> };
   /**
    * The session of a call; a blank or `undefined` answer defers to the thread.
    * @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`)
@@ -68,33 +49,16 @@ const schema = z.object({
  * The `paper_extract_pdf` tool. Refuses unknown, unfinished, failed and non-PDF downloads, another
  * session's download (`PERMISSION_DENIED`, audited), and
  * (retryably) a download started by an `artifact_download` call of the same model turn. Idempotent
- * per job: a repeated call returns the stored extraction without parsing again. Each call leaves one
- * ledger row (see `extractDownloadedPaper`); only a successful one makes the record full text.
- * @param options the job store, ledger, CAS, data directory, limits, clock and turn resolver
+ * per job: a repeated call returns the stored extraction without parsing again. Each call the broker
+ * runs leaves one ledger row; only a successful one makes the record full text.
+ * @param options the broker, the job store and the session and turn resolvers
  * @returns a structured tool named `paper_extract_pdf`
- * @throws GovernanceError `INVALID_CONFIG` when no ledger or store is given nor found on `downloads`
  * @example
- * const tools = [createPaperExtractTool({ downloads: governance.downloads, dataDir: governance.dataDir })];
+ * const tools = [createPaperExtractTool({ broker: governance.broker, downloads: governance.downloads })];
  */
 export function createPaperExtractTool(options: PaperExtractToolOptions): StructuredToolInterface {
   const turnIds = options.turnToolCallIds ?? turnToolCallIdsFromState;
-  const ledgerWriter = options.ledgerWriter ?? options.downloads.ledgerWriter;
-  const store = options.store ?? options.downloads.store;
-  if (!ledgerWriter || !store) {
-    throw new GovernanceError(
-      "INVALID_CONFIG",
-      "paper_extract_pdf records every extraction in the ledger: pass governance.downloads (a DownloadManager) or ledgerWriter and store.",
-    );
-  }
-  const runtime: PaperExtractionRuntime = {
-    downloads: options.downloads,
-    ledgerWriter,
-    store,
-    dataDir: options.dataDir,
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.extractor ? { extractor: options.extractor } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
-  };
+  const runtime: PaperExtractionRuntime = { broker: options.broker };
   return tool(
     // Inside a graph the tool's config is LangGraph's (its `writer`, its channels); outside, plain.
     async (input, config: LangGraphRunnableConfig & ToolRunnableConfig) => {

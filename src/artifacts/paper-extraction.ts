@@ -1,50 +1,78 @@
 /**
- * Extraction of a downloaded paper: bounded pdf.js extraction of a completed PDF
- * download into `<dataDir>/papers/<jobId>/`, recorded as one `paper_extract_pdf` ledger row per call.
- * Only a successful extraction marks a record as full text. It only reads download jobs, so a failed
- * extraction never changes the download's state.
+ * Extraction of a downloaded paper, the built-in `paper_extract_pdf` of the in-process source
+ * (`artifact-source.ts`): bounded extraction of a completed PDF download into
+ * `<dataDir>/papers/<jobId>/`. The broker calls it like any tool (one replay rule, permission step and
+ * row). Only a successful extraction marks a record as full text. It only reads download jobs, so a
+ * failed extraction never changes the download's state.
  */
-import { randomUUID } from "node:crypto";
-import { toGovernanceError } from "../contract/index.js";
-import {
-  type Clock,
-  GovernanceError,
-  type GovernanceErrorCode,
-  isGovernanceError,
-  systemClock,
-} from "../core/index.js";
-import type { ContentStore, InvocationRecord, LedgerWriter } from "../governance/audit/index.js";
-import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
+import { type McpToolResult, toGovernanceError } from "../contract/index.js";
+import { type Clock, GovernanceError, optional } from "../core/index.js";
+import type { InProcessCall, InvokeRequest, PreparedCall } from "../governance/broker/index.js";
+import type { ToolManifest } from "../governance/manifests/index.js";
+import type { ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
-import {
-  appendArtifactRow,
-  type BuiltinCall,
-  builtinInput,
-  refuseForeignCall,
-  sameBuiltinCall,
-} from "./download-ledger.js";
 import { extractPdf, type PdfExtractor } from "./extract-pdf.js";
 import { paperFolder } from "./paper-text.js";
 import type { PdfLimits } from "./pdf-limits.js";
 
-/** What an extraction needs: the download jobs (read only), the ledger and CAS, and where to write. */
-export interface PaperExtractionRuntime {
-  /** Where the download jobs live (`governance.downloads`); only read, never written. */
-  downloads: { readonly jobs: Pick<DownloadJobStore, "get"> };
-  /** Writes one row per extraction call (`governance.ledgerWriter`). */
-  ledgerWriter: LedgerWriter;
-  /** Holds the rows' request and `ExtractionLedgerEntry` (`governance.store`). */
-  store: ContentStore;
+/** The model-visible name of the tool. */
+export const PAPER_EXTRACT_TOOL_ID = "paper_extract_pdf";
+
+/** The `sourceId` of the built-ins' calls (`ARTIFACT_SOURCE_ID`), spelt here to keep imports one-way. */
+const BUILTIN_SOURCE_ID = "sciencegate";
+
+/** The manifest of `paper_extract_pdf`: it reads a download of the session and writes only its text. */
+export const PAPER_EXTRACT_TOOL: ToolManifest = {
+  id: PAPER_EXTRACT_TOOL_ID,
+  description:
+    "Extract the text of a completed artifact_download PDF (by its jobId) with bounds on pages, bytes, " +
+    "characters and time. Returns the path of fulltext.md (a '## Page N' section per page), of " +
+    "manifest.json, the page count and warnings. Call it in a turn after the download finished.",
+  kind: "analysis",
+  mcpToolName: PAPER_EXTRACT_TOOL_ID,
+  inputSchema: {
+    type: "object",
+    properties: {
+      artifactJobId: {
+        type: "string",
+        minLength: 1,
+        description: "The jobId of a completed artifact_download of a PDF paper.",
+      },
+    },
+    required: ["artifactJobId"],
+    additionalProperties: false,
+  },
+  // It reads the session's own download and writes only under the data directory: not dangerous by
+  // default (a `strict` policy or the app's predicate may still make it so).
+  readOnly: true,
+  permission: {
+    action: "paper:extract",
+    resourceTemplate: "paper:{artifactJobId}",
+    summaryTemplate: "Extract the text of the PDF of download job {artifactJobId}",
+  },
+  retryPolicy: {},
+  timeoutMs: 120_000,
+  routing: { keywords: [], mode: "off", priority: 0 },
+  promptFragment: "",
+};
+
+/** What extractions need: the download jobs (read only), where to write, the bounds and the clock. */
+export interface PaperExtractionOptions {
+  /** Where the download jobs live; only read, never written. */
+  jobs: Pick<DownloadJobStore, "get">;
   /** The data directory; extractions go to `<dataDir>/papers/<jobId>/`. */
   dataDir: string;
   /** Extraction bounds. @default 50 MiB, 200 pages, 20 M characters, 512 MiB of memory, 120 s */
-  limits?: Partial<PdfLimits>;
+  limits?: Partial<PdfLimits> | undefined;
   /** The parser: pdftotext when on the PATH, else pdf.js (see `PdfExtractor`). @default "auto" */
-  extractor?: PdfExtractor;
-  /** Times the wall-clock bound and the rows. @default systemClock */
-  clock?: Clock;
-  /** Id generator of the rows. @default crypto.randomUUID */
-  newId?: () => string;
+  extractor?: PdfExtractor | undefined;
+  /** Times the wall-clock bound and the results. */
+  clock: Clock;
+}
+
+/** What `extractDownloadedPaper` calls: the runtime's broker (a `Governance` has it). */
+export interface PaperExtractionRuntime {
+  broker: { invoke(request: InvokeRequest): Promise<{ result: McpToolResult }> };
 }
 
 /** One extraction call. */
@@ -53,7 +81,7 @@ export interface PaperExtractionRequest {
   artifactJobId: string;
   sessionId: string;
   threadId?: string;
-  /** With `threadId`, the idempotency key: a re-run returns the recorded outcome. */
+  /** With `threadId`, the broker's replay key: a re-run returns the recorded outcome. */
   toolCallId?: string;
 }
 
@@ -77,133 +105,96 @@ export interface PaperExtractResult {
 const inFlight = new Map<string, Promise<ExtractionLedgerEntry>>();
 
 /**
- * Extracts a completed PDF download of the calling session and appends its ledger row: `ok` with an `ExtractionLedgerEntry`
- * (`fullTextRetrieved: true`, `contentScope: "full-text"`), or `error` with the structured error.
- * Idempotent per job (the files of an earlier extraction of the same bytes are reused) and per call
- * (a `threadId:toolCallId` that has a row returns what it recorded, appending nothing).
- * @param runtime jobs, ledger, CAS, data directory, limits and seams
+ * Extracts a completed PDF download of the calling session: one `paper_extract_pdf` call through the
+ * broker, so one row (`ok` with the `ExtractionLedgerEntry`, or `error`) and the broker's replay rule
+ * (a `threadId:toolCallId` replays only the same session's same call, any other use is refused).
+ * Idempotent per job (the files of an earlier extraction of the same job are reused).
+ * @param runtime the broker (a `Governance`)
  * @param request the download job and the call's session and ids
  * @returns paths, page count, warnings and the record's identity
- * @throws GovernanceError `UNKNOWN_ID` for an unknown job (no row: it names no source);
- *   `PERMISSION_DENIED` (audited) for a job another session downloaded, or a `threadId:toolCallId`
- *   another session's extraction used;
- *   `INVALID_INPUT` for a job that is not completed (retryable while it runs) or not a PDF;
- *   `RESPONSE_TOO_LARGE`, `TIMEOUT`, `NORMALIZATION_FAILED` when a bound is crossed or pdf.js fails
+ * @throws GovernanceError `UNKNOWN_ID` for an unknown job; `PERMISSION_DENIED` for a job another
+ *   session downloaded, or a key another call used; `INVALID_INPUT` for a job that is not completed
+ *   (retryable while it runs) or not a PDF; `RESPONSE_TOO_LARGE`, `TIMEOUT`, `NORMALIZATION_FAILED`
+ *   when a bound is crossed or the parser fails; each recorded on the call's row
  * @example
- * const result = await extractDownloadedPaper(
- *   { downloads: governance.downloads, ledgerWriter: governance.ledgerWriter, store: governance.store, dataDir: governance.dataDir },
- *   { artifactJobId, sessionId: "t1" },
- * );
+ * const result = await extractDownloadedPaper(governance, { artifactJobId, sessionId: "t1" });
  */
 export async function extractDownloadedPaper(
   runtime: PaperExtractionRuntime,
   request: PaperExtractionRequest,
 ): Promise<PaperExtractResult> {
-  const { threadId, toolCallId } = request;
-  const hasKey = threadId !== undefined && toolCallId !== undefined;
-  const clock = runtime.clock ?? systemClock;
-  const startedAt = clock.now();
-  const rows = {
-    ledgerWriter: runtime.ledgerWriter,
-    store: runtime.store,
-    newId: runtime.newId ?? randomUUID,
-  };
-  const input = builtinInput({ artifactJobId: request.artifactJobId });
-  const call = { sessionId: request.sessionId, toolId: EXTRACTION_LEDGER_TOOL_ID, input };
-  const prior = hasKey ? await runtime.ledgerWriter.reader.findByCall(threadId, toolCallId) : undefined;
-  // One replay rule with the broker's: the key replays only the call that first used it.
-  if (prior) {
-    if (!(await sameBuiltinCall(runtime.store, prior, call))) {
-      return refuseForeignCall(rows, {
-        ...request,
-        sourceId: prior.sourceId,
-        toolId: EXTRACTION_LEDGER_TOOL_ID,
-        request: { artifactJobId: request.artifactJobId },
-        startedAt,
-        finishedAt: clock.now(),
-      });
-    }
-    return replay(runtime.store, prior);
-  }
-  const job = await runtime.downloads.jobs.get(request.artifactJobId);
-  if (!job) {
-    throw new GovernanceError("UNKNOWN_ID", `No download job '${request.artifactJobId}'.`, {
-      data: { artifactJobId: request.artifactJobId },
-    });
-  }
-  // Only the session that downloaded a job extracts it (and so reads it, or offers it as a resource).
-  if (job.sessionId !== request.sessionId) {
-    const refusal = jobOfAnotherSession(request.artifactJobId);
-    await appendArtifactRow(rows, {
-      sessionId: request.sessionId,
-      threadId,
-      sourceId: job.sourceId,
-      toolId: EXTRACTION_LEDGER_TOOL_ID,
-      startedAt,
-      finishedAt: clock.now(),
-      attempts: 0,
-      request: { artifactJobId: request.artifactJobId },
-      error: { code: refusal.code, message: refusal.message, retryable: false },
-    });
-    throw refusal;
-  }
-  const row = (entry: ExtractionLedgerEntry | undefined, error: GovernanceError | undefined) =>
-    appendArtifactRow(rows, {
-      sessionId: request.sessionId,
-      threadId,
-      toolCallId,
-      sourceId: job.sourceId,
-      toolId: EXTRACTION_LEDGER_TOOL_ID,
-      startedAt,
-      finishedAt: clock.now(),
-      attempts: 1,
-      // The request object is the call's arguments, which its key is bound to (`sameBuiltinCall`).
-      request: { artifactJobId: job.jobId },
-      entry,
-      error: error && { code: error.code, message: error.message, retryable: error.retryable },
-    });
-  let entry: ExtractionLedgerEntry;
-  try {
-    checkJob(job);
-    entry = await extractShared(runtime, job);
-  } catch (error) {
-    // A PDF that pdf.js cannot read fails without a structured signal: the extraction failed.
-    const governed = toGovernanceError(error, { unrecognized: "NORMALIZATION_FAILED" });
-    const twin = await appendOrReplay(runtime, call, request, () => row(undefined, governed));
-    if (twin) return twin;
-    throw governed;
-  }
-  return (await appendOrReplay(runtime, call, request, () => row(entry, undefined))) ?? toResult(entry);
+  const outcome = await runtime.broker.invoke({
+    sourceId: BUILTIN_SOURCE_ID,
+    toolId: PAPER_EXTRACT_TOOL_ID,
+    input: { artifactJobId: request.artifactJobId },
+    session: request.sessionId,
+    ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
+  });
+  return toResult(outcome.result as unknown as ExtractionLedgerEntry);
 }
 
 /**
- * Appends a row; when the same call raced itself and recorded first, its outcome is returned. A row
- * another call recorded under the key meanwhile is never served as this call's: `DUPLICATE_ID` is thrown.
+ * Prepares one `paper_extract_pdf` call for the broker: every check of the job, with no side effect.
+ * @param options jobs, data directory, bounds and clock
+ * @param call the validated call
+ * @returns the prepared call, whose run extracts the job
+ * @throws GovernanceError `UNKNOWN_ID` for an unknown job; `PERMISSION_DENIED` for a job another
+ *   session downloaded (naming nothing of it); `INVALID_INPUT` for a job that is not completed
+ *   (retryable while it runs)
  */
-async function appendOrReplay(
-  runtime: PaperExtractionRuntime,
-  call: BuiltinCall,
-  request: PaperExtractionRequest,
-  append: () => Promise<InvocationRecord>,
-): Promise<PaperExtractResult | undefined> {
-  try {
-    await append();
-    return undefined;
-  } catch (error) {
-    const { threadId, toolCallId } = request;
-    if (!isGovernanceError(error) || error.code !== "DUPLICATE_ID" || !threadId || !toolCallId) throw error;
-    const twin = await runtime.ledgerWriter.reader.findByCall(threadId, toolCallId);
-    if (twin === undefined || !(await sameBuiltinCall(runtime.store, twin, call))) throw error;
-    return replay(runtime.store, twin);
+export async function prepareExtraction(
+  options: PaperExtractionOptions,
+  call: InProcessCall,
+): Promise<PreparedCall> {
+  const artifactJobId = String(call.input.artifactJobId);
+  const job = await options.jobs.get(artifactJobId);
+  if (!job) {
+    throw new GovernanceError("UNKNOWN_ID", `No download job '${artifactJobId}'.`, {
+      data: { artifactJobId },
+    });
   }
+  // Only the session that downloaded a job extracts it (and so reads it, or offers it as a resource).
+  if (job.sessionId !== call.session) throw jobOfAnotherSession(artifactJobId);
+  checkJob(job);
+  return {
+    async run({ tally }) {
+      tally.attempts = 1;
+      let entry: ExtractionLedgerEntry;
+      try {
+        entry = await extractShared(options, job);
+      } catch (error) {
+        // A PDF that pdf.js cannot read fails without a structured signal: the extraction failed.
+        throw toGovernanceError(error, { unrecognized: "NORMALIZATION_FAILED" });
+      }
+      return extractionResult(entry, options.clock);
+    },
+  };
 }
 
-function extractShared(runtime: PaperExtractionRuntime, job: DownloadJob): Promise<ExtractionLedgerEntry> {
+/**
+ * The result of an extraction call: the `ExtractionLedgerEntry` itself, with the fields every tool
+ * result has. Its row's normalized object is so the entry, read the same way as rows recorded before
+ * extractions went through the broker (`full-text-extractions.ts`, the research object).
+ */
+function extractionResult(entry: ExtractionLedgerEntry, clock: Clock): McpToolResult {
+  return {
+    records: [],
+    attribution: "Sciencegate",
+    license: "see the extracted record's licence",
+    retrievedAt: new Date(clock.now()).toISOString(),
+    toolId: PAPER_EXTRACT_TOOL_ID,
+    untrusted: true,
+    ...entry,
+    warnings: entry.warnings ?? [],
+  };
+}
+
+function extractShared(runtime: PaperExtractionOptions, job: DownloadJob): Promise<ExtractionLedgerEntry> {
   const outDir = paperFolder(runtime.dataDir, job.jobId);
   const running = inFlight.get(outDir);
   if (running) return running;
   const work = extractPdf({ pdfPath: job.finalPath, outDir, id: job.jobId }, runtime.limits ?? {}, {
-    ...(runtime.clock ? { clock: runtime.clock } : {}),
+    clock: runtime.clock,
     ...(runtime.extractor ? { extractor: runtime.extractor } : {}),
   })
     .then(
@@ -249,20 +240,9 @@ function checkJob(job: DownloadJob): void {
     "INVALID_INPUT",
     finished
       ? `Download job ${job.jobId} is ${job.status}; only a completed download can be extracted.`
-      : `Download job ${job.jobId} is still ${job.status}; call ${EXTRACTION_LEDGER_TOOL_ID} again in a later turn.`,
+      : `Download job ${job.jobId} is still ${job.status}; call ${PAPER_EXTRACT_TOOL_ID} again in a later turn.`,
     { retryable: !finished, data: { artifactJobId: job.jobId, status: job.status } },
   );
-}
-
-async function replay(store: ContentStore, row: InvocationRecord): Promise<PaperExtractResult> {
-  if (row.status === "error" || row.normalizedRef === undefined) {
-    throw new GovernanceError(
-      (row.error?.code ?? "NORMALIZATION_FAILED") as GovernanceErrorCode,
-      row.error?.message ?? "The extraction failed.",
-      { retryable: row.error?.retryable ?? false, data: { invocationId: row.invocationId } },
-    );
-  }
-  return toResult(await store.getJson<ExtractionLedgerEntry>(row.normalizedRef));
 }
 
 function toResult(entry: ExtractionLedgerEntry): PaperExtractResult {

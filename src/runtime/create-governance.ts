@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
+import { createArtifactSource, DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
 import {
   BUNDLED_LLM_WIKI_SERVER_ID,
   BUNDLED_SOURCES_SERVER_ID,
@@ -263,7 +263,16 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
             counter: database ? own(await PostgresQuotaCounter.open(database)) : undefined,
             ...clock,
           });
+    // The built-ins' in-process source: `paper_extract_pdf` is a broker call like any other.
+    const artifacts = createArtifactSource({
+      jobs: downloads.jobs,
+      dataDir,
+      limits: options.extraction?.limits,
+      extractor: options.extraction?.extractor,
+      ...clock,
+    });
     const broker = new Broker({
+      inProcess: [artifacts],
       catalog,
       pool,
       ledgerWriter,

@@ -1,5 +1,11 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { DownloadFetch, DownloadJobStore, DownloadNetworkOptions } from "../artifacts/index.js";
+import type {
+  DownloadFetch,
+  DownloadJobStore,
+  DownloadNetworkOptions,
+  PdfExtractor,
+  PdfLimits,
+} from "../artifacts/index.js";
 import type { ExtensionsConfig } from "../config/index.js";
 import type { Clock } from "../core/index.js";
 import type { ContentStore, LedgerStore } from "../governance/audit/index.js";
@@ -149,6 +155,12 @@ export interface GovernanceOptions {
    * is looked for), as documented on `DownloadManagerOptions`. @default those defaults
    */
   downloads?: DownloadNetworkOptions | undefined;
+  /**
+   * The bounds and parser of `paper_extract_pdf`: `limits` (50 MiB, 200 pages, 20 M characters, 512 MiB
+   * of memory, 120 s) and `extractor` (`auto`: pdftotext when on the PATH, else pdf.js).
+   * @default those defaults
+   */
+  extraction?: { limits?: Partial<PdfLimits> | undefined; extractor?: PdfExtractor | undefined } | undefined;
   /**
    * How long `close()` lets running tool calls and downloads finish before it cancels them (`CANCELLED`,
    * each still with its ledger row), in ms of `clock`. @default 5000

@@ -351,7 +351,13 @@ describe("createPaperAcquisitionGraph", () => {
     expect(await readFile(structureFile.finalPath as string, "utf8")).toContain("data_4HHB");
     expect(byCandidate(done, A).status).toBe("extracted");
     expect(transfers()).toHaveLength(2);
-    expect((await rows(governance, "paper_extract_pdf")).map((row) => row.sourceId)).toEqual(["arxiv"]);
+    // One extraction, of the arXiv record: its row is a call of the built-ins' source, its entry names the record's.
+    const extractions = await rows(governance, "paper_extract_pdf");
+    expect(extractions.map((row) => row.sourceId)).toEqual(["sciencegate"]);
+    const entry = await governance.broker.store.getJson<{ sourceId: string }>(
+      extractions[0]?.normalizedRef as string,
+    );
+    expect(entry.sourceId).toBe("arxiv");
   });
 
   test("an always_allow session shows no card; bad and unknown candidates are failed results", async () => {

@@ -2,16 +2,23 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createArtifactSource } from "../../src/artifacts/artifact-source.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import type { DownloadLookup } from "../../src/artifacts/download-host-check.js";
 import type { DownloadJob } from "../../src/artifacts/download-job-store.js";
 import { DownloadManager } from "../../src/artifacts/download-manager.js";
 import type { DownloadManagerOptions } from "../../src/artifacts/download-types.js";
+import type { PdfExtractor } from "../../src/artifacts/extract-pdf.js";
+import type { PdfLimits } from "../../src/artifacts/pdf-limits.js";
 import type { ArtifactCandidate, McpToolResult } from "../../src/contract/result-types.js";
 import { type ContentStore, MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { LedgerWriter } from "../../src/governance/audit/ledger-writer.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
+import { Broker } from "../../src/governance/broker/broker.js";
+import { SourceCatalog } from "../../src/governance/catalog/source-catalog.js";
 import type { SourceManifest } from "../../src/governance/manifests/manifest-schema.js";
+import { SourceRegistry } from "../../src/governance/manifests/source-registry.js";
+import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { makeSource } from "../governance/manifests/manifest-factory.js";
 
@@ -154,7 +161,34 @@ export async function createBench(
     }
     return tracked;
   };
-  return { manager, ledger, ledgerWriter, store, clock, routes, seen, serve, settle, dataDir, workspaceDir };
+  /**
+   * A broker over the bench's ledger that serves the built-ins in process (no MCP source), as
+   * `createGovernance` does: extractions of the manager's jobs into the bench's data directory.
+   */
+  const extractionBroker = (extraction: { limits?: Partial<PdfLimits>; extractor?: PdfExtractor } = {}) => {
+    const pool = createInMemoryPool({});
+    return new Broker({
+      catalog: new SourceCatalog({ registry: new SourceRegistry(), pool }),
+      pool,
+      ledgerWriter,
+      store,
+      inProcess: [createArtifactSource({ jobs: manager.jobs, dataDir, ...extraction })],
+    });
+  };
+  return {
+    manager,
+    ledger,
+    ledgerWriter,
+    store,
+    clock,
+    routes,
+    seen,
+    serve,
+    settle,
+    dataDir,
+    workspaceDir,
+    extractionBroker,
+  };
 }
 
 /** A stored job with the given id and status. */

@@ -5,7 +5,6 @@ import { describe, expect, test } from "vitest";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
 import { createArtifactDownloadTool } from "../../src/artifacts/artifact-download-tool.js";
 import { createPaperExtractTool, PAPER_EXTRACT_TOOL_ID } from "../../src/artifacts/paper-extract-tool.js";
-import type { Broker } from "../../src/governance/broker/broker.js";
 import { THREAD_ID_CASES } from "../core/thread-id-cases.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
 import { answer, callTools, RecordingChatModel } from "../nodes/recording-chat-model.js";
@@ -25,7 +24,7 @@ async function downloaded(bytes: Uint8Array = PAPER, sessionId = "s1") {
   // Only the session that downloaded a job may extract it.
   const tool = createPaperExtractTool({
     downloads: bench.manager,
-    dataDir: bench.dataDir,
+    broker: bench.extractionBroker(),
     sessionId: () => sessionId,
   });
   const call = async (artifactJobId: string, id = "ex-1") =>
@@ -70,7 +69,8 @@ describe("paper_extract_pdf tool", () => {
       contentScope: "full-text",
     });
     expect(await bench.ledger.query({ toolId: PAPER_EXTRACT_TOOL_ID })).toMatchObject([
-      { toolCallId: "ex-1", status: "ok", sourceId: "arxiv" },
+      // A call of the built-ins' in-process source; the record's source is in the result above.
+      { toolCallId: "ex-1", status: "ok", sourceId: "sciencegate" },
     ]);
     const text = await readFile(result.textPath, "utf8");
     expect(text).toContain("## Page 1");
@@ -111,7 +111,7 @@ describe("paper_extract_pdf tool", () => {
     await bench.manager.jobs.create(makeJob("j1", status));
     const tool = createPaperExtractTool({
       downloads: bench.manager,
-      dataDir: bench.dataDir,
+      broker: bench.extractionBroker(),
       sessionId: () => "s1",
     });
     const message = (await tool.invoke({
@@ -140,7 +140,7 @@ describe("the thread of the artifact tools", () => {
       // Not a PDF: the extraction is refused before any parsing, and still writes its row.
       bench.serve(URL, new TextEncoder().encode("<html>paywall</html>"));
       const download = createArtifactDownloadTool({ downloads: bench.manager });
-      const extract = createPaperExtractTool({ downloads: bench.manager, dataDir: bench.dataDir });
+      const extract = createPaperExtractTool({ broker: bench.extractionBroker(), downloads: bench.manager });
       const downloaded = (await download.invoke(
         {
           type: "tool_call",
@@ -176,12 +176,11 @@ describe("paper_extract_pdf in createGovernedAgent", () => {
     const job = await bench.manager.jobs.get(jobId);
     await bench.manager.jobs.update({ ...(job as NonNullable<typeof job>), toolCallId: "dl-1" });
     const model = new RecordingChatModel(replies);
-    const governance = { broker: {} as Broker, tools: () => [], downloads: bench.manager };
+    const governance = { broker: bench.extractionBroker(), tools: () => [], downloads: bench.manager };
     const agent = createGovernedAgent({
       model,
       governance,
       checkpointer: new MemorySaver(),
-      dataDir: bench.dataDir,
       artifactTools,
     });
     return { agent, model, jobId, bench };

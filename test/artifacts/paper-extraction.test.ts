@@ -20,12 +20,7 @@ async function downloaded(bytes: Uint8Array = PAPER) {
     candidateId: "c1",
     sessionId: "s1",
   });
-  const runtime: PaperExtractionRuntime = {
-    downloads: bench.manager,
-    ledgerWriter: bench.ledgerWriter,
-    store: bench.store,
-    dataDir: bench.dataDir,
-  };
+  const runtime: PaperExtractionRuntime = { broker: bench.extractionBroker() };
   const rows = () => bench.ledger.query({ toolId: "paper_extract_pdf" });
   return { bench, jobId, runtime, rows };
 }
@@ -57,12 +52,15 @@ describe("extractDownloadedPaper", () => {
       sessionId: "s1",
       threadId: "t1",
       toolCallId: "ex-1",
-      sourceId: "arxiv",
+      // A call of the built-ins' in-process source; the record's source is in the entry below.
+      sourceId: "sciencegate",
       toolId: "paper_extract_pdf",
       status: "ok",
       attempts: 1,
     });
-    expect(await bench.store.getJson(row?.requestRef as string)).toEqual({ artifactJobId: jobId });
+    expect(await bench.store.getJson(row?.requestRef as string)).toMatchObject({
+      input: { artifactJobId: jobId },
+    });
     const entry = await bench.store.getJson<ExtractionLedgerEntry>(row?.normalizedRef as string);
     expect(entry).toMatchObject({
       kind: "paper_extract_pdf",
@@ -113,7 +111,7 @@ describe("extractDownloadedPaper", () => {
     await expect(extractDownloadedPaper(runtime, request(jobId, "ex-1"))).rejects.toMatchObject(refused);
     const recorded = await rows();
     expect(recorded).toMatchObject([
-      { status: "error", sourceId: "arxiv", toolCallId: "ex-1", error: { code: "INVALID_INPUT" } },
+      { status: "error", sourceId: "sciencegate", toolCallId: "ex-1", error: { code: "INVALID_INPUT" } },
     ]);
     expect(recorded[0]?.normalizedRef).toBeUndefined();
     expect(await bench.manager.jobs.get(jobId)).toEqual(before);
@@ -121,12 +119,12 @@ describe("extractDownloadedPaper", () => {
 
   test("a downloaded compression bomb is refused under the runtime's memory budget, with an error row", async () => {
     // 66 KB downloaded, 64 MiB inflated; a 32 MiB budget lets one stream inflate to 16 MiB.
-    const { bench, jobId, runtime, rows } = await downloaded(
-      compressionBombPdf({ decodedBytes: 64 * 1024 * 1024 }),
-    );
+    const { bench, jobId, rows } = await downloaded(compressionBombPdf({ decodedBytes: 64 * 1024 * 1024 }));
     const before = await bench.manager.jobs.get(jobId);
     // pdf.js's stream cap refuses it (pdftotext inflates a bomb without holding it: only time binds it).
-    const bounded = { ...runtime, extractor: "pdfjs" as const, limits: { maxMemoryBytes: 32 * 1024 * 1024 } };
+    const bounded: PaperExtractionRuntime = {
+      broker: bench.extractionBroker({ extractor: "pdfjs", limits: { maxMemoryBytes: 32 * 1024 * 1024 } }),
+    };
     await expect(extractDownloadedPaper(bounded, request(jobId, "ex-1"))).rejects.toMatchObject({
       code: "RESPONSE_TOO_LARGE",
       message: expect.stringContaining("maxMemoryBytes"),
@@ -152,12 +150,15 @@ describe("extractDownloadedPaper", () => {
     expect((await bench.manager.jobs.get("j1"))?.status).toBe(status);
   });
 
-  test("an unknown job is refused without a row (it names no source)", async () => {
+  test("an unknown job is refused with a row of the built-ins' source (it names no record's source)", async () => {
     const { runtime, rows } = await downloaded();
     await expect(extractDownloadedPaper(runtime, request("nope", "ex-1"))).rejects.toMatchObject({
       code: "UNKNOWN_ID",
     });
-    expect(await rows()).toEqual([]);
+    // Through the broker every refused call has its row; it names only the in-process source.
+    expect(await rows()).toMatchObject([
+      { sourceId: "sciencegate", status: "error", error: { code: "UNKNOWN_ID" } },
+    ]);
   });
 
   describe("a download is extracted only by the session that downloaded it", () => {
@@ -180,16 +181,17 @@ describe("extractDownloadedPaper", () => {
       });
       for (const secret of ["arxiv", "2401.00001", "papers", "completed", "s1"])
         expect(told).not.toContain(secret);
-      // Nothing was extracted, and B's attempt is a row of B's (without the call id: no replay key taken).
+      // Nothing was extracted, and B's attempt is a row of B's, under B's own key (which replays the
+      // refusal, as the broker records every refused call), naming none of A's job.
       await expect(stat(join(bench.dataDir, "papers", jobId))).rejects.toThrow();
       const [row] = await rows();
       expect(row).toMatchObject({
         sessionId: "B",
         threadId: "tB",
+        toolCallId: "ex-b",
         status: "error",
         error: { code: "PERMISSION_DENIED" },
       });
-      expect(row?.toolCallId).toBeUndefined();
       // A's own extraction is unaffected.
       expect((await extractDownloadedPaper(runtime, request(jobId, "ex-a"))).pageCount).toBe(3);
     });

@@ -78,10 +78,7 @@ async function downloadAndExtract(g: Governance) {
     sessionId: "s1",
   });
   expect(download.status).toBe("completed");
-  const extraction = await extractDownloadedPaper(
-    { downloads: g.downloads, ledgerWriter: g.ledgerWriter, store: g.store, dataDir: g.dataDir },
-    { artifactJobId: download.jobId, sessionId: "s1" },
-  );
+  const extraction = await extractDownloadedPaper(g, { artifactJobId: download.jobId, sessionId: "s1" });
   return { download, extraction };
 }
 

@@ -4,6 +4,7 @@ import {
   type Clock,
   GovernanceError,
   type GovernanceErrorBody,
+  hashCanonical,
   InflightCalls,
   optional,
   type Span,
@@ -19,7 +20,7 @@ import {
 } from "../audit/index.js";
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
 import { binaryPayloads, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
-import type { SourceManifest } from "../manifests/index.js";
+import type { SourceManifest, ToolManifest } from "../manifests/index.js";
 import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
@@ -36,6 +37,7 @@ import {
 } from "./call-recorder.js";
 import { outcomeOf, replayedOutcome, reusedKeyError, uncheckedKeyError, waitForRow } from "./call-replay.js";
 import { callUpstream, type UpstreamCall as UpstreamCallParts, upstreamTimeoutMs } from "./call-upstream.js";
+import type { InProcessSource } from "./in-process-source.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
@@ -94,6 +96,12 @@ export interface BrokerOptions {
   sampling?: UpstreamSampler | undefined;
   /** The session's permission epoch, stamped on the rows of upstream questions and samplings. @default 0 */
   permissionEpoch?: ((sessionId: string) => Promise<number>) | undefined;
+  /**
+   * Sources served in this process (the built-in `paper_extract_pdf`), resolved before the catalog:
+   * their calls take this same path, with their own preparation before the permission step and their
+   * own run in place of the MCP request. @default none
+   */
+  inProcess?: readonly InProcessSource[] | undefined;
 }
 
 /**
@@ -105,6 +113,18 @@ const RECORDING_GRACE_MS = 5_000;
 /** Thrown inside a call whose permission hook said another invocation runs it: it records no row. */
 class RunningElsewhere {
   constructor(readonly waitMs: number) {}
+}
+
+/** The tool a call resolved to: a catalog tool behind an MCP server, or an in-process source's. */
+interface ResolvedTool {
+  source: SourceManifest;
+  toolId: string;
+  manifest: ToolManifest;
+  definitionHash: string;
+  /** The catalog tool of an MCP call. */
+  upstream?: CatalogTool | undefined;
+  /** The source of an in-process call. */
+  local?: InProcessSource | undefined;
 }
 
 /** A running call under its `threadId:toolCallId`, until its row is recorded. */
@@ -121,11 +141,15 @@ interface ByCall {
  * waits for (or cancels) the running ones, so that each writes its row before the stores close.
  */
 export class Broker {
-  readonly #o: Required<Omit<BrokerOptions, "limiter" | "quotas" | "sampling" | "permissionEpoch">> & {
+  readonly #o: Required<
+    Omit<BrokerOptions, "limiter" | "quotas" | "sampling" | "permissionEpoch" | "inProcess">
+  > & {
     limiter: RateLimitAdmission | undefined;
     quotas: QuotaAdmission | undefined;
   };
   readonly #upstream: UpstreamInputs;
+  /** In-process sources by id, with their tools' definition hashes. */
+  readonly #inProcess = new Map<string, { source: InProcessSource; hashes: Map<string, string> }>();
   readonly #validator = new InputValidator();
   /** Running calls by `threadId:toolCallId`: a concurrent twin of the same call shares it. */
   readonly #byCall = new Map<string, ByCall>();
@@ -147,6 +171,15 @@ export class Broker {
       limiter: options.limiter,
       quotas: options.quotas,
     };
+    for (const source of options.inProcess ?? []) {
+      const hashes = new Map(
+        source.manifest.tools.map((tool) => [
+          tool.id,
+          hashCanonical({ inProcess: source.manifest.id, tool }),
+        ]),
+      );
+      this.#inProcess.set(source.manifest.id, { source, hashes });
+    }
     // The broker's calls remove every listener they add to their signal (retry, rate-limit queue; the
     // MCP client gets the retry run's own signal), so calls without one can share one.
     this.#running = new InflightCalls(this.#o.clock, "broker", { sharedSignal: true });
@@ -353,13 +386,16 @@ export class Broker {
 
   async #run(request: InvokeRequest, call: Call): Promise<InvokeOutcome> {
     const { row } = call;
-    const { source, tool } = this.#resolve(request);
-    row.mcpToolName = tool.manifest.mcpToolName;
-    row.toolDefinitionHash = tool.definitionHash;
+    const resolved = this.#resolve(request);
+    const { source } = resolved;
+    row.mcpToolName = resolved.manifest.mcpToolName;
+    row.toolDefinitionHash = resolved.definitionHash;
     row.license = source.governance.license;
-    const label = `${source.id}/${tool.toolId}`;
-    const input = this.#validator.parse(tool.manifest.inputSchema, request.input ?? {}, label);
+    const label = `${source.id}/${resolved.toolId}`;
+    const input = this.#validator.parse(resolved.manifest.inputSchema, request.input ?? {}, label);
     call.input = input;
+    if (resolved.local) return this.#runLocal(request, call, resolved, resolved.local, input);
+    const tool = resolved.upstream as CatalogTool;
 
     // A call continued with a person's answers runs on the authorization of the invocation that asked.
     const continuation = await this.#upstream.claim({
@@ -373,28 +409,8 @@ export class Broker {
     }
     const decision: AuthorizationDecision = continuation
       ? { allowed: true, ...optional({ authorizationId: continuation.authorizationId }) }
-      : await this.#authorize(request, source, tool, input);
-    if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
-    if (decision.allowed && decision.committed) {
-      // Awaited when the row is written; a failure surfaces there, never as an unhandled rejection.
-      decision.committed.catch(() => undefined);
-      call.authorizationCommitted = decision.committed;
-    }
-    // Only a call with a thread has a row to replay; one without is refused below.
-    if (!decision.allowed && decision.runningElsewhere === true && request.threadId !== undefined) {
-      throw new RunningElsewhere(upstreamTimeoutMs(request, tool, this.#o) + RECORDING_GRACE_MS);
-    }
-    if (!decision.allowed) {
-      throw new GovernanceError(
-        "PERMISSION_DENIED",
-        `Call to ${label} was not authorized: ${decision.reason}`,
-        {
-          data: { reason: decision.reason },
-        },
-      );
-    }
-    // Only an authorized call counts against its principal's quota; a refused one costs nothing.
-    await this.#o.quotas?.admit({ principal: request.principal, sourceId: source.id, toolId: tool.toolId });
+      : await this.#authorize(request, resolved, input);
+    await this.#admitDecision(request, call, resolved, decision, upstreamTimeoutMs(request, tool, this.#o));
 
     const cacheTtl = cacheTtlSeconds(source, tool.manifest);
     const cacheKey =
@@ -446,11 +462,78 @@ export class Broker {
     return outcomeOf(row, result, false);
   }
 
+  /**
+   * Runs a call of an in-process tool: its source prepares it, the permission step and the quota decide
+   * as for every call, and its own run stands in for the MCP request (no cache, no rate-limit lease:
+   * its source bounds its own work).
+   */
+  async #runLocal(
+    request: InvokeRequest,
+    call: Call,
+    tool: ResolvedTool,
+    local: InProcessSource,
+    input: Record<string, unknown>,
+  ): Promise<InvokeOutcome> {
+    const { row } = call;
+    const prepared = await local.prepare({
+      toolId: tool.toolId,
+      input,
+      session: request.session,
+      ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
+    });
+    if (prepared.license !== undefined) row.license = prepared.license;
+    const decision = await this.#authorize(request, tool, prepared.subject ?? input);
+    const timeoutMs = request.timeoutMs ?? tool.manifest.timeoutMs ?? this.#o.defaultTimeoutMs;
+    await this.#admitDecision(request, call, tool, decision, timeoutMs);
+    // The run reports its attempts on the row itself, so that a failure records them too.
+    const result = await prepared.run({ signal: request.signal ?? NEVER_ABORTED, tally: row });
+    call.results = { normalized: result };
+    return outcomeOf(row, result, false);
+  }
+
+  /**
+   * Applies a permission decision to a call: its authorization row on the call's row, a refusal thrown
+   * (or, when another invocation consumed the decision, the wait for its row), then the quota.
+   */
+  async #admitDecision(
+    request: InvokeRequest,
+    call: Call,
+    tool: ResolvedTool,
+    decision: AuthorizationDecision,
+    timeoutMs: number,
+  ): Promise<void> {
+    const { row } = call;
+    if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
+    if (decision.allowed && decision.committed) {
+      // Awaited when the row is written; a failure surfaces there, never as an unhandled rejection.
+      decision.committed.catch(() => undefined);
+      call.authorizationCommitted = decision.committed;
+    }
+    // Only a call with a thread has a row to replay; one without is refused below.
+    if (!decision.allowed && decision.runningElsewhere === true && request.threadId !== undefined) {
+      throw new RunningElsewhere(timeoutMs + RECORDING_GRACE_MS);
+    }
+    if (!decision.allowed) {
+      throw new GovernanceError(
+        "PERMISSION_DENIED",
+        `Call to ${tool.source.id}/${tool.toolId} was not authorized: ${decision.reason}`,
+        {
+          data: { reason: decision.reason },
+        },
+      );
+    }
+    // Only an authorized call counts against its principal's quota; a refused one costs nothing.
+    await this.#o.quotas?.admit({
+      principal: request.principal,
+      sourceId: tool.source.id,
+      toolId: tool.toolId,
+    });
+  }
+
   /** Asks the permission hook about a call (a throwing hook refuses it). */
   #authorize(
     request: InvokeRequest,
-    source: SourceManifest,
-    tool: CatalogTool,
+    tool: ResolvedTool,
     input: Record<string, unknown>,
   ): Promise<AuthorizationDecision> {
     return Promise.resolve()
@@ -458,9 +541,9 @@ export class Broker {
         this.#o.authorize({
           sessionId: request.session,
           principal: request.principal,
-          sourceId: source.id,
+          sourceId: tool.source.id,
           toolId: tool.toolId,
-          source,
+          source: tool.source,
           tool: tool.manifest,
           definitionHash: tool.definitionHash,
           input,
@@ -486,7 +569,26 @@ export class Broker {
     return { relay, continueFrom: continuation?.continueFrom };
   }
 
-  #resolve(request: InvokeRequest): { source: SourceManifest; tool: CatalogTool } {
+  #resolve(request: InvokeRequest): ResolvedTool {
+    const local = this.#inProcess.get(request.sourceId);
+    if (local) {
+      const { manifest } = local.source;
+      const tool = manifest.tools.find((t) => t.id === request.toolId);
+      if (!tool) {
+        throw new GovernanceError(
+          "TOOL_UNAVAILABLE",
+          `Unknown tool '${request.toolId}' of source '${manifest.id}'. Its tools: ${manifest.tools.map((t) => t.id).join(", ")}.`,
+        );
+      }
+      this.#requireEnabled(request.session, manifest);
+      return {
+        source: manifest,
+        toolId: tool.id,
+        manifest: tool,
+        definitionHash: local.hashes.get(tool.id) as string,
+        local: local.source,
+      };
+    }
     const entry = this.#o.catalog.source(request.sourceId);
     if (!entry) {
       const known = this.#o.catalog
@@ -504,13 +606,24 @@ export class Broker {
         `Source '${entry.id}' is disabled: ${entry.reason ?? "by config"}.`,
       );
     }
-    if (!this.#o.sessions.isSourceEnabled(request.session, entry.manifest)) {
+    this.#requireEnabled(request.session, entry.manifest);
+    const tool = this.#o.catalog.requireTool(entry.id, request.toolId);
+    return {
+      source: entry.manifest,
+      toolId: tool.toolId,
+      manifest: tool.manifest,
+      definitionHash: tool.definitionHash,
+      upstream: tool,
+    };
+  }
+
+  #requireEnabled(session: string, source: SourceManifest): void {
+    if (!this.#o.sessions.isSourceEnabled(session, source)) {
       throw new GovernanceError(
         "SOURCE_DISABLED",
-        `Source '${entry.id}' is not enabled for session '${request.session}'. Enable it for the session first.`,
+        `Source '${source.id}' is not enabled for session '${session}'. Enable it for the session first.`,
       );
     }
-    return { source: entry.manifest, tool: this.#o.catalog.requireTool(entry.id, request.toolId) };
   }
 
   /**
@@ -561,6 +674,9 @@ export class Broker {
     throw error;
   }
 }
+
+/** The signal of an in-process call that no one can abort (no caller's signal). */
+const NEVER_ABORTED = new AbortController().signal;
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

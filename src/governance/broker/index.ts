@@ -7,5 +7,11 @@ export type {
   UpstreamQuestion,
 } from "./broker-types.js";
 export { reusedKeyError } from "./call-replay.js";
+export type {
+  InProcessCall,
+  InProcessRunContext,
+  InProcessSource,
+  PreparedCall,
+} from "./in-process-source.js";
 export { ResultCache } from "./result-cache.js";
 export { hasUpstreamQuestions, isUpstreamPause, type UpstreamSampler } from "./upstream-input.js";

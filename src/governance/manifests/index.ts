@@ -3,6 +3,7 @@ export {
   builtinManifestDir,
   loadManifestDir,
   loadManifestFile,
+  parseManifest,
   validateManifest,
 } from "./manifest-loader.js";
 export type {
