@@ -135,13 +135,20 @@ export async function exportResearchObject(
   };
   const withheldCalls = new Map<string, string>();
   for (const row of contents.rows) {
-    const manifest = manifests.get(row.sourceId);
-    const classification = manifest?.governance.dataClassification;
     const builtin = row.toolId === DOWNLOAD_TOOL_ID || row.toolId === EXTRACTION_TOOL_ID;
-    const licence = manifest?.governance.license ?? row.license;
     const normalized = row.normalizedRef ? contents.objects.get(row.normalizedRef)?.json : undefined;
+    // A built-in call of the in-process source (an extraction) carries the record's source in its entry:
+    // that source's classification governs the content, as for a row that names it.
+    const recordSource = builtin ? (normalized as { sourceId?: unknown } | undefined)?.sourceId : undefined;
+    const subjectSource =
+      builtin && !manifests.has(row.sourceId) && typeof recordSource === "string"
+        ? recordSource
+        : row.sourceId;
+    const manifest = manifests.get(subjectSource);
+    const classification = manifest?.governance.dataClassification;
+    const licence = manifest?.governance.license ?? row.license;
     const results = redistribution({
-      sourceId: row.sourceId,
+      sourceId: subjectSource,
       dataClassification: classification,
       licences: builtin ? [] : [licence, ...recordLicences(normalized)],
     });
