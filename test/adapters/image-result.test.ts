@@ -98,7 +98,7 @@ test("an image result reaches the model as an image block next to the text, not 
   const images = blocks.filter((block) => block.type === "image");
   expect(images).toHaveLength(1);
   expect(images[0]).toMatchObject({ mimeType: "image/png", data: PNG.toString("base64") });
-  expect((images[0]?.metadata as { sha256?: string }).sha256).toContain(
+  expect((images[0]?.metadata as { sha256?: string } | undefined)?.sha256).toContain(
     createHash("sha256").update(PNG).digest("hex"),
   );
 
