@@ -40,6 +40,9 @@ const ENTRY_POINTS = [
   "quick-start.ts",
   "gateway.ts",
   "testing.ts",
+  "multi-server-client.ts",
+  // Started by multi-server-client.ts as a stdio child, not imported: listed so its imports are checked too.
+  "multi-server-client/lab-server.ts",
   "offline/run.ts",
 ];
 
@@ -347,5 +350,12 @@ describe("the other guides, from the installed package, offline", () => {
     expect(stdout).toContain("cards answered: save_note -> allow_once");
     expect(stdout).toContain("ledger: lab/save_note ok (the model saw this row: true)");
     expect(stdout).toContain("answer: Saved.");
+  }, 180_000);
+
+  test("examples/multi-server-client.ts: a MultiServerMCPClient's own stdio server, governed through createAgent", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/multi-server-client.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(lines(stdout, "ledger: ")).toEqual(["ledger: lab/search ok (the result the model saw)"]);
+    expect(stdout).toContain("answer: Two notes mention EGFR.");
   }, 180_000);
 });
