@@ -96,6 +96,7 @@ export default defineConfig({
           { text: "Gateway over HTTP", link: "/gateway/http" },
           { text: "Gateway in an MCP client", link: "/gateway/clients" },
           { text: "The console", link: "/console" },
+          { text: "Identity (OAuth, several users)", link: "/identity" },
         ],
       },
       {
