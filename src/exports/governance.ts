@@ -51,6 +51,7 @@ export {
   type ContentStore,
   checkStoreIntegrity,
   FileContentStore,
+  type HeldAuthorization,
   type InvocationRecord,
   type LedgerActivityBucket,
   type LedgerBatchOptions,

@@ -237,6 +237,7 @@ const PINNED: Record<string, string[]> = {
     "Grant",
     "GrantListOptions",
     "GrantStore",
+    "HeldAuthorization",
     "HitlDecision",
     "InvocationRecord",
     "InvokeOutcome",

@@ -375,11 +375,8 @@ export class Broker {
       ? { allowed: true, ...optional({ authorizationId: continuation.authorizationId }) }
       : await this.#authorize(request, source, tool, input);
     if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
-    if (decision.allowed && decision.committed) {
-      // Awaited when the row is written; a failure surfaces there, never as an unhandled rejection.
-      decision.committed.catch(() => undefined);
-      call.authorizationCommitted = decision.committed;
-    }
+    // Written with the call's row (or before the first row the call records that names it).
+    if (decision.allowed && decision.commit) call.commitAuthorization = decision.commit;
     // Only a call with a thread has a row to replay; one without is refused below.
     if (!decision.allowed && decision.runningElsewhere === true && request.threadId !== undefined) {
       throw new RunningElsewhere(upstreamTimeoutMs(request, tool, this.#o) + RECORDING_GRACE_MS);
@@ -411,10 +408,8 @@ export class Broker {
 
     const upstream = this.#upstreamOf(
       request,
-      source.id,
-      tool.toolId,
-      input,
-      row.authorizationId,
+      { sourceId: source.id, toolId: tool.toolId, input },
+      call,
       continuation,
     );
     const raw = await callUpstream(
@@ -473,14 +468,17 @@ export class Broker {
   /** What the pool needs for a call's upstream requests: the relay, and the round a continuation resumes. */
   #upstreamOf(
     request: InvokeRequest,
-    sourceId: string,
-    toolId: string,
-    input: Record<string, unknown>,
-    authorizationId: string | undefined,
+    tool: { sourceId: string; toolId: string; input: Record<string, unknown> },
+    call: Call,
     continuation: Continuation | undefined,
   ): Pick<UpstreamCallParts, "relay" | "continueFrom"> {
     const relay = this.#upstream.relayFor(
-      { request, sourceId, toolId, input, authorizationId },
+      {
+        request,
+        ...tool,
+        authorizationId: call.row.authorizationId,
+        commitAuthorization: call.commitAuthorization,
+      },
       continuation,
     );
     return { relay, continueFrom: continuation?.continueFrom };
