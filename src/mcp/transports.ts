@@ -11,6 +11,7 @@ import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextp
 import type { ServerConfig } from "../config/index.js";
 import { GovernanceError, redactUrl } from "../core/index.js";
 import { EventStreamFetch } from "./event-stream-fetch.js";
+import { createListenFirstFetch } from "./listen-first-fetch.js";
 import { createCappedFetch } from "./response-cap.js";
 import { StdioChildTransport } from "./stdio-child-transport.js";
 
@@ -54,9 +55,9 @@ export function inheritedEnvironment(env: Record<string, string | undefined>): R
  * the pool can keep its tail, and a child that keeps the process alive only while a request waits for
  * it), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
  * `requestInit`; answers read under the call's response cap, see `createCappedFetch`; event streams that
- * keep the process alive only while a request waits, see `EventStreamFetch`; OAuth through the auth
- * provider). Nothing is
- * started or spawned here.
+ * keep the process alive only while a request waits, see `EventStreamFetch`; the first requests held
+ * until the event stream is open, see `createListenFirstFetch`; OAuth through the auth provider).
+ * Nothing is started or spawned here.
  * @param config the server's configuration
  * @param options base environment for stdio children, auth provider for sse/http
  * @returns an unstarted transport
@@ -89,7 +90,7 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
       ? new SSEClientTransport(url, { requestInit, fetch: streams.fetch, ...auth })
       : new StreamableHTTPClientTransport(url, {
           requestInit,
-          fetch: createCappedFetch(streams.fetch),
+          fetch: createCappedFetch(createListenFirstFetch(streams.fetch)),
           ...auth,
         });
   eventStreams.set(transport, streams);
