@@ -21,7 +21,7 @@ import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
 import { withResponseCap } from "./response-cap.js";
 import type { StderrTail } from "./stderr-tail.js";
-import { childPidOf, holdTransport, isStreamableHttp, stderrOf } from "./transports.js";
+import { childPidOf, credentialsSentBy, holdTransport, isStreamableHttp, stderrOf } from "./transports.js";
 import type { InputRound, PoolCallOptions, ProtocolEra } from "./types.js";
 import {
   answerInputRequests,
@@ -265,12 +265,12 @@ export class ServerConnection {
               run,
             );
       if (scope.failure !== undefined) throw scope.failure.error;
-      return result;
+      // A server may echo the token it was sent; nothing it answers carries one further.
+      return credentialsSentBy(this.#shared.inner)?.redact(result) ?? result;
     } catch (error) {
       // The SDK rejects an aborted request with its own error; the reason of the abort is the news.
-      if (scope.failure !== undefined) throw scope.failure.error;
-      if (capped !== undefined) throw capped;
-      throw error;
+      const failure = scope.failure !== undefined ? scope.failure.error : (capped ?? error);
+      throw credentialsSentBy(this.#shared.inner)?.redactError(failure) ?? failure;
     } finally {
       this.#inFlight.delete(scope);
       signal?.removeEventListener("abort", forward);
