@@ -7,6 +7,7 @@
  * token can still carry it out, as it can anyway with its own copy.
  */
 import type { FetchLike } from "@modelcontextprotocol/client";
+import type { PoolCallOptions, UpstreamRelay, UpstreamRequestContext } from "./types.js";
 
 /** What stands where a credential was. */
 export const REDACTED_CREDENTIAL = "[credential redacted]";
@@ -77,6 +78,50 @@ export class SentCredentials {
     this.#secrets.add(secret);
     this.#ordered = [...this.#secrets].sort((a, b) => b.length - a.length);
   }
+}
+
+/**
+ * A call's options whose relay and progress listener see what the server asks and tells with the
+ * credentials redacted (a question is shown to a person and recorded in an authorization row). A
+ * round's `requestState` is left as it came: it goes back to the server byte for byte.
+ * @param options the call's options
+ * @param credentials what the server was sent, if anything
+ * @returns options to call with
+ */
+export function redactCallOptions(
+  options: PoolCallOptions,
+  credentials: SentCredentials | undefined,
+): PoolCallOptions {
+  if (credentials === undefined) return options;
+  const { relay, onProgress } = options;
+  return {
+    ...options,
+    ...(relay === undefined ? {} : { relay: redactingRelay(relay, credentials) }),
+    ...(onProgress === undefined
+      ? {}
+      : { onProgress: (progress) => onProgress(credentials.redact(progress)) }),
+  };
+}
+
+function redactingRelay(relay: UpstreamRelay, credentials: SentCredentials): UpstreamRelay {
+  const context = (given: UpstreamRequestContext): UpstreamRequestContext =>
+    given.round?.inputRequests === undefined
+      ? given
+      : { ...given, round: { ...given.round, inputRequests: credentials.redact(given.round.inputRequests) } };
+  const out: UpstreamRelay = {};
+  if (relay.elicit !== undefined) {
+    const elicit = relay.elicit.bind(relay);
+    out.elicit = (params, given) => elicit(credentials.redact(params), context(given));
+  }
+  if (relay.sample !== undefined) {
+    const sample = relay.sample.bind(relay);
+    out.sample = (params, given) => sample(credentials.redact(params), context(given));
+  }
+  if (relay.onLog !== undefined) {
+    const onLog = relay.onLog.bind(relay);
+    out.onLog = (params) => onLog(credentials.redact(params));
+  }
+  return out;
 }
 
 function redactText(text: string, secrets: readonly string[]): string {

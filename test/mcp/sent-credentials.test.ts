@@ -11,6 +11,7 @@ import { Server as McpLowLevelServer } from "@modelcontextprotocol/sdk/server/in
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
+  ElicitResultSchema,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
@@ -48,14 +49,31 @@ async function echoingServer(): Promise<string> {
   const newSession = async () => {
     const server = new McpLowLevelServer(
       { name: "echoer", version: "1.0.0" },
-      { capabilities: { tools: {} } },
+      { capabilities: { tools: {}, logging: {} } },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: ["whoami", "fail", "throw"].map((name) => ({ name, inputSchema: { type: "object" as const } })),
+      tools: ["whoami", "fail", "throw", "ask"].map((name) => ({
+        name,
+        inputSchema: { type: "object" as const },
+      })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const text = echoed(extra.requestInfo?.headers ?? {});
       if (request.params.name === "throw") throw new McpError(ErrorCode.InternalError, `refused: ${text}`);
+      if (request.params.name === "ask") {
+        await extra.sendNotification({
+          method: "notifications/message",
+          params: { level: "info", data: text },
+        });
+        const answer = await extra.sendRequest(
+          {
+            method: "elicitation/create",
+            params: { message: `Confirm ${text}`, requestedSchema: { type: "object", properties: {} } },
+          },
+          ElicitResultSchema,
+        );
+        return { content: [{ type: "text", text: answer.action }] };
+      }
       return {
         content: [{ type: "text", text }],
         structuredContent: { received: text },
@@ -151,6 +169,36 @@ describe("a server that echoes the credentials it was sent", () => {
       expect(written).toContain(REDACTED_CREDENTIAL);
     },
   );
+});
+
+describe("a server that asks and logs with the credentials it was sent", () => {
+  test("the relay sees the question and the log message redacted", async () => {
+    const url = await echoingServer();
+    const pool = new ServerPool([
+      serverConfig({ id: "echoer", transport: "http", url, headers: { "X-Api-Key": API_KEY } }),
+    ]);
+    cleanups.push(() => pool.close());
+    const told: unknown[] = [];
+    const result = await pool.callTool(
+      "echoer",
+      "ask",
+      {},
+      {
+        timeoutMs: 10_000,
+        relay: {
+          elicit: (params) => {
+            told.push(params);
+            return { action: "decline" };
+          },
+          onLog: (params) => told.push(params),
+        },
+      },
+    );
+    expect(result.content).toEqual([{ type: "text", text: "decline" }]);
+    expect(told).toHaveLength(2);
+    expect(JSON.stringify(told)).not.toContain(API_KEY);
+    expect(JSON.stringify(told)).toContain(REDACTED_CREDENTIAL);
+  });
 });
 
 describe("SentCredentials", () => {
