@@ -20,8 +20,9 @@ import { connectInEra, SharedTransport } from "./era-connect.js";
 import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
 import { withResponseCap } from "./response-cap.js";
+import { redactCallOptions } from "./sent-credentials.js";
 import type { StderrTail } from "./stderr-tail.js";
-import { childPidOf, holdTransport, isStreamableHttp, stderrOf } from "./transports.js";
+import { childPidOf, credentialsSentBy, holdTransport, isStreamableHttp, stderrOf } from "./transports.js";
 import type { InputRound, PoolCallOptions, ProtocolEra } from "./types.js";
 import {
   answerInputRequests,
@@ -230,7 +231,7 @@ export class ServerConnection {
    * method answers and retries until the result is complete).
    * @param name the MCP tool name
    * @param args the tool arguments
-   * @param options per-call options
+   * @param given per-call options (what the server asks and tells reaches them with credentials redacted)
    * @returns the server's result (`isError` results included)
    * @throws GovernanceError `RESPONSE_TOO_LARGE` when an HTTP answer crossed `maxResponseBytes`; a relay's
    *   own error when it ended the call; the SDK's errors otherwise
@@ -238,8 +239,10 @@ export class ServerConnection {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: PoolCallOptions,
+    given: PoolCallOptions,
   ): Promise<CallToolResult> {
+    const credentials = credentialsSentBy(this.#shared.inner);
+    const options = redactCallOptions(given, credentials);
     const continued = options.continueFrom;
     const scope = new CallScope(this.#options.serverId, options.relay, continued?.questionsBefore ?? 0);
     const { signal } = options;
@@ -265,12 +268,12 @@ export class ServerConnection {
               run,
             );
       if (scope.failure !== undefined) throw scope.failure.error;
-      return result;
+      // A server may echo the token it was sent; nothing it answers carries one further.
+      return credentials?.redact(result) ?? result;
     } catch (error) {
       // The SDK rejects an aborted request with its own error; the reason of the abort is the news.
-      if (scope.failure !== undefined) throw scope.failure.error;
-      if (capped !== undefined) throw capped;
-      throw error;
+      const failure = scope.failure !== undefined ? scope.failure.error : (capped ?? error);
+      throw credentials?.redactError(failure) ?? failure;
     } finally {
       this.#inFlight.delete(scope);
       signal?.removeEventListener("abort", forward);
