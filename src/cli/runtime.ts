@@ -1,4 +1,4 @@
-import { createGovernance, type ScienceGovernance } from "../adk/index.js";
+import { createScienceGovernance, type ScienceGovernance } from "../adk/index.js";
 import type { CliIo } from "./io.js";
 import { terminalLine } from "./terminal-text.js";
 
@@ -19,7 +19,7 @@ export async function openRuntime(
   io: CliIo,
   options: { configPath?: string; manifestDirs?: string[]; builtinManifests?: boolean },
 ): Promise<CliRuntime> {
-  const governance = await createGovernance({
+  const governance = await createScienceGovernance({
     env: io.env,
     cwd: io.cwd,
     ...(options.configPath ? { config: options.configPath } : {}),

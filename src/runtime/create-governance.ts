@@ -48,7 +48,11 @@ import type { SurfaceTool } from "../visibility/index.js";
 import { ToolSurface } from "../visibility/index.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
-import type { GovernanceOptions } from "./governance-options.js";
+import {
+  type FlatGovernanceOptions,
+  flattenGovernanceOptions,
+  type GovernanceOptions,
+} from "./governance-options.js";
 import {
   CAS_DIR_NAME,
   OAUTH_DIR_NAME,
@@ -140,13 +144,14 @@ export interface Governance extends AsyncDisposable {
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
  * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
- *   `UPSTREAM_UNAVAILABLE` naming every server that could not start, with `failOnServerError` (or the
+ *   `UPSTREAM_UNAVAILABLE` naming every server that could not start, with `mcp.failOnError` (or the
  *   config's `throwOnLoadError: true`)
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
  */
-export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
+export async function createGovernance(grouped: GovernanceOptions = {}): Promise<Governance> {
+  const options = flattenGovernanceOptions(grouped);
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const clock = options.clock ? { clock: options.clock } : {};
@@ -352,7 +357,7 @@ type Closer = () => unknown;
  * @throws GovernanceError `INVALID_CONFIG` naming the rule (and the variable when it came from there)
  */
 function quotaRulesOf(
-  given: GovernanceOptions["quotas"],
+  given: FlatGovernanceOptions["quotas"],
   env: Record<string, string | undefined>,
 ): readonly QuotaRule[] {
   if (given !== undefined) return typeof given === "string" ? parseQuotaRules(given) : given;
@@ -381,7 +386,7 @@ const BUNDLED_SERVER_IDS = [BUNDLED_SOURCES_SERVER_ID, BUNDLED_LLM_WIKI_SERVER_I
  * @returns whether a built-in manifest of this server id is loaded
  */
 function offeredBuiltinServers(
-  options: Pick<GovernanceOptions, "builtinManifests" | "pool">,
+  options: Pick<FlatGovernanceOptions, "builtinManifests" | "pool">,
   config: ExtensionsConfig,
 ): (serverId: string) => boolean {
   if (options.builtinManifests !== undefined) {

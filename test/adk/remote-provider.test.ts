@@ -7,7 +7,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
+import { createScienceGovernance as createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
+import { createScienceGovernance as createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
 import { isToolError } from "../../src/adk/tool-error.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../../src/core/errors.js";

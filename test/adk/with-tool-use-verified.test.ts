@@ -10,7 +10,7 @@ import {
   StateGraph,
 } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
+import { createScienceGovernance as createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
 import { withToolUseVerified } from "../../src/adk/with-tool-use-verified.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
