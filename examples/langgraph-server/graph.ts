@@ -20,7 +20,7 @@
  * cards; downloads always need one).
  */
 import { createGovernance, createGovernedAgent, type Governance } from "sciencegate";
-import { governanceForProcess } from "sciencegate/deploy";
+import { governanceForProcess } from "sciencegate";
 import { ScriptedChatModel } from "sciencegate/testing";
 import { DEMO_SYSTEM_PROMPT } from "../demo/agent-step.js";
 import { createOfflinePaperFetch, demoPaperPdf, offlineLookup } from "../demo/offline-paper-fetch.js";

@@ -5,7 +5,7 @@
  *
  * It rewrites every object literal whose contextual type is a governance options type (one with a
  * `closeGraceMs` property: `GovernanceOptions`, `TestGovernanceOptions`, `ReplayGovernanceOptions`,
- * `FromMultiServerClientOptions`, …), including literals spread into one. It is idempotent: run it
+ * `FromMultiServerClientOptions`, …; not the runtime's internal flat form), including literals spread into one. It is idempotent: run it
  * again after merging new tests. Literals it cannot see (a variable built without a type, then passed)
  * are left to `npm run typecheck`; literals with spreads are listed, because two spreads that both
  * carry one group replace each other's group (check those by hand).
@@ -40,13 +40,21 @@ const MOVES = {
   fetch: ["downloads", "fetch"],
 };
 /** Keys `createTestGovernance` owns itself (its own `servers`/`manifests`, its data directory). */
-const TEST_GOVERNANCE_KEEPS = new Set(["pool", "createTransport", "manifestDirs", "builtinManifests", "dataDir"]);
+const TEST_GOVERNANCE_KEEPS = new Set([
+  "pool",
+  "createTransport",
+  "manifestDirs",
+  "builtinManifests",
+  "dataDir",
+]);
 
 const args = process.argv.slice(2);
 const dry = args.includes("--dry");
 const roots = args.filter((a) => a !== "--dry");
 const root = process.cwd();
-const targets = (roots.length > 0 ? roots : ["src", "test", "examples", "bench"]).map((p) => resolve(root, p));
+const targets = (roots.length > 0 ? roots : ["src", "test", "examples", "bench"]).map((p) =>
+  resolve(root, p),
+);
 
 function walk(path, out) {
   const st = statSync(path, { throwIfNoEntry: false });
@@ -100,11 +108,14 @@ for (const f of withSpreads) console.log(`check spreads by hand: ${f}`);
 
 /** The options type family: the literal's contextual type has `closeGraceMs`. */
 function governanceKind(node, checker) {
-  let type = checker.getContextualType(node);
+  const type = checker.getContextualType(node);
   if (!type) {
     // A literal spread into (or chosen by a conditional inside) a governance literal.
     let p = node.parent;
-    while (p && (ts.isParenthesizedExpression(p) || ts.isConditionalExpression(p) || ts.isBinaryExpression(p))) {
+    while (
+      p &&
+      (ts.isParenthesizedExpression(p) || ts.isConditionalExpression(p) || ts.isBinaryExpression(p))
+    ) {
       p = p.parent;
     }
     if (p && ts.isSpreadAssignment(p)) return governanceKind(p.parent, checker);
@@ -112,7 +123,9 @@ function governanceKind(node, checker) {
   }
   const candidates = type.isUnion() ? type.types : [type];
   for (const t of candidates) {
-    if (t.getProperty("closeGraceMs")) return t.getProperty("approvals") ? "test" : "runtime";
+    // The runtime's internal flat form (`FlatGovernanceOptions`) keeps the flat names.
+    if (t.getProperty("closeGraceMs") && !t.getProperty("enforcePermissions"))
+      return t.getProperty("approvals") ? "test" : "runtime";
   }
   return undefined;
 }
@@ -131,7 +144,9 @@ function rewrite(node, checker, sf) {
   }
   if (moving.length === 0) return undefined;
   if (node.properties.some((p) => ts.isSpreadAssignment(p))) {
-    withSpreads.add(`${sf.fileName.slice(root.length + 1)}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}`);
+    withSpreads.add(
+      `${sf.fileName.slice(root.length + 1)}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}`,
+    );
   }
   const groups = new Map();
   for (const prop of moving) {
@@ -153,7 +168,12 @@ function rewrite(node, checker, sf) {
   const emitted = new Set();
   const existing = new Map();
   for (const prop of node.properties) {
-    if (ts.isPropertyAssignment(prop) && prop.name && ts.isIdentifier(prop.name) && groups.has(prop.name.text)) {
+    if (
+      ts.isPropertyAssignment(prop) &&
+      prop.name &&
+      ts.isIdentifier(prop.name) &&
+      groups.has(prop.name.text)
+    ) {
       existing.set(prop.name.text, prop);
     }
   }

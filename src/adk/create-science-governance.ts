@@ -59,7 +59,9 @@ export interface ScienceGovernance extends Governance {
  * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
  *   ToolError when a `science.toml` `token_env` variable is unset
  */
-export async function createScienceGovernance(options: ScienceGovernanceOptions = {}): Promise<ScienceGovernance> {
+export async function createScienceGovernance(
+  options: ScienceGovernanceOptions = {},
+): Promise<ScienceGovernance> {
   const { science, runtimeOptions } = await withScienceProject(options);
   const governance = await createRuntime(runtimeOptions);
   const callTool = createCallTool(governance.broker, governance.catalog, {

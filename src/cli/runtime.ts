@@ -23,11 +23,12 @@ export async function openRuntime(
     env: io.env,
     cwd: io.cwd,
     ...(options.configPath ? { config: options.configPath } : {}),
-    ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
-    ...(options.builtinManifests === undefined ? {} : { builtinManifests: options.builtinManifests }),
+    manifests: {
+      ...(options.manifestDirs ? { dirs: options.manifestDirs } : {}),
+      ...(options.builtinManifests === undefined ? {} : { builtin: options.builtinManifests }),
+    },
     onWarning: (line) => io.stderr(terminalLine`${line}\n`),
-    ...(io.fetch ? { fetch: io.fetch } : {}),
-    ...(io.lookup ? { downloads: { lookup: io.lookup } } : {}),
+    downloads: { ...(io.fetch ? { fetch: io.fetch } : {}), ...(io.lookup ? { lookup: io.lookup } : {}) },
   });
   const files = [governance.science?.path, governance.config.path].filter((p) => p !== undefined);
   return { ...governance, configSource: files.join(" + ") || "(built-in default)" };

@@ -29,7 +29,7 @@ export interface ReplayGovernanceOptions
   /** The research object: its folder or `.zip`, or a crate already opened. */
   crate: string | OpenedResearchObject;
   /** Bounds of opening the crate. */
-  limits?: OpenResearchObjectLimits | undefined;
+  crateLimits?: OpenResearchObjectLimits | undefined;
   /**
    * The download deadlines (the replay serves the crate's bytes itself). `storage.dataDir` is where the
    * replay keeps its own ledger, grants, jobs and files (it records every call it makes).
@@ -59,8 +59,8 @@ export interface ReplayGovernance extends Governance {
  * const agent = createGovernedAgent({ model, governance, checkpointer: new MemorySaver() });
  */
 export async function createReplayGovernance(options: ReplayGovernanceOptions): Promise<ReplayGovernance> {
-  const { crate: given, limits, ...rest } = options;
-  const crate = typeof given === "string" ? await openResearchObject(given, limits) : given;
+  const { crate: given, crateLimits, ...rest } = options;
+  const crate = typeof given === "string" ? await openResearchObject(given, crateLimits) : given;
   const recording = await readReplayRecording(crate);
   const ownDataDir = options.storage?.dataDir === undefined;
   const dataDir = options.storage?.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-replay-")));

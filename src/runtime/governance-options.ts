@@ -351,7 +351,10 @@ export function flattenGovernanceOptions(options: GovernanceOptions): FlatGovern
     sampling: mcp.sampling,
     oauthCredentials: mcp.oauthCredentials,
   };
-  const set = <K extends keyof FlatGovernanceOptions>(key: K, value: FlatGovernanceOptions[K] | undefined) => {
+  const set = <K extends keyof FlatGovernanceOptions>(
+    key: K,
+    value: FlatGovernanceOptions[K] | undefined,
+  ) => {
     if (value !== undefined) flat[key] = value;
   };
   set("onWarning", options.onWarning);
@@ -373,4 +376,30 @@ export function flattenGovernanceOptions(options: GovernanceOptions): FlatGovern
   set("rateLimits", limits.rateLimits);
   set("fetch", fetch);
   return flat;
+}
+
+const GROUPS = ["mcp", "manifests", "storage", "permissions", "limits", "downloads"] as const;
+
+/**
+ * Merges options the way a caller layering its own over defaults means it: later parts win per field,
+ * inside each group too (a plain spread would replace a whole group).
+ * @param parts the options, weakest first
+ * @returns the merged options
+ */
+export function mergeGovernanceOptions<T extends GovernanceOptions>(
+  ...parts: readonly (Partial<T> | undefined)[]
+): T {
+  const merged: Record<string, unknown> = {};
+  for (const part of parts) {
+    if (!part) continue;
+    for (const [key, value] of Object.entries(part)) {
+      if (value === undefined) continue;
+      const before = merged[key];
+      merged[key] =
+        (GROUPS as readonly string[]).includes(key) && typeof before === "object" && before !== null
+          ? { ...before, ...(value as object) }
+          : value;
+    }
+  }
+  return merged as T;
 }

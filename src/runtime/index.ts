@@ -24,5 +24,6 @@ export {
   type GovernanceOptions,
   type GovernancePermissionOptions,
   type GovernanceStorage,
+  mergeGovernanceOptions,
 } from "./governance-options.js";
 export { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";

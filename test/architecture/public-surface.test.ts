@@ -12,7 +12,7 @@ const root = resolve(import.meta.dirname, "../..");
 const PINNED: Record<string, string[]> = {
   ".": [
     "ApprovalCardFormat",
-    "ApprovalDecision",
+    "ApprovalHookResult",
     "ApprovalGateOptions",
     "ApprovalHitlRequest",
     "ApprovalHitlResponse",
@@ -205,7 +205,7 @@ const PINNED: Record<string, string[]> = {
     "ApprovalMode",
     "ArtifactCandidate",
     "AuthorizationApproval",
-    "AuthorizationDecision",
+    "AuthorizeResult",
     "AuthorizationListOptions",
     "AuthorizationRecord",
     "AuthorizationRequest",

@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from "node:events";
 import { isGovernanceError } from "sciencegate";
-import { governanceForProcess, type ShutdownProcess, type SignalListener } from "sciencegate/deploy";
+import { governanceForProcess, type ShutdownProcess, type SignalListener } from "../../src/runtime/index.js";
 import { describe, expect, test } from "vitest";
 
 /** An emitter standing in for `process`; `hidden` handlers are left out of `listeners()`, as tsx does. */

@@ -131,9 +131,8 @@ describe("await using", () => {
     {
       await using governance = await createGovernance({
         config: { servers: [stdioTestServer("lab")] },
-        builtinManifests: false,
-        ledger: new MemoryLedger(),
-        store: new MemoryContentStore(),
+        manifests: { builtin: false },
+        storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
         onWarning: () => undefined,
       });
       pid = governance.pool.state("lab").pid;

@@ -13,18 +13,20 @@ import { executeGovernedToolCall } from "../../src/nodes/execute-tool-call.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
 import { isAlive, serverConfig, stdioTestServer, testServerPath } from "../mcp/server-configs.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 
 /** A stdio server whose command is misspelt: spawning it fails with ENOENT. */
 const misspelt = serverConfig({ id: "files", transport: "stdio", command: "sciencegate-no-such-command" });
 
 function options(extra: Partial<GovernanceOptions> = {}): GovernanceOptions {
-  return {
-    builtinManifests: false,
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
-    onWarning: () => undefined,
-    ...extra,
-  };
+  return mergeGovernanceOptions(
+    {
+      manifests: { builtin: false },
+      storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
+      onWarning: () => undefined,
+    },
+    extra,
+  );
 }
 
 async function withGovernance<T>(
@@ -66,7 +68,7 @@ describe("a server whose command is misspelt", () => {
   test("failOnServerError: true throws UPSTREAM_UNAVAILABLE naming it, and leaves no child of the good server", async () => {
     const good = stdioTestServer("lab");
     const error = await createGovernance(
-      options({ config: { servers: [good, misspelt] }, failOnServerError: true }),
+      options({ config: { servers: [good, misspelt] }, mcp: { failOnError: true } }),
     ).then(
       () => undefined,
       (e: unknown) => e,
@@ -107,7 +109,7 @@ describe("a server whose command is misspelt", () => {
       throwOnLoadError: true,
       mcpServers: { files: { command: "sciencegate-no-such-command" } },
     };
-    await withGovernance(options({ config, failOnServerError: false }), async (governance) => {
+    await withGovernance(options({ config, mcp: { failOnError: false } }), async (governance) => {
       expect(governance.warnings).toEqual([expect.stringContaining("warning: server 'files' unavailable")]);
     });
   });
