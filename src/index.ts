@@ -26,6 +26,8 @@ export {
 export type { PermissionCard, PermissionDecision } from "./governance/permissions/index.js";
 export {
   type ApprovalGateOptions,
+  type ApprovalHitlRequest,
+  type ApprovalHitlResponse,
   type ApprovalHook,
   type ApprovalHookResult,
   type ApprovalInterruptValue,

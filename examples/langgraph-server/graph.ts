@@ -56,9 +56,11 @@ async function openOfflineGovernance(): Promise<Governance> {
   try {
     const runtime = await createGovernance({
       env: { ...process.env, ...providers.env },
-      fetch: createOfflinePaperFetch({ host: "arxiv.org", body: demoPaperPdf(), chunks: 4 }),
-      downloads: { lookup: offlineLookup },
-      permissionPolicy: { isDangerous: (call) => (dangerous.has(call.sourceId) ? true : undefined) },
+      downloads: {
+        lookup: offlineLookup,
+        fetch: createOfflinePaperFetch({ host: "arxiv.org", body: demoPaperPdf(), chunks: 4 }),
+      },
+      permissions: { policy: { isDangerous: (call) => (dangerous.has(call.sourceId) ? true : undefined) } },
     });
     return {
       ...runtime,

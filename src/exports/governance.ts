@@ -4,6 +4,8 @@
  * state, permissions, rate limits and quotas, for apps that compose their own (see ARCHITECTURE.md).
  */
 
+// The broker's result shapes and the model-facing tool names belong with the broker.
+export type { McpRecord, McpToolResult } from "../contract/index.js";
 export {
   type AuthorizationRecord,
   type ContentStore,
@@ -16,7 +18,12 @@ export {
   PostgresLedger,
   SqliteLedger,
 } from "../governance/audit/index.js";
-export { Broker, type BrokerOptions, type InvokeOutcome, type InvokeRequest } from "../governance/broker/index.js";
+export {
+  Broker,
+  type BrokerOptions,
+  type InvokeOutcome,
+  type InvokeRequest,
+} from "../governance/broker/index.js";
 export { type CatalogTool, SourceCatalog } from "../governance/catalog/index.js";
 export { type SourceManifest, type ToolManifest, validateManifest } from "../governance/manifests/index.js";
 export {
@@ -32,3 +39,4 @@ export {
   SqliteGrantStore,
 } from "../governance/permissions/index.js";
 export type { QuotaRule, RateLimitGroupConfig } from "../governance/rate-limit/index.js";
+export { autoPromote, deferredToolsPromptSection, modelVisibleName } from "../visibility/index.js";

@@ -401,5 +401,5 @@ export function mergeGovernanceOptions<T extends GovernanceOptions>(
           : value;
     }
   }
-  return merged as T;
+  return merged as GovernanceOptions;
 }
