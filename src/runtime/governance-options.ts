@@ -386,9 +386,9 @@ const GROUPS = ["mcp", "manifests", "storage", "permissions", "limits", "downloa
  * @param parts the options, weakest first
  * @returns the merged options
  */
-export function mergeGovernanceOptions<T extends GovernanceOptions>(
-  ...parts: readonly (Partial<T> | undefined)[]
-): T {
+export function mergeGovernanceOptions(
+  ...parts: readonly (GovernanceOptions | undefined)[]
+): GovernanceOptions {
   const merged: Record<string, unknown> = {};
   for (const part of parts) {
     if (!part) continue;
