@@ -19,8 +19,7 @@
  * need an approval card; default `pubmed,europe-pmc`, so the script's parallel searches pause with two
  * cards; downloads always need one).
  */
-import { createGovernance, createGovernedAgent, type Governance } from "sciencegate";
-import { governanceForProcess } from "sciencegate";
+import { createGovernance, createGovernedAgent, type Governance, governanceForProcess } from "sciencegate";
 import { ScriptedChatModel } from "sciencegate/testing";
 import { DEMO_SYSTEM_PROMPT } from "../demo/agent-step.js";
 import { createOfflinePaperFetch, demoPaperPdf, offlineLookup } from "../demo/offline-paper-fetch.js";

@@ -13,7 +13,7 @@
  * Usage: node scripts/codemods/group-governance-options.mjs [--dry] [file-or-dir …]
  *   (default: src test examples bench; then `npx biome check --write` the files it names)
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import ts from "typescript";
 

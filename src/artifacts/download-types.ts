@@ -16,9 +16,7 @@ export const DEFAULT_DOWNLOAD_MAX_BYTES = 50 * 1024 * 1024;
  * A permission hook for a planned download; a denial refuses it before any job exists (and is
  * recorded as an error row). A throw counts as a denial.
  */
-export type DownloadAuthorize = (
-  plan: DownloadPlan,
-) => AuthorizeResult | Promise<AuthorizeResult>;
+export type DownloadAuthorize = (plan: DownloadPlan) => AuthorizeResult | Promise<AuthorizeResult>;
 
 /**
  * Puts a planned download in front of a human inside the tool call's own graph task (the approval

@@ -26,8 +26,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { PAPER_EXTRACT_TOOL_ID } from "../artifacts/index.js";
 import {
-  type ApprovalHookResult,
   type ApprovalHook,
+  type ApprovalHookResult,
   type ApprovalRequest,
   executeGovernedToolCall,
   type GovernedRuntime,

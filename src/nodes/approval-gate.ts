@@ -17,7 +17,7 @@ import {
   type PermissionCard,
   permissionDecisionSchema,
 } from "../governance/permissions/index.js";
-import type { ApprovalHookResult, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
+import type { ApprovalHook, ApprovalHookResult, ApprovalRequest } from "./approval-hook.js";
 import {
   type ApprovalAction,
   type ApprovalAnswer,

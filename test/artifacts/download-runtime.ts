@@ -11,8 +11,8 @@ import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
-import { ManualClock } from "../../src/testing/manual-clock.js";
 import { mergeGovernanceOptions } from "../../src/runtime/index.js";
+import { ManualClock } from "../../src/testing/manual-clock.js";
 import { makeCandidate, PDF, publicLookup, recordCandidateInvocation } from "./download-harness.js";
 
 /** The candidates of the runtime's `inv-1` call. */

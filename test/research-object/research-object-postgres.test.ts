@@ -19,13 +19,13 @@ import {
   writeResearchObject,
 } from "../../src/research-object/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { schemaUrls } from "../postgres/fresh-schema.js";
 import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
-import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 
 let server: TestPostgres;
 let url: string;

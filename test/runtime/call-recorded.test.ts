@@ -18,11 +18,11 @@ import { MemoryContentStore } from "../../src/governance/audit/content-store.js"
 import { createAuthorizationRequest } from "../../src/governance/permissions/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { useTestSchemas } from "../postgres/fresh-schema.js";
-import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 
 const NUL = "\u0000";
 const scratch = mkdtempSync(join(tmpdir(), "sciencegate-recorded-"));

@@ -15,12 +15,12 @@ import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { checkStoreIntegrity } from "../../src/governance/audit/store-integrity.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { schemaUrls } from "../postgres/fresh-schema.js";
 import { freePort, openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
-import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 
 let server: TestPostgres;
 let schemas: { next(): Promise<string> };

@@ -12,8 +12,8 @@ import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { executeGovernedToolCall } from "../../src/nodes/execute-tool-call.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
-import { isAlive, serverConfig, stdioTestServer, testServerPath } from "../mcp/server-configs.js";
 import { mergeGovernanceOptions } from "../../src/runtime/index.js";
+import { isAlive, serverConfig, stdioTestServer, testServerPath } from "../mcp/server-configs.js";
 
 /** A stdio server whose command is misspelt: spawning it fails with ENOENT. */
 const misspelt = serverConfig({ id: "files", transport: "stdio", command: "sciencegate-no-such-command" });

@@ -20,7 +20,7 @@ import {
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
 import { binaryPayloads, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
-import type { AuthorizeResult, Authorize } from "../permissions/index.js";
+import type { Authorize, AuthorizeResult } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall, UpstreamQuestion } from "./broker-types.js";

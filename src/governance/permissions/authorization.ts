@@ -35,6 +35,4 @@ export type AuthorizeResult =
   | { allowed: false; reason: string; authorizationId?: string; runningElsewhere?: boolean };
 
 /** The permission hook. A throw counts as a denial. */
-export type Authorize = (
-  request: AuthorizationRequest,
-) => AuthorizeResult | Promise<AuthorizeResult>;
+export type Authorize = (request: AuthorizationRequest) => AuthorizeResult | Promise<AuthorizeResult>;

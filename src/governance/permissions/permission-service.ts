@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
 import type { LedgerWriter } from "../audit/index.js";
-import type { AuthorizeResult, AuthorizationRequest, Authorize } from "./authorization.js";
+import type { AuthorizationRequest, Authorize, AuthorizeResult } from "./authorization.js";
 import { AuthorizationRecorder } from "./authorization-recorder.js";
 import { type Grant, type GrantListOptions, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 import { type PendingPermission, PendingPermissions } from "./pending-permissions.js";

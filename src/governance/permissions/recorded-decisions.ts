@@ -8,7 +8,7 @@
  */
 
 import { canonicalJson, GovernanceError } from "../../core/index.js";
-import type { AuthorizeResult, AuthorizationRequest } from "./authorization.js";
+import type { AuthorizationRequest, AuthorizeResult } from "./authorization.js";
 import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
 import type { PermissionDecision } from "./permission-types.js";
 import type {
