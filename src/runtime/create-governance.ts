@@ -150,23 +150,23 @@ export interface Governance extends AsyncDisposable {
  * const governance = await createGovernance({ config: "extensions_config.json" });
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
  */
-export async function createGovernance(grouped: GovernanceOptions = {}): Promise<Governance> {
-  const options = flattenGovernanceOptions(grouped);
-  const env = options.env ?? process.env;
-  const cwd = options.cwd ?? process.cwd();
-  const clock = options.clock ? { clock: options.clock } : {};
-  const { config } = await resolveGovernanceConfig(options, env, cwd);
-  const storage = resolveGovernanceStorage(options, env);
-  const extensions = options.extensions ?? [];
-  const createTransport = extensionTransports(extensions, options.createTransport, env);
+export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
+  const flat = flattenGovernanceOptions(options);
+  const env = flat.env ?? process.env;
+  const cwd = flat.cwd ?? process.cwd();
+  const clock = flat.clock ? { clock: flat.clock } : {};
+  const { config } = await resolveGovernanceConfig(flat, env, cwd);
+  const storage = resolveGovernanceStorage(flat, env);
+  const extensions = flat.extensions ?? [];
+  const createTransport = extensionTransports(extensions, flat.createTransport, env);
   const builtinDir = builtinManifestDir();
-  const offered = offeredBuiltinServers(options, config);
+  const offered = offeredBuiltinServers(flat, config);
   const builtinDirs = BUNDLED_SERVER_IDS.some(offered) ? [builtinDir] : [];
-  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(options.manifestDirs ?? [])], {
+  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(flat.manifestDirs ?? [])], {
     // A bundled source is offered only where its server is: otherwise it is noise in every listing.
     include: (manifest, dir) => dir !== builtinDir || offered(manifest.transport.mcpServerId),
   });
-  const model = options.sampling?.model;
+  const model = flat.sampling?.model;
   const sampler = model === undefined ? undefined : modelSampler(model);
   // What this call opens itself, released (last opened first) when a later step fails.
   const opened: Closer[] = [];
@@ -182,21 +182,21 @@ export async function createGovernance(grouped: GovernanceOptions = {}): Promise
       : undefined;
   try {
     const pool =
-      options.pool ??
+      flat.pool ??
       own(
         new ServerPool(config.servers, {
           env,
           authorization,
           ...(createTransport ? { createTransport } : {}),
-          upstreamRequests: { sampling: sampler !== undefined || options.sampling?.declare === true },
+          upstreamRequests: { sampling: sampler !== undefined || flat.sampling?.declare === true },
           ...clock,
         }),
       );
     const catalog = new SourceCatalog({ registry, pool, ...clock });
     opened.unshift(() => catalog.stop());
-    const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const dataDir = resolveDataDir({ env, cwd, ...(flat.dataDir ? { dataDir: flat.dataDir } : {}) });
     const { ledger, grants, spool, jobStore, database } = await openGovernanceStores(
-      options,
+      flat,
       dataDir,
       storage,
       own,
@@ -204,32 +204,32 @@ export async function createGovernance(grouped: GovernanceOptions = {}): Promise
     const ledgerWriter = new LedgerWriter(ledger, { spool });
     opened.unshift(() => ledgerWriter.close());
     credentials =
-      options.oauthCredentials ??
+      flat.oauthCredentials ??
       (database
         ? await PostgresCredentialStore.open(database)
         : new FileCredentialStore(join(dataDir, OAUTH_DIR_NAME)));
     const oauthCredentials = credentials;
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
     const store = withLedgerObjects(
-      options.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
+      flat.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
       ledger,
     );
     // One store behind both: a mode or switch set through either is the same state; with a database,
     // every replica's.
     const sessionState =
-      options.sessionState ??
+      flat.sessionState ??
       (database ? own(await openSharedSessionState(database)) : new MemorySessionStateStore());
     const permissions = new PermissionService({
       ledgerWriter,
       grants,
       state: sessionState,
-      ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
+      ...(flat.permissionPolicy ? { policy: flat.permissionPolicy } : {}),
       ...clock,
     });
     const sessions = new SessionSettings({ state: sessionState });
-    const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
+    const permissionsEnforced = !flat.authorize && flat.enforcePermissions !== false;
     // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
-    const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
+    const brokerAuthorize = flat.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
     const downloads = new DownloadManager({
       ledgerWriter,
       store,
@@ -240,13 +240,13 @@ export async function createGovernance(grouped: GovernanceOptions = {}): Promise
       ...(brokerAuthorize
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
         : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...options.downloads,
+      ...(flat.fetch ? { fetch: flat.fetch } : {}),
+      ...flat.downloads,
       ...clock,
     });
     const rateLimits = effectiveRateLimits(registry.rateLimitGroups(), {
       env,
-      ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
+      ...(flat.rateLimits ? { overrides: flat.rateLimits } : {}),
     });
     // With a database, one set of limits holds for every replica; else for this process.
     const limiter: RateLimitAdmission & { close?(): Promise<void> } = database
@@ -259,7 +259,7 @@ export async function createGovernance(grouped: GovernanceOptions = {}): Promise
           }),
         )
       : new RateLimiter({ groups: rateLimits, ...clock });
-    const quotaRules = quotaRulesOf(options.quotas, env);
+    const quotaRules = quotaRulesOf(flat.quotas, env);
     const quotas =
       quotaRules.length === 0
         ? undefined
@@ -285,7 +285,7 @@ export async function createGovernance(grouped: GovernanceOptions = {}): Promise
     });
     const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
     const failures = serverStartFailures(await catalog.start(), pool);
-    if (failures.length > 0 && (options.failOnServerError ?? config.throwOnLoadError ?? false)) {
+    if (failures.length > 0 && (flat.failOnServerError ?? config.throwOnLoadError ?? false)) {
       throw serverStartError(failures);
     }
     // An extension that words its own warnings (the Science ADK's providers) speaks for its servers.
@@ -294,9 +294,9 @@ export async function createGovernance(grouped: GovernanceOptions = {}): Promise
       ...serverStartWarnings(failures, named),
       ...extensions.flatMap((e) => e.warnings?.(catalog) ?? []),
     ];
-    const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const warn = flat.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
     for (const line of warnings) warn(line);
-    const graceMs = options.closeGraceMs;
+    const graceMs = flat.closeGraceMs;
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> => {
       closing ??= (() => {
