@@ -21,7 +21,7 @@ describe("downloads follow the broker's permission hook", () => {
     expect(await downloadRows(governance)).toMatchObject([{ status: "error", sessionId: "t1" }]);
   });
 
-  test("enforcePermissions: false downloads unasked, like the broker calls", async () => {
+  test("permissions.enforce: false downloads unasked, like the broker calls", async () => {
     const { governance, transfers } = await downloadRuntime({ permissions: { enforce: false } });
     expect((await governance.downloads.download(request)).status).toBe("completed");
     expect(transfers).toHaveLength(1);

@@ -1,6 +1,6 @@
 /**
  * A server that cannot start is visible to the app: a line in `governance.warnings` naming the server
- * and the reason, an error with `failOnServerError` (or the config's `throwOnLoadError: true`), and a
+ * and the reason, an error with `mcp.failOnError` (or the config's `throwOnLoadError: true`), and a
  * `tool_search` that finds nothing says which sources are down.
  */
 import { readFileSync } from "node:fs";
@@ -65,7 +65,7 @@ describe("a server whose command is misspelt", () => {
     });
   }, 60_000);
 
-  test("failOnServerError: true throws UPSTREAM_UNAVAILABLE naming it, and leaves no child of the good server", async () => {
+  test("mcp.failOnError: true throws UPSTREAM_UNAVAILABLE naming it, and leaves no child of the good server", async () => {
     const good = stdioTestServer("lab");
     const error = await createGovernance(
       options({ config: { servers: [good, misspelt] }, mcp: { failOnError: true } }),
@@ -104,7 +104,7 @@ describe("a server whose command is misspelt", () => {
     },
   );
 
-  test("failOnServerError: false wins over the config's throwOnLoadError: true", async () => {
+  test("mcp.failOnError: false wins over the config's throwOnLoadError: true", async () => {
     const config = {
       throwOnLoadError: true,
       mcpServers: { files: { command: "sciencegate-no-such-command" } },

@@ -127,7 +127,7 @@ describe("PermissionService as the broker's hook", () => {
   });
 });
 
-describe("createGovernance with enforcePermissions", () => {
+describe("createGovernance with permissions.enforce", () => {
   const calls = { write: 0 };
   const manifests = mkdtempSync(join(tmpdir(), "sciencegate-perm-manifests-"));
   writeFileSync(
