@@ -134,7 +134,7 @@ export function createAuthorizationApproval(
 }
 
 /**
- * Creates the approval gate for MCP calls: {@link createAuthorizationApproval} over the broker's own
+ * Creates the approval gate for MCP calls: `createAuthorizationApproval` over the broker's own
  * `AuthorizationRequest` of each call. `deny` makes the broker refuse the call with a structured
  * `PERMISSION_DENIED` (with the human's message), audited in the ledger; an `edit` runs the call with
  * the edited arguments (same tool), recording the decision for that edited call.
