@@ -15,7 +15,6 @@ export {
   governanceMiddleware,
   prepareFixedToolTable,
 } from "./adapters/index.js";
-export type { ServerConfig } from "./config/index.js";
 export {
   GOVERNANCE_ERROR_CODES,
   GovernanceError,
@@ -30,7 +29,6 @@ export {
   type ApprovalHitlResponse,
   type ApprovalHook,
   type ApprovalHookResult,
-  type ApprovalInterruptValue,
   type ApprovalRequest,
   createApprovalGate,
   createGovernedToolNode,
@@ -38,7 +36,6 @@ export {
   createModelNode,
   type GovernedState,
   GovernedStateAnnotation,
-  type GovernedStateUpdate,
   type GovernedToolNodeOptions,
   governedToolsCondition,
   type ModelNodeOptions,

@@ -24,7 +24,7 @@ export {
   type InvokeOutcome,
   type InvokeRequest,
 } from "../governance/broker/index.js";
-export { type CatalogTool, SourceCatalog } from "../governance/catalog/index.js";
+export { SourceCatalog } from "../governance/catalog/index.js";
 export { type SourceManifest, type ToolManifest, validateManifest } from "../governance/manifests/index.js";
 export {
   type AuthorizationRequest,

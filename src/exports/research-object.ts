@@ -3,12 +3,10 @@
  * it, verify it from the crate alone, and replay an agent's graph against it offline.
  */
 export {
-  type CrateProblem,
   type CrateVerification,
   createReplayGovernance,
   type ExportResearchObjectOptions,
   exportResearchObject,
-  type OpenedResearchObject,
   openResearchObject,
   type ReplayGovernance,
   type ReplayGovernanceOptions,
