@@ -210,10 +210,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
         : new FileCredentialStore(join(dataDir, OAUTH_DIR_NAME)));
     const oauthCredentials = credentials;
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
-    const store = withLedgerObjects(
-      flat.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
-      ledger,
-    );
+    const store = withLedgerObjects(flat.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)), ledger);
     // One store behind both: a mode or switch set through either is the same state; with a database,
     // every replica's.
     const sessionState =
