@@ -18,7 +18,7 @@ import { startOfflineProviders } from "./offline/providers.js";
 const providers = await startOfflineProviders();
 const governance = await createGovernance({
   env: { ...process.env, ...providers.env },
-  dataDir: mkdtempSync(join(tmpdir(), "sciencegate-gateway-")),
+  storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-gateway-")) },
 });
 // `eager: true` lists every enabled tool at once; the default lists `tool_search` and loads tools on demand.
 const gateway = createGatewayServer(governance, { eager: true });

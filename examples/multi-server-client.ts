@@ -24,7 +24,7 @@ const client = new MultiServerMCPClient({
   },
 });
 const governance = await fromMultiServerMCPClient(client, {
-  dataDir: mkdtempSync(join(tmpdir(), "sciencegate-multi-server-")),
+  storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-multi-server-")) },
 });
 
 try {

@@ -29,7 +29,7 @@ import {
   type PermissionDecision,
   type PermissionService,
 } from "../governance/permissions/index.js";
-import type { ApprovalDecision, ApprovalRequest } from "../nodes/index.js";
+import type { ApprovalHookResult, ApprovalRequest } from "../nodes/index.js";
 import {
   approvalForm,
   type OutOfBandApproval,
@@ -161,7 +161,7 @@ async function elicit(
   name: string,
   { request: mcp }: GatewayCallContext,
   options: ElicitationApprovalOptions,
-): Promise<ApprovalDecision | undefined> {
+): Promise<ApprovalHookResult | undefined> {
   const pending = permissions.notePending(request);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
   const waitMs = Math.min(options.waitTimeoutMs ?? DEFAULT_APPROVAL_WAIT_MS, MAX_TIMER_MS);

@@ -26,8 +26,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { PAPER_EXTRACT_TOOL_ID } from "../artifacts/index.js";
 import {
-  type ApprovalDecision,
   type ApprovalHook,
+  type ApprovalHookResult,
   type ApprovalRequest,
   executeGovernedToolCall,
   type GovernedRuntime,
@@ -83,7 +83,7 @@ function runInGatewayCall<T>(context: GatewayCallContext, work: () => Promise<T>
 export type GatewayApprovalHook = (
   request: ApprovalRequest,
   context: GatewayCallContext,
-) => ApprovalDecision | undefined | Promise<ApprovalDecision | undefined>;
+) => ApprovalHookResult | undefined | Promise<ApprovalHookResult | undefined>;
 
 /** What a session needs, resolved once by `createGatewayServer`. */
 export interface GatewaySessionSettings {

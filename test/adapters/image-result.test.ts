@@ -58,10 +58,9 @@ test("an image result reaches the model as an image block next to the text, not 
   };
   governance = await createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [manifestDir],
-    pool: createInMemoryPool({ demo: server }),
-    dataDir: await mkdtemp(join(tmpdir(), "sciencegate-image-d-")),
+    manifests: { builtin: false, dirs: [manifestDir] },
+    mcp: { pool: createInMemoryPool({ demo: server }) },
+    storage: { dataDir: await mkdtemp(join(tmpdir(), "sciencegate-image-d-")) },
   });
   await governance.permissions.setApprovalMode("img", "always_allow");
   const model = new RecordingModel()

@@ -20,7 +20,7 @@ import {
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
 import { binaryPayloads, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest } from "../manifests/index.js";
-import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
+import type { Authorize, AuthorizeResult } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall, UpstreamQuestion } from "./broker-types.js";
@@ -371,7 +371,7 @@ export class Broker {
     if (continuation !== undefined && "runningElsewhere" in continuation) {
       throw new RunningElsewhere(upstreamTimeoutMs(request, tool, this.#o) + RECORDING_GRACE_MS);
     }
-    const decision: AuthorizationDecision = continuation
+    const decision: AuthorizeResult = continuation
       ? { allowed: true, ...optional({ authorizationId: continuation.authorizationId }) }
       : await this.#authorize(request, source, tool, input);
     if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
@@ -447,7 +447,7 @@ export class Broker {
     source: SourceManifest,
     tool: CatalogTool,
     input: Record<string, unknown>,
-  ): Promise<AuthorizationDecision> {
+  ): Promise<AuthorizeResult> {
     return Promise.resolve()
       .then(() =>
         this.#o.authorize({
@@ -462,7 +462,7 @@ export class Broker {
           ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
         }),
       )
-      .catch((error: unknown): AuthorizationDecision => ({ allowed: false, reason: errorMessage(error) }));
+      .catch((error: unknown): AuthorizeResult => ({ allowed: false, reason: errorMessage(error) }));
   }
 
   /** What the pool needs for a call's upstream requests: the relay, and the round a continuation resumes. */

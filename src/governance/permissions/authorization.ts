@@ -33,11 +33,9 @@ export interface AuthorizationRequest {
  * session state) consumed the human's decision for this call and runs it: the broker then waits for
  * that invocation's row and replays it, and records nothing itself.
  */
-export type AuthorizationDecision =
+export type AuthorizeResult =
   | { allowed: true; authorizationId?: string; commit?: () => Promise<void> }
   | { allowed: false; reason: string; authorizationId?: string; runningElsewhere?: boolean };
 
 /** The permission hook. A throw counts as a denial. */
-export type Authorize = (
-  request: AuthorizationRequest,
-) => AuthorizationDecision | Promise<AuthorizationDecision>;
+export type Authorize = (request: AuthorizationRequest) => AuthorizeResult | Promise<AuthorizeResult>;

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
 import type { LedgerWriter } from "../audit/index.js";
-import type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
+import type { AuthorizationRequest, Authorize, AuthorizeResult } from "./authorization.js";
 import { AuthorizationRecorder } from "./authorization-recorder.js";
 import { type Grant, type GrantListOptions, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 import { type PendingPermission, PendingPermissions } from "./pending-permissions.js";
@@ -337,7 +337,7 @@ export class PermissionService {
     return this.#grants.currentEpoch(sessionId);
   }
 
-  async #authorize(request: AuthorizationRequest): Promise<AuthorizationDecision> {
+  async #authorize(request: AuthorizationRequest): Promise<AuthorizeResult> {
     // Single use: a recorded decision is consumed here, whatever happens next.
     // The app's predicate runs once per call, whether the recorded-decision check needs it or not.
     let dangerous: boolean | undefined;
