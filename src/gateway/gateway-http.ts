@@ -202,7 +202,7 @@ export async function serveGatewayHttp(
     }
     if (!messages.some(isInitializeRequest)) {
       // A 2026-07-28 request has no session: it carries its version and capabilities itself.
-      const web = webRequestOf(request, message.value);
+      const web = webRequestOf(request, response, message.value);
       if (await isLegacyRequest(web, message.value)) return reply(response, missingSessionId());
       const answer = await gateway.fetchStateless(
         web,
@@ -338,14 +338,15 @@ function preflight(response: ServerResponse): void {
  * A Node request whose body was read already, as the web request the SDK's stateless handler takes
  * (its headers, and the parsed body again); aborted when the client goes away.
  */
-function webRequestOf(request: IncomingMessage, body: unknown): Request {
+function webRequestOf(request: IncomingMessage, response: ServerResponse, body: unknown): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined) continue;
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
   const gone = new AbortController();
-  request.socket.once("close", () => gone.abort());
+  // Once per request (a kept-alive socket serves many): the answer closed, finished or not.
+  response.once("close", () => gone.abort());
   return new Request(`http://${request.headers.host ?? "localhost"}${request.url ?? "/"}`, {
     method: "POST",
     headers,
