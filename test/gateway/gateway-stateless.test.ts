@@ -131,6 +131,27 @@ describe("a 2026-07-28 client", () => {
 });
 
 describe("a 2025-11-25 client on the same endpoint", () => {
+  test("the v2 client in legacy mode: a 2025-11-25 session, the approval by elicitation", async () => {
+    const client = new ClientV2(
+      { name: "v2-legacy", version: "1" },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: "legacy" } },
+    );
+    let asked = 0;
+    client.setRequestHandler("elicitation/create", async () => {
+      asked++;
+      return allow("allow_once") as never;
+    });
+    await client.connect(new HttpV2(new URL(http.url)));
+    closers.push(() => client.close());
+    expect(client.getProtocolEra()).toBe("legacy");
+    await promoteWrite(client);
+    const before = lab.calls.write ?? 0;
+    const result = await client.callTool({ name: WRITE, arguments: { query: "v2 legacy" } });
+    expect(result.isError).toBeFalsy();
+    expect(asked).toBe(1);
+    expect(lab.calls.write).toBe(before + 1);
+  });
+
   test("the 1.x client: a session, tool_search, and the approval by elicitation", async () => {
     const client = new Client({ name: "v1-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
     let asked = 0;
