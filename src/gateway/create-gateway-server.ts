@@ -23,6 +23,7 @@ import {
   createElicitationApproval,
   createElicitationDownloadApproval,
   type ElicitationApprovalRuntime,
+  elicitationApprovalOptionsOf,
 } from "./gateway-elicitation.js";
 import { createApprovalStateCodec } from "./gateway-request-state.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
@@ -230,8 +231,14 @@ export function createGatewayServer(
   // The multi-round-trip approval stands in for the default elicitation hook; an app's own hook
   // is asked as it is on 2025 sessions.
   const ledger = governance.ledger;
+  const elicitation =
+    options.approval === undefined
+      ? {}
+      : options.approval === false
+        ? undefined
+        : elicitationApprovalOptionsOf(options.approval);
   const statelessApproval =
-    options.approval === undefined && asking && ledger
+    elicitation !== undefined && asking && ledger
       ? {
           governance: { ...asking, ledger },
           codec: createApprovalStateCodec({
@@ -239,7 +246,7 @@ export function createGatewayServer(
             ttlMs: options.requestStateTtlMs,
             clock: options.clock,
           }),
-          outOfBand: options.outOfBand,
+          outOfBand: options.outOfBand ?? elicitation.outOfBand,
         }
       : undefined;
   const stateless = createStatelessFace({

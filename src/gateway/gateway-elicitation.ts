@@ -94,7 +94,7 @@ export function createElicitationApproval(
   options: ElicitationApprovalOptions = {},
 ): GatewayApprovalHook {
   const { permissions } = governance;
-  return async (call, context) => {
+  const hook: GatewayApprovalHook = async (call, context) => {
     const question = await approvalQuestion(governance, call);
     if (question === undefined) return undefined;
     if (!supportsFormElicitation(context.session.server.getClientCapabilities())) {
@@ -102,6 +102,22 @@ export function createElicitationApproval(
     }
     return elicit(permissions, question.request, question.card, call.name, context, options);
   };
+  elicitationHooks.set(hook, options);
+  return hook;
+}
+
+/** The hooks `createElicitationApproval` made, with their options (2026-07-28 asks the same way). */
+const elicitationHooks = new WeakMap<GatewayApprovalHook, ElicitationApprovalOptions>();
+
+/**
+ * @param hook an approval hook
+ * @returns its options when `createElicitationApproval` made it (a 2026-07-28 client is then asked by a
+ *   multi-round-trip request, with the same out-of-band commands), else `undefined`
+ */
+export function elicitationApprovalOptionsOf(
+  hook: GatewayApprovalHook,
+): ElicitationApprovalOptions | undefined {
+  return elicitationHooks.get(hook);
 }
 
 /**

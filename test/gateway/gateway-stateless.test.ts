@@ -11,6 +11,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import type { Clock } from "../../src/core/index.js";
 import {
+  createElicitationApproval,
   createGatewayServer,
   type GatewayHttpServer,
   type GatewayServer,
@@ -301,4 +302,30 @@ describe("another user's requestState", () => {
     expect(await refusalOf(stolen)).toMatch(/-32602.*other_principal/);
     expect(lab.calls.write ?? 0).toBe(before);
   });
+});
+
+test("a gateway given createElicitationApproval (as the CLI does) asks 2026-07-28 clients by round trip too", async () => {
+  const own = createGatewayServer(lab.governance, { approval: createElicitationApproval(lab.governance) });
+  const served = await serveGatewayHttp(own);
+  closers.push(async () => {
+    await served.close();
+    await own.close();
+  });
+  const client = new ClientV2(
+    { name: "cli-like", version: "1" },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  let asked = 0;
+  client.setRequestHandler("elicitation/create", async () => {
+    asked++;
+    return allow("allow_once") as never;
+  });
+  await client.connect(new HttpV2(new URL(served.url)));
+  closers.push(() => client.close());
+  await promoteWrite(client);
+  const before = lab.calls.write ?? 0;
+  const result = await client.callTool({ name: WRITE, arguments: { query: "cli-like" } });
+  expect(result.isError).toBeFalsy();
+  expect(asked).toBe(1);
+  expect(lab.calls.write).toBe(before + 1);
 });
