@@ -48,7 +48,7 @@ const RESOURCE: Resource = {
  * @param papers the session's paper resources, if any
  */
 export function serveResearchObject(
-  server: Server,
+  server: Pick<Server, "registerCapabilities" | "setRequestHandler">,
   source: ResearchObjectSource,
   sessionId: string,
   papers: GatewayPaperResources | undefined,
