@@ -17,7 +17,13 @@ export interface CliRuntime extends ScienceGovernance {
  */
 export async function openRuntime(
   io: CliIo,
-  options: { configPath?: string; manifestDirs?: string[]; builtinManifests?: boolean },
+  options: {
+    configPath?: string;
+    manifestDirs?: string[];
+    builtinManifests?: boolean;
+    /** Declare sampling to the servers (the gateway relays it to its own clients). */
+    relaysSampling?: boolean;
+  },
 ): Promise<CliRuntime> {
   const governance = await createGovernance({
     env: io.env,
@@ -26,6 +32,7 @@ export async function openRuntime(
     ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
     ...(options.builtinManifests === undefined ? {} : { builtinManifests: options.builtinManifests }),
     onWarning: (line) => io.stderr(terminalLine`${line}\n`),
+    ...(options.relaysSampling ? { sampling: { declare: true } } : {}),
     ...(io.fetch ? { fetch: io.fetch } : {}),
     ...(io.lookup ? { downloads: { lookup: io.lookup } } : {}),
   });

@@ -23,6 +23,8 @@ import {
   type ElicitationApprovalRuntime,
 } from "./gateway-elicitation.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
+import { GatewaySubscriptions } from "./gateway-subscriptions.js";
+import { hasSurface, type SurfaceRuntime } from "./gateway-surface-policy.js";
 import type { GatewayToolNaming } from "./gateway-tool-list.js";
 
 /** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
@@ -32,6 +34,13 @@ export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
   /** With `ledger` and `config`, what a session's research object is exported from (`researchObjects`). */
   store?: ResearchObjectSource["store"] | undefined;
   config?: ResearchObjectSource["config"] | undefined;
+  /**
+   * With `ledgerWriter` and `store`, what forwards the servers' prompts, resources, completion and log
+   * level (a `ServerPool`; a pool without `request` forwards tools only).
+   */
+  pool?: Partial<SurfaceRuntime["pool"]> | undefined;
+  /** Writes the row of each forwarded read. */
+  ledgerWriter?: SurfaceRuntime["ledgerWriter"] | undefined;
 }
 
 /** Options of `createGatewayServer`. */
@@ -80,6 +89,12 @@ export interface GatewayServerOptions {
    * @default "qualified"
    */
   toolNames?: GatewayToolNaming | undefined;
+  /**
+   * Forward the servers' prompts, resources (templates and subscriptions too), completion and log
+   * level, each under its source manifest's `surface` policy and with a ledger row per read; needs the
+   * runtime's `pool`, `ledgerWriter` and `store`. @default true
+   */
+  upstreamSurface?: boolean | undefined;
 }
 
 /** Options of one connection. */
@@ -164,6 +179,11 @@ export function createGatewayServer(
       ? undefined
       : (options.approval ?? (asking && createElicitationApproval(asking)));
   const toolNaming = namingOf(governance, options.toolNames ?? "qualified");
+  const surfaceRuntime = options.upstreamSurface !== false && hasSurface(governance) ? governance : undefined;
+  const surface = surfaceRuntime && {
+    runtime: surfaceRuntime,
+    subscriptions: new GatewaySubscriptions(surfaceRuntime, onError),
+  };
   let closed = false;
 
   const toolsChanged = async (): Promise<number> => {
@@ -197,6 +217,7 @@ export function createGatewayServer(
         researchObject: options.researchObjects === true ? researchObjectSource(governance) : undefined,
         instructions,
         toolNaming,
+        surface,
         onError,
         onClose: (ended) => sessions.delete(ended),
       });
@@ -214,6 +235,7 @@ export function createGatewayServer(
     async close() {
       closed = true;
       stopFollowing();
+      surface?.subscriptions.close();
       await Promise.all([...sessions].map((session) => session.close()));
     },
   };
