@@ -101,7 +101,10 @@ async function listedPrompts(runtime: SurfaceRuntime, caller: SurfaceCaller): Pr
   for (const entry of all) count.set(entry.upstreamName, (count.get(entry.upstreamName) ?? 0) + 1);
   return all.map((entry) =>
     (count.get(entry.upstreamName) ?? 0) > 1
-      ? { ...entry, prompt: { ...entry.prompt, name: `mcp__${entry.server.sourceId}__${entry.upstreamName}` } }
+      ? {
+          ...entry,
+          prompt: { ...entry.prompt, name: `mcp__${entry.server.sourceId}__${entry.upstreamName}` },
+        }
       : entry,
   );
 }

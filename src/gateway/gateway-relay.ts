@@ -7,8 +7,8 @@
  * (ARCHITECTURE.md "Upstream requests"); this file only carries them.
  */
 import type {
-  CreateMessageResult as UpstreamSamplingResult,
   ElicitResult as UpstreamElicitResult,
+  CreateMessageResult as UpstreamSamplingResult,
 } from "@modelcontextprotocol/client";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {

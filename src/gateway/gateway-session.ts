@@ -42,14 +42,14 @@ import {
   type SurfaceTool,
 } from "../visibility/index.js";
 import { toCallToolResult } from "./gateway-call-result.js";
-import { askSurfaceApproval, upstreamRelay } from "./gateway-relay.js";
-import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
-import { type LocalResources, serveGatewaySurface } from "./gateway-surface.js";
-import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
 import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
+import { askSurfaceApproval, upstreamRelay } from "./gateway-relay.js";
 import { researchObjectResources, serveResearchObject } from "./gateway-research-object.js";
+import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
+import { type LocalResources, serveGatewaySurface } from "./gateway-surface.js";
+import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
 import { type GatewayToolNaming, gatewayToolList } from "./gateway-tool-list.js";
 
 /** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
@@ -320,9 +320,7 @@ export class GatewaySession {
         sessionId: this.sessionId,
         principal: this.principal,
         signal: request.signal,
-        ...(this.mayApprove
-          ? { ask: askSurfaceApproval(request, this.server.getClientCapabilities()) }
-          : {}),
+        ...(this.mayApprove ? { ask: askSurfaceApproval(request, this.server.getClientCapabilities()) } : {}),
       }),
       setLogLevel: (level) => {
         this.#logLevel = level;

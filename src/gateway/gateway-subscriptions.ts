@@ -40,7 +40,9 @@ export class GatewaySubscriptions {
   constructor(runtime: SurfaceRuntime, onError: (error: unknown) => void) {
     this.#runtime = runtime;
     this.#onError = onError;
-    this.#stop = runtime.pool.onNotification?.((serverId, notification) => this.#forward(serverId, notification)) ?? (() => {});
+    this.#stop =
+      runtime.pool.onNotification?.((serverId, notification) => this.#forward(serverId, notification)) ??
+      (() => {});
   }
 
   /** Adds a subscriber for the list changes (a session, as it connects). */
@@ -55,7 +57,11 @@ export class GatewaySubscriptions {
    * @param uri the resource's uri
    * @throws McpError -32002 for a uri no server offers; a refusal or the server's error
    */
-  async subscribe(caller: SurfaceCaller, subscriber: SurfaceSubscriber, uri: string): Promise<Record<string, never>> {
+  async subscribe(
+    caller: SurfaceCaller,
+    subscriber: SurfaceSubscriber,
+    uri: string,
+  ): Promise<Record<string, never>> {
     this.attach(subscriber);
     const serverId = await this.#serverOf(caller, uri);
     const key = `${serverId}\0${uri}`;
@@ -81,7 +87,11 @@ export class GatewaySubscriptions {
    * @param subscriber who no longer gets the updates
    * @param uri the resource's uri
    */
-  async unsubscribe(caller: SurfaceCaller, subscriber: SurfaceSubscriber, uri: string): Promise<Record<string, never>> {
+  async unsubscribe(
+    caller: SurfaceCaller,
+    subscriber: SurfaceSubscriber,
+    uri: string,
+  ): Promise<Record<string, never>> {
     const serverId = await this.#serverOf(caller, uri);
     const key = `${serverId}\0${uri}`;
     const set = this.#byUri.get(key);

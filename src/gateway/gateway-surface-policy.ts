@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { GovernanceError, isGovernanceError, systemClock, type Clock } from "../core/index.js";
+import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
 import {
   type ContentObject,
   type ContentStore,
@@ -199,8 +199,8 @@ export async function governedSurfaceRequest(
       request.upstream === false
         ? {}
         : await pool.request(server.serverId, request.method, request.params, {
-      ...(caller.signal === undefined ? {} : { signal: caller.signal }),
-    });
+            ...(caller.signal === undefined ? {} : { signal: caller.signal }),
+          });
   } catch (error) {
     const failure = governanceErrorOf(error);
     await record({ error: failure }, 1);
@@ -302,7 +302,9 @@ export function toMcpError(failure: GovernanceError, cause?: unknown): McpError 
     return new McpError(upstream, failure.message.replace(/^MCP error -?\d+: /, ""), data);
   }
   const code =
-    failure.code === "PERMISSION_DENIED" || failure.code === "UNKNOWN_ID" || failure.code === "SOURCE_DISABLED"
+    failure.code === "PERMISSION_DENIED" ||
+    failure.code === "UNKNOWN_ID" ||
+    failure.code === "SOURCE_DISABLED"
       ? ErrorCode.InvalidParams
       : ErrorCode.InternalError;
   return new McpError(code, failure.message, { code: failure.code });

@@ -22,9 +22,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CompleteParams, completeGateway, setGatewayLogLevel } from "./gateway-completion.js";
 import { getGatewayPrompt, listGatewayPrompts } from "./gateway-prompts.js";
+import type { GatewayRequestExtra } from "./gateway-session.js";
 import type { GatewaySubscriptions, SurfaceSubscriber } from "./gateway-subscriptions.js";
 import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
-import type { GatewayRequestExtra } from "./gateway-session.js";
 import {
   GATEWAY_RESOURCE_SCHEME,
   listUpstreamResources,

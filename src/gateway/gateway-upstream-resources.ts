@@ -4,8 +4,10 @@
  * deny them, and `resources/read` forwards a uri to the server that offers it, under its policy and
  * with its ledger row (`governedSurfaceRequest`). Uris pass unchanged: they are the server's own names.
  */
-import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
+import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
   governedSurfaceRequest,
   RESOURCE_NOT_FOUND,
@@ -14,7 +16,6 @@ import {
   type SurfaceServer,
   surfaceServers,
 } from "./gateway-surface-policy.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 
 /** The scheme of the gateway's own resources: never sent upstream. */
 export const GATEWAY_RESOURCE_SCHEME = "sciencegate:";
@@ -29,7 +30,9 @@ export async function listUpstreamResources(
   runtime: SurfaceRuntime,
   caller: SurfaceCaller,
 ): Promise<Resource[]> {
-  return (await listed(runtime, caller, "resources/list", "resources")).map((entry) => entry.item as Resource);
+  return (await listed(runtime, caller, "resources/list", "resources")).map(
+    (entry) => entry.item as Resource,
+  );
 }
 
 /**
@@ -62,7 +65,9 @@ export async function readUpstreamResource(
 ): Promise<Record<string, unknown>> {
   const server = await resourceServerOf(runtime, caller, uri);
   if (server === undefined) {
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: '${uri}' (resources/list names them).`, { uri });
+    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: '${uri}' (resources/list names them).`, {
+      uri,
+    });
   }
   return governedSurfaceRequest(runtime, caller, {
     server,
@@ -122,7 +127,14 @@ async function listed(
       const items: unknown[] = Array.isArray(result[field]) ? (result[field] as unknown[]) : [];
       // A server's own entry that claims the gateway's scheme is dropped: that name is the gateway's.
       return items
-        .filter((item) => !String((item as { uri?: unknown; uriTemplate?: unknown }).uri ?? (item as { uriTemplate?: unknown }).uriTemplate ?? "").startsWith(GATEWAY_RESOURCE_SCHEME))
+        .filter(
+          (item) =>
+            !String(
+              (item as { uri?: unknown; uriTemplate?: unknown }).uri ??
+                (item as { uriTemplate?: unknown }).uriTemplate ??
+                "",
+            ).startsWith(GATEWAY_RESOURCE_SCHEME),
+        )
         .map((item) => ({ item, server }));
     }),
   );

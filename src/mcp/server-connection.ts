@@ -502,7 +502,9 @@ export class ServerConnection {
     if (client.getProtocolEra() !== "modern") return;
     const filter = {
       ...(capabilities?.tools?.listChanged ? { toolsListChanged: true } : {}),
-      ...(capabilities?.prompts?.listChanged && this.#options.onNotification ? { promptsListChanged: true } : {}),
+      ...(capabilities?.prompts?.listChanged && this.#options.onNotification
+        ? { promptsListChanged: true }
+        : {}),
       ...(capabilities?.resources?.listChanged && this.#options.onNotification
         ? { resourcesListChanged: true }
         : {}),

@@ -292,7 +292,11 @@ export class ServerPool implements ToolServerPool {
     const connection = await this.#connection(serverId, options.signal);
     const timeoutMs = options.timeoutMs ?? this.#slot(serverId).config.toolCallTimeoutMs;
     try {
-      return await connection.request(method, params, timeoutMs === undefined ? options : { ...options, timeoutMs });
+      return await connection.request(
+        method,
+        params,
+        timeoutMs === undefined ? options : { ...options, timeoutMs },
+      );
     } catch (error) {
       throw await this.#translate(serverId, connection, error, method);
     }
