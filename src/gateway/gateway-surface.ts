@@ -6,6 +6,7 @@
  * `gateway-completion.ts`, which another face of the gateway can call the same way.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   CompleteRequestSchema,
   GetPromptRequestSchema,
@@ -16,13 +17,14 @@ import {
   ReadResourceRequestSchema,
   type ReadResourceResult,
   type Resource,
+  type ServerNotification,
+  type ServerRequest,
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type CompleteParams, completeGateway, setGatewayLogLevel } from "./gateway-completion.js";
 import { getGatewayPrompt, listGatewayPrompts } from "./gateway-prompts.js";
-import type { GatewayRequestExtra } from "./gateway-session.js";
 import type { GatewaySubscriptions, SurfaceSubscriber } from "./gateway-subscriptions.js";
 import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
 import {
@@ -45,7 +47,7 @@ export interface SessionSurface {
   subscriptions: GatewaySubscriptions;
   subscriber: SurfaceSubscriber;
   /** The caller of one request (its signal, and the question through that request). */
-  caller(request: GatewayRequestExtra): SurfaceCaller;
+  caller(request: RequestHandlerExtra<ServerRequest, ServerNotification>): SurfaceCaller;
   /** The session's own resources, if any. */
   local?: LocalResources | undefined;
   /** Keeps the client's log level (it filters the log messages relayed to the client). */
