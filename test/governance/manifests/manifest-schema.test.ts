@@ -11,7 +11,10 @@ function withValue(manifest: SourceManifestInput, path: string, value: unknown):
   const keys = path.split(/\.|\[(\d+)\]/).filter((k) => k !== undefined && k !== "");
   let node = copy as Record<string, unknown>;
   // A missing object on the way (an optional block) is created.
-  for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
   const last = keys.at(-1) as string;
   if (value === REMOVE) delete node[last];
   else node[last] = value;
