@@ -258,11 +258,16 @@ export class ServerPool implements ToolServerPool {
   }
 
   /**
-   * The capabilities a server declared in its current connection, connecting it if needed.
+   * The capabilities a server declared in its current connection, connecting it if it has not started
+   * yet (a failed server is left to its next tool call).
    * @param serverId a configured server id
    * @returns its capabilities, or `undefined` when it is disabled or cannot be reached
    */
   async capabilities(serverId: string): Promise<ServerCapabilities | undefined> {
+    const slot = this.#slot(serverId);
+    if (slot.connection?.isOpen) return slot.connection.client.getServerCapabilities() as ServerCapabilities;
+    // A server that is down is not restarted (and its backoff not waited for) just to be asked.
+    if (slot.state().status === "failed" || this.#closing) return undefined;
     try {
       const connection = await this.#connection(serverId);
       return connection.client.getServerCapabilities() as ServerCapabilities | undefined;
