@@ -17,7 +17,13 @@ export interface CliRuntime extends ScienceGovernance {
  */
 export async function openRuntime(
   io: CliIo,
-  options: { configPath?: string; manifestDirs?: string[]; builtinManifests?: boolean },
+  options: {
+    configPath?: string;
+    manifestDirs?: string[];
+    builtinManifests?: boolean;
+    /** Declare sampling to the servers (the gateway relays it to its own clients). */
+    relaysSampling?: boolean;
+  },
 ): Promise<CliRuntime> {
   const governance = await createScienceGovernance({
     env: io.env,
@@ -28,6 +34,7 @@ export async function openRuntime(
       ...(options.builtinManifests === undefined ? {} : { builtin: options.builtinManifests }),
     },
     onWarning: (line) => io.stderr(terminalLine`${line}\n`),
+    ...(options.relaysSampling ? { mcp: { sampling: { declare: true } } } : {}),
     downloads: { ...(io.fetch ? { fetch: io.fetch } : {}), ...(io.lookup ? { lookup: io.lookup } : {}) },
   });
   const files = [governance.science?.path, governance.config.path].filter((p) => p !== undefined);

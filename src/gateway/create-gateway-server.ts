@@ -28,6 +28,8 @@ import {
 import { createApprovalStateCodec } from "./gateway-request-state.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 import { createStatelessFace, type StatelessCaller } from "./gateway-stateless.js";
+import { GatewaySubscriptions } from "./gateway-subscriptions.js";
+import { hasSurface, type SurfaceRuntime } from "./gateway-surface-policy.js";
 import type { GatewayToolNaming } from "./gateway-tool-list.js";
 
 /** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
@@ -37,6 +39,13 @@ export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
   /** With `ledger` and `config`, what a session's research object is exported from (`researchObjects`). */
   store?: ResearchObjectSource["store"] | undefined;
   config?: ResearchObjectSource["config"] | undefined;
+  /**
+   * With `ledgerWriter` and `store`, what forwards the servers' prompts, resources, completion and log
+   * level (a `ServerPool`; a pool without `request` forwards tools only).
+   */
+  pool?: Partial<SurfaceRuntime["pool"]> | undefined;
+  /** Writes the row of each forwarded read. */
+  ledgerWriter?: SurfaceRuntime["ledgerWriter"] | undefined;
 }
 
 /** Options of `createGatewayServer`. */
@@ -106,6 +115,13 @@ export interface GatewayServerOptions {
   outOfBand?: OutOfBandApproval | undefined;
   /** The clock of the approval states' expiry. @default the system clock */
   clock?: Clock | undefined;
+  /**
+   * Forward the servers' prompts, resources (templates and subscriptions too), completion and log
+   * level, each under its source manifest's `surface` policy and with a ledger row per read; needs the
+   * runtime's `pool`, `ledgerWriter` and `store`. Served to 2025-11-25 sessions; a 2026-07-28 client
+   * sees the tools and the gateway's own resources. @default true
+   */
+  upstreamSurface?: boolean | undefined;
 }
 
 /** Options of one connection. */
@@ -200,6 +216,11 @@ export function createGatewayServer(
       ? undefined
       : (options.approval ?? (asking && createElicitationApproval(asking)));
   const toolNaming = namingOf(governance, options.toolNames ?? "qualified");
+  const surfaceRuntime = options.upstreamSurface !== false && hasSurface(governance) ? governance : undefined;
+  const surface = surfaceRuntime && {
+    runtime: surfaceRuntime,
+    subscriptions: new GatewaySubscriptions(surfaceRuntime, onError),
+  };
   let closed = false;
 
   const toolsChanged = async (): Promise<number> => {
@@ -271,6 +292,7 @@ export function createGatewayServer(
           connectOptions.principal,
           connectOptions.mayApprove ?? true,
         ),
+        surface,
         onClose: (ended) => sessions.delete(ended),
       });
       sessions.add(session);
@@ -298,6 +320,7 @@ export function createGatewayServer(
     async close() {
       closed = true;
       stopFollowing();
+      surface?.subscriptions.close();
       await Promise.all([...sessions].map((session) => session.close()));
       await stateless.close();
     },

@@ -19,6 +19,7 @@ import {
   ErrorCode,
   type Implementation,
   ListToolsRequestSchema,
+  type LoggingLevel,
   McpError,
   type Result,
   type ServerCapabilities,
@@ -47,7 +48,11 @@ import { toCallToolResult } from "./gateway-call-result.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
 import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
-import { serveResearchObject } from "./gateway-research-object.js";
+import { askSurfaceApproval, upstreamRelay } from "./gateway-relay.js";
+import { researchObjectResources, serveResearchObject } from "./gateway-research-object.js";
+import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
+import { type LocalResources, serveGatewaySurface } from "./gateway-surface.js";
+import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
 import { type GatewayToolNaming, gatewayToolList } from "./gateway-tool-list.js";
 
 /** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
@@ -120,6 +125,11 @@ export interface GatewaySessionSettings {
   /** Offer the session's research object as a resource, exported from this runtime. @default not offered */
   researchObject?: ResearchObjectSource | undefined;
   instructions: DeferredToolsSectionOptions;
+  /**
+   * The upstream servers' prompts, resources, completion and log level, forwarded and governed, and the
+   * gateway's subscriptions. @default none: only tools (and the session's own resources) are served
+   */
+  surface?: { runtime: SurfaceRuntime; subscriptions: GatewaySubscriptions } | undefined;
   /** How each governed tool is named to the client. @default qualified for every tool */
   toolNaming?: ((tool: SurfaceTool) => GatewayToolNaming) | undefined;
   onError: (error: unknown) => void;
@@ -156,6 +166,10 @@ export class GatewaySession {
   readonly #eagerSeen = new Set<string>();
   /** The fingerprint of the list the client was last shown or told about. */
   #announced: string;
+  /** This connection among the gateway's subscribers (two connections may share one session id). */
+  readonly #subscriberKey = randomUUID();
+  /** The level the client set with `logging/setLevel` (relayed log messages below it are dropped). */
+  #logLevel: LoggingLevel | undefined;
   #closed = false;
   /** Every method registered through `methods`, by name (both faces dispatch through it). */
   readonly #handlers = new Map<string, GatewayMethodHandler>();
@@ -204,7 +218,10 @@ export class GatewaySession {
     this.#builtins = settings.builtins(this);
     const extracts = this.#builtins.some((tool) => tool.name === PAPER_EXTRACT_TOOL_ID);
     this.#papers = extracts ? new GatewayPaperResources(settings.dataDir) : undefined;
-    if (settings.researchObject)
+    // The upstream surface (subscriptions, notifications, elicited approvals) is served on the 2025
+    // session's server; without it the gateway's own resources serve both faces.
+    if (settings.surface) this.#serveSurface(settings.surface);
+    else if (settings.researchObject)
       serveResearchObject(this.methods, settings.researchObject, this.sessionId, this.#papers);
     else this.#papers?.serve(this.methods);
     this.#announced = this.#list(tools).fingerprint;
@@ -312,6 +329,13 @@ export class GatewaySession {
     const hook: ApprovalHook | undefined = approval && ((call) => approval(call, { session: this, request }));
     // Download progress as `notifications/progress`, when the client asked for progress.
     const progress = progressRelay(request, this.#settings.onError);
+    // What the upstream server asks or tells during the call goes to this request's client.
+    const relay = upstreamRelay(
+      request,
+      this.server.getClientCapabilities(),
+      () => this.#logLevel,
+      this.#settings.onError,
+    );
     // The download tool's approval asks through this request (`currentGatewayCall`).
     const outcome = await runInGatewayCall({ session: this, request }, () =>
       executeGovernedToolCall(
@@ -326,6 +350,8 @@ export class GatewaySession {
           builtinConfig: { ...config, ...(progress ? { writer: progress.writer } : {}) },
           signal: request.signal,
           approval: hook && { hook, config },
+          upstream: relay.upstream,
+          ...(relay.onProgress ? { onProgress: relay.onProgress } : {}),
         },
       ),
     );
@@ -334,7 +360,7 @@ export class GatewaySession {
       // Related to the request, so Streamable HTTP sends it on this request's stream, before the answer.
       await this.#announce((notification) => request.sendNotification(notification));
     }
-    await progress?.settled();
+    await Promise.all([progress?.settled(), relay.settled()]);
     // A name the session has no tool by is the client's mistake about the protocol, not a tool's
     // failure: a JSON-RPC error (its refusal row is written all the same).
     const unknown = unknownToolOf(outcome.message);
@@ -367,6 +393,36 @@ export class GatewaySession {
   async close(): Promise<void> {
     await this.server.close();
     this.#ended();
+  }
+
+  /** Serves the upstream surface next to the session's own resources (papers, research object). */
+  #serveSurface(surface: NonNullable<GatewaySessionSettings["surface"]>): void {
+    const { researchObject } = this.#settings;
+    const papers = this.#papers;
+    const local: LocalResources | undefined = researchObject
+      ? researchObjectResources(researchObject, this.sessionId, papers)
+      : papers && { list: () => papers.list(), read: (uri) => papers.read(uri) };
+    const subscriber = {
+      key: this.#subscriberKey,
+      send: (notification: ServerNotification) =>
+        this.#closed ? Promise.resolve() : this.server.notification(notification),
+    };
+    surface.subscriptions.attach(subscriber);
+    serveGatewaySurface(this.server, {
+      runtime: surface.runtime,
+      subscriptions: surface.subscriptions,
+      subscriber,
+      local,
+      caller: (request): SurfaceCaller => ({
+        sessionId: this.sessionId,
+        principal: this.principal,
+        signal: request.signal,
+        ...(this.mayApprove ? { ask: askSurfaceApproval(request, this.server.getClientCapabilities()) } : {}),
+      }),
+      setLogLevel: (level) => {
+        this.#logLevel = level;
+      },
+    });
   }
 
   #governedTools() {
@@ -414,6 +470,7 @@ export class GatewaySession {
   #ended(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#settings.surface?.subscriptions.detach(this.#subscriberKey);
     this.#settings.onClose(this);
     this.#resolveEnded();
   }

@@ -155,7 +155,7 @@ export function createApprovalGate(
     throw new GovernanceError(
       "INVALID_CONFIG",
       "The approval gate records decisions for the broker's permission hook, but this broker does not ask it: " +
-        "create the governance without enforcePermissions: false and without a custom authorize.",
+        "create the governance without permissions: { enforce: false } and without a custom authorize.",
     );
   }
   const approve = createAuthorizationApproval(governance, options);

@@ -9,6 +9,8 @@ export type {
   SourceKind,
   SourceManifest,
   SourceManifestInput,
+  SourceSurface,
+  SurfacePolicy,
   ToolKind,
   ToolManifest,
 } from "./manifest-schema.js";
