@@ -73,11 +73,7 @@ function capDecompression(): void {
  * reports that to the parent and never settles (the parent ends the thread). Characters count as the parent counts them: the trimmed
  * page text, so the running count only grows and never exceeds the final one.
  */
-async function pageText(
-  page: PDFPageProxy,
-  before: number,
-  input: PdfWorkerJob,
-): Promise<string> {
+async function pageText(page: PDFPageProxy, before: number, input: PdfWorkerJob): Promise<string> {
   const reader = page.streamTextContent().getReader();
   let text = "";
   let start = -1; // index of the first non-space character, -1 while there is none
