@@ -32,7 +32,7 @@ interface Side {
 
 async function open(rows: number): Promise<Side> {
   const dir = await mkdtemp(join(tmpdir(), "sciencegate-console-bench-"));
-  const governance = await createGovernance({ config: { servers: [] }, dataDir: dir, env: {} });
+  const governance = await createGovernance({ config: { servers: [] }, storage: { dataDir: dir }, env: {} });
   await fillLedger(governance.ledgerWriter, rows);
   const page99 = await governance.ledger.query({ order: "desc", limit: Math.min(99 * 50, rows - 1) });
   const cursor = page99.at(-1)?.invocationId ?? "";

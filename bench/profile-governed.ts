@@ -30,11 +30,10 @@ try {
   const trivial = await trivialServer(manifests);
   const governance = await createGovernance({
     config: extensionsConfig([trivial]),
-    manifestDirs: [manifests],
-    dataDir: join(scratch, "data"),
+    manifests: { dirs: [manifests] },
+    storage: { dataDir: join(scratch, "data") },
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-    scienceToml: false,
-    failOnServerError: true,
+    mcp: { failOnError: true },
   });
   try {
     const call = (index: number) =>

@@ -74,10 +74,9 @@ async function recordSession(dir: string): Promise<{ governance: Governance; ans
   };
   const governance = await createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [manifests],
-    pool: createInMemoryPool({ demo: server }),
-    dataDir: join(dir, "data"),
+    manifests: { builtin: false, dirs: [manifests] },
+    mcp: { pool: createInMemoryPool({ demo: server }) },
+    storage: { dataDir: join(dir, "data") },
     env: {},
     onWarning: () => undefined,
   });

@@ -119,12 +119,17 @@ export async function run(): Promise<BenchResult> {
     config: {
       mcpServers: { filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, dir] } },
     },
-    dataDir: join(dir, "data-fs"),
-    // Token counts only: every call is allowed (the derived filesystem tools ask a human otherwise).
-    authorize: () => ({ allowed: true }),
+    storage: { dataDir: join(dir, "data-fs") },
+    permissions: {
+      // Token counts only: every call is allowed (the derived filesystem tools ask a human otherwise).
+      authorize: () => ({ allowed: true }),
+    },
   });
   // No config: the bundled science sources, pointed at the fake providers.
-  const science = await createGovernance({ env: { ...process.env, ...env }, dataDir: join(dir, "data") });
+  const science = await createGovernance({
+    env: { ...process.env, ...env },
+    storage: { dataDir: join(dir, "data") },
+  });
   const metrics: BenchMetric[] = [];
   const ratios = [];
   const notes: string[] = [];

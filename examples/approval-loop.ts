@@ -26,9 +26,11 @@ import { startOfflineProviders } from "./offline/providers.js";
 const providers = await startOfflineProviders();
 const governance = await createGovernance({
   env: { ...process.env, ...providers.env },
-  dataDir: mkdtempSync(join(tmpdir(), "sciencegate-approvals-")),
-  // The app's own rule: PubMed searches need a human (say, because queries may name patients).
-  permissionPolicy: { isDangerous: (call) => (call.sourceId === "pubmed" ? true : undefined) },
+  storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-approvals-")) },
+  permissions: {
+    // The app's own rule: PubMed searches need a human (say, because queries may name patients).
+    policy: { isDangerous: (call) => (call.sourceId === "pubmed" ? true : undefined) },
+  },
 });
 
 const model = fakeModel()

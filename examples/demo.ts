@@ -44,13 +44,13 @@ async function runOfflineDemo(): Promise<number> {
   console.log(`Sciencegate demo (offline). Fake providers on ${providers.server.url}; data in ${dataDir}`);
   const governance = await createGovernance({
     env: { ...process.env, ...providers.env, SCIENCE_AGENT_LLM_WIKI_URL: wiki.origin },
-    dataDir,
-    fetch: paperFetch,
-    // ...and resolves that host to a public documentation address, so the address check needs no DNS.
-    downloads: { lookup: offlineLookup },
-    // The app's own rule for the agent step: Europe PMC searches need a human (a stand-in for any policy).
-    // By default a read-only search of a public source asks nobody; the card says it is this rule.
-    permissionPolicy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) },
+    storage: { dataDir },
+    downloads: { lookup: offlineLookup, fetch: paperFetch },
+    permissions: {
+      // The app's own rule for the agent step: Europe PMC searches need a human (a stand-in for any policy).
+      // By default a read-only search of a public source asks nobody; the card says it is this rule.
+      policy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) },
+    },
   });
   try {
     step(1, "Live catalog: manifests matched against the running MCP server");

@@ -7,7 +7,7 @@ import { createGovernance } from "sciencegate";
  */
 
 // extensions_config.json if there is one, else the bundled science sources; ledger and CAS in ./.sciencegate
-const governance = await createGovernance({ authorize: async () => ({ allowed: true }) });
+const governance = await createGovernance({ permissions: { authorize: async () => ({ allowed: true }) } });
 try {
   const { invocationId, result } = await governance.broker.invoke({
     sourceId: "pubmed",

@@ -25,7 +25,7 @@ const turn = (id: string, calls: { id: string; name: string; args: Record<string
 const providers = await startOfflineProviders();
 const governance = await createGovernance({
   env: { ...process.env, ...providers.env },
-  dataDir: mkdtempSync(join(tmpdir(), "sciencegate-swarm-")),
+  storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-swarm-")) },
 });
 
 try {

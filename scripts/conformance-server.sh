@@ -2,7 +2,7 @@
 # The official MCP server conformance suite (@modelcontextprotocol/conformance 0.1.16, spec 2025-11-25,
 # every active scenario) against `sciencegate serve gateway --http --eager --upstream-names` in front of
 # Sciencegate's own fixture server (test/fixtures/conformance/). Exits as the suite does with
-# test/fixtures/conformance/expected-failures.yml: 0 when exactly the listed scenarios fail.
+# test/conformance/server-expected-failures.yml: 0 when exactly the listed scenarios fail.
 #   CONFORMANCE_HOME  where the suite and node@22 are installed (npm install on first use)
 #   TARGET=fixture    run the suite against the fixture itself instead of the gateway
 #   RESULTS=DIR       keep the suite's per-check JSON there
@@ -46,5 +46,5 @@ args=(server --url "$URL")
 if [ -n "${EXTRA:-}" ]; then args+=($EXTRA); else args+=(--suite active --spec-version 2025-11-25); fi
 [ -n "${RESULTS:-}" ] && args+=(-o "$RESULTS")
 [ "${TARGET:-gateway}" != fixture ] && [ -z "${NO_EXPECTED:-}" ] &&
-  args+=(--expected-failures "$ROOT/test/fixtures/conformance/expected-failures.yml")
+  args+=(--expected-failures "$ROOT/test/conformance/server-expected-failures.yml")
 "$NODE22" "$SUITE" "${args[@]}"

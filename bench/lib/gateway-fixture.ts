@@ -190,12 +190,13 @@ export async function createGatewayFixture(): Promise<GatewayFixture> {
 
     const governance = await createGovernance({
       config: { servers: [] },
-      builtinManifests: false,
-      manifestDirs: [manifests],
-      pool: createInMemoryPool({
-        [SERVER_ID]: createSourcesServer({ only: ["pubmed"], env: providerEnv }),
-      }),
-      dataDir: join(scratch, "in-process-data"),
+      manifests: { builtin: false, dirs: [manifests] },
+      mcp: {
+        pool: createInMemoryPool({
+          [SERVER_ID]: createSourcesServer({ only: ["pubmed"], env: providerEnv }),
+        }),
+      },
+      storage: { dataDir: join(scratch, "in-process-data") },
       env: providerEnv,
     });
     closers.push(() => governance.close());

@@ -50,7 +50,7 @@ export async function createGovernancePair(
   const postgresPool = createInMemoryPool({ [BENCH_SOURCE_ID]: createBenchServer });
   const pools = [sqlitePool, postgresPool];
   // An empty env: a SCIENCEGATE_DATABASE_URL in the shell must not move the SQLite runtime to PostgreSQL.
-  const common = { config: { servers: [] }, builtinManifests: false, manifestDirs: [manifests], env: {} };
+  const common = { config: { servers: [] }, manifests: { builtin: false, dirs: [manifests] }, env: {} };
   const runtimes: Governance[] = [];
   const close = async () => {
     await Promise.allSettled(runtimes.map((g) => g.close()));
@@ -58,13 +58,16 @@ export async function createGovernancePair(
     await rm(folder, { recursive: true, force: true });
   };
   try {
-    const sqlite = await createGovernance({ ...common, pool: sqlitePool, dataDir: join(folder, "sqlite") });
+    const sqlite = await createGovernance({
+      ...common,
+      mcp: { pool: sqlitePool },
+      storage: { dataDir: join(folder, "sqlite") },
+    });
     runtimes.push(sqlite);
     const postgres = await createGovernance({
       ...common,
-      pool: postgresPool,
-      dataDir: join(folder, "postgres"),
-      storage: { postgres: postgresUrl },
+      mcp: { pool: postgresPool },
+      storage: { postgres: postgresUrl, dataDir: join(folder, "postgres") },
     });
     runtimes.push(postgres);
     for (const g of runtimes) {

@@ -125,11 +125,11 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
   try {
     // An environment without SCIENCEGATE_* variables, so that the shell cannot move a runtime elsewhere.
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
-    const common = { manifestDirs: [manifests], env, scienceToml: false as const, failOnServerError: true };
+    const common = { manifests: { dirs: [manifests] }, env, mcp: { failOnError: true } };
     const sqlite = await createGovernance({
       ...common,
       config: extensionsConfig([trivial, sources.server]),
-      dataDir: join(scratch, "sqlite-data"),
+      storage: { dataDir: join(scratch, "sqlite-data") },
     });
     bench.onClose(() => sqlite.close());
 
@@ -148,8 +148,7 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
         const governance = await createGovernance({
           ...common,
           config: extensionsConfig([trivial]),
-          dataDir: join(scratch, "postgres-data"),
-          storage: { postgres: url },
+          storage: { postgres: url, dataDir: join(scratch, "postgres-data") },
         });
         bench.onClose(() => governance.close());
         postgres = { governance, url };

@@ -94,8 +94,10 @@ export default defineConfig({
         items: [
           { text: "The MCP gateway", link: "/gateway/" },
           { text: "Gateway over HTTP", link: "/gateway/http" },
+          { text: "Protocol revisions", link: "/gateway/revisions" },
           { text: "Gateway in an MCP client", link: "/gateway/clients" },
           { text: "The console", link: "/console" },
+          { text: "Identity (OAuth, several users)", link: "/identity" },
         ],
       },
       {

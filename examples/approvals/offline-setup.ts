@@ -19,8 +19,8 @@ export async function offlineGovernance(): Promise<{ governance: Governance; clo
   const providers = await startOfflineProviders();
   const governance = await createGovernance({
     env: { ...process.env, ...providers.env },
-    dataDir: mkdtempSync(join(tmpdir(), "sciencegate-approval-example-")),
-    permissionPolicy: { isDangerous: (call) => (call.sourceId === "pubmed" ? true : undefined) },
+    storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-approval-example-")) },
+    permissions: { policy: { isDangerous: (call) => (call.sourceId === "pubmed" ? true : undefined) } },
   });
   return {
     governance,

@@ -47,7 +47,7 @@ export async function runLiveDemo(
   console.log(
     `Sciencegate demo (live): ${choice.className} ${choice.model} (${choice.envVar}); data in ${dataDir}`,
   );
-  const governance = await createGovernance({ env, dataDir });
+  const governance = await createGovernance({ env, storage: { dataDir } });
   const threadId = `live-${randomUUID().slice(0, 8)}`;
   try {
     step(1, "Live catalog: manifests matched against the running MCP server");

@@ -19,8 +19,7 @@
  * need an approval card; default `pubmed,europe-pmc`, so the script's parallel searches pause with two
  * cards; downloads always need one).
  */
-import { createGovernance, createGovernedAgent, type Governance } from "sciencegate";
-import { governanceForProcess } from "sciencegate/deploy";
+import { createGovernance, createGovernedAgent, type Governance, governanceForProcess } from "sciencegate";
 import { ScriptedChatModel } from "sciencegate/testing";
 import { DEMO_SYSTEM_PROMPT } from "../demo/agent-step.js";
 import { createOfflinePaperFetch, demoPaperPdf, offlineLookup } from "../demo/offline-paper-fetch.js";
@@ -56,9 +55,11 @@ async function openOfflineGovernance(): Promise<Governance> {
   try {
     const runtime = await createGovernance({
       env: { ...process.env, ...providers.env },
-      fetch: createOfflinePaperFetch({ host: "arxiv.org", body: demoPaperPdf(), chunks: 4 }),
-      downloads: { lookup: offlineLookup },
-      permissionPolicy: { isDangerous: (call) => (dangerous.has(call.sourceId) ? true : undefined) },
+      downloads: {
+        lookup: offlineLookup,
+        fetch: createOfflinePaperFetch({ host: "arxiv.org", body: demoPaperPdf(), chunks: 4 }),
+      },
+      permissions: { policy: { isDangerous: (call) => (dangerous.has(call.sourceId) ? true : undefined) } },
     });
     return {
       ...runtime,

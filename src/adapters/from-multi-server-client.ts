@@ -5,7 +5,7 @@
  * catalog does that), so every tool of the client is governed, audited and deferred.
  */
 
-import type { GovernanceOptions } from "../runtime/index.js";
+import type { GovernanceMcpOptions, GovernanceOptions } from "../runtime/index.js";
 import { createGovernance, type Governance } from "../runtime/index.js";
 import { createMultiServerClientPool, type MultiServerClientLike } from "./multi-server-client-pool.js";
 
@@ -14,7 +14,10 @@ import { createMultiServerClientPool, type MultiServerClientLike } from "./multi
  * `config`, when given, only supplies routing overrides (server ids as in the client); the client's
  * own configuration decides how servers are reached. @default `config`: no overrides
  */
-export type FromMultiServerClientOptions = Omit<GovernanceOptions, "pool" | "createTransport">;
+export type FromMultiServerClientOptions = Omit<GovernanceOptions, "mcp"> & {
+  /** Start failures, OAuth tokens and sampling, as for `createGovernance` (the pool is the client's). */
+  mcp?: Omit<GovernanceMcpOptions, "pool" | "createTransport"> | undefined;
+};
 
 /**
  * Builds a `Governance` over the servers of a `MultiServerMCPClient`. The client is used only
@@ -22,7 +25,7 @@ export type FromMultiServerClientOptions = Omit<GovernanceOptions, "pool" | "cre
  * instead). `governance.close()` closes the client and every stdio child it started. A server that
  * cannot start fails it as the client itself would: with the client's `onConnectionError: "throw"` (its
  * default), else with its `throwOnLoadError` (default true); `"ignore"` makes it a warning
- * (`governance.warnings`), and `failOnServerError` in the options wins over both.
+ * (`governance.warnings`), and `mcp.failOnError` in the options wins over both.
  * @param client the app's client, connected or not
  * @param options manifests, data directory, stores, permission hook and clock, as for `createGovernance`
  * @returns the governance runtime, with every server's tools listed once
@@ -30,7 +33,7 @@ export type FromMultiServerClientOptions = Omit<GovernanceOptions, "pool" | "cre
  *   `UPSTREAM_UNAVAILABLE` naming each server that could not start (see above)
  * @example
  * const client = new MultiServerMCPClient({ mcpServers: { chem: { command: "node", args: ["chem-server.js"] } } });
- * const governance = await fromMultiServerMCPClient(client, { dataDir: ".sciencegate" });
+ * const governance = await fromMultiServerMCPClient(client, { storage: { dataDir: ".sciencegate" } });
  * const agent = createAgent({ model, tools: [], middleware: [governanceMiddleware(governance)] });
  */
 export async function fromMultiServerMCPClient(
@@ -47,8 +50,7 @@ export async function fromMultiServerMCPClient(
     return await createGovernance({
       config: { servers: [] },
       ...options,
-      failOnServerError: options.failOnServerError ?? clientFails,
-      pool,
+      mcp: { ...options.mcp, failOnError: options.mcp?.failOnError ?? clientFails, pool },
     });
   } catch (error) {
     await pool.close();

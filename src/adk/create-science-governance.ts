@@ -1,6 +1,8 @@
 /**
- * `createGovernance` with the Science ADK on top: a `science.toml` project's providers join the same
- * pool, broker and ledger through the runtime's extension seam (see ARCHITECTURE.md).
+ * The Science ADK as a runtime extension: a `science.toml` project's providers join the same pool,
+ * broker and ledger through the runtime's extension seam (see ARCHITECTURE.md). Apps pass
+ * `scienceExtension()` to `createGovernance`; the CLI uses `createScienceGovernance`, which also finds
+ * `./science.toml` on its own.
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -29,7 +31,7 @@ import {
   type ScienceProject,
 } from "./science-toml.js";
 
-/** Options of {@link createGovernance}: the runtime's, plus where the `science.toml` project is. */
+/** Options of `createScienceGovernance`: the runtime's, plus where the `science.toml` project is. */
 export interface ScienceGovernanceOptions extends GovernanceOptions {
   /**
    * The Science ADK `science.toml` whose providers join the same pool and broker; `false` ignores it.
@@ -50,17 +52,16 @@ export interface ScienceGovernance extends Governance {
 }
 
 /**
- * Builds the governed runtime (see the runtime's `createGovernance`) with the `science.toml` project's
- * providers added, and lists every server's tools once.
+ * Builds the governed runtime (`createGovernance`) with the `science.toml` project's providers added
+ * (given, named by a `.toml` `config`, or `./science.toml` when it exists): what the CLI runs.
  * @param options config, manifests, data directory, stores, seams and the `science.toml` location
  * @returns the runtime; call `close()` when done
  * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
  *   ToolError when a `science.toml` `token_env` variable is unset
- * @example
- * const governance = await createGovernance({ config: "extensions_config.json" });
- * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
  */
-export async function createGovernance(options: ScienceGovernanceOptions = {}): Promise<ScienceGovernance> {
+export async function createScienceGovernance(
+  options: ScienceGovernanceOptions = {},
+): Promise<ScienceGovernance> {
   const { science, runtimeOptions } = await withScienceProject(options);
   const governance = await createRuntime(runtimeOptions);
   const callTool = createCallTool(governance.broker, governance.catalog, {
@@ -72,7 +73,7 @@ export async function createGovernance(options: ScienceGovernanceOptions = {}): 
 /**
  * The runtime options of a Science ADK setup: `science.toml` found or given, loaded, its tokens
  * checked, and its providers added as a runtime extension.
- * @param options the options of {@link createGovernance}
+ * @param options the options of `createScienceGovernance`
  * @returns the project (if any) and the options to hand the runtime
  * @throws GovernanceError `INVALID_CONFIG` for a bad `science.toml`; ToolError for an unset `token_env`
  */
@@ -92,13 +93,13 @@ export async function withScienceProject(
     runtimeOptions: {
       ...runtimeOptions,
       config: isTomlConfig ? undefined : options.config,
-      extensions: [scienceExtension(science, env), ...(options.extensions ?? [])],
+      extensions: [projectExtension(science, env), ...(options.extensions ?? [])],
     },
   };
 }
 
 /** The runtime extension of a loaded project: its providers as servers, with their own transports. */
-function scienceExtension(
+function projectExtension(
   science: ScienceProject,
   env: Record<string, string | undefined>,
 ): GovernanceExtension {
@@ -111,6 +112,56 @@ function scienceExtension(
     standalone: true,
     createTransport: providerTransports(science.providers, env, (line) => skipped.add(line)),
     warnings: (catalog) => [...providerWarnings(science.providers, catalog), ...skipped],
+  };
+}
+
+/** Options of {@link scienceExtension}. */
+export interface ScienceExtensionOptions {
+  /** The `science.toml` file (relative to `cwd`). @default `./science.toml` */
+  path?: string | undefined;
+  /** Working directory for relative paths. @default process.cwd() */
+  cwd?: string | undefined;
+  /** Environment holding the providers' `token_env` variables. @default process.env */
+  env?: Record<string, string | undefined> | undefined;
+}
+
+/** A loaded `science.toml` project as a `createGovernance` extension. */
+export interface ScienceExtension extends GovernanceExtension {
+  /** The project. */
+  project: ScienceProject;
+  /**
+   * The ADK's `call_tool` over a runtime built with this extension: one governed call by
+   * `provider.tool`, `mcp__source__tool` or an unambiguous bare name, with `[run].node_timeout_s` as
+   * every call's deadline.
+   * @param governance the runtime `createGovernance` returned
+   * @returns the call function
+   */
+  callTool(governance: Pick<Governance, "broker" | "catalog">): CallTool;
+}
+
+/**
+ * Loads a Science ADK `science.toml` project as an extension of `createGovernance`: its providers
+ * (local function tools, remote MCP servers) join the same pool, broker and ledger.
+ * @param options where the file is, and the environment of its `token_env` variables
+ * @returns the extension, with the project and its `callTool`
+ * @throws GovernanceError `INVALID_CONFIG` for a missing or bad `science.toml`; ToolError for an unset
+ *   `token_env` variable
+ * @example
+ * const science = await scienceExtension({ path: "science.toml" });
+ * const governance = await createGovernance({ extensions: [science] });
+ * const callTool = science.callTool(governance);
+ * const { value } = await callTool("stats.mean_ratio", { numerator: [2], denominator: [1] });
+ */
+export async function scienceExtension(options: ScienceExtensionOptions = {}): Promise<ScienceExtension> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const project = await loadScienceToml(options.path ?? SCIENCE_TOML_FILE, cwd);
+  assertProviderTokens(project, env);
+  return {
+    ...projectExtension(project, env),
+    project,
+    callTool: (governance) =>
+      createCallTool(governance.broker, governance.catalog, { timeoutMs: callTimeoutMs(project) }),
   };
 }
 

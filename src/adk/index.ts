@@ -1,8 +1,11 @@
 export type { CallTool, CallToolContext, CallToolOutcome } from "./call-tool.js";
 export {
-  createGovernance,
+  createScienceGovernance,
+  type ScienceExtension,
+  type ScienceExtensionOptions,
   type ScienceGovernance,
   type ScienceGovernanceOptions,
+  scienceExtension,
   withScienceProject,
 } from "./create-science-governance.js";
 export { type LocalToolsOptions, loadLocalTools } from "./local-tools/load-local-tools.js";

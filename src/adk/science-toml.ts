@@ -25,7 +25,7 @@ export interface ScienceProject {
   name?: string;
   /** Providers in file order. */
   providers: ScienceProvider[];
-  /** `[run]`: the bounds of a run (see {@link ScienceRunSettings}). */
+  /** `[run]`: the bounds of a run (see `ScienceRunSettings`). */
   run: ScienceRunSettings;
 }
 

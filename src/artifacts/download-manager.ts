@@ -379,7 +379,7 @@ export class DownloadManager {
     const decision = await this.#opts.authorize(plan);
     if (decision.allowed) {
       // A download is slow anyway: its authorization row commits before it starts.
-      await decision.committed;
+      await decision.commit?.();
       return decision.authorizationId;
     }
     const refusal = new GovernanceError("PERMISSION_DENIED", `Download refused: ${decision.reason}`, {

@@ -3,7 +3,7 @@
 import type { ArtifactCandidate } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
-import type { AuthorizationDecision, SessionSettings } from "../governance/permissions/index.js";
+import type { AuthorizeResult, SessionSettings } from "../governance/permissions/index.js";
 import type { ManifestLookup } from "./download-candidate.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import type { DownloadLookup, PrivateAddressAllowance } from "./download-host-check.js";
@@ -16,9 +16,7 @@ export const DEFAULT_DOWNLOAD_MAX_BYTES = 50 * 1024 * 1024;
  * A permission hook for a planned download; a denial refuses it before any job exists (and is
  * recorded as an error row). A throw counts as a denial.
  */
-export type DownloadAuthorize = (
-  plan: DownloadPlan,
-) => AuthorizationDecision | Promise<AuthorizationDecision>;
+export type DownloadAuthorize = (plan: DownloadPlan) => AuthorizeResult | Promise<AuthorizeResult>;
 
 /**
  * Puts a planned download in front of a human inside the tool call's own graph task (the approval
@@ -30,7 +28,7 @@ export type DownloadAuthorize = (
 export type DownloadApproval = (
   sessionId: string,
   plan: () => Promise<DownloadPlan | undefined>,
-) => Promise<AuthorizationDecision | undefined>;
+) => Promise<AuthorizeResult | undefined>;
 
 /** What a download is about to do: the permission card's facts (file, source, destination). */
 export interface DownloadPlan {

@@ -38,7 +38,7 @@ export type PdfExtractor = "auto" | "pdfjs" | "pdftotext";
 export interface ExtractPdfOptions {
   /** Times the wall-clock bound. @default systemClock */
   clock?: Clock;
-  /** The parser (see {@link PdfExtractor}). @default "auto" */
+  /** The parser (see `PdfExtractor`). @default "auto" */
   extractor?: PdfExtractor;
   /** The `pdftotext` binary. @default the first `pdftotext` on the `PATH` */
   pdftotextPath?: string;
@@ -141,7 +141,7 @@ async function readExisting(
 
 /**
  * Extracts the text of a PDF with pdf.js in a warm worker thread, or with `pdftotext` (see
- * {@link PdfExtractor}), under hard bounds, writing
+ * `PdfExtractor`), under hard bounds, writing
  * `<outDir>/fulltext.md` (a `## Page N` section per page) and `<outDir>/manifest.json` (a missing
  * `outDir` is made 0700, the files 0600).
  * Idempotent: when `outDir` already holds an extraction of the same bytes under the same limits it is

@@ -69,15 +69,11 @@ function capDecompression(): void {
 }
 
 /**
- * The page's text, read as pdf.js streams it, or `undefined` once the document's text crosses
- * `maxCharacters` (reported to the parent). Characters count as the parent counts them: the trimmed
+ * The page's text, read as pdf.js streams it; once the document's text crosses `maxCharacters` it
+ * reports that to the parent and never settles (the parent ends the thread). Characters count as the parent counts them: the trimmed
  * page text, so the running count only grows and never exceeds the final one.
  */
-async function pageText(
-  page: PDFPageProxy,
-  before: number,
-  input: PdfWorkerJob,
-): Promise<string | undefined> {
+async function pageText(page: PDFPageProxy, before: number, input: PdfWorkerJob): Promise<string> {
   const reader = page.streamTextContent().getReader();
   let text = "";
   let start = -1; // index of the first non-space character, -1 while there is none
@@ -98,8 +94,10 @@ async function pageText(
     const characters = before + (start < 0 ? 0 : end - start);
     if (characters > input.maxCharacters) {
       post({ type: "limit", job: input.job, limit: "maxCharacters", actual: characters });
-      await reader.cancel().catch(() => {}); // the parent is ending the thread anyway
-      return undefined;
+      // Stalled until the parent terminates the thread. Cancelling the reader instead lets pdf.js go on
+      // enqueueing into the closed stream, and the worker's uncaught "Controller is already closed" can
+      // reach the parent before the limit message, which then reports a crash instead of the limit.
+      return new Promise<string>(() => {});
     }
   }
 }
@@ -123,7 +121,6 @@ async function extract(pdfjs: PdfJs, input: PdfWorkerJob): Promise<void> {
     for (let n = 1; n <= document.numPages; n++) {
       const page = await document.getPage(n);
       const text = await pageText(page, characters, input);
-      if (text === undefined) return;
       characters += text.length;
       post({ type: "page", job, page: n, text });
       page.cleanup();

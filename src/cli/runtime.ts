@@ -1,4 +1,4 @@
-import { createGovernance, type ScienceGovernance } from "../adk/index.js";
+import { createScienceGovernance, type ScienceGovernance } from "../adk/index.js";
 import type { CliIo } from "./io.js";
 import { terminalLine } from "./terminal-text.js";
 
@@ -17,17 +17,25 @@ export interface CliRuntime extends ScienceGovernance {
  */
 export async function openRuntime(
   io: CliIo,
-  options: { configPath?: string; manifestDirs?: string[]; builtinManifests?: boolean },
+  options: {
+    configPath?: string;
+    manifestDirs?: string[];
+    builtinManifests?: boolean;
+    /** Declare sampling to the servers (the gateway relays it to its own clients). */
+    relaysSampling?: boolean;
+  },
 ): Promise<CliRuntime> {
-  const governance = await createGovernance({
+  const governance = await createScienceGovernance({
     env: io.env,
     cwd: io.cwd,
     ...(options.configPath ? { config: options.configPath } : {}),
-    ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
-    ...(options.builtinManifests === undefined ? {} : { builtinManifests: options.builtinManifests }),
+    manifests: {
+      ...(options.manifestDirs ? { dirs: options.manifestDirs } : {}),
+      ...(options.builtinManifests === undefined ? {} : { builtin: options.builtinManifests }),
+    },
     onWarning: (line) => io.stderr(terminalLine`${line}\n`),
-    ...(io.fetch ? { fetch: io.fetch } : {}),
-    ...(io.lookup ? { downloads: { lookup: io.lookup } } : {}),
+    ...(options.relaysSampling ? { mcp: { sampling: { declare: true } } } : {}),
+    downloads: { ...(io.fetch ? { fetch: io.fetch } : {}), ...(io.lookup ? { lookup: io.lookup } : {}) },
   });
   const files = [governance.science?.path, governance.config.path].filter((p) => p !== undefined);
   return { ...governance, configSource: files.join(" + ") || "(built-in default)" };

@@ -97,7 +97,7 @@ export interface ExtensionsConfig {
   servers: ServerConfig[];
   /**
    * `throwOnLoadError` of the file (the `MultiServerMCPClient` key): `true` makes a server that cannot
-   * start fail `createGovernance` (`GovernanceOptions.failOnServerError`). Absent when the file omits it.
+   * start fail `createGovernance` (`GovernanceOptions.mcp.failOnError`). Absent when the file omits it.
    */
   throwOnLoadError?: boolean | undefined;
 }

@@ -1,27 +1,23 @@
 /**
- * `sciencegate/adk`: the Science ADK provider model: `science.toml` projects, local function tools,
- * qualified tool names, `callTool` and the `tool_use_verified` gate.
+ * `sciencegate/adk`: the Science ADK as an extension of `createGovernance`: `science.toml` projects,
+ * local function tools, qualified tool names, `callTool` and the `tool_use_verified` gate.
+ * @example
+ * const science = await scienceExtension({ path: "science.toml" });
+ * const governance = await createGovernance({ extensions: [science] });
+ * const callTool = science.callTool(governance);
  */
 
 export {
   type CallTool,
-  type CallToolContext,
-  type CallToolOutcome,
-  type LocalTool,
-  type LocalToolsOptions,
+  isToolError,
   loadLocalTools,
-  loadScienceToml,
   loadWorkflowDeclarations,
-  type ProviderKind,
-  parseScienceToml,
-  qualifiedToolName,
   resolveToolName,
+  type ScienceExtension,
+  type ScienceExtensionOptions,
   type ScienceProject,
-  type ScienceProvider,
-  type ScienceRunSettings,
-  type ToolDeclaration,
-  type ToolUseFailure,
-  type ToolUseVerdict,
+  scienceExtension,
+  ToolError,
   type ToolUseVerifiedOptions,
   toolUseVerified,
   withToolUseVerified,

@@ -3,9 +3,6 @@
  * permissions in the browser) as a request handler to mount in an app's own server, or served alone.
  */
 export {
-  type CheckpointerThreadAnswerOptions,
-  CONSOLE_TOKEN_ENV,
-  type ConsoleHandler,
   type ConsoleHandlerOptions,
   type ConsoleServer,
   type ConsoleServerOptions,

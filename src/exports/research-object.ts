@@ -3,22 +3,14 @@
  * it, verify it from the crate alone, and replay an agent's graph against it offline.
  */
 export {
-  type CrateProblem,
-  type CrateProblemCode,
   type CrateVerification,
   createReplayGovernance,
   type ExportResearchObjectOptions,
   exportResearchObject,
-  type OpenedResearchObject,
-  type OpenResearchObjectLimits,
   openResearchObject,
-  type ReplayEvent,
   type ReplayGovernance,
   type ReplayGovernanceOptions,
   type ResearchObject,
-  type ResearchObjectLedger,
-  type ResearchObjectSource,
-  type ResearchObjectSummary,
   researchObjectZip,
   verifyResearchObject,
   writeResearchObject,

@@ -8,7 +8,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
-import { checkPrincipal, GovernanceError, PACKAGE_VERSION } from "../core/index.js";
+import { type Clock, checkPrincipal, GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { ResearchObjectSource } from "../research-object/index.js";
 import { resolveDataDir } from "../runtime/index.js";
@@ -17,12 +17,19 @@ import {
   resolveDeferredToolsSectionOptions,
   type SurfaceTool,
 } from "../visibility/index.js";
+import type { OutOfBandApproval } from "./gateway-approval-text.js";
+import { type ConversationStateStore, MemoryConversationStateStore } from "./gateway-conversation-store.js";
 import {
   createElicitationApproval,
   createElicitationDownloadApproval,
   type ElicitationApprovalRuntime,
+  elicitationApprovalOptionsOf,
 } from "./gateway-elicitation.js";
+import { createApprovalStateCodec } from "./gateway-request-state.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
+import { createStatelessFace, type StatelessCaller } from "./gateway-stateless.js";
+import { GatewaySubscriptions } from "./gateway-subscriptions.js";
+import { hasSurface, type SurfaceRuntime } from "./gateway-surface-policy.js";
 import type { GatewayToolNaming } from "./gateway-tool-list.js";
 
 /** What the gateway uses of a governance runtime (`createGovernance` returns all of it). */
@@ -32,6 +39,13 @@ export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
   /** With `ledger` and `config`, what a session's research object is exported from (`researchObjects`). */
   store?: ResearchObjectSource["store"] | undefined;
   config?: ResearchObjectSource["config"] | undefined;
+  /**
+   * With `ledgerWriter` and `store`, what forwards the servers' prompts, resources, completion and log
+   * level (a `ServerPool`; a pool without `request` forwards tools only).
+   */
+  pool?: Partial<SurfaceRuntime["pool"]> | undefined;
+  /** Writes the row of each forwarded read. */
+  ledgerWriter?: SurfaceRuntime["ledgerWriter"] | undefined;
 }
 
 /** Options of `createGatewayServer`. */
@@ -80,6 +94,34 @@ export interface GatewayServerOptions {
    * @default "qualified"
    */
   toolNames?: GatewayToolNaming | undefined;
+  /**
+   * The HMAC key (at least 32 bytes) that signs the `requestState` of a 2026-07-28 client's approval
+   * round trip; every replica that may receive the retry needs the same one.
+   * @default 32 random bytes for this process: a retry is then resumed only by this replica
+   */
+  requestStateSecret?: string | Uint8Array | undefined;
+  /** How long an approval round trip's `requestState` stays valid. @default 10 minutes */
+  requestStateTtlMs?: number | undefined;
+  /**
+   * Where a 2026-07-28 client's conversations keep their promotions between stateless requests
+   * (`PostgresConversationStateStore` for several replicas). The gateway does not close it.
+   * @default in this process's memory
+   */
+  conversations?: ConversationStateStore | undefined;
+  /**
+   * The out-of-band commands a 2026-07-28 client without elicitation is told (the 2025 face's are the
+   * approval hook's own, `createElicitationApproval({outOfBand})`). @default none
+   */
+  outOfBand?: OutOfBandApproval | undefined;
+  /** The clock of the approval states' expiry. @default the system clock */
+  clock?: Clock | undefined;
+  /**
+   * Forward the servers' prompts, resources (templates and subscriptions too), completion and log
+   * level, each under its source manifest's `surface` policy and with a ledger row per read; needs the
+   * runtime's `pool`, `ledgerWriter` and `store`. Served to 2025-11-25 sessions; a 2026-07-28 client
+   * sees the tools and the gateway's own resources. @default true
+   */
+  upstreamSurface?: boolean | undefined;
 }
 
 /** Options of one connection. */
@@ -121,6 +163,16 @@ export interface GatewayServer {
    * @returns how many sessions were notified
    */
   toolsChanged(): Promise<number>;
+  /**
+   * Serves one 2026-07-28 (stateless) HTTP request: no session, the request's conversation (the
+   * `sciencegate/conversation` `_meta` key or `Sciencegate-Conversation` header; `default`) names the
+   * governance session, for its principal. `serveGatewayHttp` routes such requests here.
+   * @param request the web request
+   * @param caller the authenticated user and whether they may approve
+   * @param parsedBody the body, when already read
+   * @returns the response (JSON, or an SSE stream)
+   */
+  fetchStateless(request: Request, caller: StatelessCaller, parsedBody?: unknown): Promise<Response>;
   /** Closes every session and stops following the catalog; the runtime stays open (it is the caller's). */
   close(): Promise<void>;
 }
@@ -164,6 +216,11 @@ export function createGatewayServer(
       ? undefined
       : (options.approval ?? (asking && createElicitationApproval(asking)));
   const toolNaming = namingOf(governance, options.toolNames ?? "qualified");
+  const surfaceRuntime = options.upstreamSurface !== false && hasSurface(governance) ? governance : undefined;
+  const surface = surfaceRuntime && {
+    runtime: surfaceRuntime,
+    subscriptions: new GatewaySubscriptions(surfaceRuntime, onError),
+  };
   let closed = false;
 
   const toolsChanged = async (): Promise<number> => {
@@ -177,27 +234,65 @@ export function createGatewayServer(
     );
     return sent.filter(Boolean).length;
   };
+  const sessionSettings = (sessionId: string, principal: string | undefined, mayApprove: boolean) => ({
+    runtime: governance,
+    sessionId,
+    principal: checkPrincipal(principal, "connection's principal"),
+    mayApprove,
+    eager: options.eager ?? false,
+    serverInfo,
+    approval,
+    builtins,
+    dataDir: governance.dataDir ?? resolveDataDir(),
+    researchObject: options.researchObjects === true ? researchObjectSource(governance) : undefined,
+    instructions,
+    toolNaming,
+    onError,
+  });
+  // The multi-round-trip approval stands in for the default elicitation hook; an app's own hook
+  // is asked as it is on 2025 sessions.
+  const ledger = governance.ledger;
+  const elicitation =
+    options.approval === undefined
+      ? {}
+      : options.approval === false
+        ? undefined
+        : elicitationApprovalOptionsOf(options.approval);
+  const statelessApproval =
+    elicitation !== undefined && asking && ledger
+      ? {
+          governance: { ...asking, ledger },
+          codec: createApprovalStateCodec({
+            secret: options.requestStateSecret,
+            ttlMs: options.requestStateTtlMs,
+            clock: options.clock,
+          }),
+          outOfBand: options.outOfBand ?? elicitation.outOfBand,
+        }
+      : undefined;
+  const stateless = createStatelessFace({
+    serverInfo,
+    openSession: ({ sessionId, principal, mayApprove }) =>
+      new GatewaySession({ ...sessionSettings(sessionId, principal, mayApprove), onClose: () => {} }),
+    conversations: options.conversations ?? new MemoryConversationStateStore(),
+    approval: statelessApproval,
+    onError,
+  });
   const stopFollowing = governance.catalog.on("change", () => {
     void toolsChanged();
+    stateless.toolsChanged();
   });
 
   return {
     async connect(transport, connectOptions = {}) {
       if (closed) throw new GovernanceError("CANCELLED", "The gateway is closed; it opens no new session.");
       const session = new GatewaySession({
-        runtime: governance,
-        sessionId: sessionIdOf(connectOptions.sessionId),
-        principal: checkPrincipal(connectOptions.principal, "connection's principal"),
-        mayApprove: connectOptions.mayApprove ?? true,
-        eager: options.eager ?? false,
-        serverInfo,
-        approval,
-        builtins,
-        dataDir: governance.dataDir ?? resolveDataDir(),
-        researchObject: options.researchObjects === true ? researchObjectSource(governance) : undefined,
-        instructions,
-        toolNaming,
-        onError,
+        ...sessionSettings(
+          sessionIdOf(connectOptions.sessionId),
+          connectOptions.principal,
+          connectOptions.mayApprove ?? true,
+        ),
+        surface,
         onClose: (ended) => sessions.delete(ended),
       });
       sessions.add(session);
@@ -211,10 +306,23 @@ export function createGatewayServer(
     },
     sessions: () => [...sessions],
     toolsChanged,
+    fetchStateless(request, caller, parsedBody) {
+      if (closed) {
+        return Promise.resolve(
+          Response.json(
+            { jsonrpc: "2.0", id: null, error: { code: -32000, message: "The gateway is shutting down" } },
+            { status: 503 },
+          ),
+        );
+      }
+      return stateless.fetch(request, caller, parsedBody);
+    },
     async close() {
       closed = true;
       stopFollowing();
+      surface?.subscriptions.close();
       await Promise.all([...sessions].map((session) => session.close()));
+      await stateless.close();
     },
   };
 }

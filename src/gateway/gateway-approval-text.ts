@@ -10,7 +10,7 @@ import type {
   PermissionDecision,
   PermissionDecisionKind,
 } from "../governance/permissions/index.js";
-import type { ApprovalDecision } from "../nodes/index.js";
+import type { ApprovalHookResult } from "../nodes/index.js";
 
 /**
  * How a person approves a call without elicitation: the `sciencegate grants` commands. The client is
@@ -194,7 +194,7 @@ export function outOfBandRefusal(
   name: string,
   sessionId: string,
   outOfBand: OutOfBandApproval | undefined,
-): ApprovalDecision {
+): ApprovalHookResult {
   const head =
     `approval required: ${card.summary} (${card.action} on ${card.resource}, risk ${card.risk}). ` +
     "This MCP client did not declare the elicitation capability, so the gateway cannot ask its user";

@@ -29,7 +29,7 @@ import {
   type PermissionDecision,
   type PermissionService,
 } from "../governance/permissions/index.js";
-import type { ApprovalDecision, ApprovalRequest } from "../nodes/index.js";
+import type { ApprovalHookResult, ApprovalRequest } from "../nodes/index.js";
 import {
   approvalForm,
   type OutOfBandApproval,
@@ -93,19 +93,90 @@ export function createElicitationApproval(
   governance: ElicitationApprovalRuntime,
   options: ElicitationApprovalOptions = {},
 ): GatewayApprovalHook {
-  const { catalog, permissions } = governance;
-  return async (call, context) => {
-    const request = authorizationRequestOf(catalog, call);
-    // Invalid input or an unavailable tool: the broker reports (and records) the precise error.
-    if (request === undefined || !permissions.isDangerous(request)) return undefined;
-    const verdict = await permissions.evaluate(request);
-    if (verdict.outcome === "allow") return undefined;
+  const { permissions } = governance;
+  const hook: GatewayApprovalHook = async (call, context) => {
+    const question = await approvalQuestion(governance, call);
+    if (question === undefined) return undefined;
     if (!supportsFormElicitation(context.session.server.getClientCapabilities())) {
-      if (options.outOfBand) reportOutOfBand(verdict.card, call.name, call.sessionId, options.outOfBand);
-      return outOfBandRefusal(verdict.card, call.name, call.sessionId, options.outOfBand);
+      return refuseWithoutQuestion(question.card, call, options.outOfBand);
     }
-    return elicit(permissions, request, verdict.card, call.name, context, options);
+    return elicit(permissions, question.request, question.card, call.name, context, options);
   };
+  elicitationHooks.set(hook, options);
+  return hook;
+}
+
+/** The hooks `createElicitationApproval` made, with their options (2026-07-28 asks the same way). */
+const elicitationHooks = new WeakMap<GatewayApprovalHook, ElicitationApprovalOptions>();
+
+/**
+ * @param hook an approval hook
+ * @returns its options when `createElicitationApproval` made it (a 2026-07-28 client is then asked by a
+ *   multi-round-trip request, with the same out-of-band commands), else `undefined`
+ */
+export function elicitationApprovalOptionsOf(
+  hook: GatewayApprovalHook,
+): ElicitationApprovalOptions | undefined {
+  return elicitationHooks.get(hook);
+}
+
+/**
+ * The card a call needs a human's answer to, on both protocol revisions: `undefined` when the policy
+ * finds the call safe, a grant or the approval mode covers it, or its input or tool is not valid (the
+ * broker then reports and records the precise error).
+ * @param governance the catalog and the permission service
+ * @param call the call, with the tool call id its decision will be recorded under
+ * @returns the authorization request and its card, or `undefined`
+ */
+export async function approvalQuestion(
+  governance: ElicitationApprovalRuntime,
+  call: ApprovalRequest,
+): Promise<{ request: AuthorizationRequest; card: PermissionCard } | undefined> {
+  const { catalog, permissions } = governance;
+  const request = authorizationRequestOf(catalog, call);
+  if (request === undefined || !permissions.isDangerous(request)) return undefined;
+  const verdict = await permissions.evaluate(request);
+  if (verdict.outcome === "allow") return undefined;
+  return { request, card: verdict.card };
+}
+
+/**
+ * The denial of a call whose client cannot be asked (no form elicitation): the short out-of-band
+ * commands for the client, the complete ones for the operator.
+ * @param card the call's card
+ * @param call the call
+ * @param outOfBand the commands' settings
+ * @returns the hook's denial
+ */
+export function refuseWithoutQuestion(
+  card: PermissionCard,
+  call: ApprovalRequest,
+  outOfBand: OutOfBandApproval | undefined,
+): ApprovalHookResult {
+  if (outOfBand) reportOutOfBand(card, call.name, call.sessionId, outOfBand);
+  return outOfBandRefusal(card, call.name, call.sessionId, outOfBand);
+}
+
+/**
+ * Records a human's answer to a card, as an elicitation result: `accept` with a valid form is the
+ * form's decision, `decline` and `cancel` deny.
+ * @param permissions the permission service
+ * @param request the call the card was about
+ * @param card the card
+ * @param result the answer
+ * @returns `recorded`, or why the answer is refused (then ask again)
+ */
+export async function recordElicitedAnswer(
+  permissions: PermissionService,
+  request: AuthorizationRequest,
+  card: PermissionCard,
+  result: ElicitResult,
+): Promise<{ recorded: true } | { recorded: false; error: string }> {
+  const answer = answerOf(result, card);
+  if (!answer.success) return { recorded: false, error: answer.error };
+  await permissions.decide(request, answer.decision);
+  approvalEvent(permissions, request, "answered", answer.decision.decision, undefined);
+  return { recorded: true };
 }
 
 /**
@@ -161,7 +232,7 @@ async function elicit(
   name: string,
   { request: mcp }: GatewayCallContext,
   options: ElicitationApprovalOptions,
-): Promise<ApprovalDecision | undefined> {
+): Promise<ApprovalHookResult | undefined> {
   const pending = permissions.notePending(request);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
   const waitMs = Math.min(options.waitTimeoutMs ?? DEFAULT_APPROVAL_WAIT_MS, MAX_TIMER_MS);
@@ -278,8 +349,12 @@ function approvalEvent(
   });
 }
 
-/** Form mode is what a client supports when it declares `elicitation` without naming a mode. */
-function supportsFormElicitation(capabilities: ClientCapabilities | undefined): boolean {
+/**
+ * Form mode is what a client supports when it declares `elicitation` without naming a mode.
+ * @param capabilities the client's capabilities (its `initialize`, or a 2026-07-28 request's envelope)
+ * @returns whether the client can be asked an approval form
+ */
+export function supportsFormElicitation(capabilities: ClientCapabilities | undefined): boolean {
   const elicitation = capabilities?.elicitation;
   if (elicitation === undefined) return false;
   return elicitation.form !== undefined || elicitation.url === undefined;

@@ -12,6 +12,7 @@ import {
   JSONRPCMessageSchema,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { isLegacyRequest } from "@modelcontextprotocol/server";
 import { GovernanceError, systemClock } from "../core/index.js";
 import type { GatewayServer } from "./create-gateway-server.js";
 import { createHttpGuard, type GatewayPrincipal, type HttpRefusal } from "./gateway-http-guard.js";
@@ -199,7 +200,17 @@ export async function serveGatewayHttp(
     if (!messages.every((one) => JSONRPCMessageSchema.safeParse(one).success)) {
       return reply(response, { status: 400, code: -32700, message: "Parse error: Invalid JSON-RPC message" });
     }
-    if (!messages.some(isInitializeRequest)) return reply(response, missingSessionId());
+    if (!messages.some(isInitializeRequest)) {
+      // A 2026-07-28 request has no session: it carries its version and capabilities itself.
+      const web = webRequestOf(request, response, message.value);
+      if (await isLegacyRequest(web, message.value)) return reply(response, missingSessionId());
+      const answer = await gateway.fetchStateless(
+        web,
+        { user: principal.user, mayApprove: principal.mayApprove ?? true },
+        message.value,
+      );
+      return sendWebResponse(response, answer, onError);
+    }
     return open(request, response, message.value, caller);
   };
 
@@ -317,10 +328,62 @@ function preflight(response: ServerResponse): void {
   response.writeHead(204, {
     "Access-Control-Allow-Methods": "GET, POST, DELETE",
     "Access-Control-Allow-Headers":
-      "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID",
+      "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Sciencegate-Conversation, Last-Event-ID",
     "Access-Control-Max-Age": "600",
   });
   response.end();
+}
+
+/**
+ * A Node request whose body was read already, as the web request the SDK's stateless handler takes
+ * (its headers, and the parsed body again); aborted when the client goes away.
+ */
+function webRequestOf(request: IncomingMessage, response: ServerResponse, body: unknown): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const gone = new AbortController();
+  // Once per request (a kept-alive socket serves many): the answer closed, finished or not.
+  response.once("close", () => gone.abort());
+  return new Request(`http://${request.headers.host ?? "localhost"}${request.url ?? "/"}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body),
+    signal: gone.signal,
+  });
+}
+
+/** Writes a web response (JSON or an SSE stream) to a Node response, chunk by chunk. */
+async function sendWebResponse(
+  response: ServerResponse,
+  answer: Response,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  const headers: Record<string, string> = {};
+  answer.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  response.writeHead(answer.status, headers);
+  if (answer.body === null) {
+    response.end();
+    return;
+  }
+  const reader = answer.body.getReader();
+  // The client left: stop reading (the SDK aborts the request's handler through its signal).
+  response.once("close", () => void reader.cancel().catch(onError));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      response.write(value);
+    }
+  } catch (error) {
+    if (!response.destroyed) onError(error);
+  } finally {
+    response.end();
+  }
 }
 
 function missingSessionId(): HttpRefusal {

@@ -63,7 +63,7 @@ export class GatewayPaperResources {
    * `resources/templates/list` (none) on the session's server. Call it before the server connects.
    * @param server the session's server
    */
-  serve(server: Server): void {
+  serve(server: Pick<Server, "registerCapabilities" | "setRequestHandler">): void {
     server.registerCapabilities({ resources: { listChanged: true } });
     server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: this.list() }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));

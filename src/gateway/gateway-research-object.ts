@@ -48,24 +48,40 @@ const RESOURCE: Resource = {
  * @param papers the session's paper resources, if any
  */
 export function serveResearchObject(
-  server: Server,
+  server: Pick<Server, "registerCapabilities" | "setRequestHandler">,
   source: ResearchObjectSource,
   sessionId: string,
   papers: GatewayPaperResources | undefined,
 ): void {
+  const resources = researchObjectResources(source, sessionId, papers);
   server.registerCapabilities({ resources: { listChanged: true } });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: [...(papers?.list() ?? []), RESOURCE],
-  }));
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const { uri } = request.params;
-    if (uri === RESEARCH_OBJECT_URI) return readResearchObject(source, sessionId);
-    if (papers) return papers.read(uri);
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: '${uri}' (resources/list names them).`, {
-      uri,
-    });
-  });
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(request.params.uri));
+}
+
+/**
+ * A session's own resources: its research object and, when the session extracts papers, its papers.
+ * @param source what the export reads (the runtime)
+ * @param sessionId the session whose crate is read
+ * @param papers the session's paper resources, if any
+ * @returns their list and read
+ */
+export function researchObjectResources(
+  source: ResearchObjectSource,
+  sessionId: string,
+  papers: GatewayPaperResources | undefined,
+): { list(): Resource[]; read(uri: string): Promise<ReadResourceResult> } {
+  return {
+    list: () => [...(papers?.list() ?? []), RESOURCE],
+    read: async (uri) => {
+      if (uri === RESEARCH_OBJECT_URI) return readResearchObject(source, sessionId);
+      if (papers) return papers.read(uri);
+      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: '${uri}' (resources/list names them).`, {
+        uri,
+      });
+    },
+  };
 }
 
 async function readResearchObject(

@@ -19,21 +19,25 @@ import {
   ErrorCode,
   type Implementation,
   ListToolsRequestSchema,
+  type LoggingLevel,
   McpError,
+  type Result,
+  type ServerCapabilities,
   type ServerNotification,
   type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { PAPER_EXTRACT_TOOL_ID } from "../artifacts/index.js";
 import {
-  type ApprovalDecision,
   type ApprovalHook,
+  type ApprovalHookResult,
   type ApprovalRequest,
   executeGovernedToolCall,
   type GovernedRuntime,
 } from "../nodes/index.js";
 import type { ResearchObjectSource } from "../research-object/index.js";
 import {
+  checkToolCall,
   type DeferredToolsSectionOptions,
   type PromotionState,
   promote,
@@ -44,11 +48,30 @@ import { toCallToolResult } from "./gateway-call-result.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
 import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
-import { serveResearchObject } from "./gateway-research-object.js";
+import { askSurfaceApproval, upstreamRelay } from "./gateway-relay.js";
+import { researchObjectResources, serveResearchObject } from "./gateway-research-object.js";
+import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
+import { type LocalResources, serveGatewaySurface } from "./gateway-surface.js";
+import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
 import { type GatewayToolNaming, gatewayToolList } from "./gateway-tool-list.js";
 
 /** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
 export type GatewayRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * One MCP method of a session, as both faces call it: the 2025-11-25 session's SDK server and the
+ * 2026-07-28 stateless face (which adapts its request context to a `GatewayRequestExtra`).
+ */
+export type GatewayMethodHandler = (
+  request: { method: string; params?: unknown },
+  extra: GatewayRequestExtra,
+) => Promise<Result>;
+
+/**
+ * Where a session's methods are registered, once for both protocol revisions: the SDK `Server`'s own
+ * two registration methods, so a function written for a `Server` registers on it unchanged.
+ */
+export type GatewayMethodRegistrar = Pick<Server, "registerCapabilities" | "setRequestHandler">;
 
 /** Where a call runs, for the approval hook. */
 export interface GatewayCallContext {
@@ -83,7 +106,7 @@ function runInGatewayCall<T>(context: GatewayCallContext, work: () => Promise<T>
 export type GatewayApprovalHook = (
   request: ApprovalRequest,
   context: GatewayCallContext,
-) => ApprovalDecision | undefined | Promise<ApprovalDecision | undefined>;
+) => ApprovalHookResult | undefined | Promise<ApprovalHookResult | undefined>;
 
 /** What a session needs, resolved once by `createGatewayServer`. */
 export interface GatewaySessionSettings {
@@ -102,6 +125,11 @@ export interface GatewaySessionSettings {
   /** Offer the session's research object as a resource, exported from this runtime. @default not offered */
   researchObject?: ResearchObjectSource | undefined;
   instructions: DeferredToolsSectionOptions;
+  /**
+   * The upstream servers' prompts, resources, completion and log level, forwarded and governed, and the
+   * gateway's subscriptions. @default none: only tools (and the session's own resources) are served
+   */
+  surface?: { runtime: SurfaceRuntime; subscriptions: GatewaySubscriptions } | undefined;
   /** How each governed tool is named to the client. @default qualified for every tool */
   toolNaming?: ((tool: SurfaceTool) => GatewayToolNaming) | undefined;
   onError: (error: unknown) => void;
@@ -138,7 +166,36 @@ export class GatewaySession {
   readonly #eagerSeen = new Set<string>();
   /** The fingerprint of the list the client was last shown or told about. */
   #announced: string;
+  /** This connection among the gateway's subscribers (two connections may share one session id). */
+  readonly #subscriberKey = randomUUID();
+  /** The level the client set with `logging/setLevel` (relayed log messages below it are dropped). */
+  #logLevel: LoggingLevel | undefined;
   #closed = false;
+  /** Every method registered through `methods`, by name (both faces dispatch through it). */
+  readonly #handlers = new Map<string, GatewayMethodHandler>();
+  #capabilities: ServerCapabilities = {};
+  /**
+   * Registers the session's MCP methods and capabilities for both faces: on the session's SDK server
+   * (2025-11-25) and in the table the 2026-07-28 face dispatches through. A module that serves a method
+   * of the gateway (resources, prompts, completion) registers it here, once.
+   */
+  readonly methods: GatewayMethodRegistrar = {
+    registerCapabilities: (capabilities) => {
+      this.#capabilities = mergeCapabilities(this.#capabilities, capabilities);
+      this.server.registerCapabilities(capabilities);
+    },
+    setRequestHandler: (schema, handler) => {
+      // The request schemas the SDK exports are zod objects with a literal `method`.
+      const zod = schema as unknown as {
+        shape: { method: { value: string } };
+        parse(value: unknown): unknown;
+      };
+      this.#handlers.set(zod.shape.method.value, async (request, extra) =>
+        handler(zod.parse(request) as never, extra as never),
+      );
+      this.server.setRequestHandler(schema, handler);
+    },
+  };
 
   /** @param settings the runtime, ids, options and callbacks */
   constructor(settings: GatewaySessionSettings) {
@@ -154,21 +211,67 @@ export class GatewaySession {
     const tools = this.#governedTools();
     this.#promoteEagerly(tools);
     this.server = new Server(settings.serverInfo, {
-      capabilities: { tools: { listChanged: true } },
+      capabilities: {},
       instructions: gatewayInstructions(tools, this.#promotion, settings.instructions),
     });
+    this.methods.registerCapabilities({ tools: { listChanged: true } });
     this.#builtins = settings.builtins(this);
     const extracts = this.#builtins.some((tool) => tool.name === PAPER_EXTRACT_TOOL_ID);
     this.#papers = extracts ? new GatewayPaperResources(settings.dataDir) : undefined;
-    if (settings.researchObject)
-      serveResearchObject(this.server, settings.researchObject, this.sessionId, this.#papers);
-    else this.#papers?.serve(this.server);
+    // The upstream surface (subscriptions, notifications, elicited approvals) is served on the 2025
+    // session's server; without it the gateway's own resources serve both faces.
+    if (settings.surface) this.#serveSurface(settings.surface);
+    else if (settings.researchObject)
+      serveResearchObject(this.methods, settings.researchObject, this.sessionId, this.#papers);
+    else this.#papers?.serve(this.methods);
     this.#announced = this.#list(tools).fingerprint;
-    this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listTools() }));
-    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    this.methods.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.listTools() }));
+    this.methods.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       this.callTool(request.params.name, request.params.arguments ?? {}, extra),
     );
     this.server.onclose = () => this.#ended();
+  }
+
+  /** @returns the capabilities the session's methods declare */
+  get capabilities(): ServerCapabilities {
+    return structuredClone(this.#capabilities);
+  }
+
+  /** @returns the `instructions` a client is given now */
+  instructions(): string | undefined {
+    return gatewayInstructions(this.#governedTools(), this.#promotion, this.#settings.instructions);
+  }
+
+  /** @returns the session's methods by name, for a face that dispatches without the session's server */
+  handlers(): ReadonlyMap<string, GatewayMethodHandler> {
+    return this.#handlers;
+  }
+
+  /** The session's promotions (a stateless conversation saves them between requests). */
+  get promotion(): PromotionState {
+    return this.#promotion;
+  }
+
+  /**
+   * Replaces the session's promotions with a conversation's saved ones (eager promotions stay).
+   * @param promoted model-visible name -> the definition hash it was promoted at
+   */
+  restorePromotion(promoted: Record<string, string>): void {
+    this.#promotion = { ...this.#promotion, promoted: { ...this.#promotion.promoted, ...promoted } };
+  }
+
+  /**
+   * The governed tool a call of this name would run, when it may run now (promoted and current);
+   * `undefined` for `tool_search`, a built-in, or a call the executor refuses on its own.
+   * @param name the name the client called (its upstream name too)
+   * @returns the tool and its model-visible name
+   */
+  governedTool(name: string): { name: string; tool: SurfaceTool } | undefined {
+    const visible = this.#list().upstreamNames.get(name) ?? name;
+    const tools = this.#governedTools();
+    if (checkToolCall(visible, this.#promotion, tools) !== undefined) return undefined;
+    const tool = tools.find((one) => one.name === visible);
+    return tool && { name: visible, tool };
   }
 
   /**
@@ -199,15 +302,24 @@ export class GatewaySession {
    * @param name the tool the client called
    * @param args its arguments
    * @param request the MCP request (signal, related messages)
+   * @param options `toolCallId` to run the call under a reserved id (a multi-round-trip approval
+   *   recorded its decision under it), `ask: false` to run without the approval hook (the broker's
+   *   permission hook decides alone), `approval` to ask this hook instead of the session's
    * @returns the MCP result; every failure is `isError` with the governance error body
    */
   async callTool(
     name: string,
     args: Record<string, unknown>,
     request: GatewayRequestExtra,
+    options: {
+      toolCallId?: string | undefined;
+      ask?: boolean | undefined;
+      approval?: GatewayApprovalHook | undefined;
+    } = {},
   ): Promise<CallToolResult> {
     // A user who may not approve is never asked: the broker refuses what no grant or mode covers.
-    const approval = this.mayApprove ? this.#settings.approval : undefined;
+    const approval =
+      options.approval ?? (this.mayApprove && options.ask !== false ? this.#settings.approval : undefined);
     // A tool the client knows by its upstream name runs under its model-visible name.
     name = this.#list().upstreamNames.get(name) ?? name;
     const config: LangGraphRunnableConfig = {
@@ -217,11 +329,18 @@ export class GatewaySession {
     const hook: ApprovalHook | undefined = approval && ((call) => approval(call, { session: this, request }));
     // Download progress as `notifications/progress`, when the client asked for progress.
     const progress = progressRelay(request, this.#settings.onError);
+    // What the upstream server asks or tells during the call goes to this request's client.
+    const relay = upstreamRelay(
+      request,
+      this.server.getClientCapabilities(),
+      () => this.#logLevel,
+      this.#settings.onError,
+    );
     // The download tool's approval asks through this request (`currentGatewayCall`).
     const outcome = await runInGatewayCall({ session: this, request }, () =>
       executeGovernedToolCall(
         this.#settings.runtime,
-        { id: randomUUID(), name, args },
+        { id: options.toolCallId ?? randomUUID(), name, args },
         {
           sessionId: this.sessionId,
           principal: this.principal,
@@ -231,6 +350,8 @@ export class GatewaySession {
           builtinConfig: { ...config, ...(progress ? { writer: progress.writer } : {}) },
           signal: request.signal,
           approval: hook && { hook, config },
+          upstream: relay.upstream,
+          ...(relay.onProgress ? { onProgress: relay.onProgress } : {}),
         },
       ),
     );
@@ -239,7 +360,7 @@ export class GatewaySession {
       // Related to the request, so Streamable HTTP sends it on this request's stream, before the answer.
       await this.#announce((notification) => request.sendNotification(notification));
     }
-    await progress?.settled();
+    await Promise.all([progress?.settled(), relay.settled()]);
     // A name the session has no tool by is the client's mistake about the protocol, not a tool's
     // failure: a JSON-RPC error (its refusal row is written all the same).
     const unknown = unknownToolOf(outcome.message);
@@ -272,6 +393,36 @@ export class GatewaySession {
   async close(): Promise<void> {
     await this.server.close();
     this.#ended();
+  }
+
+  /** Serves the upstream surface next to the session's own resources (papers, research object). */
+  #serveSurface(surface: NonNullable<GatewaySessionSettings["surface"]>): void {
+    const { researchObject } = this.#settings;
+    const papers = this.#papers;
+    const local: LocalResources | undefined = researchObject
+      ? researchObjectResources(researchObject, this.sessionId, papers)
+      : papers && { list: () => papers.list(), read: (uri) => papers.read(uri) };
+    const subscriber = {
+      key: this.#subscriberKey,
+      send: (notification: ServerNotification) =>
+        this.#closed ? Promise.resolve() : this.server.notification(notification),
+    };
+    surface.subscriptions.attach(subscriber);
+    serveGatewaySurface(this.server, {
+      runtime: surface.runtime,
+      subscriptions: surface.subscriptions,
+      subscriber,
+      local,
+      caller: (request): SurfaceCaller => ({
+        sessionId: this.sessionId,
+        principal: this.principal,
+        signal: request.signal,
+        ...(this.mayApprove ? { ask: askSurfaceApproval(request, this.server.getClientCapabilities()) } : {}),
+      }),
+      setLogLevel: (level) => {
+        this.#logLevel = level;
+      },
+    });
   }
 
   #governedTools() {
@@ -319,9 +470,23 @@ export class GatewaySession {
   #ended(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#settings.surface?.subscriptions.detach(this.#subscriberKey);
     this.#settings.onClose(this);
     this.#resolveEnded();
   }
+}
+
+/** Capabilities declared so far, with more: each capability's own settings merged one level deep. */
+function mergeCapabilities(base: ServerCapabilities, more: ServerCapabilities): ServerCapabilities {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(more)) {
+    const known = merged[key];
+    merged[key] =
+      typeof known === "object" && known !== null && typeof value === "object" && value !== null
+        ? { ...known, ...value }
+        : value;
+  }
+  return merged as ServerCapabilities;
 }
 
 /** The name of a call refused as naming no tool of the session (`unknown_tool`), else `undefined`. */

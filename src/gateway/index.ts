@@ -7,6 +7,12 @@ export {
 } from "./create-gateway-server.js";
 export { type OutOfBandApproval, shellQuote } from "./gateway-approval-text.js";
 export {
+  type ConversationState,
+  type ConversationStateStore,
+  MemoryConversationStateStore,
+  PostgresConversationStateStore,
+} from "./gateway-conversation-store.js";
+export {
   createElicitationApproval,
   createElicitationDownloadApproval,
   type ElicitationApprovalOptions,
@@ -30,6 +36,12 @@ export {
   type GatewayRequestExtra,
   GatewaySession,
 } from "./gateway-session.js";
+export {
+  CONVERSATION_HEADER,
+  CONVERSATION_META_KEY,
+  DEFAULT_CONVERSATION,
+  type StatelessCaller,
+} from "./gateway-stateless.js";
 export type { GatewayToolNaming } from "./gateway-tool-list.js";
 export {
   checkOAuthResourceOptions,

@@ -20,9 +20,17 @@ import { connectInEra, SharedTransport } from "./era-connect.js";
 import { descendantPids, isProcessAlive } from "./process-tree.js";
 import { raceWithClock } from "./race-with-clock.js";
 import { withResponseCap } from "./response-cap.js";
+import { redactCallOptions } from "./sent-credentials.js";
 import type { StderrTail } from "./stderr-tail.js";
-import { childPidOf, holdTransport, isStreamableHttp, stderrOf } from "./transports.js";
-import type { InputRound, PoolCallOptions, ProtocolEra } from "./types.js";
+import { childPidOf, credentialsSentBy, holdTransport, isStreamableHttp, stderrOf } from "./transports.js";
+import type {
+  InputRound,
+  PoolCallOptions,
+  PoolRequestOptions,
+  ProtocolEra,
+  SurfaceMethod,
+  SurfaceNotification,
+} from "./types.js";
 import {
   answerInputRequests,
   CallScope,
@@ -37,6 +45,13 @@ const STDERR_SETTLE_MS = 200;
 
 /** Most `tools/list` pages read before a server counts as looping. */
 const MAX_LIST_PAGES = 1000;
+
+/** The notifications of a server's surface beyond tools that the pool passes on. */
+const SURFACE_NOTIFICATIONS = [
+  "notifications/resources/updated",
+  "notifications/resources/list_changed",
+  "notifications/prompts/list_changed",
+] as const satisfies readonly SurfaceNotification["method"][];
 
 /** Most `input_required` rounds of one 2026-07-28 call before the server counts as looping. */
 const MAX_INPUT_ROUNDS = 16;
@@ -63,6 +78,8 @@ export interface ServerConnectionOptions {
   tail?: StderrTail;
   /** The server sent `notifications/tools/list_changed`. */
   onToolsChanged: () => void;
+  /** The server sent a surface notification (a resource updated, the resource or prompt list changed). */
+  onNotification?: ((notification: SurfaceNotification) => void) | undefined;
   /** The transport closed on its own (child exited, peer went away) while the connection was open. */
   onLost: () => void;
 }
@@ -230,7 +247,7 @@ export class ServerConnection {
    * method answers and retries until the result is complete).
    * @param name the MCP tool name
    * @param args the tool arguments
-   * @param options per-call options
+   * @param given per-call options (what the server asks and tells reaches them with credentials redacted)
    * @returns the server's result (`isError` results included)
    * @throws GovernanceError `RESPONSE_TOO_LARGE` when an HTTP answer crossed `maxResponseBytes`; a relay's
    *   own error when it ended the call; the SDK's errors otherwise
@@ -238,8 +255,10 @@ export class ServerConnection {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: PoolCallOptions,
+    given: PoolCallOptions,
   ): Promise<CallToolResult> {
+    const credentials = credentialsSentBy(this.#shared.inner);
+    const options = redactCallOptions(given, credentials);
     const continued = options.continueFrom;
     const scope = new CallScope(this.#options.serverId, options.relay, continued?.questionsBefore ?? 0);
     const { signal } = options;
@@ -265,16 +284,61 @@ export class ServerConnection {
               run,
             );
       if (scope.failure !== undefined) throw scope.failure.error;
-      return result;
+      // A server may echo the token it was sent; nothing it answers carries one further.
+      return credentials?.redact(result) ?? result;
     } catch (error) {
       // The SDK rejects an aborted request with its own error; the reason of the abort is the news.
-      if (scope.failure !== undefined) throw scope.failure.error;
-      if (capped !== undefined) throw capped;
-      throw error;
+      const failure = scope.failure !== undefined ? scope.failure.error : (capped ?? error);
+      throw credentials?.redactError(failure) ?? failure;
     } finally {
       this.#inFlight.delete(scope);
       signal?.removeEventListener("abort", forward);
     }
+  }
+
+  /**
+   * Sends one request of the server's surface beyond tools, as the client gives it.
+   * @param method the MCP method
+   * @param params its params, as the gateway's client sent them
+   * @param options signal and timeout
+   * @returns the server's result
+   * @throws the SDK's errors (a server's JSON-RPC error is a `ProtocolError` with its code)
+   */
+  async request(
+    method: SurfaceMethod,
+    params: Record<string, unknown>,
+    options: PoolRequestOptions = {},
+  ): Promise<Record<string, unknown>> {
+    const client = this.client;
+    const sendOptions = {
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    };
+    // Each verb through its own SDK method, so the SDK checks the result's shape as for its own callers.
+    const send = (): Promise<unknown> => {
+      const p = params as never;
+      switch (method) {
+        case "prompts/list":
+          return client.listPrompts(p, sendOptions);
+        case "prompts/get":
+          return client.getPrompt(p, sendOptions);
+        case "resources/list":
+          return client.listResources(p, sendOptions);
+        case "resources/templates/list":
+          return client.listResourceTemplates(p, sendOptions);
+        case "resources/read":
+          return client.readResource(p, sendOptions);
+        case "resources/subscribe":
+          return client.subscribeResource(p, sendOptions);
+        case "resources/unsubscribe":
+          return client.unsubscribeResource(p, sendOptions);
+        case "completion/complete":
+          return client.complete(p, sendOptions);
+        case "logging/setLevel":
+          return client.setLoggingLevel((params as { level: never }).level, sendOptions);
+      }
+    };
+    return (await this.#held(send)) as Record<string, unknown>;
   }
 
   async #callRounds(
@@ -422,6 +486,14 @@ export class ServerConnection {
       this.#invalidateTools();
       this.#options.onToolsChanged();
     });
+    const onNotification = this.#options.onNotification;
+    if (onNotification !== undefined) {
+      for (const method of SURFACE_NOTIFICATIONS) {
+        client.setNotificationHandler(method, (notification) =>
+          onNotification({ method, params: notification.params as Record<string, unknown> | undefined }),
+        );
+      }
+    }
     handleServerRequests(client, this.#options.upstream, this.#inFlight);
     return client;
   }
@@ -429,9 +501,20 @@ export class ServerConnection {
   /** On 2026-07-28, change notifications come only on a `subscriptions/listen` stream. */
   async #listenForChanges(): Promise<void> {
     const client = this.client;
-    if (client.getProtocolEra() !== "modern" || !client.getServerCapabilities()?.tools?.listChanged) return;
+    const capabilities = client.getServerCapabilities();
+    if (client.getProtocolEra() !== "modern") return;
+    const filter = {
+      ...(capabilities?.tools?.listChanged ? { toolsListChanged: true } : {}),
+      ...(capabilities?.prompts?.listChanged && this.#options.onNotification
+        ? { promptsListChanged: true }
+        : {}),
+      ...(capabilities?.resources?.listChanged && this.#options.onNotification
+        ? { resourcesListChanged: true }
+        : {}),
+    };
+    if (Object.keys(filter).length === 0) return;
     try {
-      this.#subscription = await client.listen({ toolsListChanged: true });
+      this.#subscription = await client.listen(filter);
     } catch {
       // Without the stream the tool list is still read on every reconnect; the calls go on.
     }

@@ -15,7 +15,7 @@ import {
   type Transport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "../config/index.js";
 import {
   type Clock,
@@ -31,7 +31,14 @@ import { type RestartBackoffOptions, resolveRestartBackoff } from "./restart-bac
 import { ServerConnection } from "./server-connection.js";
 import { ServerSlot } from "./server-slot.js";
 import { createSdkTransport } from "./transports.js";
-import type { PoolCallOptions, ServerState, ToolServerPool } from "./types.js";
+import type {
+  PoolCallOptions,
+  PoolRequestOptions,
+  ServerState,
+  SurfaceMethod,
+  SurfaceNotification,
+  ToolServerPool,
+} from "./types.js";
 import type { UpstreamRequestOptions } from "./upstream-requests.js";
 
 /**
@@ -123,6 +130,7 @@ export interface ServerPoolOptions {
 export class ServerPool implements ToolServerPool {
   readonly #slots = new Map<string, ServerSlot>();
   readonly #listeners = new Set<(serverId: string) => void>();
+  readonly #notificationListeners = new Set<(serverId: string, notification: SurfaceNotification) => void>();
   readonly #live = new Set<ServerConnection>();
   readonly #closer = new AbortController();
   readonly #clock: Clock;
@@ -250,6 +258,69 @@ export class ServerPool implements ToolServerPool {
   }
 
   /**
+   * The capabilities a server declared in its current connection, connecting it if it has not started
+   * yet (a failed server is left to its next tool call).
+   * @param serverId a configured server id
+   * @returns its capabilities, or `undefined` when it is disabled or cannot be reached
+   */
+  async capabilities(serverId: string): Promise<ServerCapabilities | undefined> {
+    const slot = this.#slot(serverId);
+    if (slot.connection?.isOpen) return slot.connection.client.getServerCapabilities() as ServerCapabilities;
+    // A server that is down is not restarted (and its backoff not waited for) just to be asked.
+    if (slot.state().status === "failed" || this.#closing) return undefined;
+    try {
+      const connection = await this.#connection(serverId);
+      return connection.client.getServerCapabilities() as ServerCapabilities | undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Sends one request of a server's surface beyond tools (prompts, resources, templates, subscriptions,
+   * completion, log level) and returns its result as the server gave it, connecting (or restarting) the
+   * server when needed. The timeout defaults to the server's `toolCallTimeoutMs`, else the SDK's 60 s.
+   * @param serverId a configured server id
+   * @param method the MCP method
+   * @param params its params
+   * @param options signal and timeout
+   * @returns the server's result
+   * @throws GovernanceError `UNKNOWN_ID`, `SOURCE_DISABLED`, `UPSTREAM_UNAVAILABLE`, `UNAUTHORIZED`; the
+   *   server's JSON-RPC errors as the SDK's `ProtocolError`
+   */
+  async request(
+    serverId: string,
+    method: SurfaceMethod,
+    params: Record<string, unknown>,
+    options: PoolRequestOptions = {},
+  ): Promise<Record<string, unknown>> {
+    const connection = await this.#connection(serverId, options.signal);
+    const timeoutMs = options.timeoutMs ?? this.#slot(serverId).config.toolCallTimeoutMs;
+    try {
+      return await connection.request(
+        method,
+        params,
+        timeoutMs === undefined ? options : { ...options, timeoutMs },
+      );
+    } catch (error) {
+      throw await this.#translate(serverId, connection, error, method);
+    }
+  }
+
+  /**
+   * Subscribes to the servers' surface notifications: a subscribed resource updated, the resource or
+   * prompt list changed.
+   * @param listener called with the server id and the notification; a throwing listener is ignored
+   * @returns a function that unsubscribes
+   */
+  onNotification(listener: (serverId: string, notification: SurfaceNotification) => void): () => void {
+    this.#notificationListeners.add(listener);
+    return () => {
+      this.#notificationListeners.delete(listener);
+    };
+  }
+
+  /**
    * Subscribes to tool-list changes of any server: `notifications/tools/list_changed` and reconnects.
    * @param listener called with the server id; a throwing listener is ignored
    * @returns a function that unsubscribes
@@ -347,6 +418,7 @@ export class ServerPool implements ToolServerPool {
         },
         ...(slot.tail ? { tail: slot.tail } : {}),
         onToolsChanged: () => this.#emitToolsChanged(id),
+        onNotification: (notification) => this.#emitNotification(id, notification),
         onLost: () => {
           const limit = connection?.overflowLimit;
           const reason =
@@ -412,6 +484,16 @@ export class ServerPool implements ToolServerPool {
     this.#drop(slot, connection, `the connection failed during ${what}: ${describeFailure(error)}`);
     await connection.settleStderr();
     return slot.unavailable(`lost the connection during ${what}`, error);
+  }
+
+  #emitNotification(serverId: string, notification: SurfaceNotification): void {
+    for (const listener of [...this.#notificationListeners]) {
+      try {
+        listener(serverId, notification);
+      } catch {
+        // As for tool-list listeners: one failing listener must not starve the others.
+      }
+    }
   }
 
   #emitToolsChanged(serverId: string): void {

@@ -11,7 +11,9 @@ import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextp
 import type { ServerConfig } from "../config/index.js";
 import { GovernanceError, redactUrl } from "../core/index.js";
 import { EventStreamFetch } from "./event-stream-fetch.js";
+import { createListenFirstFetch } from "./listen-first-fetch.js";
 import { createCappedFetch } from "./response-cap.js";
+import { SentCredentials } from "./sent-credentials.js";
 import { StdioChildTransport } from "./stdio-child-transport.js";
 
 /** Options of {@link createSdkTransport}. */
@@ -54,9 +56,10 @@ export function inheritedEnvironment(env: Record<string, string | undefined>): R
  * the pool can keep its tail, and a child that keeps the process alive only while a request waits for
  * it), `SSEClientTransport` or `StreamableHTTPClientTransport` (headers sent on every request through
  * `requestInit`; answers read under the call's response cap, see `createCappedFetch`; event streams that
- * keep the process alive only while a request waits, see `EventStreamFetch`; OAuth through the auth
- * provider). Nothing is
- * started or spawned here.
+ * keep the process alive only while a request waits, see `EventStreamFetch`; the first requests held
+ * until the event stream is open, see `createListenFirstFetch`; OAuth through the auth provider; the
+ * credentials sent noted for redaction, see `SentCredentials`).
+ * Nothing is started or spawned here.
  * @param config the server's configuration
  * @param options base environment for stdio children, auth provider for sse/http
  * @returns an unstarted transport
@@ -81,19 +84,36 @@ export function createSdkTransport(config: ServerConfig, options: SdkTransportOp
   const url = parseUrl(config);
   const requestInit: RequestInit = { headers: { ...config.headers } };
   const streams = new EventStreamFetch();
+  const credentials = new SentCredentials();
+  for (const value of Object.values(config.headers)) credentials.addHeaderValue(value);
+  const sent = credentials.observe(streams.fetch);
   const auth = options.authProvider === undefined ? {} : { authProvider: options.authProvider };
   // SSE answers arrive on the one GET stream opened at connect time, outside any call, so no call's
   // cap applies to them: only the streamable HTTP transport reads answers under the cap.
   const transport =
     config.transport === "sse"
-      ? new SSEClientTransport(url, { requestInit, fetch: streams.fetch, ...auth })
+      ? new SSEClientTransport(url, { requestInit, fetch: sent, ...auth })
       : new StreamableHTTPClientTransport(url, {
           requestInit,
-          fetch: createCappedFetch(streams.fetch),
+          fetch: createCappedFetch(createListenFirstFetch(sent)),
           ...auth,
         });
   eventStreams.set(transport, streams);
+  sentCredentials.set(transport, credentials);
   return transport;
+}
+
+/** The credentials each HTTP transport sent, for `credentialsSentBy`. */
+const sentCredentials = new WeakMap<Transport, SentCredentials>();
+
+/**
+ * The credentials a transport sent its server (configured headers, `Authorization` values), to be
+ * redacted from what the server answers.
+ * @param transport any transport
+ * @returns the credentials, or undefined for transports that send none of their own (stdio, in memory)
+ */
+export function credentialsSentBy(transport: Transport): SentCredentials | undefined {
+  return sentCredentials.get(transport);
 }
 
 /** The event-stream fetch of each HTTP transport, for `holdTransport`. */

@@ -6,7 +6,7 @@ import type {
   ElicitResult,
   LoggingMessageNotificationParams,
 } from "@modelcontextprotocol/client";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportKind } from "../config/index.js";
 
 /** Lifecycle of one server connection. */
@@ -123,6 +123,38 @@ export interface PoolCallOptions {
   continueFrom?: ContinuedRound | undefined;
 }
 
+/**
+ * The requests of a server's surface beyond tools that the pool forwards as they are (prompts,
+ * resources, resource templates, subscriptions, completion, log level).
+ */
+export type SurfaceMethod =
+  | "prompts/list"
+  | "prompts/get"
+  | "resources/list"
+  | "resources/templates/list"
+  | "resources/read"
+  | "resources/subscribe"
+  | "resources/unsubscribe"
+  | "completion/complete"
+  | "logging/setLevel";
+
+/** Options of one surface request through the pool. */
+export interface PoolRequestOptions {
+  /** Aborting cancels the request upstream. */
+  signal?: AbortSignal | undefined;
+  /** Per-request timeout (ms). @default the server's `toolCallTimeoutMs`, else the SDK's 60 s */
+  timeoutMs?: number | undefined;
+}
+
+/** A notification of a server's surface: list changes and updates of subscribed resources. */
+export interface SurfaceNotification {
+  method:
+    | "notifications/resources/updated"
+    | "notifications/resources/list_changed"
+    | "notifications/prompts/list_changed";
+  params?: Record<string, unknown> | undefined;
+}
+
 /** The part of the server pool that the governance layer depends on. */
 export interface ToolServerPool {
   /** Ids of every configured server, enabled or not, in config order. */
@@ -140,6 +172,23 @@ export interface ToolServerPool {
   ): Promise<CallToolResult>;
   /** Subscribes to tool-list changes (`notifications/tools/list_changed` and reconnects). */
   onToolsChanged(listener: (serverId: string) => void): () => void;
+  /**
+   * The capabilities a server declared, connecting it if needed; `undefined` when it cannot be reached.
+   * Absent on pools that forward only tools.
+   */
+  capabilities?(serverId: string): Promise<ServerCapabilities | undefined>;
+  /**
+   * Sends one request of the server's surface beyond tools and returns its result as the server gave it.
+   * Absent on pools that forward only tools.
+   */
+  request?(
+    serverId: string,
+    method: SurfaceMethod,
+    params: Record<string, unknown>,
+    options?: PoolRequestOptions,
+  ): Promise<Record<string, unknown>>;
+  /** Subscribes to the servers' surface notifications. Absent on pools that forward only tools. */
+  onNotification?(listener: (serverId: string, notification: SurfaceNotification) => void): () => void;
   /** Closes every connection; no child process is left and nothing restarts afterwards. */
   close(): Promise<void>;
 }

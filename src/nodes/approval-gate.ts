@@ -17,7 +17,7 @@ import {
   type PermissionCard,
   permissionDecisionSchema,
 } from "../governance/permissions/index.js";
-import type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
+import type { ApprovalHook, ApprovalHookResult, ApprovalRequest } from "./approval-hook.js";
 import {
   type ApprovalAction,
   type ApprovalAnswer,
@@ -76,7 +76,7 @@ export type AuthorizationApproval = (
   sessionId: string,
   request: AuthorizationRequest | undefined | (() => Promise<AuthorizationRequest | undefined>),
   action?: ApprovalCall,
-) => Promise<ApprovalDecision | undefined>;
+) => Promise<ApprovalHookResult | undefined>;
 
 /**
  * The call behind a card as the model made it: its name and arguments for an `hitl` card and, when
@@ -134,7 +134,7 @@ export function createAuthorizationApproval(
 }
 
 /**
- * Creates the approval gate for MCP calls: {@link createAuthorizationApproval} over the broker's own
+ * Creates the approval gate for MCP calls: `createAuthorizationApproval` over the broker's own
  * `AuthorizationRequest` of each call. `deny` makes the broker refuse the call with a structured
  * `PERMISSION_DENIED` (with the human's message), audited in the ledger; an `edit` runs the call with
  * the edited arguments (same tool), recording the decision for that edited call.
@@ -155,7 +155,7 @@ export function createApprovalGate(
     throw new GovernanceError(
       "INVALID_CONFIG",
       "The approval gate records decisions for the broker's permission hook, but this broker does not ask it: " +
-        "create the governance without enforcePermissions: false and without a custom authorize.",
+        "create the governance without permissions: { enforce: false } and without a custom authorize.",
     );
   }
   const approve = createAuthorizationApproval(governance, options);
@@ -203,10 +203,10 @@ async function recordAnswer(
   answer: ApprovalAnswer,
   action: ApprovalCall | undefined,
   options: ApprovalGateOptions,
-): Promise<ApprovalDecision | undefined> {
+): Promise<ApprovalHookResult | undefined> {
   const { editedArgs } = answer;
   // An edited call runs (or replays) with the edited arguments, also when it already ran.
-  const outcome: ApprovalDecision | undefined =
+  const outcome: ApprovalHookResult | undefined =
     editedArgs === undefined ? undefined : { allowed: true, args: editedArgs };
   if (await hasRun(governance.ledger, request)) return outcome;
   const { permissions } = governance;
@@ -244,7 +244,7 @@ async function waitOrPass(
   pause: unknown,
   answers: SessionAnswers,
   options: ApprovalGateOptions,
-): Promise<ApprovalDecision | undefined> {
+): Promise<ApprovalHookResult | undefined> {
   const { permissions } = governance;
   await answers.settled(request.sessionId);
   if (await hasRun(governance.ledger, request)) return undefined;

@@ -29,7 +29,7 @@ export interface ApprovalRequest {
  * arguments (a human edited them); the executor passes them to the broker, which validates them. A
  * denial's `data` joins the `PERMISSION_DENIED` body's `data` (e.g. how to approve the call).
  */
-export type ApprovalDecision =
+export type ApprovalHookResult =
   | { allowed: true; args?: Record<string, unknown> }
   | { allowed: false; reason: string; data?: Record<string, unknown> | undefined };
 
@@ -42,7 +42,7 @@ export type ApprovalOutcome =
 export type ApprovalHook = (
   request: ApprovalRequest,
   config: LangGraphRunnableConfig,
-) => ApprovalDecision | undefined | Promise<ApprovalDecision | undefined>;
+) => ApprovalHookResult | undefined | Promise<ApprovalHookResult | undefined>;
 
 /**
  * Runs the hook. LangGraph control flow (an `interrupt()` in the hook) propagates; any other throw
@@ -58,7 +58,7 @@ export async function runApprovalHook(
   request: ApprovalRequest,
   config: LangGraphRunnableConfig,
 ): Promise<ApprovalOutcome> {
-  let decision: ApprovalDecision | undefined;
+  let decision: ApprovalHookResult | undefined;
   try {
     decision = await hook(request, config);
   } catch (error) {

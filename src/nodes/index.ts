@@ -7,7 +7,7 @@ export {
   createAuthorizationApproval,
   permissionDecisionJsonSchema,
 } from "./approval-gate.js";
-export type { ApprovalDecision, ApprovalHook, ApprovalRequest } from "./approval-hook.js";
+export type { ApprovalHook, ApprovalHookResult, ApprovalRequest } from "./approval-hook.js";
 export { type ApprovalHookOption, enforcingRuntime, resolveApprovalHook } from "./default-approval.js";
 export {
   executeGovernedToolCall,

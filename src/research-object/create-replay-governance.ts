@@ -8,7 +8,12 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGovernance, type Governance, type GovernanceOptions } from "../runtime/index.js";
+import {
+  createGovernance,
+  type Governance,
+  type GovernanceDownloadOptions,
+  type GovernanceOptions,
+} from "../runtime/index.js";
 import {
   type OpenedResearchObject,
   type OpenResearchObjectLimits,
@@ -20,19 +25,17 @@ import { readReplayRecording } from "./replay-recording.js";
 
 /** Options of {@link createReplayGovernance}: the crate, and the runtime options a replay keeps. */
 export interface ReplayGovernanceOptions
-  extends Omit<
-    GovernanceOptions,
-    "config" | "extensions" | "pool" | "createTransport" | "fetch" | "manifestDirs" | "builtinManifests"
-  > {
+  extends Omit<GovernanceOptions, "config" | "extensions" | "mcp" | "manifests" | "downloads"> {
   /** The research object: its folder or `.zip`, or a crate already opened. */
   crate: string | OpenedResearchObject;
   /** Bounds of opening the crate. */
-  limits?: OpenResearchObjectLimits | undefined;
+  crateLimits?: OpenResearchObjectLimits | undefined;
   /**
-   * Where the replay keeps its own ledger, grants, jobs and files (the replay records every call it
-   * makes). @default a new temporary folder, removed by `close()`
+   * The download deadlines (the replay serves the crate's bytes itself). `storage.dataDir` is where the
+   * replay keeps its own ledger, grants, jobs and files (it records every call it makes).
+   * @default `storage.dataDir`: a new temporary folder, removed by `close()`
    */
-  dataDir?: string;
+  downloads?: Omit<GovernanceDownloadOptions, "fetch" | "lookup"> | undefined;
 }
 
 /** A replay runtime: a `Governance`, plus what the replay served and refused. */
@@ -56,11 +59,11 @@ export interface ReplayGovernance extends Governance {
  * const agent = createGovernedAgent({ model, governance, checkpointer: new MemorySaver() });
  */
 export async function createReplayGovernance(options: ReplayGovernanceOptions): Promise<ReplayGovernance> {
-  const { crate: given, limits, ...rest } = options;
-  const crate = typeof given === "string" ? await openResearchObject(given, limits) : given;
+  const { crate: given, crateLimits, ...rest } = options;
+  const crate = typeof given === "string" ? await openResearchObject(given, crateLimits) : given;
   const recording = await readReplayRecording(crate);
-  const ownDataDir = options.dataDir === undefined;
-  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-replay-")));
+  const ownDataDir = options.storage?.dataDir === undefined;
+  const dataDir = options.storage?.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-replay-")));
   try {
     // The crate's manifests govern the replay, as they governed the calls.
     const manifestDir = join(dataDir, "replay-manifests");
@@ -71,13 +74,11 @@ export async function createReplayGovernance(options: ReplayGovernanceOptions): 
     const downloads = createReplayDownloads(recording);
     const governance = await createGovernance({
       ...rest,
-      dataDir,
+      storage: { ...rest.storage, dataDir },
       config: { servers: replayServers(recording.catalog) },
-      pool,
-      manifestDirs: [manifestDir],
-      builtinManifests: false,
-      fetch: downloads.fetch,
-      downloads: { ...rest.downloads, lookup: downloads.lookup },
+      mcp: { pool },
+      manifests: { dirs: [manifestDir], builtin: false },
+      downloads: { ...rest.downloads, fetch: downloads.fetch, lookup: downloads.lookup },
     });
     let closing: Promise<void> | undefined;
     return {

@@ -48,7 +48,11 @@ import type { SurfaceTool } from "../visibility/index.js";
 import { ToolSurface } from "../visibility/index.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
-import type { GovernanceOptions } from "./governance-options.js";
+import {
+  type FlatGovernanceOptions,
+  flattenGovernanceOptions,
+  type GovernanceOptions,
+} from "./governance-options.js";
 import {
   CAS_DIR_NAME,
   OAUTH_DIR_NAME,
@@ -140,28 +144,29 @@ export interface Governance extends AsyncDisposable {
  * @param options config, manifests, data directory, stores and seams
  * @returns the runtime; call `close()` when done
  * @throws GovernanceError `INVALID_CONFIG` / `INVALID_MANIFEST` naming the file and the problem;
- *   `UPSTREAM_UNAVAILABLE` naming every server that could not start, with `failOnServerError` (or the
+ *   `UPSTREAM_UNAVAILABLE` naming every server that could not start, with `mcp.failOnError` (or the
  *   config's `throwOnLoadError: true`)
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
  * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
  */
 export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
-  const env = options.env ?? process.env;
-  const cwd = options.cwd ?? process.cwd();
-  const clock = options.clock ? { clock: options.clock } : {};
-  const { config } = await resolveGovernanceConfig(options, env, cwd);
-  const storage = resolveGovernanceStorage(options, env);
-  const extensions = options.extensions ?? [];
-  const createTransport = extensionTransports(extensions, options.createTransport, env);
+  const flat = flattenGovernanceOptions(options);
+  const env = flat.env ?? process.env;
+  const cwd = flat.cwd ?? process.cwd();
+  const clock = flat.clock ? { clock: flat.clock } : {};
+  const { config } = await resolveGovernanceConfig(flat, env, cwd);
+  const storage = resolveGovernanceStorage(flat, env);
+  const extensions = flat.extensions ?? [];
+  const createTransport = extensionTransports(extensions, flat.createTransport, env);
   const builtinDir = builtinManifestDir();
-  const offered = offeredBuiltinServers(options, config);
+  const offered = offeredBuiltinServers(flat, config);
   const builtinDirs = BUNDLED_SERVER_IDS.some(offered) ? [builtinDir] : [];
-  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(options.manifestDirs ?? [])], {
+  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(flat.manifestDirs ?? [])], {
     // A bundled source is offered only where its server is: otherwise it is noise in every listing.
     include: (manifest, dir) => dir !== builtinDir || offered(manifest.transport.mcpServerId),
   });
-  const model = options.sampling?.model;
+  const model = flat.sampling?.model;
   const sampler = model === undefined ? undefined : modelSampler(model);
   // What this call opens itself, released (last opened first) when a later step fails.
   const opened: Closer[] = [];
@@ -177,21 +182,21 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       : undefined;
   try {
     const pool =
-      options.pool ??
+      flat.pool ??
       own(
         new ServerPool(config.servers, {
           env,
           authorization,
           ...(createTransport ? { createTransport } : {}),
-          upstreamRequests: { sampling: sampler !== undefined || options.sampling?.declare === true },
+          upstreamRequests: { sampling: sampler !== undefined || flat.sampling?.declare === true },
           ...clock,
         }),
       );
     const catalog = new SourceCatalog({ registry, pool, ...clock });
     opened.unshift(() => catalog.stop());
-    const dataDir = resolveDataDir({ env, cwd, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const dataDir = resolveDataDir({ env, cwd, ...(flat.dataDir ? { dataDir: flat.dataDir } : {}) });
     const { ledger, grants, spool, jobStore, database } = await openGovernanceStores(
-      options,
+      flat,
       dataDir,
       storage,
       own,
@@ -199,32 +204,29 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const ledgerWriter = new LedgerWriter(ledger, { spool });
     opened.unshift(() => ledgerWriter.close());
     credentials =
-      options.oauthCredentials ??
+      flat.oauthCredentials ??
       (database
         ? await PostgresCredentialStore.open(database)
         : new FileCredentialStore(join(dataDir, OAUTH_DIR_NAME)));
     const oauthCredentials = credentials;
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
-    const store = withLedgerObjects(
-      options.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
-      ledger,
-    );
+    const store = withLedgerObjects(flat.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)), ledger);
     // One store behind both: a mode or switch set through either is the same state; with a database,
     // every replica's.
     const sessionState =
-      options.sessionState ??
+      flat.sessionState ??
       (database ? own(await openSharedSessionState(database)) : new MemorySessionStateStore());
     const permissions = new PermissionService({
       ledgerWriter,
       grants,
       state: sessionState,
-      ...(options.permissionPolicy ? { policy: options.permissionPolicy } : {}),
+      ...(flat.permissionPolicy ? { policy: flat.permissionPolicy } : {}),
       ...clock,
     });
     const sessions = new SessionSettings({ state: sessionState });
-    const permissionsEnforced = !options.authorize && options.enforcePermissions !== false;
+    const permissionsEnforced = !flat.authorize && flat.enforcePermissions !== false;
     // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
-    const brokerAuthorize = options.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
+    const brokerAuthorize = flat.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
     const downloads = new DownloadManager({
       ledgerWriter,
       store,
@@ -235,13 +237,13 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...(brokerAuthorize
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
         : {}),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...options.downloads,
+      ...(flat.fetch ? { fetch: flat.fetch } : {}),
+      ...flat.downloads,
       ...clock,
     });
     const rateLimits = effectiveRateLimits(registry.rateLimitGroups(), {
       env,
-      ...(options.rateLimits ? { overrides: options.rateLimits } : {}),
+      ...(flat.rateLimits ? { overrides: flat.rateLimits } : {}),
     });
     // With a database, one set of limits holds for every replica; else for this process.
     const limiter: RateLimitAdmission & { close?(): Promise<void> } = database
@@ -254,7 +256,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
           }),
         )
       : new RateLimiter({ groups: rateLimits, ...clock });
-    const quotaRules = quotaRulesOf(options.quotas, env);
+    const quotaRules = quotaRulesOf(flat.quotas, env);
     const quotas =
       quotaRules.length === 0
         ? undefined
@@ -289,7 +291,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     });
     const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
     const failures = serverStartFailures(await catalog.start(), pool);
-    if (failures.length > 0 && (options.failOnServerError ?? config.throwOnLoadError ?? false)) {
+    if (failures.length > 0 && (flat.failOnServerError ?? config.throwOnLoadError ?? false)) {
       throw serverStartError(failures);
     }
     // An extension that words its own warnings (the Science ADK's providers) speaks for its servers.
@@ -298,9 +300,9 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...serverStartWarnings(failures, named),
       ...extensions.flatMap((e) => e.warnings?.(catalog) ?? []),
     ];
-    const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const warn = flat.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
     for (const line of warnings) warn(line);
-    const graceMs = options.closeGraceMs;
+    const graceMs = flat.closeGraceMs;
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> => {
       closing ??= (() => {
@@ -361,7 +363,7 @@ type Closer = () => unknown;
  * @throws GovernanceError `INVALID_CONFIG` naming the rule (and the variable when it came from there)
  */
 function quotaRulesOf(
-  given: GovernanceOptions["quotas"],
+  given: FlatGovernanceOptions["quotas"],
   env: Record<string, string | undefined>,
 ): readonly QuotaRule[] {
   if (given !== undefined) return typeof given === "string" ? parseQuotaRules(given) : given;
@@ -390,7 +392,7 @@ const BUNDLED_SERVER_IDS = [BUNDLED_SOURCES_SERVER_ID, BUNDLED_LLM_WIKI_SERVER_I
  * @returns whether a built-in manifest of this server id is loaded
  */
 function offeredBuiltinServers(
-  options: Pick<GovernanceOptions, "builtinManifests" | "pool">,
+  options: Pick<FlatGovernanceOptions, "builtinManifests" | "pool">,
   config: ExtensionsConfig,
 ): (serverId: string) => boolean {
   if (options.builtinManifests !== undefined) {

@@ -14,5 +14,17 @@ export {
   type ShutdownProcess,
   type SignalListener,
 } from "./governance-for-process.js";
-export type { GovernanceOptions, GovernanceStorage } from "./governance-options.js";
+export {
+  type FlatGovernanceOptions,
+  flattenGovernanceOptions,
+  type GovernanceDownloadOptions,
+  type GovernanceExtractionOptions,
+  type GovernanceLimitOptions,
+  type GovernanceManifestOptions,
+  type GovernanceMcpOptions,
+  type GovernanceOptions,
+  type GovernancePermissionOptions,
+  type GovernanceStorage,
+  mergeGovernanceOptions,
+} from "./governance-options.js";
 export { resolveGovernanceConfig, resolveGovernanceStorage } from "./resolve-governance-config.js";

@@ -6,5 +6,4 @@ export {
   type LlmWikiServerOptions,
   runLlmWikiServerStdio,
 } from "./llm-wiki/llm-wiki-server.js";
-export { parseWikiOrigin, wikiPageUrl } from "./llm-wiki/wiki-origin.js";
 export { createSourcesServer, runSourcesServerStdio, SOURCES_SERVER_ID } from "./sources/sources-server.js";

@@ -18,7 +18,13 @@ import {
   type PermissionDecision,
   type PermissionDecisionKind,
 } from "../governance/permissions/index.js";
-import { createGovernance, type Governance, type GovernanceOptions } from "../runtime/index.js";
+import {
+  createGovernance,
+  type Governance,
+  type GovernanceMcpOptions,
+  type GovernanceOptions,
+  type GovernanceStorage,
+} from "../runtime/index.js";
 import { createSourcesServer, SOURCES_SERVER_ID } from "../servers/index.js";
 import { type FakeProviderServer, providerEnvFor } from "./fake-provider-server.js";
 import { createInMemoryPool, type InMemoryServerSource } from "./in-memory-pool.js";
@@ -36,7 +42,11 @@ export type ApprovalScript =
 
 /** Options of `createTestGovernance`: those of `createGovernance`, minus the pool and config it builds. */
 export interface TestGovernanceOptions<C extends Clock = Clock>
-  extends Omit<GovernanceOptions, "pool" | "config" | "createTransport" | "clock" | "dataDir"> {
+  extends Omit<GovernanceOptions, "config" | "mcp" | "manifests" | "clock" | "storage"> {
+  /** Stores that win over those of `stores` (the data directory is the test's own). */
+  storage?: Omit<GovernanceStorage, "dataDir"> | undefined;
+  /** Start failures, OAuth tokens and sampling, as for `createGovernance` (the pool is the test's). */
+  mcp?: Omit<GovernanceMcpOptions, "pool" | "createTransport"> | undefined;
   /**
    * The MCP servers, run in this process: server id → an `McpServer`, or a factory of one (called on
    * every connect, so a server that closed can be reached again). A server without a manifest is
@@ -60,7 +70,7 @@ export interface TestGovernanceOptions<C extends Clock = Clock>
   /**
    * Where rows, objects, grants and download jobs live: `memory` (nothing written but downloads) or
    * `files`, the stores an app gets by default (SQLite and the file CAS) in the data directory. A store
-   * passed in (`ledger`, `store`, `grants`, `jobStore`) wins either way. @default "memory"
+   * passed in `storage` (`ledger`, `contentStore`, `grants`, `jobStore`) wins either way. @default "memory"
    */
   stores?: "memory" | "files" | undefined;
   /** How `answerApprovals` and `run` answer cards. @default none: a card fails the run */
@@ -143,18 +153,27 @@ export async function createTestGovernance<C extends Clock = Clock>(
     const memory = stores === "memory";
     governance = await createGovernance({
       env: {},
-      // With `sources`, createGovernance's default loads the manifests of the servers that run.
-      ...(sources ? {} : { builtinManifests: false }),
       ...definedOnly(rest),
-      // A store left undefined gets the default of `stores`, not createGovernance's.
-      ...(memory ? { ledger: rest.ledger ?? new MemoryLedger() } : {}),
-      ...(memory ? { store: rest.store ?? new MemoryContentStore() } : {}),
-      ...(memory ? { grants: rest.grants ?? new MemoryGrantStore() } : {}),
-      ...(memory ? { jobStore: rest.jobStore ?? new MemoryDownloadJobStore() } : {}),
+      storage: {
+        ...rest.storage,
+        dataDir,
+        // A store left undefined gets the default of `stores`, not createGovernance's.
+        ...(memory
+          ? {
+              ledger: rest.storage?.ledger ?? new MemoryLedger(),
+              contentStore: rest.storage?.contentStore ?? new MemoryContentStore(),
+              grants: rest.storage?.grants ?? new MemoryGrantStore(),
+              jobStore: rest.storage?.jobStore ?? new MemoryDownloadJobStore(),
+            }
+          : {}),
+      },
       config: { servers: [] },
-      dataDir,
-      pool: createInMemoryPool(pool),
-      manifestDirs: [...(manifests.length > 0 ? [manifestDir] : []), ...(rest.manifestDirs ?? [])],
+      mcp: { ...rest.mcp, pool: createInMemoryPool(pool) },
+      // With `sources`, createGovernance's default loads the manifests of the servers that run.
+      manifests: {
+        dirs: manifests.length > 0 ? [manifestDir] : [],
+        ...(sources ? {} : { builtin: false }),
+      },
       clock: clock ?? systemClock,
     });
   } catch (error) {

@@ -71,9 +71,8 @@ export async function filesystemGovernance(
         }),
       ],
     },
-    builtinManifests: false,
-    manifestDirs: [],
-    dataDir: options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-fs-data-"))),
+    manifests: { builtin: false, dirs: [] },
+    storage: { dataDir: options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-fs-data-"))) },
   });
   return { governance, root };
 }

@@ -44,11 +44,12 @@ afterEach(async () => {
 
 async function govern(client: MultiServerMCPClient): Promise<Governance> {
   governance = await fromMultiServerMCPClient(client, {
-    builtinManifests: false,
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
-    // The tools have derived, fail-closed manifests (dangerous); these tests are about the pool.
-    authorize: () => ({ allowed: true }),
+    manifests: { builtin: false },
+    storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
+    permissions: {
+      // The tools have derived, fail-closed manifests (dangerous); these tests are about the pool.
+      authorize: () => ({ allowed: true }),
+    },
   });
   return governance;
 }

@@ -94,14 +94,15 @@ async function acquisitionRuntime(session = "t1") {
   };
   const governance = await createGovernance({
     config: { servers: [] },
-    pool,
-    dataDir: await mkdtemp(join(tmpdir(), "sciencegate-acquisition-")),
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
-    grants: new MemoryGrantStore(),
+    mcp: { pool },
+    storage: {
+      dataDir: await mkdtemp(join(tmpdir(), "sciencegate-acquisition-")),
+      ledger: new MemoryLedger(),
+      contentStore: new MemoryContentStore(),
+      grants: new MemoryGrantStore(),
+    },
     clock,
-    fetch,
-    downloads: { lookup: publicLookup },
+    downloads: { lookup: publicLookup, fetch },
   });
   cleanups.push(async () => {
     await governance.close();

@@ -32,10 +32,9 @@ export async function upstreamGovernance(options: {
     config: {
       servers: [stdioUpstream("up", { effects: options.effects, config: { protocol: options.protocol } })],
     },
-    builtinManifests: false,
-    manifestDirs: [],
-    dataDir: options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-upstream-data-"))),
-    ...(options.samplingModel ? { sampling: { model: options.samplingModel } } : {}),
+    manifests: { builtin: false, dirs: [] },
+    storage: { dataDir: options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-upstream-data-"))) },
+    ...(options.samplingModel ? { mcp: { sampling: { model: options.samplingModel } } } : {}),
   });
 }
 

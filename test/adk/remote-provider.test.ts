@@ -7,7 +7,10 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
-import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
+import {
+  createScienceGovernance as createGovernance,
+  type ScienceGovernance as Governance,
+} from "../../src/adk/index.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 
@@ -78,9 +81,8 @@ describe("a remote science.toml provider", () => {
     const governance: Governance = await createGovernance({
       cwd: dir,
       env: { COMPUTE_API_TOKEN: SECRET },
-      ledger: new MemoryLedger(),
-      store: new MemoryContentStore(),
-      authorize: () => ({ allowed: true }),
+      storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
+      permissions: { authorize: () => ({ allowed: true }) },
       onWarning: (line) => warnings.push(line),
     });
     cleanup.push(() => governance.close());

@@ -2,7 +2,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
+import {
+  createScienceGovernance as createGovernance,
+  type ScienceGovernance as Governance,
+} from "../../src/adk/index.js";
 import { isToolError } from "../../src/adk/tool-error.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
 import { GovernanceError, isGovernanceError, toErrorBody } from "../../src/core/errors.js";
@@ -26,8 +29,7 @@ async function open(
   return createGovernance({
     cwd: dir,
     env,
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
+    storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
     onWarning: (line) => warnings.push(line),
   });
 }
@@ -243,8 +245,7 @@ token_env = "COMPUTE_API_TOKEN"
     const governance = await createGovernance({
       cwd: project(toml),
       env: { COMPUTE_API_TOKEN: secret },
-      ledger: new MemoryLedger(),
-      store: new MemoryContentStore(),
+      storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
       onWarning: (line) => warnings.push(line),
     });
     try {
@@ -321,8 +322,7 @@ node_timeout_s = 120
     const governance = await createGovernance({
       cwd: dir,
       env: { PATH: process.env.PATH },
-      ledger: new MemoryLedger(),
-      store: new MemoryContentStore(),
+      storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
       clock,
     });
     try {

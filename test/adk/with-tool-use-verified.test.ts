@@ -10,7 +10,10 @@ import {
   StateGraph,
 } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
+import {
+  createScienceGovernance as createGovernance,
+  type ScienceGovernance as Governance,
+} from "../../src/adk/index.js";
 import { toolUseVerified } from "../../src/adk/tool-use-verified.js";
 import { withToolUseVerified } from "../../src/adk/with-tool-use-verified.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
@@ -30,8 +33,7 @@ beforeAll(async () => {
   governance = await createGovernance({
     cwd: dir,
     env: { PATH: process.env.PATH },
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
+    storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
   });
 }, 60_000);
 afterAll(() => governance?.close());

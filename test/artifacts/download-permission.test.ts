@@ -21,8 +21,8 @@ describe("downloads follow the broker's permission hook", () => {
     expect(await downloadRows(governance)).toMatchObject([{ status: "error", sessionId: "t1" }]);
   });
 
-  test("enforcePermissions: false downloads unasked, like the broker calls", async () => {
-    const { governance, transfers } = await downloadRuntime({ enforcePermissions: false });
+  test("permissions.enforce: false downloads unasked, like the broker calls", async () => {
+    const { governance, transfers } = await downloadRuntime({ permissions: { enforce: false } });
     expect((await governance.downloads.download(request)).status).toBe("completed");
     expect(transfers).toHaveLength(1);
     expect(await governance.ledger.listAuthorizations()).toEqual([]);
@@ -31,9 +31,11 @@ describe("downloads follow the broker's permission hook", () => {
   test("an app's own authorize hook sees the download as an artifact_download request", async () => {
     const seen: string[] = [];
     const { governance } = await downloadRuntime({
-      authorize: (req) => {
-        seen.push(`${req.toolId} ${req.sourceId} ${String(req.input.destinationPath)}`);
-        return { allowed: false, reason: "no downloads in this app" };
+      permissions: {
+        authorize: (req) => {
+          seen.push(`${req.toolId} ${req.sourceId} ${String(req.input.destinationPath)}`);
+          return { allowed: false, reason: "no downloads in this app" };
+        },
       },
     });
     await expect(governance.downloads.download(request)).rejects.toThrow(/no downloads in this app/);

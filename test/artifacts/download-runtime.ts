@@ -11,6 +11,7 @@ import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { makeCandidate, PDF, publicLookup, recordCandidateInvocation } from "./download-harness.js";
 
@@ -55,19 +56,21 @@ export async function downloadRuntime(
     transfers.push(url);
     return new Response(PDF, { headers: { "content-length": String(PDF.length) } });
   };
-  const governance = await createGovernance({
-    config: { servers: [] },
-    // The recorded candidates are arXiv's: its manifest (hosts, licence) is needed without its server.
-    builtinManifests: true,
-    dataDir,
-    ledger,
-    store,
-    grants: new MemoryGrantStore(),
-    clock: new ManualClock(Date.parse("2026-01-02T00:00:00Z")),
-    fetch,
-    downloads: { lookup: publicLookup },
-    ...options,
-  });
+  const governance = await createGovernance(
+    mergeGovernanceOptions(
+      {
+        config: { servers: [] },
+        manifests: {
+          // The recorded candidates are arXiv's: its manifest (hosts, licence) is needed without its server.
+          builtin: true,
+        },
+        storage: { dataDir, ledger, contentStore: store, grants: new MemoryGrantStore() },
+        clock: new ManualClock(Date.parse("2026-01-02T00:00:00Z")),
+        downloads: { lookup: publicLookup, fetch },
+      },
+      options,
+    ),
+  );
   opened.push(governance);
   for (const [invocationId, candidates] of [
     ["inv-1", IDS.map(candidate)],

@@ -2,7 +2,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createGovernance, type ScienceGovernance as Governance } from "../../src/adk/index.js";
+import {
+  createScienceGovernance as createGovernance,
+  type ScienceGovernance as Governance,
+} from "../../src/adk/index.js";
 import {
   DOWNLOAD_LEDGER_TOOL_ID,
   type DownloadLedgerEntry,
@@ -126,11 +129,12 @@ beforeAll(async () => {
     config: { mcpServers: {} },
     cwd: dir,
     env: {},
-    pool: createInMemoryPool({
-      "sciencegate-sources": () => createSourcesServer({ env, only: ["arxiv", "pubmed"] }),
-    }),
-    ledger,
-    store,
+    mcp: {
+      pool: createInMemoryPool({
+        "sciencegate-sources": () => createSourcesServer({ env, only: ["arxiv", "pubmed"] }),
+      }),
+    },
+    storage: { ledger, contentStore: store },
   });
   writeFileSync(join(dir, "science.toml"), `[tools.local]\npath = ${JSON.stringify(LOCAL_TOOLS)}\n`);
   // arXiv asks for 3 s between requests: the second arXiv call waits while the local tools load.
@@ -139,7 +143,7 @@ beforeAll(async () => {
     return [prepare, await invoke("arxiv", "lookup", { ids: ["hep-th/9901001"] })] as const;
   })();
   [local] = await Promise.all([
-    createGovernance({ cwd: dir, env: { PATH: process.env.PATH }, ledger, store }),
+    createGovernance({ cwd: dir, env: { PATH: process.env.PATH }, storage: { ledger, contentStore: store } }),
     arxivCalls,
   ]);
   const [arxiv, oldStyle] = await arxivCalls;

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect, test } from "vitest";
-import { createGovernance } from "../../src/adk/index.js";
+import { createScienceGovernance as createGovernance } from "../../src/adk/index.js";
 import { runCli } from "./cli-harness.js";
 
 const EXAMPLE = resolve(import.meta.dirname, "../../examples/science-adk");

@@ -49,7 +49,7 @@ describe("the conformance suite's client scenarios against the server pool", () 
     const { all: expected, unsettled } = expectedFailures();
     for (const name of expected) expect(scenarios, `${name} is no scenario`).toContain(name);
     const out = mkdtempSync(join(tmpdir(), "sciencegate-conformance-"));
-    const rows: { scenario: string; passed: number; total: number; ok: boolean }[] = [];
+    const rows: { scenario: string; passed: number; total: number; ok: boolean; why: string[] }[] = [];
     for (const scenario of scenarios) {
       const run = conformance(
         node,
@@ -64,10 +64,19 @@ describe("the conformance suite's client scenarios against the server pool", () 
         passed: Number(counts?.[1] ?? 0),
         total: Number(counts?.[2] ?? 0),
         ok: run.status === 0,
+        // What a failing run said (its results directory is gone with the test's temporary directory).
+        why:
+          run.status === 0
+            ? []
+            : [...output.matchAll(/^\s+(?:Error|Warning): (.*)$/gm)].map((m) => m[1] ?? ""),
       });
     }
     const table = rows
-      .map((row) => `${row.ok ? "pass" : "FAIL"}  ${row.scenario}  ${row.passed}/${row.total}`)
+      .map((row) =>
+        [`${row.ok ? "pass" : "FAIL"}  ${row.scenario}  ${row.passed}/${row.total}`, ...row.why].join(
+          "\n        ",
+        ),
+      )
       .join("\n");
     process.stderr.write(
       `client conformance: ${rows.filter((row) => row.ok).length}/${rows.length} scenarios, ${rows.reduce((n, row) => n + row.passed, 0)}/${rows.reduce((n, row) => n + row.total, 0)} checks (results in ${out})\n${table}\n`,

@@ -81,10 +81,13 @@ export async function startConsoleRuntime(
   const provider = await startFakeProviderServer({ routes: [hostileChemblRoute(), ...chemblFakeRoutes()] });
   const governance = await createGovernance({
     config: { servers: [] },
-    dataDir,
-    pool: createInMemoryPool({
-      [SOURCES_SERVER_ID]: () => createSourcesServer({ only: ["chembl"], env: providerEnvFor(provider.url) }),
-    }),
+    storage: { dataDir },
+    mcp: {
+      pool: createInMemoryPool({
+        [SOURCES_SERVER_ID]: () =>
+          createSourcesServer({ only: ["chembl"], env: providerEnvFor(provider.url) }),
+      }),
+    },
   });
   const server = await serveConsole(governance, { ...options, port: 0 });
   const read = async (response: Response): Promise<Fetched> => ({

@@ -263,11 +263,13 @@ describe("the Downloads page", () => {
     // The console's own runtime over the same data directory (jobs.sqlite), as `sciencegate console` opens it.
     const other = await createGovernance({
       config: { servers: [] },
-      pool: createInMemoryPool({}),
-      dataDir: lab.dataDir,
-      ledger: new MemoryLedger(),
-      store: new MemoryContentStore(),
-      grants: new MemoryGrantStore(),
+      mcp: { pool: createInMemoryPool({}) },
+      storage: {
+        dataDir: lab.dataDir,
+        ledger: new MemoryLedger(),
+        contentStore: new MemoryContentStore(),
+        grants: new MemoryGrantStore(),
+      },
     });
     const remote = await serveConsole(other, { port: 0, writable: true });
     try {

@@ -51,12 +51,14 @@ beforeAll(async () => {
   provider = await startFakeProviderServer({ routes: arxivFakeRoutes() });
   governance = await createGovernance({
     config: { servers: [] },
-    pool: createInMemoryPool({
-      [SOURCES_SERVER_ID]: () => createSourcesServer({ only: ["arxiv"], env: providerEnvFor(provider.url) }),
-    }),
-    dataDir: await mkdtemp(join(tmpdir(), "sciencegate-console-papers-")),
-    fetch: createOfflinePaperFetch({ host: "arxiv.org", body: PDF }),
-    downloads: { lookup: offlineLookup },
+    mcp: {
+      pool: createInMemoryPool({
+        [SOURCES_SERVER_ID]: () =>
+          createSourcesServer({ only: ["arxiv"], env: providerEnvFor(provider.url) }),
+      }),
+    },
+    storage: { dataDir: await mkdtemp(join(tmpdir(), "sciencegate-console-papers-")) },
+    downloads: { lookup: offlineLookup, fetch: createOfflinePaperFetch({ host: "arxiv.org", body: PDF }) },
   });
   await governance.permissions.setApprovalMode(SESSION, "always_allow");
   server = await serveConsole(governance, { port: 0 });

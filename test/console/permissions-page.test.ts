@@ -67,11 +67,12 @@ async function openLab(options: { sessionState?: PostgresSessionStateStore } = {
   );
   return createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [manifests],
-    pool: createInMemoryPool({ lab: server }),
-    dataDir: join(dir, "data"),
-    ...(options.sessionState ? { sessionState: options.sessionState } : {}),
+    manifests: { builtin: false, dirs: [manifests] },
+    mcp: { pool: createInMemoryPool({ lab: server }) },
+    storage: {
+      dataDir: join(dir, "data"),
+      ...(options.sessionState ? { sessionState: options.sessionState } : {}),
+    },
   });
 }
 

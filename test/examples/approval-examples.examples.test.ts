@@ -38,6 +38,11 @@ const ENTRY_POINTS = [
   "swarm.ts",
   "langgraph-app.ts",
   "quick-start.ts",
+  "gateway.ts",
+  "testing.ts",
+  "multi-server-client.ts",
+  // Started by multi-server-client.ts as a stdio child, not imported: listed so its imports are checked too.
+  "multi-server-client/lab-server.ts",
   "offline/run.ts",
 ];
 
@@ -329,5 +334,28 @@ describe("the other guides, from the installed package, offline", () => {
     expect(stdout).toMatch(/^[0-9a-f-]{36} \[/);
     expect(stdout).toContain("[PMID:39000001](https://pubmed.ncbi.nlm.nih.gov/39000001/)");
     expect(stdout).toContain("[PMID:39000002](https://pubmed.ncbi.nlm.nih.gov/39000002/)");
+  }, 180_000);
+
+  test("examples/gateway.ts: an MCP client's call through the embedded gateway, governed and recorded", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/gateway.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("tools listed: mcp__pubmed__search");
+    expect(stdout).toContain("result: [1] [PMID:39000001](https://pubmed.ncbi.nlm.nih.gov/39000001/)");
+    expect(lines(stdout, "ledger: ")).toEqual(["ledger: pubmed/search ok"]);
+  }, 180_000);
+
+  test("examples/testing.ts: createTestGovernance answers the card by script; the model saw the recorded row", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/testing.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("cards answered: save_note -> allow_once");
+    expect(stdout).toContain("ledger: lab/save_note ok (the model saw this row: true)");
+    expect(stdout).toContain("answer: Saved.");
+  }, 180_000);
+
+  test("examples/multi-server-client.ts: a MultiServerMCPClient's own stdio server, governed through createAgent", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/multi-server-client.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(lines(stdout, "ledger: ")).toEqual(["ledger: lab/search ok (the result the model saw)"]);
+    expect(stdout).toContain("answer: Two notes mention EGFR.");
   }, 180_000);
 });

@@ -100,12 +100,13 @@ export async function createDownloadLab(): Promise<DownloadLab> {
   const publisher = await startPdfPublisher();
   const t = await createTestGovernance({
     sources: { provider, only: ["arxiv"] },
-    fetch: publisher.fetch,
-    downloads: { lookup: publicLookup },
+    downloads: { lookup: publicLookup, fetch: publisher.fetch },
     stores: "files",
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
-    grants: new MemoryGrantStore(),
+    storage: {
+      ledger: new MemoryLedger(),
+      contentStore: new MemoryContentStore(),
+      grants: new MemoryGrantStore(),
+    },
   });
   return {
     governance: t.governance,

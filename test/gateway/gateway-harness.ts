@@ -91,7 +91,7 @@ export async function createLab(options: { clock?: Clock; quotas?: string } = {}
       }),
     ],
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.quotas ? { quotas: options.quotas } : {}),
+    ...(options.quotas ? { limits: { quotas: options.quotas } } : {}),
   });
   return {
     governance,

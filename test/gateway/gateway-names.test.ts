@@ -49,12 +49,13 @@ afterEach(async () => {
 async function runtime(mcpServers: Record<string, Record<string, unknown>>, servers: Record<string, Tool[]>) {
   governance = await createGovernance({
     config: { mcpServers },
-    builtinManifests: false,
-    pool: createInMemoryPool(
-      Object.fromEntries(Object.entries(servers).map(([id, tools]) => [id, rawServer(id, tools)])),
-    ),
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
+    manifests: { builtin: false },
+    mcp: {
+      pool: createInMemoryPool(
+        Object.fromEntries(Object.entries(servers).map(([id, tools]) => [id, rawServer(id, tools)])),
+      ),
+    },
+    storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
   });
   return governance;
 }

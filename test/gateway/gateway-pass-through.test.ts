@@ -58,10 +58,9 @@ async function runtime() {
   const store = new MemoryContentStore();
   governance = await createGovernance({
     config: { mcpServers: { media: { command: "node" } } },
-    builtinManifests: false,
-    pool: createInMemoryPool({ media: mediaServer }),
-    ledger: new MemoryLedger(),
-    store,
+    manifests: { builtin: false },
+    mcp: { pool: createInMemoryPool({ media: mediaServer }) },
+    storage: { ledger: new MemoryLedger(), contentStore: store },
   });
   return { governance, store };
 }

@@ -95,9 +95,8 @@ export async function createLabRuntime(
     servers: { lab: server },
     manifests: [makeSource({ id: "lab", tools: [dangerous("write"), dangerous("delete"), search] })],
     clock: new ManualClock(),
-    ...(replica.ledger ? { ledger: replica.ledger } : {}),
-    permissionPolicy: policy,
-    sessionState: replica.sessionState,
+    permissions: { policy: policy },
+    storage: { sessionState: replica.sessionState, ...(replica.ledger ? { ledger: replica.ledger } : {}) },
   });
   const { governance, clock } = t;
   return {

@@ -59,11 +59,9 @@ export async function createDemoGovernance(): Promise<{ governance: Governance; 
   );
   const governance = await createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [dir],
-    pool: createInMemoryPool({ demo: server }),
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
+    manifests: { builtin: false, dirs: [dir] },
+    mcp: { pool: createInMemoryPool({ demo: server }) },
+    storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
   });
   return { governance, counters };
 }

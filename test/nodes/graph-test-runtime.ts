@@ -87,11 +87,9 @@ export async function createGraphTestRuntime(): Promise<GraphTestRuntime> {
   writeFileSync(join(dir, "demo.json"), JSON.stringify(manifest));
   const governance = await createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [dir],
-    pool: createInMemoryPool({ demo: server }),
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
+    manifests: { builtin: false, dirs: [dir] },
+    mcp: { pool: createInMemoryPool({ demo: server }) },
+    storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
   });
   return {
     governance,

@@ -39,10 +39,9 @@ test("read_text_file: the text once after the invocation id, no JSON envelope; t
         }),
       ],
     },
-    builtinManifests: false,
-    manifestDirs: [],
-    dataDir: await mkdtemp(join(tmpdir(), "sciencegate-msg-data-")),
-    authorize: () => ({ allowed: true }),
+    manifests: { builtin: false, dirs: [] },
+    storage: { dataDir: await mkdtemp(join(tmpdir(), "sciencegate-msg-data-")) },
+    permissions: { authorize: () => ({ allowed: true }) },
   });
   const name = "mcp__filesystem__read_text_file";
   const promotion = promotionReducer(undefined, promote([name], governance.tools("s1")));

@@ -206,14 +206,16 @@ import {
   type GovernedAgentOptions,
   isGovernanceError,
 } from "sciencegate";
+import { scienceExtension } from "sciencegate/adk";
 
 export const entryPoints = [${specifiers.map((_, i) => `entry${i}`).join(", ")}];
 
 export async function meanRatio(dataDir: string): Promise<number> {
-  const options: GovernanceOptions = { scienceToml: "science.toml", dataDir };
+  const science = await scienceExtension({ path: "science.toml" });
+  const options: GovernanceOptions = { extensions: [science], storage: { dataDir } };
   const governance: Governance = await createGovernance(options);
   try {
-    const outcome = await governance.callTool("mean_ratio", { numerator: [1], denominator: [2] });
+    const outcome = await science.callTool(governance)("mean_ratio", { numerator: [1], denominator: [2] });
     const row = await governance.ledger.get(outcome.invocationId);
     return row?.status === "ok" ? Number(outcome.value) : Number.NaN;
   } catch (error) {

@@ -182,9 +182,15 @@ describe("local tools in plain Node without tsx", () => {
     );
     const script = `
       import { createGovernance } from "sciencegate";
-      const governance = await createGovernance({ dataDir: ".sciencegate", onWarning: () => {} });
+      import { scienceExtension } from "sciencegate/adk";
+      const science = await scienceExtension();
+      const governance = await createGovernance({
+        extensions: [science],
+        storage: { dataDir: ".sciencegate" },
+        onWarning: () => {},
+      });
       try {
-        const { value } = await governance.callTool("triple", { x: 2 });
+        const { value } = await science.callTool(governance)("triple", { x: 2 });
         const names = governance.catalog.tools().map((t) => t.toolId);
         console.log(JSON.stringify({ warnings: governance.warnings, value, names }));
       } finally {

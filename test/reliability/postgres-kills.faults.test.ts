@@ -47,12 +47,10 @@ async function run(index: number) {
   writeFileSync(join(dir, "demo.json"), JSON.stringify(makeSource({ tools: [search] })));
   const governance = await createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [dir],
-    pool: createInMemoryPool({ demo: server }),
-    dataDir: join(dir, "data"),
+    manifests: { builtin: false, dirs: [dir] },
+    mcp: { pool: createInMemoryPool({ demo: server }) },
     env: {},
-    storage: { postgres: url },
+    storage: { postgres: url, dataDir: join(dir, "data") },
   });
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -180,12 +178,10 @@ describe("PostgreSQL that stops taking connections while a call runs", () => {
       const dataDir = join(dir, "data");
       const governance = await createGovernance({
         config: { servers: [] },
-        builtinManifests: false,
-        manifestDirs: [dir],
-        pool: createInMemoryPool({ demo: held }),
-        dataDir,
+        manifests: { builtin: false, dirs: [dir] },
+        mcp: { pool: createInMemoryPool({ demo: held }) },
         env: {},
-        storage: { postgres: roleUrl.toString() },
+        storage: { postgres: roleUrl.toString(), dataDir },
         onWarning: () => undefined,
       });
       try {

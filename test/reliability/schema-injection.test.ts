@@ -104,11 +104,9 @@ describe("tool poisoning through a schema stays data", () => {
             { id: "hostile", transport: "stdio", args: [], env: {}, headers: {}, enabled: true, tools: {} },
           ],
         },
-        builtinManifests: false,
-        manifestDirs: [],
-        pool: createInMemoryPool({ hostile: () => hostileServer(calls) }),
-        ledger: new MemoryLedger(),
-        store: new MemoryContentStore(),
+        manifests: { builtin: false, dirs: [] },
+        mcp: { pool: createInMemoryPool({ hostile: () => hostileServer(calls) }) },
+        storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
       });
       const table = prepareFixedToolTable(governance);
       // The hostile server offers no download: no artifact built-ins beside its tool.

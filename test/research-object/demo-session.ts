@@ -37,5 +37,5 @@ export async function runOfflineDemo(scratch: string): Promise<{ dataDir: string
  * @returns the runtime; close it
  */
 export function openDemoData(dataDir: string): Promise<Governance> {
-  return createGovernance({ dataDir, onWarning: () => undefined });
+  return createGovernance({ storage: { dataDir }, onWarning: () => undefined });
 }

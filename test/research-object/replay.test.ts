@@ -86,10 +86,9 @@ beforeAll(async () => {
   originalDataDir = join(scratch, "original");
   const governance = await createGovernance({
     env: { ...process.env, ...providers.env, SCIENCE_AGENT_LLM_WIKI_URL: wiki.origin },
-    dataDir: originalDataDir,
-    fetch: paperFetch,
-    downloads: { lookup: offlineLookup },
-    permissionPolicy: policy,
+    storage: { dataDir: originalDataDir },
+    downloads: { lookup: offlineLookup, fetch: paperFetch },
+    permissions: { policy: policy },
     onWarning: () => undefined,
   });
   try {
@@ -158,8 +157,8 @@ describe("replaying the demo's graph from its research object", () => {
     replayDataDir = join(scratch, "replay");
     replay = await createReplayGovernance({
       crate: crateDir,
-      dataDir: replayDataDir,
-      permissionPolicy: policy,
+      storage: { dataDir: replayDataDir },
+      permissions: { policy: policy },
     });
     replayed = await runDemoGraph(replay);
     // The providers are shut down; nothing more reached them or the paper host.
@@ -264,7 +263,9 @@ describe("a hostile crate", () => {
     Object.assign(entity, { sha256: sha256Hex(bytes), contentSize: String(bytes.byteLength) });
     await writeFile(metadataPath, JSON.stringify(metadata));
     const dataDir = join(scratch, "hostile", "replay", "data");
-    const replay = await createReplayGovernance({ crate: hostile, dataDir }).catch((error: unknown) => error);
+    const replay = await createReplayGovernance({ crate: hostile, storage: { dataDir } }).catch(
+      (error: unknown) => error,
+    );
     if (!(replay instanceof Error)) await (replay as ReplayGovernance).close();
     expect(existsSync(join(dataDir, "escaped.json"))).toBe(false);
     expect(existsSync(join(scratch, "hostile", "replay", "escaped.json"))).toBe(false);

@@ -19,6 +19,7 @@ import {
   writeResearchObject,
 } from "../../src/research-object/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
@@ -75,16 +76,19 @@ function demoServer(): McpServer {
 }
 
 const runtime = (options: Parameters<typeof createGovernance>[0]): Promise<Governance> =>
-  createGovernance({
-    config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [manifests],
-    pool: createInMemoryPool({ demo: demoServer }),
-    dataDir,
-    env: {},
-    clock: new ManualClock(Date.parse("2026-12-03T09:00:00Z")),
-    ...options,
-  });
+  createGovernance(
+    mergeGovernanceOptions(
+      {
+        config: { servers: [] },
+        manifests: { builtin: false, dirs: [manifests] },
+        mcp: { pool: createInMemoryPool({ demo: demoServer }) },
+        storage: { dataDir },
+        env: {},
+        clock: new ManualClock(Date.parse("2026-12-03T09:00:00Z")),
+      },
+      options,
+    ),
+  );
 
 test("a session exported from PostgreSQL is byte-identical to the same session exported from SQLite", {
   timeout: 120_000,

@@ -1,8 +1,8 @@
 /**
  * When the authorization row of a call commits. A safe call's row (`policy_not_dangerous`: nobody
- * decided anything) is queued before the call runs and commits ahead of the invocation row, in the
- * same writer; the call runs meanwhile, and `invoke` returns once both rows are durable. A human's
- * decision is committed before the call it allows runs.
+ * decided anything) is written after the call ran, in the invocation row's commit, ahead of it, and
+ * `invoke` returns once that commit is durable. A human's decision is committed before the call it
+ * allows runs.
  */
 import { afterEach, describe, expect, test } from "vitest";
 import type { LedgerBatchOptions, LedgerWrite, LedgerWriteResult } from "../../src/governance/audit/index.js";
@@ -43,7 +43,7 @@ const decisionSources = (ledger: GatedLedger) =>
   );
 
 describe("authorization rows and the call they allow", () => {
-  test("a safe call runs while its authorization row is still committing; invoke returns once both rows are in", async () => {
+  test("a safe call's authorization row is written in its invocation row's commit, ahead of it; invoke returns once that commit is in", async () => {
     const { rt, ledger } = await lab();
     let returned = false;
     const invoked = rt.governance.broker
@@ -51,19 +51,31 @@ describe("authorization rows and the call they allow", () => {
       .finally(() => {
         returned = true;
       });
-    for (let i = 0; i < 20 && (rt.calls["search:fast"] === undefined || ledger.held.length === 0); i++) {
-      await tick();
-    }
-    // The tool ran; the authorization row is still held, so the call has not returned.
+    for (let i = 0; i < 20 && ledger.held.length === 0; i++) await tick();
+    // The tool ran before its authorization row was even queued; one batch holds both rows.
     expect(rt.calls).toEqual({ "search:fast": 1 });
-    expect(decisionSources(ledger)).toEqual(["policy_not_dangerous"]);
+    expect(ledger.held).toHaveLength(1);
+    const [authorization, invocation] = ledger.held[0]!.writes;
+    expect(ledger.held[0]!.writes).toHaveLength(2);
+    expect(authorization).toMatchObject({
+      kind: "authorization",
+      record: { decisionSource: "policy_not_dangerous" },
+    });
+    expect(invocation).toMatchObject({
+      kind: "invocation",
+      record: {
+        status: "ok",
+        authorizationId: authorization?.kind === "authorization" && authorization.record.id,
+      },
+    });
     for (let i = 0; i < 5; i++) await tick();
     expect(returned).toBe(false);
     ledger.held[0]!.pass();
     const outcome = await invoked;
     const row = await ledger.get(outcome.invocationId);
-    const [authorization] = await ledger.listAuthorizations();
-    expect(row?.authorizationId).toBe(authorization?.id);
+    const [stored] = await ledger.listAuthorizations();
+    expect(row?.authorizationId).toBe(stored?.id);
+    expect(stored?.decisionSource).toBe("policy_not_dangerous");
   });
 
   test("an authorization row that fails to commit: the call is not answered ok, and nothing is unhandled", async () => {

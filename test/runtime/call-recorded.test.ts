@@ -18,6 +18,7 @@ import { MemoryContentStore } from "../../src/governance/audit/content-store.js"
 import { createAuthorizationRequest } from "../../src/governance/permissions/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
@@ -67,16 +68,18 @@ async function runtime(
     JSON.stringify(makeSource({ id: "hostile", tools: [plain("search"), plain("broken"), write] })),
   );
   const effects: string[] = [];
-  const governance = await createGovernance({
-    config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [dir],
-    pool: createInMemoryPool({ hostile: () => hostileServer(effects) }),
-    dataDir: join(dir, "data"),
-    store: new MemoryContentStore(),
-    env: {},
-    ...storage,
-  });
+  const governance = await createGovernance(
+    mergeGovernanceOptions(
+      {
+        config: { servers: [] },
+        manifests: { builtin: false, dirs: [dir] },
+        mcp: { pool: createInMemoryPool({ hostile: () => hostileServer(effects) }) },
+        storage: { dataDir: join(dir, "data"), contentStore: new MemoryContentStore() },
+        env: {},
+      },
+      storage,
+    ),
+  );
   return { governance, effects };
 }
 

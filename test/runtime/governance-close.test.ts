@@ -83,14 +83,12 @@ async function raceRuntime(clock: ManualClock, dataDir: string) {
   };
   const governance = await createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [manifests],
-    pool: createInMemoryPool({ demo }),
-    dataDir,
-    store: new MemoryContentStore(),
+    manifests: { builtin: false, dirs: [manifests] },
+    mcp: { pool: createInMemoryPool({ demo }) },
+    storage: { dataDir, contentStore: new MemoryContentStore() },
     clock,
     closeGraceMs: GRACE_MS,
-    rateLimits: { demo: { maxConcurrentRequests: 2 } },
+    limits: { rateLimits: { demo: { maxConcurrentRequests: 2 } } },
   });
   return { governance, server };
 }
@@ -258,10 +256,9 @@ describe("close()", () => {
       }
       const governance = await createGovernance({
         config: { servers: [] },
-        builtinManifests: false,
-        dataDir,
-        pool,
-        jobStore: new FailingJobStore(),
+        manifests: { builtin: false },
+        storage: { dataDir, jobStore: new FailingJobStore() },
+        mcp: { pool },
       });
       expect(openFilesUnder(dataDir).length).toBeGreaterThan(0);
       const error = await governance.close().then(

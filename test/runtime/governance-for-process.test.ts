@@ -6,8 +6,8 @@
  */
 import { EventEmitter } from "node:events";
 import { isGovernanceError } from "sciencegate";
-import { governanceForProcess, type ShutdownProcess, type SignalListener } from "sciencegate/deploy";
 import { describe, expect, test } from "vitest";
+import { governanceForProcess, type ShutdownProcess, type SignalListener } from "../../src/runtime/index.js";
 
 /** An emitter standing in for `process`; `hidden` handlers are left out of `listeners()`, as tsx does. */
 function fakeProcess(): ShutdownProcess & {

@@ -32,7 +32,10 @@ describe("createGovernance({ jobStore })", () => {
   test("a passed store receives the download's job, no jobs.sqlite is made, and close() closes it", async () => {
     const path = freshJobsFile();
     const jobStore = await SqliteDownloadJobStore.open(path);
-    const { governance, transfers } = await downloadRuntime({ jobStore, enforcePermissions: false });
+    const { governance, transfers } = await downloadRuntime({
+      storage: { jobStore },
+      permissions: { enforce: false },
+    });
     const result = await downloadA(governance);
     expect(result.status).toBe("completed");
     expect(transfers).toEqual(["https://arxiv.org/pdf/a"]);
@@ -58,14 +61,14 @@ describe("createGovernance({ jobStore })", () => {
   test("two runtimes on one shared store: the second replays the first's call and transfers nothing", async () => {
     const path = freshJobsFile();
     const first = await downloadRuntime({
-      jobStore: await SqliteDownloadJobStore.open(path),
-      enforcePermissions: false,
+      storage: { jobStore: await SqliteDownloadJobStore.open(path) },
+      permissions: { enforce: false },
     });
     const done = await downloadA(first.governance);
     // A second replica: its own ledger, CAS, data directory and fetch, the same job database.
     const second = await downloadRuntime({
-      jobStore: await SqliteDownloadJobStore.open(path),
-      enforcePermissions: false,
+      storage: { jobStore: await SqliteDownloadJobStore.open(path) },
+      permissions: { enforce: false },
     });
     expect(await second.governance.downloads.hasCall("t1", "dl-a")).toBe(true);
     expect(await downloadA(second.governance)).toEqual(done);
@@ -74,7 +77,7 @@ describe("createGovernance({ jobStore })", () => {
   });
 
   test("without one, the jobs go to <dataDir>/jobs.sqlite and outlive the runtime", async () => {
-    const { governance } = await downloadRuntime({ enforcePermissions: false });
+    const { governance } = await downloadRuntime({ permissions: { enforce: false } });
     const result = await downloadA(governance);
     await governance.close();
     const reopened = await SqliteDownloadJobStore.open(downloadJobsPath(governance.dataDir));

@@ -15,6 +15,7 @@ import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { checkStoreIntegrity } from "../../src/governance/audit/store-integrity.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { demoResult } from "../governance/broker/broker-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
@@ -65,15 +66,18 @@ async function replica(options: GovernanceOptions, dataDir: string, hold?: Promi
     });
     return mcp;
   };
-  const governance = await createGovernance({
-    config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [manifests],
-    pool: createInMemoryPool({ demo }),
-    dataDir,
-    env: {},
-    ...options,
-  });
+  const governance = await createGovernance(
+    mergeGovernanceOptions(
+      {
+        config: { servers: [] },
+        manifests: { builtin: false, dirs: [manifests] },
+        mcp: { pool: createInMemoryPool({ demo }) },
+        storage: { dataDir },
+        env: {},
+      },
+      options,
+    ),
+  );
   return { governance, calls };
 }
 
@@ -160,7 +164,7 @@ describe("createGovernance({ storage: { postgres } })", () => {
     const url = await schemas.next();
     const limits: GovernanceOptions = {
       storage: { postgres: url },
-      rateLimits: { demo: { maxConcurrentRequests: 1 } },
+      limits: { rateLimits: { demo: { maxConcurrentRequests: 1 } } },
     };
     let release = () => {};
     const held = new Promise<void>((resolve) => {
@@ -199,7 +203,7 @@ describe("createGovernance({ storage: { postgres } })", () => {
   test("an explicit ledger still wins; the grants, jobs, rate limits, session state and OAuth credentials go to the database", async () => {
     const url = await schemas.next();
     const ledger = new MemoryLedger();
-    const { governance } = await replica({ storage: { postgres: url }, ledger }, join(scratch, "own-ledger"));
+    const { governance } = await replica({ storage: { postgres: url, ledger } }, join(scratch, "own-ledger"));
     try {
       expect(governance.ledger).toBe(ledger);
       await governance.broker.invoke(search("tp53", "call-2"));

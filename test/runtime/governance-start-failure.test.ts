@@ -34,12 +34,12 @@ function newerGrantStore(dataDir: string): void {
   db.close();
 }
 
-const bare = (): GovernanceOptions => ({ config: { servers: [] }, builtinManifests: false });
+const bare = (): GovernanceOptions => ({ config: { servers: [] }, manifests: { builtin: false } });
 
 describe.skipIf(!canListOpenFiles)("createGovernance failing part-way", () => {
   test("an open runtime holds its SQLite files (the check below can see them)", async () => {
     const dataDir = await mkdtemp(join(scratch, "open-"));
-    const governance = await createGovernance({ ...bare(), dataDir });
+    const governance = await createGovernance({ ...bare(), storage: { dataDir } });
     expect(openFilesUnder(dataDir)).toEqual(
       expect.arrayContaining([join(dataDir, "ledger.sqlite"), grantStorePath(dataDir)]),
     );
@@ -50,7 +50,7 @@ describe.skipIf(!canListOpenFiles)("createGovernance failing part-way", () => {
   test("the grant store fails to open after the ledger opened: the ledger is closed again", async () => {
     const dataDir = await mkdtemp(join(scratch, "grants-"));
     newerGrantStore(dataDir);
-    await expect(createGovernance({ ...bare(), dataDir })).rejects.toMatchObject({
+    await expect(createGovernance({ ...bare(), storage: { dataDir } })).rejects.toMatchObject({
       code: "INVALID_CONFIG",
       message: expect.stringContaining("newer than this Sciencegate supports"),
     });
@@ -62,7 +62,7 @@ describe.skipIf(!canListOpenFiles)("createGovernance failing part-way", () => {
     const dataDir = await mkdtemp(join(scratch, "jobs-"));
     // A directory where the job database should be: SQLite cannot open it.
     await mkdir(join(dataDir, DOWNLOAD_JOBS_FILE), { recursive: true });
-    await expect(createGovernance({ ...bare(), dataDir })).rejects.toMatchObject({
+    await expect(createGovernance({ ...bare(), storage: { dataDir } })).rejects.toMatchObject({
       code: "UPSTREAM_UNAVAILABLE",
       message: expect.stringContaining("Cannot open the job database"),
     });
@@ -78,12 +78,14 @@ describe.skipIf(!canListOpenFiles)("createGovernance failing part-way", () => {
     const pids: number[] = [];
     const failure = await createGovernance({
       config: { servers: [stdioTestServer("alpha"), stdioTestServer("beta")] },
-      builtinManifests: false,
-      dataDir,
-      createTransport: (server) => {
-        const transport = createSdkTransport(server, { env: process.env });
-        transports.push(transport);
-        return transport;
+      manifests: { builtin: false },
+      storage: { dataDir },
+      mcp: {
+        createTransport: (server) => {
+          const transport = createSdkTransport(server, { env: process.env });
+          transports.push(transport);
+          return transport;
+        },
       },
       extensions: [
         {
@@ -123,9 +125,9 @@ describe.skipIf(!canListOpenFiles)("createGovernance failing part-way", () => {
       },
     };
     const jobStore = new MemoryDownloadJobStore();
-    await expect(createGovernance({ ...bare(), dataDir, pool, jobStore })).rejects.toThrow(
-      "the pool cannot list its servers",
-    );
+    await expect(
+      createGovernance({ ...bare(), storage: { dataDir, jobStore }, mcp: { pool } }),
+    ).rejects.toThrow("the pool cannot list its servers");
     expect(openFilesUnder(dataDir)).toEqual([]);
     expect(poolClosed).toBe(false);
     // A store the app passed in is not closed either.

@@ -30,9 +30,9 @@ import { createGovernance } from ${JSON.stringify(runtime)};
 import { stdioTestServer } from ${JSON.stringify(configs)};
 const governance = await createGovernance({
   config: { servers: [stdioTestServer("lab")] },
-  builtinManifests: false,
-  dataDir: ${JSON.stringify(dataDir)},
-  authorize: () => ({ allowed: true }),
+  manifests: { builtin: false },
+  storage: { dataDir: ${JSON.stringify(dataDir)} },
+  permissions: { authorize: () => ({ allowed: true }) },
 });
 const outcome = await governance.broker.invoke({ sourceId: "lab", toolId: ${JSON.stringify(toolId)}, input: ${JSON.stringify(input)}, session: "s1" });
 console.log(JSON.stringify({ invocationId: outcome.invocationId, pid: governance.pool.state("lab").pid, at: Date.now() }));
@@ -131,9 +131,8 @@ describe("await using", () => {
     {
       await using governance = await createGovernance({
         config: { servers: [stdioTestServer("lab")] },
-        builtinManifests: false,
-        ledger: new MemoryLedger(),
-        store: new MemoryContentStore(),
+        manifests: { builtin: false },
+        storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
         onWarning: () => undefined,
       });
       pid = governance.pool.state("lab").pid;

@@ -31,11 +31,10 @@ async function open(dataDir: string): Promise<Governance> {
     new Response(PAPER, { headers: { "content-length": String(PAPER.length) } });
   governance = await createGovernance({
     config: { servers: [] },
-    builtinManifests: true,
-    dataDir,
-    enforcePermissions: false,
-    fetch,
-    downloads: { lookup: publicLookup },
+    manifests: { builtin: true },
+    storage: { dataDir },
+    permissions: { enforce: false },
+    downloads: { lookup: publicLookup, fetch },
   });
   return governance;
 }

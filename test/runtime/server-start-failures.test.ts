@@ -1,6 +1,6 @@
 /**
  * A server that cannot start is visible to the app: a line in `governance.warnings` naming the server
- * and the reason, an error with `failOnServerError` (or the config's `throwOnLoadError: true`), and a
+ * and the reason, an error with `mcp.failOnError` (or the config's `throwOnLoadError: true`), and a
  * `tool_search` that finds nothing says which sources are down.
  */
 import { readFileSync } from "node:fs";
@@ -12,19 +12,21 @@ import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { executeGovernedToolCall } from "../../src/nodes/execute-tool-call.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
 import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
+import { mergeGovernanceOptions } from "../../src/runtime/index.js";
 import { isAlive, serverConfig, stdioTestServer, testServerPath } from "../mcp/server-configs.js";
 
 /** A stdio server whose command is misspelt: spawning it fails with ENOENT. */
 const misspelt = serverConfig({ id: "files", transport: "stdio", command: "sciencegate-no-such-command" });
 
 function options(extra: Partial<GovernanceOptions> = {}): GovernanceOptions {
-  return {
-    builtinManifests: false,
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
-    onWarning: () => undefined,
-    ...extra,
-  };
+  return mergeGovernanceOptions(
+    {
+      manifests: { builtin: false },
+      storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
+      onWarning: () => undefined,
+    },
+    extra,
+  );
 }
 
 async function withGovernance<T>(
@@ -63,10 +65,10 @@ describe("a server whose command is misspelt", () => {
     });
   }, 60_000);
 
-  test("failOnServerError: true throws UPSTREAM_UNAVAILABLE naming it, and leaves no child of the good server", async () => {
+  test("mcp.failOnError: true throws UPSTREAM_UNAVAILABLE naming it, and leaves no child of the good server", async () => {
     const good = stdioTestServer("lab");
     const error = await createGovernance(
-      options({ config: { servers: [good, misspelt] }, failOnServerError: true }),
+      options({ config: { servers: [good, misspelt] }, mcp: { failOnError: true } }),
     ).then(
       () => undefined,
       (e: unknown) => e,
@@ -102,12 +104,12 @@ describe("a server whose command is misspelt", () => {
     },
   );
 
-  test("failOnServerError: false wins over the config's throwOnLoadError: true", async () => {
+  test("mcp.failOnError: false wins over the config's throwOnLoadError: true", async () => {
     const config = {
       throwOnLoadError: true,
       mcpServers: { files: { command: "sciencegate-no-such-command" } },
     };
-    await withGovernance(options({ config, failOnServerError: false }), async (governance) => {
+    await withGovernance(options({ config, mcp: { failOnError: false } }), async (governance) => {
       expect(governance.warnings).toEqual([expect.stringContaining("warning: server 'files' unavailable")]);
     });
   });

@@ -58,13 +58,11 @@ async function runtime(toolCallTimeout: number | undefined) {
         plain: { command: "node", ...timeout },
       },
     },
-    builtinManifests: false,
-    manifestDirs: [manifests],
-    pool: createInMemoryPool({ demo: hangingServer(cancelled), plain: hangingServer(cancelled) }),
-    ledger,
-    store: new MemoryContentStore(),
+    manifests: { builtin: false, dirs: [manifests] },
+    mcp: { pool: createInMemoryPool({ demo: hangingServer(cancelled), plain: hangingServer(cancelled) }) },
+    storage: { ledger, contentStore: new MemoryContentStore() },
     clock,
-    enforcePermissions: false,
+    permissions: { enforce: false },
   });
   return { governance, clock, ledger, cancelled };
 }

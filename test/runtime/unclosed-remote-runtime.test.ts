@@ -107,11 +107,10 @@ function unclosedScript(
 import { createGovernance } from ${JSON.stringify(runtime)};
 const governance = await createGovernance({
   config: { mcpServers: { remote: { transport: ${JSON.stringify(transport)}, url: ${JSON.stringify(serverUrl)} } } },
-  builtinManifests: false,
-  dataDir: ${JSON.stringify(dataDir)},
+  manifests: { builtin: false },
+  storage: { dataDir: ${JSON.stringify(dataDir)}${postgresUrl ? `, postgres: ${JSON.stringify(postgresUrl)}` : ""} },
   env: {},
-  ${postgresUrl ? `storage: { postgres: ${JSON.stringify(postgresUrl)} },` : ""}
-  authorize: () => ({ allowed: true }),
+  permissions: { authorize: () => ({ allowed: true }) },
 });
 const ids = [];
 for (let i = 0; i < ${AWAITED_CALLS}; i++) {

@@ -88,6 +88,7 @@ export async function serveGatewayCommand(
     const runtime = await openRuntime(io, {
       ...(options.configPath ? { configPath: options.configPath } : {}),
       ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
+      relaysSampling: true,
     });
     const gateway = createGatewayServer(runtime, {
       eager: options.eager,

@@ -22,7 +22,7 @@ export type {
 } from "./ledger.js";
 export { LedgerContentStore, putObjectIn, withLedgerObjects } from "./ledger-content-store.js";
 export { LedgerSpool } from "./ledger-spool.js";
-export { LedgerWriter, type LedgerWriterOptions } from "./ledger-writer.js";
+export { type HeldAuthorization, LedgerWriter, type LedgerWriterOptions } from "./ledger-writer.js";
 export { MemoryLedger, type MemoryLedgerOptions } from "./memory-ledger.js";
 export { PostgresLedger, type PostgresLedgerOptions } from "./postgres-ledger.js";
 export { DEFAULT_MAX_INLINE_BYTES, SqliteLedger, type SqliteLedgerOptions } from "./sqlite-ledger.js";

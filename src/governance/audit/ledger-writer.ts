@@ -52,6 +52,21 @@ export interface LedgerWriterOptions {
   warn?: ((line: string) => void) | undefined;
 }
 
+/** An authorization row the writer holds until the row of the call it allows is appended (see `hold`). */
+export interface HeldAuthorization {
+  /**
+   * Queues the held row now, ahead of any row appended after this call, so that it shares that row's
+   * commit. Only the first call queues it; every call returns the same promise.
+   * @returns once the row is durable
+   */
+  release(): Promise<void>;
+}
+
+interface Held {
+  write: LedgerWrite;
+  committed?: Promise<void>;
+}
+
 interface Pending {
   write: LedgerWrite;
   bytes: number;
@@ -83,6 +98,8 @@ export class LedgerWriter {
   readonly #clock: Clock;
   readonly #warn: (line: string) => void;
   #queue: Pending[] = [];
+  /** Rows `hold` keeps until they are released (or the writer closes, or the process exits). */
+  readonly #held = new Set<Held>();
   /** The batch whose commit runs (for the exit step). */
   #inFlight: readonly Pending[] = [];
   /** The running commit, if any: batches commit one after another, in append order. */
@@ -161,6 +178,31 @@ export class LedgerWriter {
   }
 
   /**
+   * Takes an authorization row now and writes it later, with the row of the call it allows: one
+   * commit for both instead of one before the call and one after (see ARCHITECTURE.md, "Record").
+   * Only for a row nobody waits on before the call runs (a decision someone made must be durable
+   * before its call, so it goes through `appendAuthorization`). A row never released is still written
+   * when the writer closes, and at process exit by the exit step, like a queued one.
+   * @param record the row
+   * @returns the handle whose `release` queues it
+   * @throws GovernanceError `INVALID_INPUT` for a malformed record; `UPSTREAM_UNAVAILABLE` after `close()`
+   */
+  hold(record: AuthorizationRecord): HeldAuthorization {
+    this.#ensureOpen();
+    const held: Held = { write: { kind: "authorization", record: normalizeAuthorizationRecord(record) } };
+    this.#held.add(held);
+    return { release: () => this.#release(held) };
+  }
+
+  #release(held: Held): Promise<void> {
+    if (held.committed === undefined) {
+      this.#held.delete(held);
+      held.committed = this.#enqueue(held.write, 0);
+    }
+    return held.committed;
+  }
+
+  /**
    * Replays the spooled batches into the store now (the writer also does so by itself: after it
    * opens, and with growing pauses while the store stays unreachable).
    * @returns how many spooled batches are left (0 once all are in the store)
@@ -179,6 +221,8 @@ export class LedgerWriter {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      // A held row whose call never wrote its own: the call was authorized, so the row is kept.
+      for (const held of [...this.#held]) this.#release(held).catch(() => undefined);
       while (this.#committing !== undefined || this.#queue.length > 0) {
         await (this.#committing ?? this.#commitNext());
       }
@@ -352,7 +396,8 @@ export class LedgerWriter {
    * `again` (an in-flight commit may have landed), else spools it, else says what was lost.
    */
   #commitAtExit(): void {
-    const writes = [...this.#inFlight, ...this.#queue].map((pending) => pending.write);
+    const held = [...this.#held].map((entry) => entry.write);
+    const writes = [...held, ...[...this.#inFlight, ...this.#queue].map((pending) => pending.write)];
     if (writes.length === 0) return;
     let failure: unknown;
     try {

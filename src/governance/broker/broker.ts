@@ -21,7 +21,7 @@ import {
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
 import { binaryPayloads, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest, ToolManifest } from "../manifests/index.js";
-import type { AuthorizationDecision, Authorize } from "../permissions/index.js";
+import type { Authorize, AuthorizeResult } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall, UpstreamQuestion } from "./broker-types.js";
@@ -407,7 +407,7 @@ export class Broker {
     if (continuation !== undefined && "runningElsewhere" in continuation) {
       throw new RunningElsewhere(upstreamTimeoutMs(request, tool, this.#o) + RECORDING_GRACE_MS);
     }
-    const decision: AuthorizationDecision = continuation
+    const decision: AuthorizeResult = continuation
       ? { allowed: true, ...optional({ authorizationId: continuation.authorizationId }) }
       : await this.#authorize(request, resolved, input);
     await this.#admitDecision(request, call, resolved, decision, upstreamTimeoutMs(request, tool, this.#o));
@@ -427,10 +427,8 @@ export class Broker {
 
     const upstream = this.#upstreamOf(
       request,
-      source.id,
-      tool.toolId,
-      input,
-      row.authorizationId,
+      { sourceId: source.id, toolId: tool.toolId, input },
+      call,
       continuation,
     );
     const raw = await callUpstream(
@@ -499,16 +497,13 @@ export class Broker {
     request: InvokeRequest,
     call: Call,
     tool: ResolvedTool,
-    decision: AuthorizationDecision,
+    decision: AuthorizeResult,
     timeoutMs: number,
   ): Promise<void> {
     const { row } = call;
     if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
-    if (decision.allowed && decision.committed) {
-      // Awaited when the row is written; a failure surfaces there, never as an unhandled rejection.
-      decision.committed.catch(() => undefined);
-      call.authorizationCommitted = decision.committed;
-    }
+    // Written with the call's row (or before the first row the call records that names it).
+    if (decision.allowed && decision.commit) call.commitAuthorization = decision.commit;
     // Only a call with a thread has a row to replay; one without is refused below.
     if (!decision.allowed && decision.runningElsewhere === true && request.threadId !== undefined) {
       throw new RunningElsewhere(timeoutMs + RECORDING_GRACE_MS);
@@ -535,7 +530,7 @@ export class Broker {
     request: InvokeRequest,
     tool: ResolvedTool,
     input: Record<string, unknown>,
-  ): Promise<AuthorizationDecision> {
+  ): Promise<AuthorizeResult> {
     return Promise.resolve()
       .then(() =>
         this.#o.authorize({
@@ -550,20 +545,23 @@ export class Broker {
           ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
         }),
       )
-      .catch((error: unknown): AuthorizationDecision => ({ allowed: false, reason: errorMessage(error) }));
+      .catch((error: unknown): AuthorizeResult => ({ allowed: false, reason: errorMessage(error) }));
   }
 
   /** What the pool needs for a call's upstream requests: the relay, and the round a continuation resumes. */
   #upstreamOf(
     request: InvokeRequest,
-    sourceId: string,
-    toolId: string,
-    input: Record<string, unknown>,
-    authorizationId: string | undefined,
+    tool: { sourceId: string; toolId: string; input: Record<string, unknown> },
+    call: Call,
     continuation: Continuation | undefined,
   ): Pick<UpstreamCallParts, "relay" | "continueFrom"> {
     const relay = this.#upstream.relayFor(
-      { request, sourceId, toolId, input, authorizationId },
+      {
+        request,
+        ...tool,
+        authorizationId: call.row.authorizationId,
+        commitAuthorization: call.commitAuthorization,
+      },
       continuation,
     );
     return { relay, continueFrom: continuation?.continueFrom };

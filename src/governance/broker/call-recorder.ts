@@ -36,8 +36,11 @@ export interface Call {
   input?: Record<string, unknown> | undefined;
   /** Whether the call's span records: its rate-limit wait and attempts are then spans too. */
   traced: boolean;
-  /** The commit of the call's authorization row when the permission hook did not wait for it. */
-  authorizationCommitted?: Promise<void> | undefined;
+  /**
+   * Writes the call's authorization row when the permission hook left it unwritten (a safe call's):
+   * called just before the call's own row, so that both share one commit.
+   */
+  commitAuthorization?: (() => Promise<void>) | undefined;
 }
 
 /** Builds and writes the rows of one broker's calls. */
@@ -123,9 +126,11 @@ export class CallRecorder {
       finishedAt: new Date(finishedMs).toISOString(),
       durationMs: Math.max(0, finishedMs - startedMs),
     };
+    // The authorization row the call ran on, when not written yet, is queued first, in the same turn:
+    // the two share a commit. The call is recorded once both are durable.
+    const authorized = call.commitAuthorization?.();
     const appended = this.#writer.append(record, call.inline);
-    // The row is recorded once the authorization row it names is durable too.
-    if (call.authorizationCommitted) await Promise.all([appended, call.authorizationCommitted]);
+    if (authorized) await Promise.all([appended, authorized]);
     else await appended;
   }
 

@@ -78,6 +78,8 @@ export interface UpstreamCall {
   toolId: string;
   input: Record<string, unknown>;
   authorizationId: string | undefined;
+  /** Writes the authorization row when the permission hook left it to the call (see `Call`). */
+  commitAuthorization?: (() => Promise<void>) | undefined;
 }
 
 /** How a continuation runs: on its question's authorization, from its recorded round. */
@@ -300,13 +302,15 @@ export class UpstreamInputs {
    * @returns false when `options.id` is already recorded
    */
   async #append(
-    call: Pick<UpstreamCall, "request" | "sourceId" | "toolId">,
+    call: Pick<UpstreamCall, "request" | "sourceId" | "toolId" | "commitAuthorization">,
     action: string,
     decisionSource: string,
     object: unknown,
     options: { id?: string } = {},
   ): Promise<boolean> {
     const { request } = call;
+    // A row that names the call's authorization never lands before it.
+    await call.commitAuthorization?.();
     const { ref } = await putObjectIn(this.#o.store, jsonObject(object));
     try {
       await this.#o.ledger.appendAuthorization({

@@ -10,6 +10,8 @@ export type {
   SourceKind,
   SourceManifest,
   SourceManifestInput,
+  SourceSurface,
+  SurfacePolicy,
   ToolKind,
   ToolManifest,
 } from "./manifest-schema.js";

@@ -180,6 +180,27 @@ export const governanceSchema = z.strictObject({
   queueTimeoutMs: nonNegativeInt.optional(),
 });
 
+/**
+ * How the gateway forwards one part of a source server's surface beyond tools to its clients:
+ * `denied` (not listed, every request refused and recorded), `allowed` (forwarded; each read, i.e. a
+ * prompt got, a resource read, a completion, a subscription or a log level, is a ledger row with its
+ * outcome), `audited` (as `allowed`, and the answer is kept in the content store, and list requests
+ * are rows too), `approval` (as `audited`, and each read is first put to the client's human).
+ */
+export const surfacePolicySchema = z.enum(["denied", "allowed", "audited", "approval"]);
+
+/**
+ * The gateway's policy for a source server's prompts, resources (templates and subscriptions
+ * included), completion and log level. Each omitted part is `allowed`: MCP reads have no side effect
+ * and each one is still in the ledger.
+ */
+export const surfaceSchema = z.strictObject({
+  prompts: surfacePolicySchema.optional(),
+  resources: surfacePolicySchema.optional(),
+  completion: surfacePolicySchema.optional(),
+  logging: surfacePolicySchema.optional(),
+});
+
 /** A source: one data provider, served by one MCP server, with one or more tools. */
 export const sourceManifestSchema = z
   .strictObject({
@@ -197,6 +218,8 @@ export const sourceManifestSchema = z
     cache: z.strictObject({ enabled: z.boolean(), ttlSeconds: nonNegativeInt }),
     prompt: z.strictObject({ summary: nonEmpty, citationPolicy: nonEmpty, caveats: z.array(nonEmpty) }),
     governance: governanceSchema,
+    /** The gateway's policy for the server's prompts, resources, completion and log level. @default all `allowed` */
+    surface: surfaceSchema.optional(),
     tools: z.array(toolManifestSchema).min(1, "a source needs at least one tool"),
   })
   .superRefine(
@@ -231,6 +254,10 @@ export type SourceManifest = z.output<typeof sourceManifestSchema>;
 export type SourceManifestInput = z.input<typeof sourceManifestSchema>;
 /** A validated tool manifest. */
 export type ToolManifest = z.output<typeof toolManifestSchema>;
+/** A source's `surface` block. */
+export type SourceSurface = z.output<typeof surfaceSchema>;
+/** One part's policy in a source's `surface` block. */
+export type SurfacePolicy = z.output<typeof surfacePolicySchema>;
 /** A source's `governance` block. */
 export type SourceGovernance = z.output<typeof governanceSchema>;
 /** An object JSON Schema of tool arguments. */

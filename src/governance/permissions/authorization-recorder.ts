@@ -5,7 +5,7 @@
  */
 
 import type { Clock } from "../../core/index.js";
-import type { LedgerWriter } from "../audit/index.js";
+import type { AuthorizationRecord, LedgerWriter } from "../audit/index.js";
 import type { AuthorizationRequest } from "./authorization.js";
 import type { GrantStore } from "./grant-store.js";
 import type { RenderedPermission } from "./permission-render.js";
@@ -82,7 +82,7 @@ export class AuthorizationRecorder {
    * @param request the call
    * @param rendered `renderPermission(request)`
    * @param decisionSource why the call was allowed or refused
-   * @returns the new authorization id
+   * @returns the new authorization id, once the row is durable
    * @throws whatever the ledger or grant store throws
    */
   async append(
@@ -90,28 +90,39 @@ export class AuthorizationRecorder {
     rendered: RenderedPermission,
     decisionSource: PermissionDecisionSource | PendingEndSource,
   ): Promise<string> {
-    const { id, committed } = await this.appendBehind(request, rendered, decisionSource);
-    await committed;
-    return id;
+    const record = await this.#record(request, rendered, decisionSource);
+    await this.#ledger.appendAuthorization(record);
+    return record.id;
   }
 
   /**
-   * Like `append`, but returns once the epoch is taken and the row is queued in the ledger's writer
-   * (ahead of any row queued after it), with its commit to wait for later.
+   * Like `append`, but the ledger's writer holds the row until `release` queues it with the row of
+   * the call it allows (one commit for both; see `LedgerWriter.hold`).
    * @param request the call
    * @param rendered `renderPermission(request)`
-   * @param decisionSource why the call was allowed or refused
-   * @returns the new authorization id and the row's commit
-   * @throws whatever the grant store throws (the commit rejects with what the ledger throws)
+   * @param decisionSource why the call was allowed
+   * @returns the new authorization id, and `release`, which queues the row and resolves once it is durable
+   * @throws whatever the grant store throws, or the writer's `hold`
    */
-  async appendBehind(
+  async hold(
+    request: AuthorizationRequest,
+    rendered: RenderedPermission,
+    decisionSource: PermissionDecisionSource,
+  ): Promise<{ id: string; release: () => Promise<void> }> {
+    const record = await this.#record(request, rendered, decisionSource);
+    const held = this.#ledger.hold(record);
+    return { id: record.id, release: () => held.release() };
+  }
+
+  /** The row of one decision, numbered by the session's next permission epoch. */
+  async #record(
     request: AuthorizationRequest,
     rendered: RenderedPermission,
     decisionSource: PermissionDecisionSource | PendingEndSource,
-  ): Promise<{ id: string; committed: Promise<void> }> {
+  ): Promise<AuthorizationRecord> {
     const id = this.#newId();
     const epoch = await this.#grants.nextEpoch(request.sessionId);
-    const committed = this.#ledger.appendAuthorization({
+    return {
       id,
       sessionId: request.sessionId,
       sourceId: request.sourceId,
@@ -124,8 +135,7 @@ export class AuthorizationRecorder {
       ...(request.principal === undefined ? {} : { principal: request.principal }),
       ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
       ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
-    });
-    return { id, committed };
+    };
   }
 
   #isoNow(): string {

@@ -23,18 +23,19 @@ export interface AuthorizationRequest {
 }
 
 /**
- * The permission hook's answer. `authorizationId` is recorded on the invocation row. `committed`,
- * when present, is the commit of an authorization row the hook did not wait for: the broker lets
- * the call run and its `recorded` waits for that commit with the invocation row's. `runningElsewhere`
+ * The permission hook's answer. `authorizationId` is recorded on the invocation row. `commit`, when
+ * present, writes an authorization row the hook has not written yet (one nobody decided on before
+ * the call: `policy_not_dangerous`): the caller lets the call run and calls `commit` once, just before
+ * it appends the call's own row, so that both share one commit (the authorization first); anything
+ * the call records earlier that names the authorization calls it first. It resolves once the row is
+ * durable. `runningElsewhere`
  * says that another invocation of the same `threadId:toolCallId` (another replica's, over a shared
  * session state) consumed the human's decision for this call and runs it: the broker then waits for
  * that invocation's row and replays it, and records nothing itself.
  */
-export type AuthorizationDecision =
-  | { allowed: true; authorizationId?: string; committed?: Promise<void> }
+export type AuthorizeResult =
+  | { allowed: true; authorizationId?: string; commit?: () => Promise<void> }
   | { allowed: false; reason: string; authorizationId?: string; runningElsewhere?: boolean };
 
 /** The permission hook. A throw counts as a denial. */
-export type Authorize = (
-  request: AuthorizationRequest,
-) => AuthorizationDecision | Promise<AuthorizationDecision>;
+export type Authorize = (request: AuthorizationRequest) => AuthorizeResult | Promise<AuthorizeResult>;

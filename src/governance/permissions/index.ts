@@ -1,4 +1,4 @@
-export type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
+export type { AuthorizationRequest, Authorize, AuthorizeResult } from "./authorization.js";
 export { type Grant, type GrantListOptions, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 export type { PendingPermission } from "./pending-permissions.js";
 export { ARTIFACT_DOWNLOAD_TOOL_ID } from "./permission-policy.js";

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { type Clock, GovernanceError, systemClock } from "../../core/index.js";
 import type { LedgerWriter } from "../audit/index.js";
-import type { AuthorizationDecision, AuthorizationRequest, Authorize } from "./authorization.js";
+import type { AuthorizationRequest, Authorize, AuthorizeResult } from "./authorization.js";
 import { AuthorizationRecorder } from "./authorization-recorder.js";
 import { type Grant, type GrantListOptions, type GrantStore, MemoryGrantStore } from "./grant-store.js";
 import { type PendingPermission, PendingPermissions } from "./pending-permissions.js";
@@ -337,7 +337,7 @@ export class PermissionService {
     return this.#grants.currentEpoch(sessionId);
   }
 
-  async #authorize(request: AuthorizationRequest): Promise<AuthorizationDecision> {
+  async #authorize(request: AuthorizationRequest): Promise<AuthorizeResult> {
     // Single use: a recorded decision is consumed here, whatever happens next.
     // The app's predicate runs once per call, whether the recorded-decision check needs it or not.
     let dangerous: boolean | undefined;
@@ -351,16 +351,10 @@ export class PermissionService {
     if (verdict.outcome === "allow") {
       const rendered = renderPermission(request);
       if (verdict.decisionSource === "policy_not_dangerous") {
-        // Nobody decided anything about a safe call: its row is queued ahead of the invocation row
-        // and the call runs meanwhile; the broker returns once both are durable.
-        const { id, committed } = await this.#recorder.appendBehind(
-          request,
-          rendered,
-          verdict.decisionSource,
-        );
-        // Whoever ignores it must not crash the process when it fails; awaiting it still rejects.
-        committed.catch(() => undefined);
-        return { allowed: true, authorizationId: id, committed };
+        // Nobody decided anything about a safe call: its row is written with the invocation row, in
+        // the same commit, ahead of it (ARCHITECTURE.md, "Record"); the call runs meanwhile.
+        const { id, release } = await this.#recorder.hold(request, rendered, verdict.decisionSource);
+        return { allowed: true, authorizationId: id, commit: release };
       }
       const id = await this.#recorder.append(request, rendered, verdict.decisionSource);
       return { allowed: true, authorizationId: id };

@@ -8,7 +8,7 @@
  */
 
 import { canonicalJson, GovernanceError } from "../../core/index.js";
-import type { AuthorizationDecision, AuthorizationRequest } from "./authorization.js";
+import type { AuthorizationRequest, AuthorizeResult } from "./authorization.js";
 import { permissionCallKey, permissionFingerprint } from "./permission-request.js";
 import type { PermissionDecision } from "./permission-types.js";
 import type {
@@ -70,7 +70,7 @@ export class RecordedDecisions {
   async take(
     request: AuthorizationRequest,
     isDangerous: () => boolean,
-  ): Promise<AuthorizationDecision | undefined> {
+  ): Promise<AuthorizeResult | undefined> {
     const key = permissionCallKey(request);
     if (key === undefined) return undefined;
     // A safe call asks the store only when this replica has heard of a decision for it: a shared
@@ -101,7 +101,7 @@ export function requireCallKey(request: AuthorizationRequest): string {
   return key;
 }
 
-function toBrokerDecision(recorded: RecordedDecision): AuthorizationDecision {
+function toBrokerDecision(recorded: RecordedDecision): AuthorizeResult {
   const { authorizationId } = recorded.result;
   if (recorded.decision.decision !== "deny") return { allowed: true, authorizationId };
   if (recorded.reason !== undefined) return { allowed: false, authorizationId, reason: recorded.reason };

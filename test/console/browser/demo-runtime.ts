@@ -34,10 +34,12 @@ export async function openDemoRuntime(
   const wiki = await startReferenceWikiServer({ pagesDir: join(root, "test/fixtures/wiki") });
   const governance = await createGovernance({
     env: { ...process.env, ...providers.env, SCIENCE_AGENT_LLM_WIKI_URL: wiki.origin },
-    dataDir,
-    fetch: options.fetch ?? createOfflinePaperFetch({ host: "arxiv.org", body: demoPaperPdf(), chunks: 4 }),
-    downloads: { lookup: offlineLookup },
-    permissionPolicy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) },
+    storage: { dataDir },
+    downloads: {
+      lookup: offlineLookup,
+      fetch: options.fetch ?? createOfflinePaperFetch({ host: "arxiv.org", body: demoPaperPdf(), chunks: 4 }),
+    },
+    permissions: { policy: { isDangerous: (call) => (call.sourceId === "europe-pmc" ? true : undefined) } },
   });
   return {
     governance,

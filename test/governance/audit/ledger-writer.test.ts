@@ -2,7 +2,8 @@
  * The one writer of a ledger store: appends of one turn share a commit, each append settles once its
  * row is durable, a commit that fails retryably is tried again (with `again`) within the bound, a batch
  * the store still cannot take goes to the spool (synced, private) and is replayed once the store
- * answers, and what is queued at process exit is committed, or spooled, on the way out.
+ * answers, and what is queued at process exit is committed, or spooled, on the way out. An
+ * authorization row held for its call's commit (`hold`) is written with it, at close, or at exit.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -47,6 +48,17 @@ class FlakyLedger extends MemoryLedger {
 
 const lost = () => new GovernanceError("UPSTREAM_UNAVAILABLE", "connection lost", { retryable: true });
 const quiet = { warn: () => undefined };
+const authorization = (id: string) => ({
+  id,
+  sessionId: "s1",
+  sourceId: "pubmed",
+  toolId: "search",
+  action: "search",
+  resource: "pubmed:search",
+  decisionSource: "policy_not_dangerous",
+  createdAt: "2025-01-01T00:00:00.000Z",
+  epoch: 1,
+});
 
 describe("LedgerWriter", () => {
   test("appends started in one turn share one commit; each settles once its row is readable", async () => {
@@ -239,6 +251,36 @@ describe("LedgerWriter", () => {
     await Promise.all([seed.close(), writer.close()]);
   });
 
+  test("a held authorization row waits for its release, then shares the next row's commit, ahead of it", async () => {
+    const store = new FlakyLedger();
+    const writer = new LedgerWriter(store);
+    const held = writer.hold(authorization("held-1"));
+    await writer.append(row("before"));
+    expect(await store.listAuthorizations()).toEqual([]);
+    const released = held.release();
+    expect(held.release()).toBe(released);
+    await Promise.all([released, writer.append(row("after", { authorizationId: "held-1" }))]);
+    expect(store.commits.map((c) => c.size)).toEqual([1, 2]);
+    expect((await store.listAuthorizations()).map((a) => a.id)).toEqual(["held-1"]);
+    await writer.close();
+    expect(store.commits.map((c) => c.size)).toEqual([1, 2]);
+  });
+
+  test("a held row never released is written when the writer closes; a malformed one is refused at hold", async () => {
+    const store = new MemoryLedger();
+    const writer = new LedgerWriter(store);
+    const held = writer.hold(authorization("orphan"));
+    expect(() => writer.hold({ ...authorization("bad"), epoch: -1 })).toThrow(
+      expect.objectContaining({ code: "INVALID_INPUT" }),
+    );
+    await writer.close();
+    expect((await store.listAuthorizations()).map((a) => a.id)).toEqual(["orphan"]);
+    await held.release();
+    expect(() => writer.hold(authorization("late"))).toThrow(
+      expect.objectContaining({ code: "UPSTREAM_UNAVAILABLE" }),
+    );
+  });
+
   test("after close(), appends are refused with UPSTREAM_UNAVAILABLE; close waits for what was queued", async () => {
     const store = new MemoryLedger();
     const writer = new LedgerWriter(store);
@@ -264,17 +306,21 @@ class Down extends MemoryLedger {
 }
 const writer = new LedgerWriter(new Down(), { spool: new LedgerSpool(${JSON.stringify(dir)}) });
 for (let i = 0; i < 30; i++) void writer.append(ledgerRow("exit-" + i)).catch(() => {});
+writer.hold({ id: "held-at-exit", sessionId: "s1", sourceId: "pubmed", toolId: "search", action: "search",
+  resource: "pubmed:search", decisionSource: "policy_not_dangerous", createdAt: "2025-01-01T00:00:00.000Z", epoch: 1 });
 process.exit(0);
 `,
     );
     const { stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", script], {
       cwd: repoRoot,
     });
-    expect(stderr).toContain(`30 ledger row(s) kept in ${dir} at exit (the database is down)`);
+    // The held authorization row (its call may have run) is kept with them.
+    expect(stderr).toContain(`31 ledger row(s) kept in ${dir} at exit (the database is down)`);
     const store = new MemoryLedger();
     const writer = new LedgerWriter(store, { spool: new LedgerSpool(dir), ...quiet });
     expect(await writer.replaySpool()).toBe(0);
     expect(await store.count()).toBe(30);
+    expect((await store.listAuthorizations()).map((a) => a.id)).toEqual(["held-at-exit"]);
     await writer.close();
   });
 });

@@ -138,9 +138,9 @@ const demo = () => {
   });
   return mcp;
 };
-const governance = await createGovernance({ config: { servers: [] }, builtinManifests: false, manifestDirs: [dir],
-  pool: createInMemoryPool({ demo }), dataDir: mkdtempSync(join(tmpdir(), "sciencegate-exit-data-")),
-  env: {}, storage: { postgres: url } });
+const governance = await createGovernance({ config: { servers: [] }, manifests: { builtin: false, dirs: [dir] },
+  mcp: { pool: createInMemoryPool({ demo }) },
+  storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-exit-data-")), postgres: url }, env: {} });
 for (let i = 0; i < 20; i++) {
   await governance.broker.invoke({ sourceId: "demo", toolId: "search", input: { query: "q" + i }, session: "s1" });
 }

@@ -9,10 +9,7 @@ import type { McpToolResult } from "../../../src/contract/result-types.js";
 import { GovernanceError } from "../../../src/core/errors.js";
 import type { InProcessSource } from "../../../src/governance/broker/in-process-source.js";
 import { parseManifest } from "../../../src/governance/manifests/manifest-loader.js";
-import type {
-  AuthorizationDecision,
-  AuthorizationRequest,
-} from "../../../src/governance/permissions/index.js";
+import type { AuthorizationRequest, AuthorizeResult } from "../../../src/governance/permissions/index.js";
 import { makeSource, makeTool } from "../manifests/manifest-factory.js";
 import { createHarness, type Harness } from "./broker-harness.js";
 
@@ -69,7 +66,7 @@ function localSource() {
   return { source, runs };
 }
 
-async function harness(authorize?: (request: AuthorizationRequest) => AuthorizationDecision) {
+async function harness(authorize?: (request: AuthorizationRequest) => AuthorizeResult) {
   const { source, runs } = localSource();
   const seen: AuthorizationRequest[] = [];
   const h = await createHarness({
@@ -107,9 +104,7 @@ describe("an in-process source through Broker.invoke", () => {
   });
 
   test("a denial runs nothing and is recorded as the call's row", async () => {
-    const { h, runs, call } = await harness(
-      () => ({ allowed: false, reason: "no" }) as AuthorizationDecision,
-    );
+    const { h, runs, call } = await harness(() => ({ allowed: false, reason: "no" }) as AuthorizeResult);
     await expect(call("braf")).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
     expect(runs).toEqual([]);
     expect(await h.ledger.query({})).toMatchObject([

@@ -64,16 +64,14 @@ async function bench() {
   const store = new MemoryContentStore();
   const governance = await createGovernance({
     config: { servers: [] },
-    // The recorded candidates are arXiv's: its manifest (hosts, licence) is needed without its server.
-    builtinManifests: true,
-    manifestDirs: [manifestDir],
-    pool: createInMemoryPool({ demo: server }),
-    dataDir,
-    ledger,
-    store,
-    grants: new MemoryGrantStore(),
-    fetch,
-    downloads: { lookup: publicLookup },
+    manifests: {
+      // The recorded candidates are arXiv's: its manifest (hosts, licence) is needed without its server.
+      builtin: true,
+      dirs: [manifestDir],
+    },
+    mcp: { pool: createInMemoryPool({ demo: server }) },
+    storage: { dataDir, ledger, contentStore: store, grants: new MemoryGrantStore() },
+    downloads: { lookup: publicLookup, fetch },
   });
   opened.push(governance);
   for (const session of ["alice", "bob"]) {

@@ -10,7 +10,11 @@ function withValue(manifest: SourceManifestInput, path: string, value: unknown):
   const copy: unknown = structuredClone(manifest);
   const keys = path.split(/\.|\[(\d+)\]/).filter((k) => k !== undefined && k !== "");
   let node = copy as Record<string, unknown>;
-  for (const key of keys.slice(0, -1)) node = node[key] as Record<string, unknown>;
+  // A missing object on the way (an optional block) is created.
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
   const last = keys.at(-1) as string;
   if (value === REMOVE) delete node[last];
   else node[last] = value;
@@ -28,6 +32,8 @@ describe("source manifest schema", () => {
     ["uppercase source id", "id", "PubMed", /\[a-z0-9\]/],
     ["missing displayName", "displayName", REMOVE, /required field is missing \(expected string\)/],
     ["unknown kind", "kind", "poetry", /knowledge-base/],
+    ["unknown surface policy", "surface.prompts", "sometimes", /approval/],
+    ["unknown surface part", "surface.tools", "allowed", /unknown field/],
     ["enabledByDefault as string", "enabledByDefault", "yes", /boolean/],
     ["blank mcpServerId", "transport.mcpServerId", " ", /empty/],
     ["negative cache ttl", "cache.ttlSeconds", -1, />=0/],
@@ -82,6 +88,12 @@ describe("source manifest schema", () => {
     const issue = result.issues.find((i) => i.path === (reportedAt ?? path));
     expect(issue, JSON.stringify(result.issues)).toBeDefined();
     expect(issue?.message).toMatch(message);
+  });
+
+  test("a surface policy per part is accepted, and absent parts stay absent (the gateway's allowed)", () => {
+    const result = validateManifest(makeSource({ surface: { resources: "approval", logging: "denied" } }));
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.manifest.surface).toEqual({ resources: "approval", logging: "denied" });
   });
 
   test("a scopeTemplate over the tool's arguments is accepted", () => {

@@ -127,7 +127,7 @@ describe("PermissionService as the broker's hook", () => {
   });
 });
 
-describe("createGovernance with enforcePermissions", () => {
+describe("createGovernance with permissions.enforce", () => {
   const calls = { write: 0 };
   const manifests = mkdtempSync(join(tmpdir(), "sciencegate-perm-manifests-"));
   writeFileSync(
@@ -158,12 +158,10 @@ describe("createGovernance with enforcePermissions", () => {
   const open = (dataDir: string): Promise<Governance> =>
     createGovernance({
       config: { servers: [] },
-      builtinManifests: false,
-      manifestDirs: [manifests],
-      pool: createInMemoryPool({ demo: server }),
-      store: new MemoryContentStore(),
-      dataDir,
-      enforcePermissions: true,
+      manifests: { builtin: false, dirs: [manifests] },
+      mcp: { pool: createInMemoryPool({ demo: server }) },
+      storage: { contentStore: new MemoryContentStore(), dataDir },
+      permissions: { enforce: true },
     });
 
   test("a grant made in one runtime is honoured by a new runtime on the same data directory", async () => {

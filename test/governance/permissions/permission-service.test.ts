@@ -237,13 +237,14 @@ describe("authorize and decide", () => {
   test("a call that is not dangerous is allowed with one policy_not_dangerous row", async () => {
     const { service, ledger } = setup();
     const decision = await service.authorize(makeRequest());
-    // Nobody decided: the row's commit is handed to the broker, which waits for it with the call's row.
+    // Nobody decided: the row is left to the broker, which writes it in the call's row's commit.
     expect(decision).toEqual({
       allowed: true,
       authorizationId: expect.any(String),
-      committed: expect.any(Promise),
+      commit: expect.any(Function),
     });
-    await (decision.allowed && decision.committed);
+    expect(await ledger.listAuthorizations()).toEqual([]);
+    await (decision.allowed && decision.commit?.());
     expect(await ledger.listAuthorizations()).toEqual([
       {
         id: decision.authorizationId,
@@ -391,9 +392,14 @@ describe("authorize and decide", () => {
 
   test("every authorization rotates its session's epoch; sessions count separately", async () => {
     const { service, ledger } = setup();
-    await service.authorize(makeRequest());
+    // A safe call's row is the caller's to write (the broker does, with the invocation row).
+    const authorizeAndCommit = async (request: AuthorizationRequest) => {
+      const decision = await service.authorize(request);
+      if (decision.allowed) await decision.commit?.();
+    };
+    await authorizeAndCommit(makeRequest());
     await service.decide(write({ toolCallId: "c2" }), { decision: "deny" });
-    await service.authorize(makeRequest({ sessionId: "s2", toolCallId: "c3" }));
+    await authorizeAndCommit(makeRequest({ sessionId: "s2", toolCallId: "c3" }));
     await service.decide(write({ toolCallId: "c4" }), { decision: "allow_matching" });
     expect((await ledger.listAuthorizations()).map((a) => [a.sessionId, a.epoch])).toEqual([
       ["s1", 1],

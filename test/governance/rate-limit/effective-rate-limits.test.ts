@@ -54,13 +54,17 @@ describe("createGovernance rate limits", () => {
   const open = (env: Record<string, string>, rateLimits?: Record<string, { rateLimitPerSecond: number }>) =>
     createGovernance({
       config: { mcpServers: {} },
-      // The built-in groups without starting their server.
-      builtinManifests: true,
+      manifests: {
+        // The built-in groups without starting their server.
+        builtin: true,
+      },
       env,
-      ledger: new MemoryLedger(),
-      store: new MemoryContentStore(),
-      grants: new MemoryGrantStore(),
-      ...(rateLimits ? { rateLimits } : {}),
+      storage: {
+        ledger: new MemoryLedger(),
+        contentStore: new MemoryContentStore(),
+        grants: new MemoryGrantStore(),
+      },
+      ...(rateLimits ? { limits: { rateLimits } } : {}),
     });
 
   test.each([

@@ -54,13 +54,16 @@ function providerServer(): McpServer {
 
 const governance = await createGovernance({
   config: { servers: [] },
-  builtinManifests: false,
-  manifestDirs: [plan.manifests],
-  pool: createInMemoryPool({ demo: providerServer }),
-  dataDir: plan.dataDir,
+  manifests: { builtin: false, dirs: [plan.manifests] },
+  mcp: { pool: createInMemoryPool({ demo: providerServer }) },
   env: {},
-  storage: { postgres: plan.url, maxConnections: 4, rateLimitLeaseTtlMs: plan.leaseTtlMs },
-  rateLimits: { demo: plan.group },
+  storage: {
+    postgres: plan.url,
+    maxConnections: 4,
+    rateLimitLeaseTtlMs: plan.leaseTtlMs,
+    dataDir: plan.dataDir,
+  },
+  limits: { rateLimits: { demo: plan.group } },
 });
 const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 say({ ready: true });

@@ -118,11 +118,9 @@ function labServer(): McpServer {
 const governance = governanceForProcess(() =>
   createGovernance({
     config: { servers: [] },
-    builtinManifests: false,
-    manifestDirs: [plan.manifestDir],
-    pool: createInMemoryPool({ lab: labServer }),
-    storage: { postgres: plan.url, maxConnections: 4 },
-    dataDir: plan.dataDir,
+    manifests: { builtin: false, dirs: [plan.manifestDir] },
+    mcp: { pool: createInMemoryPool({ lab: labServer }) },
+    storage: { postgres: plan.url, maxConnections: 4, dataDir: plan.dataDir },
     env: {},
   }),
 );

@@ -26,9 +26,8 @@ async function open(
     config: options.configured
       ? { mcpServers: { "llm-wiki": { command: "unused-in-memory", env: { ...env } } } }
       : { servers: [] },
-    pool: createInMemoryPool({ "llm-wiki": () => createLlmWikiServer({ env }) }),
-    ledger: new MemoryLedger(),
-    store: new MemoryContentStore(),
+    mcp: { pool: createInMemoryPool({ "llm-wiki": () => createLlmWikiServer({ env }) }) },
+    storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
     env,
   });
   return { wiki, governance };

@@ -1,0 +1,142 @@
+/**
+ * What an upstream server asks or tells during a `tools/call`, relayed to the gateway's own client
+ * through that call's MCP request (so on Streamable HTTP it travels on the call's stream and is
+ * cancelled with it): elicitation when the client declared the mode asked for (else a refusal that
+ * says why), sampling when the client declared sampling, progress for the client's `progressToken`,
+ * and log messages at or above the client's level. The broker records each question and answer
+ * (ARCHITECTURE.md "Upstream requests"); this file only carries them.
+ */
+import type {
+  ElicitResult as UpstreamElicitResult,
+  CreateMessageResult as UpstreamSamplingResult,
+} from "@modelcontextprotocol/client";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  type ClientCapabilities,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  type LoggingLevel,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import { GovernanceError } from "../core/index.js";
+import type { PoolCallOptions, UpstreamRelay } from "../mcp/index.js";
+import { isLogLevelShown } from "./gateway-completion.js";
+
+/** The MCP request a relay answers through. */
+type RelayRequest = Pick<
+  RequestHandlerExtra<ServerRequest, ServerNotification>,
+  "_meta" | "sendNotification" | "sendRequest" | "signal"
+>;
+
+/** The longest timer Node.js keeps: the question waits as long as the call does (its signal ends it). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** One call's relay, and a way to wait until everything it sent is out. */
+export interface CallRelay {
+  upstream: UpstreamRelay;
+  onProgress?: PoolCallOptions["onProgress"];
+  /** Settles once every notification sent so far is out (or failed), so none trails the answer. */
+  settled(): Promise<void>;
+}
+
+/**
+ * The relay of one `tools/call`.
+ * @param request the call's MCP request
+ * @param capabilities what the client declared
+ * @param logLevel the client's current log level
+ * @param onError receives notifications that could not be sent
+ * @returns the relay for `executeGovernedToolCall`'s `upstream` and `onProgress`
+ */
+export function upstreamRelay(
+  request: RelayRequest,
+  capabilities: ClientCapabilities | undefined,
+  logLevel: () => LoggingLevel | undefined,
+  onError: (error: unknown) => void,
+): CallRelay {
+  let sending = Promise.resolve();
+  const notify = (notification: ServerNotification) => {
+    sending = sending.then(() => request.sendNotification(notification)).catch(onError);
+  };
+  const upstream: UpstreamRelay = {
+    async elicit(params, context) {
+      const mode = params.mode ?? "form";
+      if (!supportsElicitation(capabilities, mode)) {
+        throw new GovernanceError(
+          "PERMISSION_DENIED",
+          `MCP server '${context.serverId}' asked the user a question (elicitation, ${mode} mode), but this gateway's client declared no ${mode} elicitation, so nobody could answer it; the call was stopped.`,
+          { data: { serverId: context.serverId, reason: "elicitation_unsupported" } },
+        );
+      }
+      const answer = await request.sendRequest(
+        { method: "elicitation/create", params: params as never },
+        ElicitResultSchema,
+        { signal: AbortSignal.any([request.signal, context.signal]), timeout: MAX_TIMER_MS },
+      );
+      return answer as UpstreamElicitResult;
+    },
+    onLog(params) {
+      if (!isLogLevelShown(params.level, logLevel())) return;
+      notify({ method: "notifications/message", params: params as never });
+    },
+  };
+  if (capabilities?.sampling !== undefined) {
+    upstream.sample = async (params, context) => {
+      const answer = await request.sendRequest(
+        { method: "sampling/createMessage", params: params as never },
+        CreateMessageResultSchema,
+        { signal: AbortSignal.any([request.signal, context.signal]), timeout: MAX_TIMER_MS },
+      );
+      return answer as UpstreamSamplingResult;
+    };
+  }
+  const progressToken = request._meta?.progressToken;
+  const relay: CallRelay = { upstream, settled: () => sending };
+  if (progressToken !== undefined) {
+    relay.onProgress = (progress) =>
+      notify({ method: "notifications/progress", params: { progressToken, ...progress } });
+  }
+  return relay;
+}
+
+/**
+ * The question of a read under an `approval` surface policy, put to the client's human by form
+ * elicitation related to the request; `undefined` when the client declared no form elicitation.
+ * @param request the MCP request being answered
+ * @param capabilities what the client declared
+ * @returns a function that resolves `true` when the human approved
+ */
+export function askSurfaceApproval(
+  request: RelayRequest,
+  capabilities: ClientCapabilities | undefined,
+): ((question: string, signal: AbortSignal | undefined) => Promise<boolean>) | undefined {
+  if (!supportsElicitation(capabilities, "form")) return undefined;
+  return async (question, signal) => {
+    const answer = await request.sendRequest(
+      {
+        method: "elicitation/create",
+        params: {
+          message: question,
+          requestedSchema: {
+            type: "object",
+            properties: {
+              decision: { type: "string", enum: ["allow", "deny"], enumNames: ["Allow", "Deny"] },
+            },
+            required: ["decision"],
+          },
+        },
+      },
+      ElicitResultSchema,
+      { signal: signal ?? request.signal, timeout: MAX_TIMER_MS },
+    );
+    return answer.action === "accept" && answer.content?.decision === "allow";
+  };
+}
+
+/** Form mode is what a client supports when it declares `elicitation` without naming a mode. */
+function supportsElicitation(capabilities: ClientCapabilities | undefined, mode: string): boolean {
+  const elicitation = capabilities?.elicitation as { form?: unknown; url?: unknown } | undefined;
+  if (elicitation === undefined) return false;
+  if (mode === "url") return elicitation.url !== undefined;
+  return elicitation.form !== undefined || elicitation.url === undefined;
+}
