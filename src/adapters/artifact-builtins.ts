@@ -6,16 +6,21 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type {
   ArtifactDownloadToolOptions,
+  BuiltinCallApproval,
   DownloadApproval,
   PaperExtractToolOptions,
 } from "../artifacts/index.js";
 import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
+import { optional } from "../core/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
-import type {
-  ApprovalCardFormat,
-  ApprovalGateRuntime,
-  GovernedRuntime,
-  SessionIdResolver,
+import {
+  type ApprovalCardFormat,
+  type ApprovalGateRuntime,
+  createAuthorizationApproval,
+  enforcingRuntime,
+  type GovernedRuntime,
+  type PrincipalResolver,
+  type SessionIdResolver,
 } from "../nodes/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 
@@ -56,6 +61,15 @@ export interface ArtifactBuiltinsOptions {
    */
   downloadApproval?: DownloadApproval | false | undefined;
   /**
+   * How a dangerous extraction (under a `strict` policy or the app's own danger rule) is approved:
+   * `false` asks nobody (the broker's permission step alone decides), or the executor's own hook.
+   * @default the approval card (`createAuthorizationApproval`) when the runtime enforces permissions and
+   *   `downloadApproval` is not `false`
+   */
+  extractionApproval?: BuiltinCallApproval | false | undefined;
+  /** Who a call is for (see `PrincipalResolver`). @default none: the single user */
+  principal?: PrincipalResolver | undefined;
+  /**
    * Whether aborting a call's signal cancels its download job (`ArtifactDownloadToolOptions.cancelOnAbort`).
    * @default false
    */
@@ -80,6 +94,11 @@ export function createArtifactBuiltins(
     options.downloadApproval === false
       ? undefined
       : (options.downloadApproval ?? createDownloadApproval(governance, { cardFormat: options.cardFormat }));
+  const extractionApproval =
+    options.extractionApproval === false
+      ? undefined
+      : (options.extractionApproval ??
+        (options.downloadApproval === false ? undefined : createExtractionApproval(governance, options)));
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
     createArtifactDownloadTool({
@@ -88,8 +107,24 @@ export function createArtifactBuiltins(
       ...session,
       cancelOnAbort: options.cancelOnAbort,
     }),
-    createPaperExtractTool({ broker: governance.broker, downloads, ...session }),
+    createPaperExtractTool({
+      broker: governance.broker,
+      downloads,
+      ...session,
+      ...optional({ approval: extractionApproval, principal: options.principal }),
+    }),
   ];
+}
+
+/** The approval card of an extraction: the approval core of MCP calls, about the broker's own request. */
+function createExtractionApproval(
+  governance: ArtifactBuiltinsRuntime,
+  options: ArtifactBuiltinsOptions,
+): BuiltinCallApproval | undefined {
+  const enforcing = enforcingRuntime(governance);
+  if (!enforcing) return undefined;
+  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat });
+  return (sessionId, request, name) => approve(sessionId, request, { name, editable: false });
 }
 
 /** Whether a source of the runtime hands out download candidates (has an `artifact-plan` tool). */

@@ -123,6 +123,7 @@ export function prepareFixedToolTable(
       artifactTools: options.artifactTools,
       sessionId: options.sessionId,
       cardFormat: options.cardFormat,
+      principal: options.principal,
     }),
   ];
 }

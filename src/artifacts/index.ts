@@ -62,6 +62,7 @@ export {
   loadExtractionIndex,
 } from "./full-text-extractions.js";
 export {
+  type BuiltinCallApproval,
   createPaperExtractTool,
   PAPER_EXTRACT_TOOL_ID,
   type PaperExtractResult,

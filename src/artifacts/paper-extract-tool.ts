@@ -8,11 +8,22 @@ import { type StructuredToolInterface, type ToolRunnableConfig, tool } from "@la
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { toGovernanceError } from "../contract/index.js";
-import { GovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
+import {
+  GovernanceError,
+  optional,
+  principalOf,
+  sessionIdOf,
+  threadIdOf,
+  toErrorBody,
+} from "../core/index.js";
+import type { RefusedCall } from "../governance/broker/index.js";
+import type { AuthorizationRequest } from "../governance/permissions/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import {
   extractDownloadedPaper,
+  extractionCall,
   PAPER_EXTRACT_TOOL_ID,
+  type PaperExtractionRequest,
   type PaperExtractionRuntime,
 } from "./paper-extraction.js";
 import { toolReply } from "./tool-reply.js";
@@ -23,10 +34,38 @@ export { PAPER_EXTRACT_TOOL_ID } from "./paper-extraction.js";
 /** Resolves the tool-call ids of the model turn (AIMessage) that issued the current call. */
 export type TurnToolCallIds = (config: LangGraphRunnableConfig, toolCallId: string) => string[] | undefined;
 
+/**
+ * Asks a person about a built-in call before it runs, given the permission request the broker will
+ * authorize it with (the approval card of `createAuthorizationApproval`, the gateway's elicitation):
+ * the answer is recorded as a decision the broker's permission step then consumes. It may
+ * `interrupt()`. Its own answer is not used: the broker decides (and records a refusal) either way.
+ */
+export type BuiltinCallApproval = (
+  sessionId: string,
+  request: () => Promise<AuthorizationRequest | undefined>,
+  name: string,
+) => Promise<unknown>;
+
 /** Options of {@link createPaperExtractTool}. */
 export interface PaperExtractToolOptions {
-  /** Runs the extraction (`governance.broker`): its in-process source holds the bounds and data directory. */
-  broker: PaperExtractionRuntime["broker"];
+  /**
+   * Runs the extraction (`governance.broker`): its in-process source holds the bounds and data
+   * directory; its `authorizationRequest` is what `approval` asks about.
+   */
+  broker: PaperExtractionRuntime["broker"] & {
+    authorizationRequest(call: RefusedCall): Promise<AuthorizationRequest>;
+  };
+  /**
+   * Asked before an extraction the permission policy finds dangerous (a `strict` policy, the app's own
+   * rule). @default none: the broker's permission step decides alone (a grant, a recorded decision or
+   * the session's mode)
+   */
+  approval?: BuiltinCallApproval | undefined;
+  /**
+   * Who a call is for (see `PrincipalResolver`): its rows carry it, and only its grants, approval mode
+   * and decisions apply. @default none: the single user
+   */
+  principal?: ((config: LangGraphRunnableConfig) => string | undefined) | undefined;
   /** Where the download jobs live (`governance.downloads`), read for the same-turn rule only. */
   downloads: { readonly jobs: Pick<DownloadJobStore, "get"> };
   /**
@@ -82,12 +121,19 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
             { retryable: true, data: { artifactJobId: job.jobId, reason: "same_turn" } },
           );
         }
-        const result = await extractDownloadedPaper(runtime, {
+        const request: PaperExtractionRequest = {
           artifactJobId: input.artifactJobId,
           sessionId,
-          ...(threadId === undefined ? {} : { threadId }),
-          ...(toolCallId === undefined ? {} : { toolCallId }),
-        });
+          ...optional({ principal: principalOf(config, options.principal), threadId, toolCallId }),
+        };
+        // A dangerous extraction gets the card every call gets, asked about the request the broker
+        // authorizes; an invalid or refused call is not asked about: the broker records its refusal.
+        await options.approval?.(
+          sessionId,
+          () => options.broker.authorizationRequest(extractionCall(request)).catch(() => undefined),
+          PAPER_EXTRACT_TOOL_ID,
+        );
+        const result = await extractDownloadedPaper(runtime, request);
         return reply(result, true);
       } catch (error) {
         if (isGraphBubbleUp(error)) throw error;

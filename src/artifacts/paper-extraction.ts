@@ -7,7 +7,7 @@
  */
 import { type McpToolResult, toGovernanceError } from "../contract/index.js";
 import { type Clock, GovernanceError, optional } from "../core/index.js";
-import type { InProcessCall, InvokeRequest, PreparedCall } from "../governance/broker/index.js";
+import type { InProcessCall, InvokeRequest, PreparedCall, RefusedCall } from "../governance/broker/index.js";
 import type { ToolManifest } from "../governance/manifests/index.js";
 import type { ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
@@ -80,6 +80,8 @@ export interface PaperExtractionRequest {
   /** The `jobId` of a completed `artifact_download` of a PDF paper. */
   artifactJobId: string;
   sessionId: string;
+  /** Who the call is for: its rows carry it, and only its grants, mode and decisions apply. */
+  principal?: string | undefined;
   threadId?: string;
   /** With `threadId`, the broker's replay key: a re-run returns the recorded outcome. */
   toolCallId?: string;
@@ -123,14 +125,23 @@ export async function extractDownloadedPaper(
   runtime: PaperExtractionRuntime,
   request: PaperExtractionRequest,
 ): Promise<PaperExtractResult> {
-  const outcome = await runtime.broker.invoke({
+  const outcome = await runtime.broker.invoke(extractionCall(request));
+  return toResult(outcome.result as unknown as ExtractionLedgerEntry);
+}
+
+/**
+ * The broker call of an extraction (also what its permission request is built from).
+ * @param request the download job and the call's session, principal and ids
+ * @returns the call of the built-ins' source
+ */
+export function extractionCall(request: PaperExtractionRequest): RefusedCall {
+  return {
     sourceId: BUILTIN_SOURCE_ID,
     toolId: PAPER_EXTRACT_TOOL_ID,
     input: { artifactJobId: request.artifactJobId },
     session: request.sessionId,
-    ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
-  });
-  return toResult(outcome.result as unknown as ExtractionLedgerEntry);
+    ...optional({ principal: request.principal, threadId: request.threadId, toolCallId: request.toolCallId }),
+  };
 }
 
 /**

@@ -21,6 +21,7 @@ import type { OutOfBandApproval } from "./gateway-approval-text.js";
 import { type ConversationStateStore, MemoryConversationStateStore } from "./gateway-conversation-store.js";
 import {
   createElicitationApproval,
+  createElicitationBuiltinApproval,
   createElicitationDownloadApproval,
   type ElicitationApprovalRuntime,
   elicitationApprovalOptionsOf,
@@ -201,12 +202,15 @@ export function createGatewayServer(
   // A dangerous download is asked about like an MCP call, unless the app turned approvals off.
   const asking = options.approval === false ? undefined : elicitationRuntime(governance);
   const downloadApproval = asking ? createElicitationDownloadApproval(asking) : false;
+  const extractionApproval = asking ? createElicitationBuiltinApproval(asking) : false;
   const builtins =
     options.builtins ??
     ((session: GatewaySession) =>
       createArtifactBuiltins(governance, {
         sessionId: () => session.sessionId,
+        principal: () => session.principal,
         downloadApproval,
+        extractionApproval,
         cancelOnAbort: true,
       }));
   const instructions = resolveDeferredToolsSectionOptions(options.instructions);

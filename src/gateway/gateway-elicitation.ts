@@ -12,7 +12,11 @@ import {
   ErrorCode,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { type DownloadApproval, downloadAuthorizationRequest } from "../artifacts/index.js";
+import {
+  type BuiltinCallApproval,
+  type DownloadApproval,
+  downloadAuthorizationRequest,
+} from "../artifacts/index.js";
 import {
   SPAN_ATTRIBUTES as A,
   type Clock,
@@ -208,6 +212,37 @@ export function createElicitationDownloadApproval(
     const verdict = await permissions.evaluate(request);
     if (verdict.outcome === "allow") return undefined;
     await elicit(permissions, request, verdict.card, "artifact_download", context, options);
+    return undefined;
+  };
+}
+
+/**
+ * Creates the gateway's approval of a built-in call the broker runs in process (`paper_extract_pdf`):
+ * the same question as for an MCP call, about the broker's own permission request, asked through the
+ * MCP request the built-in runs in. A call the policy finds safe, or that a grant or the session's mode
+ * covers, passes; without a client that declared elicitation (or outside a gateway call) nothing is
+ * asked, and the broker's permission step refuses it. The broker then consumes the recorded decision.
+ * @param governance the permission service (`createGovernance`)
+ * @param options wait timeout and attempts (out-of-band commands do not apply to built-ins)
+ * @returns the hook for `createArtifactBuiltins({extractionApproval})`
+ */
+export function createElicitationBuiltinApproval(
+  governance: Pick<ElicitationApprovalRuntime, "permissions">,
+  options: Omit<ElicitationApprovalOptions, "outOfBand"> = {},
+): BuiltinCallApproval {
+  const { permissions } = governance;
+  return async (_sessionId, build, name) => {
+    const context = currentGatewayCall();
+    if (
+      !context?.session.mayApprove ||
+      !supportsFormElicitation(context.session.server.getClientCapabilities())
+    )
+      return undefined;
+    const request = await build();
+    if (request === undefined || !permissions.isDangerous(request)) return undefined;
+    const verdict = await permissions.evaluate(request);
+    if (verdict.outcome === "allow") return undefined;
+    await elicit(permissions, request, verdict.card, name, context, options);
     return undefined;
   };
 }

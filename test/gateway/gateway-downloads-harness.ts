@@ -15,7 +15,10 @@ import { MemoryContentStore } from "../../src/governance/audit/content-store.js"
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
-import { createTestGovernance } from "../../src/testing/create-test-governance.js";
+import {
+  createTestGovernance,
+  type TestGovernanceOptions,
+} from "../../src/testing/create-test-governance.js";
 import { startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import { publicLookup } from "../artifacts/download-harness.js";
 import { makePdf } from "../fixtures/pdf/make-pdf.js";
@@ -95,13 +98,16 @@ export interface DownloadLab {
  * downloads into its temporary data directory, whose `jobs.sqlite` another runtime over the same folder
  * (a console's) reads, as an app's does.
  */
-export async function createDownloadLab(): Promise<DownloadLab> {
+export async function createDownloadLab(
+  extra: Pick<TestGovernanceOptions, "permissions"> = {},
+): Promise<DownloadLab> {
   const provider = await startFakeProviderServer({ routes: arxivFakeRoutes() });
   const publisher = await startPdfPublisher();
   const t = await createTestGovernance({
     sources: { provider, only: ["arxiv"] },
     downloads: { lookup: publicLookup, fetch: publisher.fetch },
     stores: "files",
+    ...extra,
     storage: {
       ledger: new MemoryLedger(),
       contentStore: new MemoryContentStore(),

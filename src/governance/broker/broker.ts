@@ -21,7 +21,7 @@ import {
 import { type CatalogTool, InputValidator, type SourceCatalog } from "../catalog/index.js";
 import { binaryPayloads, neutralizePromptTags, normalizeToolResult } from "../envelope/index.js";
 import type { SourceManifest, ToolManifest } from "../manifests/index.js";
-import type { Authorize, AuthorizeResult } from "../permissions/index.js";
+import type { AuthorizationRequest, Authorize, AuthorizeResult } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
 import type { InvokeOutcome, InvokeRequest, RefusedCall, UpstreamQuestion } from "./broker-types.js";
@@ -37,7 +37,7 @@ import {
 } from "./call-recorder.js";
 import { outcomeOf, replayedOutcome, reusedKeyError, uncheckedKeyError, waitForRow } from "./call-replay.js";
 import { callUpstream, type UpstreamCall as UpstreamCallParts, upstreamTimeoutMs } from "./call-upstream.js";
-import type { InProcessSource } from "./in-process-source.js";
+import type { InProcessCall, InProcessSource } from "./in-process-source.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
@@ -298,6 +298,26 @@ export class Broker {
   }
 
   /**
+   * The permission request a call will be authorized with, built as the permission step builds it: the
+   * tool resolved, the arguments validated and, for an in-process tool, the call prepared (its subject).
+   * An approval step before `invoke` (a card, an elicitation) shows and records exactly the decision the
+   * call then consumes. Nothing runs and nothing is recorded.
+   * @param call source, tool, arguments, session and the optional principal and ids
+   * @returns the request
+   * @throws GovernanceError `TOOL_UNAVAILABLE`, `SOURCE_DISABLED`, `INVALID_INPUT`, or an in-process
+   *   tool's refusal
+   */
+  async authorizationRequest(call: RefusedCall): Promise<AuthorizationRequest> {
+    const resolved = this.#resolve(call);
+    const label = `${resolved.source.id}/${resolved.toolId}`;
+    const input = this.#validator.parse(resolved.manifest.inputSchema, call.input ?? {}, label);
+    const prepared = resolved.local
+      ? await resolved.local.prepare(inProcessCallOf(call, resolved, input))
+      : undefined;
+    return authorizationRequestOf(call, resolved, prepared?.subject ?? input);
+  }
+
+  /**
    * Stops admitting calls and lets the running ones finish; those still running after `graceMs` are
    * cancelled (`CANCELLED`, the MCP request is cancelled too). Each started call still writes its one
    * ledger row before it settles. The pool and the stores are not closed: they belong to whoever
@@ -473,12 +493,7 @@ export class Broker {
     input: Record<string, unknown>,
   ): Promise<InvokeOutcome> {
     const { row } = call;
-    const prepared = await local.prepare({
-      toolId: tool.toolId,
-      input,
-      session: request.session,
-      ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
-    });
+    const prepared = await local.prepare(inProcessCallOf(request, tool, input));
     if (prepared.license !== undefined) row.license = prepared.license;
     const decision = await this.#authorize(request, tool, prepared.subject ?? input);
     const timeoutMs = request.timeoutMs ?? tool.manifest.timeoutMs ?? this.#o.defaultTimeoutMs;
@@ -532,19 +547,7 @@ export class Broker {
     input: Record<string, unknown>,
   ): Promise<AuthorizeResult> {
     return Promise.resolve()
-      .then(() =>
-        this.#o.authorize({
-          sessionId: request.session,
-          principal: request.principal,
-          sourceId: tool.source.id,
-          toolId: tool.toolId,
-          source: tool.source,
-          tool: tool.manifest,
-          definitionHash: tool.definitionHash,
-          input,
-          ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
-        }),
-      )
+      .then(() => this.#o.authorize(authorizationRequestOf(request, tool, input)))
       .catch((error: unknown): AuthorizeResult => ({ allowed: false, reason: errorMessage(error) }));
   }
 
@@ -567,7 +570,7 @@ export class Broker {
     return { relay, continueFrom: continuation?.continueFrom };
   }
 
-  #resolve(request: InvokeRequest): ResolvedTool {
+  #resolve(request: Pick<InvokeRequest, "sourceId" | "toolId" | "session">): ResolvedTool {
     const local = this.#inProcess.get(request.sourceId);
     if (local) {
       const { manifest } = local.source;
@@ -678,4 +681,41 @@ const NEVER_ABORTED = new AbortController().signal;
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** An in-process tool's call as its source prepares it. */
+function inProcessCallOf(
+  call: RefusedCall,
+  tool: ResolvedTool,
+  input: Record<string, unknown>,
+): InProcessCall {
+  return {
+    toolId: tool.toolId,
+    input,
+    session: call.session,
+    ...optional({ threadId: call.threadId, toolCallId: call.toolCallId }),
+  };
+}
+
+/**
+ * The permission request of a call: its source and tool, and its validated arguments (for an in-process
+ * tool, what it prepared as the call's subject). One builder, so that a card shown before the call and
+ * the call's own permission step see the same request.
+ */
+function authorizationRequestOf(
+  call: RefusedCall,
+  tool: ResolvedTool,
+  input: Record<string, unknown>,
+): AuthorizationRequest {
+  return {
+    sessionId: call.session,
+    principal: call.principal,
+    sourceId: tool.source.id,
+    toolId: tool.toolId,
+    source: tool.source,
+    tool: tool.manifest,
+    definitionHash: tool.definitionHash,
+    input,
+    ...optional({ threadId: call.threadId, toolCallId: call.toolCallId }),
+  };
 }

@@ -1,0 +1,153 @@
+/**
+ * `paper_extract_pdf` is a broker call of the built-ins' in-process source: when the permission policy
+ * makes it dangerous (`strict`), a client that declared elicitation is asked about it like any call, and
+ * the broker consumes the recorded decision; the call's principal reaches its rows and its permission
+ * decision, so one principal's approval mode never covers another's extraction in a shared session.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import {
+  type CallToolResult,
+  type ElicitRequest,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, test } from "vitest";
+import { createGatewayServer, type GatewayServer } from "../../src/gateway/index.js";
+import { createDownloadLab, type DownloadLab, PAPER_ID } from "./gateway-downloads-harness.js";
+
+let lab: DownloadLab | undefined;
+let gateway: GatewayServer | undefined;
+afterEach(async () => {
+  await gateway?.close();
+  await lab?.close();
+  gateway = undefined;
+  lab = undefined;
+});
+
+/** A strict runtime and an eager gateway. */
+async function strictGateway() {
+  lab = await createDownloadLab({ permissions: { policy: { strict: true } } });
+  gateway = createGatewayServer(lab.governance, { eager: true });
+  return { lab, gateway };
+}
+
+/**
+ * A connection whose client answers each question with the next decision (no elicitation without any).
+ * @param options the connection's session id and principal
+ */
+async function connect(
+  gw: GatewayServer,
+  decisions: string[] | undefined,
+  options: { sessionId?: string; principal?: string } = {},
+) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const session = await gw.connect(serverSide, options);
+  const client = new Client(
+    { name: "extraction-approval-test", version: "1.0.0" },
+    { capabilities: decisions ? { elicitation: {} } : {} },
+  );
+  const asked: ElicitRequest["params"][] = [];
+  if (decisions) {
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params);
+      const decision = decisions[asked.length - 1];
+      if (decision === undefined) throw new Error(`unexpected question #${asked.length}`);
+      return { action: "accept", content: { decision } };
+    });
+  }
+  await client.connect(clientSide);
+  const call = async (name: string, args: object) =>
+    (await client.callTool({ name, arguments: { ...args } })) as CallToolResult;
+  return { asked, call, sessionId: session.sessionId };
+}
+
+/** Prepares the candidate and downloads it; returns the job id. */
+async function download(call: (name: string, args: object) => Promise<CallToolResult>): Promise<string> {
+  const prepared = await call("mcp__arxiv__prepare_paper_download", { id: PAPER_ID });
+  expect(prepared.isError, JSON.stringify(prepared.content)).toBeUndefined();
+  const { mcpInvocationId, artifacts } = prepared.structuredContent as {
+    mcpInvocationId: string;
+    artifacts: { candidateId: string }[];
+  };
+  const downloaded = await call("artifact_download", {
+    mcpInvocationId,
+    candidateId: artifacts[0]?.candidateId ?? "",
+  });
+  expect(downloaded.isError, JSON.stringify(downloaded.content)).toBeUndefined();
+  return (downloaded.structuredContent as { jobId: string }).jobId;
+}
+
+describe("gateway: a dangerous extraction has the normal approval", () => {
+  test("strict policy, allow once: the client is asked with the extraction's card, it runs, and its row names the user_once authorization", async () => {
+    const { lab, gateway } = await strictGateway();
+    const { asked, call, sessionId } = await connect(gateway, ["allow_once", "allow_once", "allow_once"]);
+    const jobId = await download(call);
+    expect(asked).toHaveLength(2); // the prepare call and the download
+    const result = await call("paper_extract_pdf", { artifactJobId: jobId });
+    expect(result.isError, JSON.stringify(result.content)).toBeUndefined();
+    expect(result.structuredContent).toMatchObject({ artifactJobId: jobId, pageCount: 2 });
+    expect(asked).toHaveLength(3);
+    expect(asked[2]?.message).toContain("paper_extract_pdf");
+    const rows = await lab.governance.ledger.query({ sessionId, toolId: "paper_extract_pdf" });
+    expect(rows).toMatchObject([{ status: "ok", sourceId: "sciencegate" }]);
+    const authorizations = await lab.governance.ledger.listAuthorizations({ sessionId });
+    const authorization = authorizations.find((a) => a.id === rows[0]?.authorizationId);
+    expect(authorization).toMatchObject({ toolId: "paper_extract_pdf", decisionSource: "user_once" });
+  });
+
+  test("strict policy, deny: nothing is extracted, the model gets PERMISSION_DENIED, one error row and user_deny", async () => {
+    const { lab, gateway } = await strictGateway();
+    const { asked, call, sessionId } = await connect(gateway, ["allow_once", "allow_once", "deny"]);
+    const jobId = await download(call);
+    const result = await call("paper_extract_pdf", { artifactJobId: jobId });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ code: "PERMISSION_DENIED" });
+    expect(asked).toHaveLength(3);
+    expect(existsSync(join(lab.dataDir, "papers", jobId))).toBe(false);
+    const rows = await lab.governance.ledger.query({ sessionId, toolId: "paper_extract_pdf" });
+    expect(rows).toMatchObject([{ status: "error", error: { code: "PERMISSION_DENIED" } }]);
+    const sources = (await lab.governance.ledger.listAuthorizations({ sessionId }))
+      .filter((a) => a.toolId === "paper_extract_pdf")
+      .map((a) => a.decisionSource);
+    expect(sources).toContain("user_deny");
+  });
+});
+
+describe("gateway: the principal reaches extraction rows and decisions", () => {
+  test("in a shared session, alice's always_allow covers her extraction (its rows carry her) but never bob's", async () => {
+    const { lab, gateway } = await strictGateway();
+    const shared = "gateway:shared";
+    await lab.governance.permissions.setApprovalMode(shared, "always_allow", "alice");
+    // Downloads do not go through the broker yet and carry no principal: alice approves hers on a card.
+    const alice = await connect(gateway, ["allow_once"], { sessionId: shared, principal: "alice" });
+    const bob = await connect(gateway, undefined, { sessionId: shared, principal: "bob" });
+    const jobId = await download(alice.call);
+
+    const hers = await alice.call("paper_extract_pdf", { artifactJobId: jobId });
+    expect(hers.isError, JSON.stringify(hers.content)).toBeUndefined();
+    const his = await bob.call("paper_extract_pdf", { artifactJobId: jobId });
+    expect(his.isError).toBe(true);
+    expect(his.structuredContent).toMatchObject({ code: "PERMISSION_DENIED" });
+
+    const rows = await lab.governance.ledger.query({ sessionId: shared, toolId: "paper_extract_pdf" });
+    expect(rows.map((r) => [r.principal, r.status]).sort()).toEqual([
+      ["alice", "ok"],
+      ["bob", "error"],
+    ]);
+    // Alice's call was authorized by her mode; nothing authorized bob's (his row names no authorization).
+    const extractions = (await lab.governance.ledger.listAuthorizations({ sessionId: shared })).filter(
+      (a) => a.toolId === "paper_extract_pdf",
+    );
+    const byId = new Map(extractions.map((a) => [a.id, a]));
+    const aliceRow = rows.find((r) => r.principal === "alice");
+    const bobRow = rows.find((r) => r.principal === "bob");
+    expect(byId.get(aliceRow?.authorizationId ?? "")).toMatchObject({
+      principal: "alice",
+      decisionSource: "always_allow",
+    });
+    expect(extractions.filter((a) => a.principal !== "alice")).toEqual([]);
+    expect(bobRow?.authorizationId).toBeUndefined();
+  });
+});
