@@ -106,6 +106,7 @@ export function createArtifactBuiltins(
       ...(approval ? { approval } : {}),
       ...session,
       cancelOnAbort: options.cancelOnAbort,
+      principal: options.principal,
     }),
     createPaperExtractTool({
       broker: governance.broker,

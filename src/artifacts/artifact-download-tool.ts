@@ -8,7 +8,14 @@ import { type StructuredToolInterface, type ToolRunnableConfig, tool } from "@la
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
 import { toGovernanceError } from "../contract/index.js";
-import { GovernanceError, sessionIdOf, threadIdOf, toErrorBody } from "../core/index.js";
+import {
+  GovernanceError,
+  optional,
+  principalOf,
+  sessionIdOf,
+  threadIdOf,
+  toErrorBody,
+} from "../core/index.js";
 import { ARTIFACT_DOWNLOAD_TOOL_ID } from "../governance/permissions/index.js";
 import type { DownloadManager } from "./download-manager.js";
 import type { DownloadApproval, DownloadProgress, DownloadRequest } from "./download-types.js";
@@ -31,6 +38,11 @@ export interface ArtifactDownloadToolOptions {
    * @default `configurable.thread_id`, else `"default"` (see `sessionIdOf`)
    */
   sessionId?: (config: LangGraphRunnableConfig) => string | undefined;
+  /**
+   * Who a call is for (see `PrincipalResolver`): only its grants, approval mode and decisions apply,
+   * and its rows carry it. @default none: the single user
+   */
+  principal?: ((config: LangGraphRunnableConfig) => string | undefined) | undefined;
   /**
    * Cancels the download job when the call's `config.signal` aborts (the gateway: a client's
    * `notifications/cancelled`); the job ends `cancelled` with its ledger row.
@@ -80,6 +92,7 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
         candidateId: input.candidateId,
         ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
         sessionId: sessionIdOf(config, options.sessionId),
+        ...optional({ principal: principalOf(config, options.principal) }),
         ...(threadId === undefined ? {} : { threadId }),
         ...(toolCallId === undefined ? {} : { toolCallId }),
         onProgress: (progress) =>

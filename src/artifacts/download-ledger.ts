@@ -24,6 +24,8 @@ export interface ArtifactRow {
   /** The row's id, when the caller needs it before the row exists. @default a new id */
   invocationId?: string | undefined;
   sessionId: string;
+  /** Who the call was made for. @default none: the single user */
+  principal?: string | undefined;
   threadId?: string | undefined;
   /** Absent for a retry or a call made outside a graph. */
   toolCallId?: string | undefined;
@@ -58,6 +60,7 @@ export async function appendArtifactRow(
   const requestRef = (await deps.store.putJson(row.request)).ref;
   const normalizedRef = row.entry === undefined ? undefined : (await deps.store.putJson(row.entry)).ref;
   const optional = {
+    principal: row.principal,
     threadId: row.threadId,
     toolCallId: row.toolCallId,
     normalizedRef,
@@ -116,6 +119,7 @@ export function appendDownloadRow(
   const { job } = outcome;
   return appendArtifactRow(deps, {
     sessionId: plan.sessionId,
+    principal: plan.principal,
     threadId: plan.threadId,
     toolCallId: plan.toolCallId,
     sourceId: plan.candidate.sourceId,
@@ -135,6 +139,7 @@ export function appendDownloadRow(
 /** A built-in call whose `threadId:toolCallId` already names another call (see {@link sameBuiltinCall}). */
 export interface ForeignCall {
   sessionId: string;
+  principal?: string | undefined;
   threadId?: string | undefined;
   toolCallId?: string | undefined;
   /** The source of the other call (the row is the operator's; the caller is not told). */
@@ -162,6 +167,7 @@ export async function refuseForeignCall(deps: ArtifactLedgerDeps, call: ForeignC
   await appendArtifactRow(deps, {
     invocationId,
     sessionId: call.sessionId,
+    principal: call.principal,
     threadId: call.threadId,
     sourceId: call.sourceId,
     toolId: call.toolId,
@@ -177,6 +183,8 @@ export async function refuseForeignCall(deps: ArtifactLedgerDeps, call: ForeignC
 /** A built-in call as its `threadId:toolCallId` key is bound to it (the broker's rule for every tool). */
 export interface BuiltinCall {
   sessionId: string;
+  /** Who it is made for; a key one principal used replays nothing for another. */
+  principal?: string | undefined;
   /** `artifact_download` or `paper_extract_pdf`. */
   toolId: string;
   /** The tool's arguments as given (see {@link builtinInput}). */
@@ -211,6 +219,7 @@ export async function sameBuiltinCall(
   call: BuiltinCall,
 ): Promise<boolean> {
   if (row.sessionId !== call.sessionId || row.toolId !== call.toolId) return false;
+  if (row.principal !== call.principal) return false;
   const stored =
     row.requestRef === undefined
       ? undefined

@@ -107,7 +107,10 @@ export class DownloadManager {
   readonly #reserved = new Set<string>();
   /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
   /** Calls running now, by `callJobId`, with the session that made each. */
-  readonly #calls = new Map<string, { sessionId: string; input: string; work: Promise<DownloadResult> }>();
+  readonly #calls = new Map<
+    string,
+    { sessionId: string; principal: string | undefined; input: string; work: Promise<DownloadResult> }
+  >();
   /** Every `download` and `retry` admitted before `close()`, with the signal that cuts them. */
   readonly #admitted: InflightCalls;
 
@@ -217,7 +220,13 @@ export class DownloadManager {
     const input = hashCanonical(downloadInput(request));
     const inFlight = this.#calls.get(key);
     // A twin of the same call joins the running one; any other call under its key is refused.
-    if (inFlight?.sessionId === request.sessionId && inFlight.input === input) return inFlight.work;
+    if (
+      inFlight?.sessionId === request.sessionId &&
+      inFlight.principal === request.principal &&
+      inFlight.input === input
+    ) {
+      return inFlight.work;
+    }
     if (inFlight) {
       return this.#admitted.run(async () => {
         const invocation = await this.#opts.ledgerWriter.reader.get(request.mcpInvocationId);
@@ -232,7 +241,7 @@ export class DownloadManager {
       .finally(() => {
         if (this.#calls.get(key)?.work === work) this.#calls.delete(key);
       });
-    this.#calls.set(key, { sessionId: request.sessionId, input, work });
+    this.#calls.set(key, { sessionId: request.sessionId, principal: request.principal, input, work });
     return work;
   }
 
@@ -350,6 +359,7 @@ export class DownloadManager {
         await appendArtifactRow(this.#rows, {
           ...(binding ? {} : { toolCallId: request.toolCallId }),
           sessionId: request.sessionId,
+          principal: request.principal,
           threadId: request.threadId,
           sourceId: invocation?.sourceId ?? "unknown",
           toolId: DOWNLOAD_LEDGER_TOOL_ID,
@@ -409,7 +419,12 @@ export class DownloadManager {
     const input = downloadInput(request);
     const hooks: CallHooks = { onProgress: request.onProgress, signal: request.signal, input };
     const row = await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId);
-    const call = { sessionId: request.sessionId, toolId: DOWNLOAD_LEDGER_TOOL_ID, input };
+    const call = {
+      sessionId: request.sessionId,
+      principal: request.principal,
+      toolId: DOWNLOAD_LEDGER_TOOL_ID,
+      input,
+    };
     // One replay rule with the broker's: the key replays only the call that first used it.
     if (row && !(await sameBuiltinCall(this.#opts.store, row, call))) {
       return this.#refuseForeign(request, row.sourceId);

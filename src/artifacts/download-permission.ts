@@ -87,6 +87,7 @@ export function downloadAuthorizationRequest(
   };
   return {
     sessionId: plan.sessionId,
+    ...(plan.principal === undefined ? {} : { principal: plan.principal }),
     sourceId: candidate.sourceId,
     toolId: ARTIFACT_DOWNLOAD_TOOL_ID,
     source: source.manifest,

@@ -52,6 +52,7 @@ export async function planDownload(deps: PlanDeps, request: DownloadRequest): Pr
     license: verified.license,
     destinationPath: destination.relativePath,
     sessionId: request.sessionId,
+    ...(request.principal === undefined ? {} : { principal: request.principal }),
     ...(request.threadId === undefined ? {} : { threadId: request.threadId }),
     ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
   };

@@ -39,6 +39,11 @@ export interface DownloadPlan {
   license: string;
   destinationPath: string;
   sessionId: string;
+  /**
+   * Who the download is for: only this principal's grants, approval mode and decisions apply, and its
+   * rows carry it. Kept in memory only: a retry or a crashed process's run acts for the single user.
+   */
+  principal?: string | undefined;
   threadId?: string;
   toolCallId?: string;
 }
@@ -155,6 +160,8 @@ export interface DownloadRequest {
   /** Relative to the workspace. @default `downloads/<sourceId>/<file name>` */
   destinationPath?: string;
   sessionId: string;
+  /** Who the download is for (see `DownloadPlan.principal`). @default none: the single user */
+  principal?: string | undefined;
   threadId?: string;
   toolCallId?: string;
   /** Told of the transfer's progress (bytes so far, total when known). */

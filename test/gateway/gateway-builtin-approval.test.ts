@@ -2,7 +2,7 @@
  * `paper_extract_pdf` is a broker call of the built-ins' in-process source: when the permission policy
  * makes it dangerous (`strict`), a client that declared elicitation is asked about it like any call, and
  * the broker consumes the recorded decision; the call's principal reaches its rows and its permission
- * decision, so one principal's approval mode never covers another's extraction in a shared session.
+ * decision, so one principal's approval never covers another's download or extraction in a shared session.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -115,13 +115,47 @@ describe("gateway: a dangerous extraction has the normal approval", () => {
   });
 });
 
-describe("gateway: the principal reaches extraction rows and decisions", () => {
+describe("gateway: the principal reaches download and extraction rows and decisions", () => {
+  test("in a shared session, a download card alice answers allow_matching covers her later downloads, never bob's", async () => {
+    const { lab, gateway } = await strictGateway();
+    const shared = "gateway:shared";
+    const alice = await connect(gateway, ["allow_matching", "allow_matching"], {
+      sessionId: shared,
+      principal: "alice",
+    });
+    const bob = await connect(gateway, undefined, { sessionId: shared, principal: "bob" });
+    const prepared = await alice.call("mcp__arxiv__prepare_paper_download", { id: PAPER_ID });
+    const { mcpInvocationId, artifacts } = prepared.structuredContent as {
+      mcpInvocationId: string;
+      artifacts: { candidateId: string }[];
+    };
+    const candidate = { mcpInvocationId, candidateId: artifacts[0]?.candidateId ?? "" };
+    const hers = await alice.call("artifact_download", { ...candidate, destinationPath: "alice-1.pdf" });
+    expect(hers.isError, JSON.stringify(hers.content)).toBeUndefined();
+    // Her grant covers her next download of the same kind without a card.
+    const again = await alice.call("artifact_download", { ...candidate, destinationPath: "alice-2.pdf" });
+    expect(again.isError, JSON.stringify(again.content)).toBeUndefined();
+    expect(alice.asked).toHaveLength(2);
+    // Bob, in the same session, is not covered by it.
+    const his = await bob.call("artifact_download", { ...candidate, destinationPath: "bob.pdf" });
+    expect(his.isError).toBe(true);
+    expect(his.structuredContent).toMatchObject({ code: "PERMISSION_DENIED" });
+    expect(existsSync(join(lab.dataDir, "workspace", "bob.pdf"))).toBe(false);
+    const rows = await lab.governance.ledger.query({ sessionId: shared, toolId: "artifact_download" });
+    expect(rows.map((r) => [r.principal, r.status]).sort()).toEqual([
+      ["alice", "ok"],
+      ["alice", "ok"],
+      ["bob", "error"],
+    ]);
+    const grants = await lab.governance.permissions.listGrants({ sessionId: shared });
+    expect(grants.filter((g) => g.action === "download").map((g) => g.principal)).toEqual(["alice"]);
+  });
+
   test("in a shared session, alice's always_allow covers her extraction (its rows carry her) but never bob's", async () => {
     const { lab, gateway } = await strictGateway();
     const shared = "gateway:shared";
     await lab.governance.permissions.setApprovalMode(shared, "always_allow", "alice");
-    // Downloads do not go through the broker yet and carry no principal: alice approves hers on a card.
-    const alice = await connect(gateway, ["allow_once"], { sessionId: shared, principal: "alice" });
+    const alice = await connect(gateway, undefined, { sessionId: shared, principal: "alice" });
     const bob = await connect(gateway, undefined, { sessionId: shared, principal: "bob" });
     const jobId = await download(alice.call);
 
