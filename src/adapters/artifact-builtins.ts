@@ -13,16 +13,14 @@ import type {
 import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
 import { optional } from "../core/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
-import {
-  type ApprovalCardFormat,
-  type ApprovalGateRuntime,
-  createAuthorizationApproval,
-  enforcingRuntime,
-  type GovernedRuntime,
-  type PrincipalResolver,
-  type SessionIdResolver,
+import type {
+  ApprovalCardFormat,
+  ApprovalGateRuntime,
+  GovernedRuntime,
+  PrincipalResolver,
+  SessionIdResolver,
 } from "../nodes/index.js";
-import { createDownloadApproval } from "./download-approval.js";
+import { createBuiltinApproval, createDownloadApproval } from "./download-approval.js";
 
 /** What the built-ins use of a governance runtime (a `createGovernance` runtime has all of it). */
 export interface ArtifactBuiltinsRuntime extends GovernedRuntime, Partial<ApprovalGateRuntime> {
@@ -98,7 +96,7 @@ export function createArtifactBuiltins(
     options.extractionApproval === false
       ? undefined
       : (options.extractionApproval ??
-        (options.downloadApproval === false ? undefined : createExtractionApproval(governance, options)));
+        (options.downloadApproval === false ? undefined : createBuiltinApproval(governance, options)));
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
     createArtifactDownloadTool({
@@ -115,17 +113,6 @@ export function createArtifactBuiltins(
       ...optional({ approval: extractionApproval, principal: options.principal }),
     }),
   ];
-}
-
-/** The approval card of an extraction: the approval core of MCP calls, about the broker's own request. */
-function createExtractionApproval(
-  governance: ArtifactBuiltinsRuntime,
-  options: ArtifactBuiltinsOptions,
-): BuiltinCallApproval | undefined {
-  const enforcing = enforcingRuntime(governance);
-  if (!enforcing) return undefined;
-  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat });
-  return (sessionId, request, name) => approve(sessionId, request, { name, editable: false });
 }
 
 /** Whether a source of the runtime hands out download candidates (has an `artifact-plan` tool). */

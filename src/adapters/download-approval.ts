@@ -4,7 +4,7 @@
  * `permissions.authorize` then consumes the recorded decision.
  */
 
-import type { DownloadApproval } from "../artifacts/index.js";
+import type { BuiltinCallApproval, DownloadApproval } from "../artifacts/index.js";
 import { downloadAuthorizationRequest } from "../artifacts/index.js";
 import {
   type ApprovalCardFormat,
@@ -30,9 +30,9 @@ export function createDownloadApproval(
   options: { cardFormat?: ApprovalCardFormat | undefined } = {},
 ): DownloadApproval | undefined {
   const enforcing = enforcingRuntime(runtime);
-  if (!enforcing) return undefined;
+  const approve = createBuiltinApproval(runtime, options);
+  if (!enforcing || !approve) return undefined;
   const { catalog } = enforcing;
-  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat });
   return (sessionId, plan) =>
     approve(
       sessionId,
@@ -40,6 +40,24 @@ export function createDownloadApproval(
         const planned = await plan();
         return planned && downloadAuthorizationRequest(catalog, planned);
       },
-      { name: "artifact_download", editable: false },
+      "artifact_download",
     );
+}
+
+/**
+ * The approval card of a built-in call (`artifact_download`, `paper_extract_pdf`): the approval core
+ * of MCP calls applied to the permission request the call will be authorized with, on a card that
+ * accepts `approve` and `reject` only. `undefined` when the runtime does not enforce permissions.
+ * @param runtime a governance runtime (`createGovernance`), or any object with its permission parts
+ * @param options `cardFormat`: the shape of the cards (langchain's `hitl` or `native`), default `hitl`
+ * @returns the hook, one approval core per call of this function
+ */
+export function createBuiltinApproval(
+  runtime: Partial<ApprovalGateRuntime>,
+  options: { cardFormat?: ApprovalCardFormat | undefined } = {},
+): BuiltinCallApproval | undefined {
+  const enforcing = enforcingRuntime(runtime);
+  if (!enforcing) return undefined;
+  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat });
+  return (sessionId, request, name) => approve(sessionId, request, { name, editable: false });
 }

@@ -17,7 +17,7 @@ import {
   toErrorBody,
 } from "../core/index.js";
 import type { RefusedCall } from "../governance/broker/index.js";
-import type { AuthorizationRequest } from "../governance/permissions/index.js";
+import type { AuthorizationRequest, AuthorizeResult } from "../governance/permissions/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import {
   extractDownloadedPaper,
@@ -38,13 +38,14 @@ export type TurnToolCallIds = (config: LangGraphRunnableConfig, toolCallId: stri
  * Asks a person about a built-in call before it runs, given the permission request the broker will
  * authorize it with (the approval card of `createAuthorizationApproval`, the gateway's elicitation):
  * the answer is recorded as a decision the broker's permission step then consumes. It may
- * `interrupt()`. Its own answer is not used: the broker decides (and records a refusal) either way.
+ * `interrupt()`. A denial means no card could be shown (the graph cannot pause); the extraction tool
+ * lets the broker decide (and record the refusal) either way.
  */
 export type BuiltinCallApproval = (
   sessionId: string,
   request: () => Promise<AuthorizationRequest | undefined>,
   name: string,
-) => Promise<unknown>;
+) => Promise<AuthorizeResult | undefined>;
 
 /** Options of {@link createPaperExtractTool}. */
 export interface PaperExtractToolOptions {

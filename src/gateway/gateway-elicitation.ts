@@ -197,21 +197,13 @@ export function createElicitationDownloadApproval(
   governance: ElicitationApprovalRuntime,
   options: Omit<ElicitationApprovalOptions, "outOfBand"> = {},
 ): DownloadApproval {
-  const { catalog, permissions } = governance;
-  return async (_sessionId, plan) => {
-    const context = currentGatewayCall();
-    if (
-      !context?.session.mayApprove ||
-      !supportsFormElicitation(context.session.server.getClientCapabilities())
-    )
-      return undefined;
-    const planned = await plan();
-    if (planned === undefined) return undefined;
-    const request = downloadAuthorizationRequest(catalog, planned);
-    if (!permissions.isDangerous(request)) return undefined;
-    const verdict = await permissions.evaluate(request);
-    if (verdict.outcome === "allow") return undefined;
-    await elicit(permissions, request, verdict.card, "artifact_download", context, options);
+  const ask = createElicitationBuiltinApproval(governance, options);
+  return async (sessionId, plan) => {
+    const request = async () => {
+      const planned = await plan();
+      return planned && downloadAuthorizationRequest(governance.catalog, planned);
+    };
+    await ask(sessionId, request, "artifact_download");
     return undefined;
   };
 }
