@@ -76,6 +76,10 @@ async function bench() {
   opened.push(governance);
   for (const session of ["alice", "bob"]) {
     await governance.permissions.setApprovalMode(session, "always_allow");
+    // Two principals of the same session (an app's users sharing one), each covered on its own.
+    for (const principal of ["p1", "p2"]) {
+      await governance.permissions.setApprovalMode(session, "always_allow", principal);
+    }
     await recordCandidateInvocation(
       { ledgerWriter: governance.ledgerWriter, store },
       {
@@ -97,16 +101,17 @@ async function bench() {
     artifactTools: true,
     approvalHook: false,
     sessionId: (config) => config.configurable?.user as string | undefined,
+    principal: (config) => config.configurable?.principal as string | undefined,
   });
   const call = async (
     name: string,
     args: Record<string, unknown>,
-    at: { user: string; thread: string; id: string },
+    at: { user: string; thread: string; id: string; principal?: string },
   ): Promise<ToolMessage> => {
     const tool = table.find((t) => t.name === name) as StructuredToolInterface;
     return (await tool.invoke(
       { type: "tool_call", id: at.id, name, args },
-      { configurable: { thread_id: at.thread, user: at.user } },
+      { configurable: { thread_id: at.thread, user: at.user, principal: at.principal } },
     )) as ToolMessage;
   };
   const rows = async (): Promise<InvocationRecord[]> =>
@@ -217,6 +222,24 @@ describe.each(CASES)("one replay rule: $name", (tool) => {
     const added = (await b.rows()).slice(before.length);
     expect(added).toMatchObject([
       { sessionId: "bob", threadId: "t1", status: "error", error: { code: "PERMISSION_DENIED" } },
+    ]);
+    expect(added[0]?.toolCallId).toBeUndefined();
+  });
+
+  test("the same key by another principal of the same session is refused the same way", async () => {
+    const b = await bench();
+    const [args] = await tool.args(b);
+    const first = await b.call(tool.name, args, { user: "alice", thread: "t1", id: "k1", principal: "p1" });
+    expect(first.status, String(first.content)).not.toBe("error");
+    const before = await b.rows();
+    const effects = tool.effects(b);
+    expectReusedKey(
+      await b.call(tool.name, args, { user: "alice", thread: "t1", id: "k1", principal: "p2" }),
+    );
+    expect(tool.effects(b)).toBe(effects);
+    const added = (await b.rows()).slice(before.length);
+    expect(added).toMatchObject([
+      { sessionId: "alice", principal: "p2", status: "error", error: { code: "PERMISSION_DENIED" } },
     ]);
     expect(added[0]?.toolCallId).toBeUndefined();
   });
