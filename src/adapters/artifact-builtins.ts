@@ -61,7 +61,7 @@ export interface ArtifactBuiltinsOptions {
   /**
    * How a dangerous extraction (under a `strict` policy or the app's own danger rule) is approved:
    * `false` asks nobody (the broker's permission step alone decides), or the executor's own hook.
-   * @default the approval card (`createAuthorizationApproval`) when the runtime enforces permissions and
+   * @default the approval card (`createBuiltinApproval`) when the runtime enforces permissions and
    *   `downloadApproval` is not `false`
    */
   extractionApproval?: BuiltinCallApproval | false | undefined;

@@ -87,22 +87,22 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
       const threadId = threadIdOf(config);
       const reply = (content: unknown, ok: boolean) =>
         toolReply(ARTIFACT_DOWNLOAD_TOOL_ID, toolCallId, content, ok);
-      const request: DownloadRequest = {
-        mcpInvocationId: input.mcpInvocationId,
-        candidateId: input.candidateId,
-        ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
-        sessionId: sessionIdOf(config, options.sessionId),
-        ...optional({ principal: principalOf(config, options.principal) }),
-        ...(threadId === undefined ? {} : { threadId }),
-        ...(toolCallId === undefined ? {} : { toolCallId }),
-        onProgress: (progress) =>
-          config.writer?.({
-            type: "artifact_download_progress",
-            ...progress,
-          } satisfies ArtifactDownloadProgressEvent),
-        signal: options.cancelOnAbort ? config.signal : undefined,
-      };
       try {
+        const request: DownloadRequest = {
+          mcpInvocationId: input.mcpInvocationId,
+          candidateId: input.candidateId,
+          ...(input.destinationPath?.trim() ? { destinationPath: input.destinationPath } : {}),
+          sessionId: sessionIdOf(config, options.sessionId),
+          ...optional({ principal: principalOf(config, options.principal) }),
+          ...(threadId === undefined ? {} : { threadId }),
+          ...(toolCallId === undefined ? {} : { toolCallId }),
+          onProgress: (progress) =>
+            config.writer?.({
+              type: "artifact_download_progress",
+              ...progress,
+            } satisfies ArtifactDownloadProgressEvent),
+          signal: options.cancelOnAbort ? config.signal : undefined,
+        };
         const denied = await approve(options, request);
         if (denied) return reply(toErrorBody(denied), false);
         const result = await options.downloads.download(request);
