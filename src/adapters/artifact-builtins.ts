@@ -10,9 +10,16 @@ import type {
   DownloadApproval,
   PaperExtractToolOptions,
 } from "../artifacts/index.js";
-import { createArtifactDownloadTool, createPaperExtractTool } from "../artifacts/index.js";
+import {
+  createArtifactDownloadTool,
+  createPaperExtractTool,
+  downloadAuthorizationRequest,
+  extractionCall,
+  PAPER_EXTRACT_TOOL_ID,
+} from "../artifacts/index.js";
 import { optional } from "../core/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
+import { ARTIFACT_DOWNLOAD_TOOL_ID, type AuthorizationRequest } from "../governance/permissions/index.js";
 import type {
   ApprovalCardFormat,
   ApprovalGateRuntime,
@@ -113,6 +120,59 @@ export function createArtifactBuiltins(
       ...optional({ approval: extractionApproval, principal: options.principal }),
     }),
   ];
+}
+
+/** One built-in call as its permission request is built: its session, principal and key. */
+export interface BuiltinCallIds {
+  sessionId: string;
+  principal?: string | undefined;
+  threadId?: string | undefined;
+  toolCallId?: string | undefined;
+}
+
+/**
+ * The permission request a built-in call will be authorized with (a download's plan, an extraction's
+ * prepared call), for an approval asked before the call runs outside a graph task (the gateway's
+ * round trip for 2026-07-28 clients). Nothing is recorded or run.
+ * @param governance the runtime (broker, downloads, catalog)
+ * @param name `artifact_download` or `paper_extract_pdf`
+ * @param args the call's arguments
+ * @param call its session, principal and key
+ * @returns the request, or `undefined` for another tool or a call that would be refused anyway (the
+ *   call then records its own refusal)
+ */
+export async function builtinAuthorizationRequest(
+  governance: Pick<ArtifactBuiltinsRuntime, "broker" | "downloads"> & Partial<ApprovalGateRuntime>,
+  name: string,
+  args: Record<string, unknown>,
+  call: BuiltinCallIds,
+): Promise<AuthorizationRequest | undefined> {
+  const ids = optional({ principal: call.principal, threadId: call.threadId, toolCallId: call.toolCallId });
+  if (name === PAPER_EXTRACT_TOOL_ID) {
+    if (typeof args.artifactJobId !== "string") return undefined;
+    const request = extractionCall({ artifactJobId: args.artifactJobId, sessionId: call.sessionId, ...ids });
+    return governance.broker.authorizationRequest(request).catch(() => undefined);
+  }
+  const { downloads, catalog } = governance;
+  if (name !== ARTIFACT_DOWNLOAD_TOOL_ID || !downloads || !catalog) return undefined;
+  const { mcpInvocationId, candidateId, destinationPath } = args;
+  if (typeof mcpInvocationId !== "string" || typeof candidateId !== "string") return undefined;
+  if (call.threadId !== undefined && call.toolCallId !== undefined) {
+    // A call that ran asks nothing: the download replays it (or refuses its reused key).
+    if (await downloads.hasCall(call.threadId, call.toolCallId)) return undefined;
+  }
+  try {
+    const plan = await downloads.prepare({
+      mcpInvocationId,
+      candidateId,
+      ...(typeof destinationPath === "string" && destinationPath.trim() ? { destinationPath } : {}),
+      sessionId: call.sessionId,
+      ...ids,
+    });
+    return downloadAuthorizationRequest(catalog, plan);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether a source of the runtime hands out download candidates (has an `artifact-plan` tool). */

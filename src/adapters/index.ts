@@ -1,6 +1,8 @@
 export {
   type ArtifactBuiltinsOptions,
   type ArtifactBuiltinsRuntime,
+  type BuiltinCallIds,
+  builtinAuthorizationRequest,
   createArtifactBuiltins,
 } from "./artifact-builtins.js";
 export {

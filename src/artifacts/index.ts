@@ -71,6 +71,7 @@ export {
 } from "./paper-extract-tool.js";
 export {
   extractDownloadedPaper,
+  extractionCall,
   type PaperExtractionRequest,
   type PaperExtractionRuntime,
 } from "./paper-extraction.js";

@@ -7,7 +7,12 @@ import { randomUUID } from "node:crypto";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
-import { type ArtifactBuiltinsRuntime, createArtifactBuiltins } from "../adapters/index.js";
+import {
+  type ArtifactBuiltinsRuntime,
+  type BuiltinCallIds,
+  builtinAuthorizationRequest,
+  createArtifactBuiltins,
+} from "../adapters/index.js";
 import { type Clock, checkPrincipal, GovernanceError, PACKAGE_VERSION } from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { ResearchObjectSource } from "../research-object/index.js";
@@ -272,6 +277,13 @@ export function createGatewayServer(
             clock: options.clock,
           }),
           outOfBand: options.outOfBand ?? elicitation.outOfBand,
+          // The gateway's own built-ins; an app's `builtins` are asked about by their own approvals.
+          ...(options.builtins
+            ? {}
+            : {
+                builtinRequest: (name: string, args: Record<string, unknown>, call: BuiltinCallIds) =>
+                  builtinAuthorizationRequest(governance, name, args, call),
+              }),
         }
       : undefined;
   const stateless = createStatelessFace({

@@ -275,6 +275,15 @@ export class GatewaySession {
   }
 
   /**
+   * Whether the session has a built-in of this name (`artifact_download`, `paper_extract_pdf`).
+   * @param name the tool the client called
+   * @returns true for one of the session's built-ins
+   */
+  hasBuiltin(name: string): boolean {
+    return this.#builtins.some((tool) => tool.name === name);
+  }
+
+  /**
    * Connects the session's server to a transport (stdio, in-memory, or one Streamable HTTP session).
    * @param transport the transport, not yet started
    */

@@ -10,6 +10,7 @@ import type { CallToolResult, ClientCapabilities, ElicitResult } from "@modelcon
 import { ProtocolError } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { LedgerReader } from "../governance/audit/index.js";
+import type { AuthorizationRequest, PermissionCard } from "../governance/permissions/index.js";
 import { approvalForm, type OutOfBandApproval } from "./gateway-approval-text.js";
 import {
   approvalQuestion,
@@ -41,6 +42,17 @@ export interface StatelessApprovalSettings {
   governance: ElicitationApprovalRuntime & { ledger: LedgerReader };
   codec: ApprovalStateCodec;
   outOfBand?: OutOfBandApproval | undefined;
+  /**
+   * The permission request of a built-in call (`builtinAuthorizationRequest`), so that a dangerous
+   * download or extraction is asked about by the same round trip. @default none: built-ins run unasked
+   */
+  builtinRequest?:
+    | ((
+        name: string,
+        args: Record<string, unknown>,
+        call: { sessionId: string; principal?: string | undefined; threadId: string; toolCallId: string },
+      ) => Promise<AuthorizationRequest | undefined>)
+    | undefined;
 }
 
 /** One retried or first `tools/call` of a 2026-07-28 client. */
@@ -76,26 +88,40 @@ export async function callWithStatelessApproval(
   settings: StatelessApprovalSettings,
 ): Promise<StatelessCallResult> {
   const governed = session.governedTool(call.name);
-  // tool_search, a built-in, or a call the executor refuses (and records) on its own.
-  if (governed === undefined || !session.mayApprove) {
+  const builtin =
+    governed === undefined && session.hasBuiltin(call.name) ? settings.builtinRequest : undefined;
+  // tool_search, a built-in nobody asks about, or a call the executor refuses (and records) on its own.
+  if ((governed === undefined && builtin === undefined) || !session.mayApprove) {
     if (call.requestState !== undefined) refuse("the call no longer needs an approval round trip");
     return session.callTool(call.name, call.args, request, { ask: false });
   }
   const approval = {
-    name: governed.name,
+    name: governed?.name ?? call.name,
     args: call.args,
-    tool: governed.tool,
     sessionId: session.sessionId,
     principal: session.principal,
     threadId: session.threadId,
   };
+  // A built-in's question is about its own permission request (a download's plan, an extraction's job).
+  const questionOf = async (toolCallId: string) => {
+    if (governed)
+      return approvalQuestion(settings.governance, { ...approval, tool: governed.tool, toolCallId });
+    const built = await builtin?.(call.name, call.args, { ...approval, toolCallId });
+    return built && builtinQuestion(settings.governance.permissions, built);
+  };
   if (call.requestState === undefined) {
     const toolCallId = randomUUID();
-    const question = await approvalQuestion(settings.governance, { ...approval, toolCallId });
+    const question = await questionOf(toolCallId);
     if (question === undefined)
       return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
     if (!supportsFormElicitation(call.capabilities)) {
-      const denial = refuseWithoutQuestion(question.card, { ...approval, toolCallId }, settings.outOfBand);
+      // Without a form to answer, the built-in's own permission step refuses it (and records it).
+      if (!governed) return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
+      const denial = refuseWithoutQuestion(
+        question.card,
+        { ...approval, tool: governed.tool, toolCallId },
+        settings.outOfBand,
+      );
       // The executor records the refusal (one row) and shapes the error, as for a 2025 client.
       return session.callTool(call.name, call.args, request, {
         toolCallId,
@@ -106,7 +132,7 @@ export async function callWithStatelessApproval(
   }
 
   const verified = settings.codec.verify(call.requestState, {
-    tool: governed.name,
+    tool: approval.name,
     args: call.args,
     principal: session.principal,
     sessionId: session.sessionId,
@@ -115,7 +141,7 @@ export async function callWithStatelessApproval(
   const { toolCallId } = verified.state;
   // Replayed: the call of this state ran (or was refused) already; it never runs twice.
   if (await settings.governance.ledger.findByCall(session.threadId, toolCallId)) refuse("replayed");
-  const question = await approvalQuestion(settings.governance, { ...approval, toolCallId });
+  const question = await questionOf(toolCallId);
   // Covered meanwhile (a grant, the mode): the broker decides alone.
   if (question === undefined)
     return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
@@ -132,6 +158,16 @@ export async function callWithStatelessApproval(
   if (!recorded.recorded) return ask(settings, question.card, approval, toolCallId, recorded.error);
   // The broker consumes the recorded decision of this tool call id: allowed, the call runs once.
   return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
+}
+
+/** The question about a built-in's request: `undefined` when it is safe or covered. */
+async function builtinQuestion(
+  permissions: StatelessApprovalSettings["governance"]["permissions"],
+  request: AuthorizationRequest,
+): Promise<{ request: AuthorizationRequest; card: PermissionCard } | undefined> {
+  if (!permissions.isDangerous(request)) return undefined;
+  const verdict = await permissions.evaluate(request);
+  return verdict.outcome === "allow" ? undefined : { request, card: verdict.card };
 }
 
 function ask(

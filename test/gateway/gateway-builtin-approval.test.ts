@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import {
@@ -14,7 +15,7 @@ import {
   ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, test } from "vitest";
-import { createGatewayServer, type GatewayServer } from "../../src/gateway/index.js";
+import { createGatewayServer, type GatewayServer, serveGatewayHttp } from "../../src/gateway/index.js";
 import { createDownloadLab, type DownloadLab, PAPER_ID } from "./gateway-downloads-harness.js";
 
 let lab: DownloadLab | undefined;
@@ -183,5 +184,77 @@ describe("gateway: the principal reaches download and extraction rows and decisi
     });
     expect(extractions.filter((a) => a.principal !== "alice")).toEqual([]);
     expect(bobRow?.authorizationId).toBeUndefined();
+  });
+});
+
+describe("gateway: a 2026-07-28 client approves a dangerous download and extraction by round trip", () => {
+  /** A strict runtime served over HTTP, and a pinned v2 client answering each form with the next decision. */
+  async function statelessClient(decisions: string[]) {
+    const { lab, gateway } = await strictGateway();
+    const http = await serveGatewayHttp(gateway);
+    const client = new ClientV2(
+      { name: "builtin-round-trip-test", version: "1.0.0" },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(String((request.params as { message?: string }).message));
+      const decision = decisions[asked.length - 1];
+      if (decision === undefined) throw new Error(`unexpected question #${asked.length}`);
+      return { action: "accept", content: { decision } } as never;
+    });
+    await client.connect(new HttpV2(new URL(http.url)));
+    const closeAll = async () => {
+      await client.close();
+      await http.close();
+    };
+    const call = async (name: string, args: object) =>
+      (await client.callTool({ name, arguments: { ...args } })) as CallToolResult;
+    return { lab, asked, call, closeAll };
+  }
+
+  test("allow once: the download and the extraction each ask once, run once, and name their user_once authorization", async () => {
+    const { lab, asked, call, closeAll } = await statelessClient(["allow_once", "allow_once", "allow_once"]);
+    try {
+      const jobId = await download(call);
+      expect(asked).toHaveLength(2);
+      expect(asked[1]).toContain("artifact_download");
+      const result = await call("paper_extract_pdf", { artifactJobId: jobId });
+      expect(result.isError, JSON.stringify(result.content)).toBeUndefined();
+      expect(result.structuredContent).toMatchObject({ artifactJobId: jobId, pageCount: 2 });
+      expect(asked).toHaveLength(3);
+      expect(asked[2]).toContain("paper_extract_pdf");
+      const rows = (await lab.governance.ledger.query({})).filter((r) =>
+        ["artifact_download", "paper_extract_pdf"].includes(r.toolId),
+      );
+      expect(rows.map((r) => [r.toolId, r.status]).sort()).toEqual([
+        ["artifact_download", "ok"],
+        ["paper_extract_pdf", "ok"],
+      ]);
+      const authorizations = await lab.governance.ledger.listAuthorizations({});
+      for (const row of rows) {
+        expect(authorizations.find((a) => a.id === row.authorizationId)).toMatchObject({
+          decisionSource: "user_once",
+        });
+      }
+    } finally {
+      await closeAll();
+    }
+  });
+
+  test("deny: the extraction runs nothing, and its refusal is the call's one row", async () => {
+    const { lab, asked, call, closeAll } = await statelessClient(["allow_once", "allow_once", "deny"]);
+    try {
+      const jobId = await download(call);
+      const result = await call("paper_extract_pdf", { artifactJobId: jobId });
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({ code: "PERMISSION_DENIED" });
+      expect(asked).toHaveLength(3);
+      expect(existsSync(join(lab.dataDir, "papers", jobId))).toBe(false);
+      const rows = await lab.governance.ledger.query({ toolId: "paper_extract_pdf" });
+      expect(rows).toMatchObject([{ status: "error", error: { code: "PERMISSION_DENIED" } }]);
+    } finally {
+      await closeAll();
+    }
   });
 });
