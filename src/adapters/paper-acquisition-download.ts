@@ -12,7 +12,7 @@ import type {
   DownloadManager,
   DownloadRequest,
   DownloadResult,
-  PaperExtractionRuntime,
+  PaperExtractToolOptions,
 } from "../artifacts/index.js";
 import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
@@ -33,7 +33,7 @@ export interface PaperAcquisitionRuntime {
   /** Checks, plans and runs the downloads. */
   downloads: Pick<DownloadManager, "prepare" | "download" | "hasCall" | "jobs" | "ledgerWriter" | "store">;
   /** Runs the extractions (`paper_extract_pdf` of the runtime's in-process source, its bounds and data directory). */
-  broker: PaperExtractionRuntime["broker"];
+  broker: PaperExtractToolOptions["broker"];
   /** With `ledger`, `permissions` and `permissionsEnforced: true`, dangerous downloads show a card. */
   catalog?: SourceCatalog;
   ledger?: LedgerReader;

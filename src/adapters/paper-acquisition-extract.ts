@@ -4,7 +4,13 @@
  * candidate's outcome in input order.
  */
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { extractDownloadedPaper, type PaperExtractionRuntime } from "../artifacts/index.js";
+import {
+  askExtraction,
+  type BuiltinCallApproval,
+  extractDownloadedPaper,
+  type PaperExtractionRequest,
+  type PaperExtractToolOptions,
+} from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
 import { sessionIdOf, threadIdOf } from "../core/index.js";
 import type { SessionIdResolver } from "../nodes/index.js";
@@ -22,11 +28,13 @@ import {
  * a warning (the file is still there); it never throws.
  * @param runtime jobs, ledger, CAS, data directory, limits and clock of the extraction
  * @param sessionId the app's session resolver
+ * @param approval the extraction's approval card, when the runtime enforces permissions
  * @returns a node taking an {@link AcquisitionExtractTask}
  */
 export function createAcquisitionExtractNode(
-  runtime: PaperExtractionRuntime,
+  runtime: Pick<PaperExtractToolOptions, "broker">,
   sessionId: SessionIdResolver | undefined,
+  approval: BuiltinCallApproval | undefined,
 ) {
   return async (
     task: AcquisitionExtractTask,
@@ -36,13 +44,16 @@ export function createAcquisitionExtractNode(
     const threadId = threadIdOf(config);
     let extracted: AcquiredPaper;
     try {
-      const result = await extractDownloadedPaper(runtime, {
+      const request: PaperExtractionRequest = {
         artifactJobId: paper.jobId ?? "",
         sessionId: sessionIdOf(config, sessionId),
         ...(threadId === undefined ? {} : { threadId }),
         // Its own ledger key: the download row already holds the candidate's call id.
         toolCallId: `${callId}:extract`,
-      });
+      };
+      // A dangerous extraction (a strict policy, the app's rule) shows the card every call shows.
+      await askExtraction(runtime.broker, approval, request);
+      const result = await extractDownloadedPaper(runtime, request);
       extracted = {
         ...paper,
         status: "extracted",

@@ -6,8 +6,8 @@
  * the next step; `collect` lists the outcomes once every extraction is in.
  */
 import { type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
-import type { PaperExtractionRuntime } from "../artifacts/index.js";
 import type { ApprovalCardFormat, SessionIdResolver } from "../nodes/index.js";
+import { createBuiltinApproval } from "./download-approval.js";
 import {
   type AcquisitionDownloadTask,
   createAcquisitionDownloadNode,
@@ -73,7 +73,9 @@ export function createPaperAcquisitionGraph(
   governance: PaperAcquisitionRuntime,
   options: PaperAcquisitionGraphOptions = {},
 ) {
-  const extraction: PaperExtractionRuntime = { broker: governance.broker };
+  const extraction = { broker: governance.broker };
+  // One approval core per graph, as for the downloads.
+  const extractionApproval = createBuiltinApproval(governance, { cardFormat: options.cardFormat });
   const download = createAcquisitionDownloadNode({
     runtime: governance,
     sessionId: options.sessionId,
@@ -88,7 +90,7 @@ export function createPaperAcquisitionGraph(
       output: PaperAcquisitionOutputAnnotation,
     })
       .addNode(DOWNLOAD, download, { ends: [EXTRACT, COLLECT] })
-      .addNode(EXTRACT, createAcquisitionExtractNode(extraction, options.sessionId))
+      .addNode(EXTRACT, createAcquisitionExtractNode(extraction, options.sessionId, extractionApproval))
       // Not `defer: true`: LangGraph.js 1.7 releases a deferred node while Send tasks are still
       // pending. A run mixing extracted and unextracted papers reaches collect from both steps (the
       // download tasks' goto, then the extractions); it waits for the extractions itself.

@@ -70,6 +70,7 @@ export {
   type TurnToolCallIds,
 } from "./paper-extract-tool.js";
 export {
+  askExtraction,
   extractDownloadedPaper,
   extractionCall,
   type PaperExtractionRequest,

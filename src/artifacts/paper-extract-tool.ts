@@ -17,35 +17,23 @@ import {
   toErrorBody,
 } from "../core/index.js";
 import type { RefusedCall } from "../governance/broker/index.js";
-import type { AuthorizationRequest, AuthorizeResult } from "../governance/permissions/index.js";
+import type { AuthorizationRequest } from "../governance/permissions/index.js";
 import type { DownloadJobStore } from "./download-job-store.js";
 import {
+  askExtraction,
+  type BuiltinCallApproval,
   extractDownloadedPaper,
-  extractionCall,
   PAPER_EXTRACT_TOOL_ID,
   type PaperExtractionRequest,
   type PaperExtractionRuntime,
 } from "./paper-extraction.js";
 import { toolReply } from "./tool-reply.js";
 
-export type { PaperExtractResult } from "./paper-extraction.js";
+export type { BuiltinCallApproval, PaperExtractResult } from "./paper-extraction.js";
 export { PAPER_EXTRACT_TOOL_ID } from "./paper-extraction.js";
 
 /** Resolves the tool-call ids of the model turn (AIMessage) that issued the current call. */
 export type TurnToolCallIds = (config: LangGraphRunnableConfig, toolCallId: string) => string[] | undefined;
-
-/**
- * Asks a person about a built-in call before it runs, given the permission request the broker will
- * authorize it with (the approval card of `createAuthorizationApproval`, the gateway's elicitation):
- * the answer is recorded as a decision the broker's permission step then consumes. It may
- * `interrupt()`. A denial means no card could be shown (the graph cannot pause); the extraction tool
- * lets the broker decide (and record the refusal) either way.
- */
-export type BuiltinCallApproval = (
-  sessionId: string,
-  request: () => Promise<AuthorizationRequest | undefined>,
-  name: string,
-) => Promise<AuthorizeResult | undefined>;
 
 /** Options of {@link createPaperExtractTool}. */
 export interface PaperExtractToolOptions {
@@ -129,11 +117,7 @@ export function createPaperExtractTool(options: PaperExtractToolOptions): Struct
         };
         // A dangerous extraction gets the card every call gets, asked about the request the broker
         // authorizes; an invalid or refused call is not asked about: the broker records its refusal.
-        await options.approval?.(
-          sessionId,
-          () => options.broker.authorizationRequest(extractionCall(request)).catch(() => undefined),
-          PAPER_EXTRACT_TOOL_ID,
-        );
+        await askExtraction(options.broker, options.approval, request);
         const result = await extractDownloadedPaper(runtime, request);
         return reply(result, true);
       } catch (error) {

@@ -9,6 +9,7 @@ import { type McpToolResult, toGovernanceError } from "../contract/index.js";
 import { type Clock, GovernanceError, optional } from "../core/index.js";
 import type { InProcessCall, InvokeRequest, PreparedCall, RefusedCall } from "../governance/broker/index.js";
 import type { ToolManifest } from "../governance/manifests/index.js";
+import type { AuthorizationRequest, AuthorizeResult } from "../governance/permissions/index.js";
 import type { ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import type { DownloadJob, DownloadJobStore } from "./download-job-store.js";
 import { extractPdf, type PdfExtractor } from "./extract-pdf.js";
@@ -127,6 +128,40 @@ export async function extractDownloadedPaper(
 ): Promise<PaperExtractResult> {
   const outcome = await runtime.broker.invoke(extractionCall(request));
   return toResult(outcome.result as unknown as ExtractionLedgerEntry);
+}
+
+/**
+ * Asks a person about a built-in call before it runs, given the permission request the broker will
+ * authorize it with (the approval card of `createAuthorizationApproval`, the gateway's elicitation):
+ * the answer is recorded as a decision the broker's permission step then consumes. It may
+ * `interrupt()`. A denial means no card could be shown (the graph cannot pause); the extraction tool
+ * lets the broker decide (and record the refusal) either way.
+ */
+export type BuiltinCallApproval = (
+  sessionId: string,
+  request: () => Promise<AuthorizationRequest | undefined>,
+  name: string,
+) => Promise<AuthorizeResult | undefined>;
+
+/**
+ * Asks `approval` about an extraction before it runs, with the permission request the broker will
+ * authorize it with (an invalid or refused call is not asked about: the broker records its refusal).
+ * @param broker the broker (`authorizationRequest`)
+ * @param approval the card or elicitation, if any
+ * @param request the extraction
+ * @returns once answered (or when nothing needs asking)
+ * @throws LangGraph's interrupt carrying the card
+ */
+export async function askExtraction(
+  broker: { authorizationRequest(call: RefusedCall): Promise<AuthorizationRequest> },
+  approval: BuiltinCallApproval | undefined,
+  request: PaperExtractionRequest,
+): Promise<void> {
+  await approval?.(
+    request.sessionId,
+    () => broker.authorizationRequest(extractionCall(request)).catch(() => undefined),
+    PAPER_EXTRACT_TOOL_ID,
+  );
 }
 
 /**

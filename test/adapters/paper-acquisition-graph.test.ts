@@ -25,6 +25,7 @@ import { MemoryGrantStore } from "../../src/governance/permissions/grant-store.j
 import type { PermissionCard } from "../../src/governance/permissions/permission-types.js";
 import type { ApprovalHitlRequest } from "../../src/nodes/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import type { GovernanceOptions } from "../../src/runtime/governance-options.js";
 import { createSourcesServer, SOURCES_SERVER_ID } from "../../src/servers/sources/sources-server.js";
 import { providerEnvFor, startFakeProviderServer } from "../../src/testing/fake-provider-server.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
@@ -61,7 +62,7 @@ afterEach(async () => {
  * waits (a bounded number of event-loop turns) until `inFlight` requests have started.
  */
 /** @param session the session the prepare calls run in (the graph's thread, or `default` without one) */
-async function acquisitionRuntime(session = "t1") {
+async function acquisitionRuntime(session = "t1", extra: Pick<GovernanceOptions, "permissions"> = {}) {
   const provider = await startFakeProviderServer({ routes: [...arxivFakeRoutes(), ...pdbFakeRoutes()] });
   const pool = createInMemoryPool({
     [SOURCES_SERVER_ID]: () =>
@@ -103,6 +104,7 @@ async function acquisitionRuntime(session = "t1") {
     },
     clock,
     downloads: { lookup: publicLookup, fetch },
+    ...extra,
   });
   cleanups.push(async () => {
     await governance.close();
@@ -244,6 +246,36 @@ describe("createPaperAcquisitionGraph", () => {
     expect((final as { warnings: string[] }).warnings.some((w) => w.startsWith(`${B}: `))).toBe(true);
     expect(await rows(governance, "artifact_download")).toHaveLength(2);
     expect(await rows(governance, "paper_extract_pdf")).toHaveLength(2);
+  });
+
+  test("an extraction the app's rule makes dangerous shows its own card after the download's; approve extracts, reject leaves the paper downloaded", async () => {
+    const dangerousExtraction = {
+      permissions: {
+        policy: {
+          isDangerous: (r: { toolId: string }) => (r.toolId === "paper_extract_pdf" ? true : undefined),
+        },
+      },
+    };
+    const run = async (answer: unknown) => {
+      const { governance, papers } = await acquisitionRuntime("t1", dangerousExtraction);
+      const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+      const paused = await graph.invoke({ candidates: papers.slice(0, 1) }, thread);
+      expect(cardsOf(paused).map((card) => card.value?.toolId)).toEqual(["artifact_download"]);
+      const second = await graph.invoke(allowOnce(paused), thread);
+      const extraction = cardsOf(second);
+      expect(extraction.map((card) => card.value?.toolId)).toEqual(["paper_extract_pdf"]);
+      expect(await rows(governance, "paper_extract_pdf")).toEqual([]);
+      const done = await graph.invoke(resume(extraction.map((card) => [card, answer])), thread);
+      return { governance, paper: papersOf(done)[0] as AcquiredPaper };
+    };
+    const approved = await run({ decision: "allow_once" });
+    await expectExtracted(approved.paper, 3, "Off-target prediction for base editors");
+    expect(await rows(approved.governance, "paper_extract_pdf")).toMatchObject([{ status: "ok" }]);
+    const rejected = await run({ decision: "deny" });
+    expect(rejected.paper).toMatchObject({ status: "downloaded", error: { code: "PERMISSION_DENIED" } });
+    expect(await rows(rejected.governance, "paper_extract_pdf")).toMatchObject([
+      { status: "error", error: { code: "PERMISSION_DENIED" } },
+    ]);
   });
 
   test("deny refuses only its candidate; the other is still extracted", async () => {
