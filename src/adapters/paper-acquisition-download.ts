@@ -16,11 +16,11 @@ import type {
 } from "../artifacts/index.js";
 import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
-import { GovernanceError, sessionIdOf, threadIdOf } from "../core/index.js";
+import { GovernanceError, optional, principalOf, sessionIdOf, threadIdOf } from "../core/index.js";
 import type { LedgerReader } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { PermissionService } from "../governance/permissions/index.js";
-import type { ApprovalCardFormat, SessionIdResolver } from "../nodes/index.js";
+import type { ApprovalCardFormat, PrincipalResolver, SessionIdResolver } from "../nodes/index.js";
 import { createDownloadApproval } from "./download-approval.js";
 import type {
   AcquiredPaper,
@@ -57,6 +57,8 @@ export interface AcquisitionExtractTask {
 export interface AcquisitionDownloadDeps {
   runtime: PaperAcquisitionRuntime;
   sessionId: SessionIdResolver | undefined;
+  /** Who a run is for. */
+  principal?: PrincipalResolver | undefined;
   /** The shape of the approval cards. */
   cardFormat: ApprovalCardFormat | undefined;
   /** The node that extracts a completed PDF. */
@@ -79,7 +81,7 @@ export function createAcquisitionDownloadNode(deps: AcquisitionDownloadDeps) {
     task: AcquisitionDownloadTask,
     config: LangGraphRunnableConfig,
   ): Promise<Command<unknown, PaperAcquisitionUpdate>> => {
-    const paper = await acquire(runtime, approval, task, config, deps.sessionId);
+    const paper = await acquire(runtime, approval, task, config, deps);
     const isPdf =
       paper.status === "downloaded" &&
       paper.finalPath !== undefined &&
@@ -102,7 +104,7 @@ async function acquire(
   approval: DownloadApproval | undefined,
   task: AcquisitionDownloadTask,
   config: LangGraphRunnableConfig,
-  sessionId: SessionIdResolver | undefined,
+  resolvers: Pick<AcquisitionDownloadDeps, "sessionId" | "principal">,
 ): Promise<AcquiredPaper> {
   const { candidate, callId } = task;
   const threadId = threadIdOf(config);
@@ -110,8 +112,8 @@ async function acquire(
     mcpInvocationId: candidate.mcpInvocationId,
     candidateId: candidate.candidateId,
     ...(candidate.destinationPath === undefined ? {} : { destinationPath: candidate.destinationPath }),
-    sessionId: sessionIdOf(config, sessionId),
-    ...(threadId === undefined ? {} : { threadId }),
+    sessionId: sessionIdOf(config, resolvers.sessionId),
+    ...optional({ principal: principalOf(config, resolvers.principal), threadId }),
     toolCallId: callId,
     onProgress: (progress) =>
       config.writer?.({

@@ -12,8 +12,8 @@ import {
   type PaperExtractToolOptions,
 } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
-import { sessionIdOf, threadIdOf } from "../core/index.js";
-import type { SessionIdResolver } from "../nodes/index.js";
+import { optional, principalOf, sessionIdOf, threadIdOf } from "../core/index.js";
+import type { PrincipalResolver, SessionIdResolver } from "../nodes/index.js";
 import type { AcquisitionExtractTask } from "./paper-acquisition-download.js";
 import {
   type AcquiredPaper,
@@ -27,14 +27,17 @@ import {
  * Creates the extraction node. A failed extraction leaves the paper `downloaded` with the error and
  * a warning (the file is still there); it never throws.
  * @param runtime jobs, ledger, CAS, data directory, limits and clock of the extraction
- * @param sessionId the app's session resolver
- * @param approval the extraction's approval card, when the runtime enforces permissions
+ * @param options the app's session and principal resolvers, and the extraction's approval card (when
+ *   the runtime enforces permissions)
  * @returns a node taking an {@link AcquisitionExtractTask}
  */
 export function createAcquisitionExtractNode(
   runtime: Pick<PaperExtractToolOptions, "broker">,
-  sessionId: SessionIdResolver | undefined,
-  approval: BuiltinCallApproval | undefined,
+  options: {
+    sessionId?: SessionIdResolver | undefined;
+    principal?: PrincipalResolver | undefined;
+    approval?: BuiltinCallApproval | undefined;
+  },
 ) {
   return async (
     task: AcquisitionExtractTask,
@@ -46,13 +49,13 @@ export function createAcquisitionExtractNode(
     try {
       const request: PaperExtractionRequest = {
         artifactJobId: paper.jobId ?? "",
-        sessionId: sessionIdOf(config, sessionId),
-        ...(threadId === undefined ? {} : { threadId }),
+        sessionId: sessionIdOf(config, options.sessionId),
+        ...optional({ principal: principalOf(config, options.principal), threadId }),
         // Its own ledger key: the download row already holds the candidate's call id.
         toolCallId: `${callId}:extract`,
       };
       // A dangerous extraction (a strict policy, the app's rule) shows the card every call shows.
-      await askExtraction(runtime.broker, approval, request);
+      await askExtraction(runtime.broker, options.approval, request);
       const result = await extractDownloadedPaper(runtime, request);
       extracted = {
         ...paper,

@@ -6,7 +6,7 @@
  * the next step; `collect` lists the outcomes once every extraction is in.
  */
 import { type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
-import type { ApprovalCardFormat, SessionIdResolver } from "../nodes/index.js";
+import type { ApprovalCardFormat, PrincipalResolver, SessionIdResolver } from "../nodes/index.js";
 import { createBuiltinApproval } from "./download-approval.js";
 import {
   type AcquisitionDownloadTask,
@@ -40,6 +40,11 @@ export interface PaperAcquisitionGraphOptions {
   checkpointer?: BaseCheckpointSaver;
   /** The governance session of a run. @default `configurable.thread_id`, else `"default"` (see `SessionIdResolver`) */
   sessionId?: SessionIdResolver;
+  /**
+   * Who a run is for (see `PrincipalResolver`): its downloads' and extractions' cards, grants and rows
+   * are that principal's. @default none: the single user
+   */
+  principal?: PrincipalResolver | undefined;
   /**
    * The shape of the download approval cards: `hitl` (langchain's `HITLRequest`, the native card under
    * `sciencegate`) or `native` (`PermissionCard`); both accept either answer shape. @default "hitl"
@@ -79,6 +84,7 @@ export function createPaperAcquisitionGraph(
   const download = createAcquisitionDownloadNode({
     runtime: governance,
     sessionId: options.sessionId,
+    principal: options.principal,
     cardFormat: options.cardFormat,
     extractNode: EXTRACT,
     collectNode: COLLECT,
@@ -90,7 +96,10 @@ export function createPaperAcquisitionGraph(
       output: PaperAcquisitionOutputAnnotation,
     })
       .addNode(DOWNLOAD, download, { ends: [EXTRACT, COLLECT] })
-      .addNode(EXTRACT, createAcquisitionExtractNode(extraction, options.sessionId, extractionApproval))
+      .addNode(
+        EXTRACT,
+        createAcquisitionExtractNode(extraction, { ...options, approval: extractionApproval }),
+      )
       // Not `defer: true`: LangGraph.js 1.7 releases a deferred node while Send tasks are still
       // pending. A run mixing extracted and unextracted papers reaches collect from both steps (the
       // download tasks' goto, then the extractions); it waits for the extractions itself.

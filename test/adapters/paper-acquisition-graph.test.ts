@@ -278,6 +278,24 @@ describe("createPaperAcquisitionGraph", () => {
     ]);
   });
 
+  test("a principal resolver: that principal's always_allow covers the run, and its download and extraction rows carry it", async () => {
+    const { governance, papers } = await acquisitionRuntime();
+    await governance.permissions.setApprovalMode("t1", "always_allow", "p1");
+    const graph = createPaperAcquisitionGraph(governance, {
+      checkpointer: new MemorySaver(),
+      principal: (config) => config.configurable?.user as string | undefined,
+    });
+    const done = await graph.invoke(
+      { candidates: papers.slice(0, 1) },
+      { configurable: { thread_id: "t1", user: "p1" } },
+    );
+    expect(cardsOf(done)).toEqual([]);
+    expect(papersOf(done).map((paper) => paper.status)).toEqual(["extracted"]);
+    for (const toolId of ["artifact_download", "paper_extract_pdf"]) {
+      expect(await rows(governance, toolId)).toMatchObject([{ status: "ok", principal: "p1" }]);
+    }
+  });
+
   test("deny refuses only its candidate; the other is still extracted", async () => {
     const { governance, papers, transfers } = await acquisitionRuntime();
     const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
