@@ -36,6 +36,13 @@ export interface SurfaceRuntime {
   store: ContentStore;
   /** Stamps the rows. @default the system clock */
   clock?: Clock | undefined;
+  /**
+   * The sources switched on or off per session: a source switched off for the caller's session is not
+   * listed and its reads are refused, as its tools are. @default every source as its manifest says
+   */
+  sessions?: {
+    isSourceEnabled(sessionId: string, source: { id: string; enabledByDefault: boolean }): boolean;
+  };
 }
 
 /** Who asks: the governance session, its user, and how to put a read to that user. */
@@ -163,6 +170,17 @@ export async function governedSurfaceRequest(
     recorded
       ? recordSurfaceRow(runtime, caller, request, outcome, keepsAnswer, startedMs, attempts)
       : Promise.resolve();
+  const source = runtime.catalog.sources().find((candidate) => candidate.serverId === server.serverId);
+  if (source && runtime.sessions && !runtime.sessions.isSourceEnabled(caller.sessionId, source.manifest)) {
+    // What the session switched off is neither offered nor read, as for its tools.
+    if (request.isList || request.method === "logging/setLevel") return {};
+    const refusal = new GovernanceError(
+      "SOURCE_DISABLED",
+      `Source '${source.id}' is not enabled for this session; its ${partOf(request.method)} are not offered.`,
+    );
+    await record({ error: refusal }, 0);
+    throw toMcpError(refusal);
+  }
   if (server.policy === "denied") {
     const refusal = new GovernanceError(
       "PERMISSION_DENIED",
