@@ -15,7 +15,7 @@ import {
   jsonObject,
   jsonObjectAsIs,
   type LedgerWriter,
-  putObjectIn,
+  stageObject,
 } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { derivedSourceId, type SurfacePolicy } from "../governance/manifests/index.js";
@@ -241,12 +241,8 @@ async function recordSurfaceRow(
   const clock = runtime.clock ?? systemClock;
   const finishedMs = clock.now();
   const inline: ContentObject[] = [];
-  const keep = async (object: ContentObject): Promise<string> => {
-    const max = runtime.ledgerWriter.maxInlineBytes;
-    if (max !== undefined && object.size <= max) inline.push(object);
-    else await putObjectIn(runtime.store, object);
-    return object.ref;
-  };
+  const keep = (object: ContentObject) =>
+    stageObject(runtime.ledgerWriter.maxInlineBytes, runtime.store, inline, object);
   const requestRef = await keep(
     jsonObject({ serverId: request.server.serverId, method: request.method, params: request.params }),
   );
