@@ -66,6 +66,8 @@ export interface SurfaceServer {
   /** The source id its rows carry (its manifest's, else the derived one). */
   sourceId: string;
   policy: SurfacePolicy;
+  /** Its manifest's `enabledByDefault` (what a session that switched nothing gets); absent without one. */
+  enabledByDefault?: boolean | undefined;
 }
 
 /** MCP's error code for a resource the server does not have. */
@@ -98,6 +100,7 @@ export function surfaceServerOf(
     serverId,
     sourceId: source?.id ?? derivedSourceId(serverId),
     policy: source?.manifest.surface?.[part] ?? "allowed",
+    ...(source === undefined ? {} : { enabledByDefault: source.manifest.enabledByDefault }),
   };
 }
 
@@ -170,13 +173,17 @@ export async function governedSurfaceRequest(
     recorded
       ? recordSurfaceRow(runtime, caller, request, outcome, keepsAnswer, startedMs, attempts)
       : Promise.resolve();
-  const source = runtime.catalog.sources().find((candidate) => candidate.serverId === server.serverId);
-  if (source && runtime.sessions && !runtime.sessions.isSourceEnabled(caller.sessionId, source.manifest)) {
+  const { sourceId: id, enabledByDefault } = server;
+  if (
+    enabledByDefault !== undefined &&
+    runtime.sessions &&
+    !runtime.sessions.isSourceEnabled(caller.sessionId, { id, enabledByDefault })
+  ) {
     // What the session switched off is neither offered nor read, as for its tools.
     if (request.isList || request.method === "logging/setLevel") return {};
     const refusal = new GovernanceError(
       "SOURCE_DISABLED",
-      `Source '${source.id}' is not enabled for this session; its ${partOf(request.method)} are not offered.`,
+      `Source '${id}' is not enabled for this session; its ${partOf(request.method)} are not offered.`,
     );
     await record({ error: refusal }, 0);
     throw toMcpError(refusal);
