@@ -15,7 +15,7 @@ import {
   jsonObject,
   jsonObjectAsIs,
   type LedgerWriter,
-  putObjectIn,
+  stageObject,
 } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { derivedSourceId, type SurfacePolicy } from "../governance/manifests/index.js";
@@ -36,6 +36,13 @@ export interface SurfaceRuntime {
   store: ContentStore;
   /** Stamps the rows. @default the system clock */
   clock?: Clock | undefined;
+  /**
+   * The sources switched on or off per session: a source switched off for the caller's session is not
+   * listed and its reads are refused, as its tools are. @default every source as its manifest says
+   */
+  sessions?: {
+    isSourceEnabled(sessionId: string, source: { id: string; enabledByDefault: boolean }): boolean;
+  };
 }
 
 /** Who asks: the governance session, its user, and how to put a read to that user. */
@@ -59,6 +66,8 @@ export interface SurfaceServer {
   /** The source id its rows carry (its manifest's, else the derived one). */
   sourceId: string;
   policy: SurfacePolicy;
+  /** Its manifest's `enabledByDefault` (what a session that switched nothing gets); absent without one. */
+  enabledByDefault?: boolean | undefined;
 }
 
 /** MCP's error code for a resource the server does not have. */
@@ -91,6 +100,7 @@ export function surfaceServerOf(
     serverId,
     sourceId: source?.id ?? derivedSourceId(serverId),
     policy: source?.manifest.surface?.[part] ?? "allowed",
+    ...(source === undefined ? {} : { enabledByDefault: source.manifest.enabledByDefault }),
   };
 }
 
@@ -163,6 +173,21 @@ export async function governedSurfaceRequest(
     recorded
       ? recordSurfaceRow(runtime, caller, request, outcome, keepsAnswer, startedMs, attempts)
       : Promise.resolve();
+  const { sourceId: id, enabledByDefault } = server;
+  if (
+    enabledByDefault !== undefined &&
+    runtime.sessions &&
+    !runtime.sessions.isSourceEnabled(caller.sessionId, { id, enabledByDefault })
+  ) {
+    // What the session switched off is neither offered nor read, as for its tools.
+    if (request.isList || request.method === "logging/setLevel") return {};
+    const refusal = new GovernanceError(
+      "SOURCE_DISABLED",
+      `Source '${id}' is not enabled for this session; its ${partOf(request.method)} are not offered.`,
+    );
+    await record({ error: refusal }, 0);
+    throw toMcpError(refusal);
+  }
   if (server.policy === "denied") {
     const refusal = new GovernanceError(
       "PERMISSION_DENIED",
@@ -223,12 +248,8 @@ async function recordSurfaceRow(
   const clock = runtime.clock ?? systemClock;
   const finishedMs = clock.now();
   const inline: ContentObject[] = [];
-  const keep = async (object: ContentObject): Promise<string> => {
-    const max = runtime.ledgerWriter.maxInlineBytes;
-    if (max !== undefined && object.size <= max) inline.push(object);
-    else await putObjectIn(runtime.store, object);
-    return object.ref;
-  };
+  const keep = (object: ContentObject) =>
+    stageObject(runtime.ledgerWriter.maxInlineBytes, runtime.store, inline, object);
   const requestRef = await keep(
     jsonObject({ serverId: request.server.serverId, method: request.method, params: request.params }),
   );

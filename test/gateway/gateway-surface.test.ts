@@ -5,6 +5,9 @@
  * answer stored); and what the upstream asks during a tool call (elicitation, sampling) or tells
  * (progress, log messages) relayed to the gateway's client.
  */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -252,5 +255,35 @@ describe("what the upstream asks or tells during a tool call", () => {
     expect(result.content).toEqual([expect.objectContaining({ text: expect.stringContaining("worked") })]);
     expect(progress).toEqual([1, 2, 3]);
     expect(logs).toEqual(["step 1", "step 3"]);
+  });
+});
+
+describe("a source switched off for a session", () => {
+  test("its prompts and resources are neither listed nor read for that session; another session keeps them", async () => {
+    const t = await setup([manifest({})]);
+    await t.governance.sessions.disableSource("off", "up");
+    const connect = async (sessionId: string) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await t.gateway.connect(serverSide, { sessionId });
+      const client = new Client({ name: `client-${sessionId}`, version: "1.0.0" });
+      await client.connect(clientSide);
+      return client;
+    };
+    const off = await connect("off");
+    expect((await off.listPrompts()).prompts).toEqual([]);
+    expect((await off.listResources()).resources.map((r) => r.uri)).not.toContain("test://note");
+    await expect(off.getPrompt({ name: "greet", arguments: { who: "x" } })).rejects.toThrow(/-32602/);
+    await expect(off.readResource({ uri: "test://note" })).rejects.toThrow();
+    const refused = (await t.rows()).filter((row) => row.sessionId === "off");
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((row) => row.error?.code === "SOURCE_DISABLED")).toBe(true);
+
+    const on = await connect("on");
+    expect((await on.listPrompts()).prompts.map((prompt) => prompt.name)).toEqual(["greet", "pick"]);
+    const got = await on.getPrompt({ name: "greet", arguments: { who: "Ada" } });
+    expect(got.messages).toHaveLength(1);
+    expect((await t.rows("prompts/get")).filter((row) => row.sessionId === "on")).toMatchObject([
+      { status: "ok" },
+    ]);
   });
 });

@@ -20,7 +20,7 @@ export type {
   LedgerWrite,
   LedgerWriteResult,
 } from "./ledger.js";
-export { LedgerContentStore, putObjectIn, withLedgerObjects } from "./ledger-content-store.js";
+export { LedgerContentStore, putObjectIn, stageObject, withLedgerObjects } from "./ledger-content-store.js";
 export { LedgerSpool } from "./ledger-spool.js";
 export { type HeldAuthorization, LedgerWriter, type LedgerWriterOptions } from "./ledger-writer.js";
 export { MemoryLedger, type MemoryLedgerOptions } from "./memory-ledger.js";

@@ -89,3 +89,26 @@ export function withLedgerObjects(store: ContentStore, ledger: Pick<LedgerReader
 export function putObjectIn(store: ContentStore, object: ContentObject): Promise<ContentRef> {
   return store.putObject ? store.putObject(object) : store.put(object.bytes);
 }
+
+/**
+ * Keeps an object for a row about to be appended: one within the ledger's inline limit goes into
+ * `inline` (written in the row's own commit), a larger one, or any when the ledger keeps none, is
+ * written to the content store now, before the row that names it.
+ * @param maxInlineBytes the ledger writer's `maxInlineBytes`
+ * @param store the content store of larger objects
+ * @param inline the objects to append with the row
+ * @param object the object
+ * @returns its ref, at once for an object kept inline
+ */
+export function stageObject(
+  maxInlineBytes: number | undefined,
+  store: ContentStore,
+  inline: ContentObject[],
+  object: ContentObject,
+): string | Promise<string> {
+  if (maxInlineBytes !== undefined && object.size <= maxInlineBytes) {
+    inline.push(object);
+    return object.ref;
+  }
+  return putObjectIn(store, object).then(() => object.ref);
+}

@@ -12,7 +12,7 @@ import {
   jsonObject,
   jsonObjectAsIs,
   type LedgerWriter,
-  putObjectIn,
+  stageObject,
   withLedgerObjects,
 } from "../audit/index.js";
 import { neutralizeDeep, neutralizePromptTags } from "../envelope/index.js";
@@ -94,12 +94,7 @@ export class CallRecorder {
    * @returns the object's ref, at once for an object kept inline
    */
   stage(call: Call, object: ContentObject): string | Promise<string> {
-    const max = this.#writer.maxInlineBytes;
-    if (max !== undefined && object.size <= max) {
-      call.inline.push(object);
-      return object.ref;
-    }
-    return putObjectIn(this.#store, object).then(() => object.ref);
+    return stageObject(this.#writer.maxInlineBytes, this.#store, call.inline, object);
   }
 
   /**

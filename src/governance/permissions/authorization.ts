@@ -34,7 +34,12 @@ export interface AuthorizationRequest {
  * that invocation's row and replays it, and records nothing itself.
  */
 export type AuthorizeResult =
-  | { allowed: true; authorizationId?: string; commit?: () => Promise<void> }
+  | {
+      allowed: true;
+      authorizationId?: string;
+      /** Writes the held authorization row with the call's own row (see above); resolves once it is durable. */
+      commit?: () => Promise<void>;
+    }
   | { allowed: false; reason: string; authorizationId?: string; runningElsewhere?: boolean };
 
 /** The permission hook. A throw counts as a denial. */
