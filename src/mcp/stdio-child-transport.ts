@@ -36,6 +36,7 @@ export class StdioChildTransport implements Transport {
   readonly #stderr = new PassThrough();
   #child: ChildProcess | undefined;
   #holds = 0;
+  #drained: Promise<void> | undefined;
   #forgetAtExit: (() => void) | undefined;
 
   /** @param params command, arguments, environment and working directory of the child */
@@ -111,14 +112,26 @@ export class StdioChildTransport implements Transport {
     });
   }
 
-  /** Writes one message to the child's stdin, waiting for `drain` when its buffer is full. */
+  /**
+   * Writes one message to the child's stdin, waiting for `drain` when its buffer is full. Every write
+   * made while the buffer is full waits on one shared listener, so a thousand calls in flight add one
+   * `drain` listener, not a thousand; a pipe that closes instead of draining releases them too.
+   */
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
     if (!stdin) return Promise.reject(new Error("Not connected"));
-    return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once("drain", resolve);
+    if (stdin.write(serializeMessage(message))) return Promise.resolve();
+    this.#drained ??= new Promise<void>((resolve) => {
+      const done = () => {
+        stdin.off("drain", done);
+        stdin.off("close", done);
+        this.#drained = undefined;
+        resolve();
+      };
+      stdin.on("drain", done);
+      stdin.on("close", done);
     });
+    return this.#drained;
   }
 
   /** Ends stdin, then sends SIGTERM and SIGKILL to a child that does not exit, each after 2 s. */

@@ -80,3 +80,37 @@ describe("inheritedEnvironment", () => {
     });
   });
 });
+
+describe("StdioChildTransport.send", () => {
+  test("a thousand writes into a full stdin wait on one drain listener (no MaxListenersExceededWarning) and all resolve once the child reads", async () => {
+    // The child reads nothing for 300 ms, so its pipe fills and most writes have to wait for `drain`.
+    const transport = new StdioChildTransport({
+      command: process.execPath,
+      args: ["-e", "setTimeout(() => process.stdin.on('data', () => {}), 300)"],
+    });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    try {
+      await transport.start();
+      const padding = "x".repeat(4_096);
+      const sends = Array.from({ length: 1_000 }, (_, id) => {
+        const sent = transport.send({ jsonrpc: "2.0", id, method: "ping", params: { padding } });
+        let settled = false;
+        void sent.then(() => {
+          settled = true;
+        });
+        return { sent, pending: () => !settled };
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      const waited = sends.filter((s) => s.pending()).length;
+      await Promise.all(sends.map((s) => s.sent));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(waited).toBeGreaterThan(100);
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+      await transport.close();
+    }
+  });
+});
