@@ -53,7 +53,7 @@ import {
   toAuthorization,
   toInvocation,
 } from "./postgres-ledger-sql.js";
-import { DEFAULT_MAX_INLINE_BYTES } from "./sqlite-ledger.js";
+import { inlineLimit } from "./sqlite-ledger.js";
 
 /** Objects re-hashed per page by `verifyAll`, so memory stays bounded by a page. */
 const VERIFY_PAGE = 64;
@@ -125,13 +125,7 @@ export class PostgresLedger implements LedgerStore {
    * @throws GovernanceError `INVALID_CONFIG` for a newer schema or a bad `maxInlineBytes`
    */
   static async open(db: PostgresDatabase, options: PostgresLedgerOptions = {}): Promise<PostgresLedger> {
-    const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
-    if (!Number.isSafeInteger(maxInlineBytes) || maxInlineBytes < 0) {
-      throw new GovernanceError(
-        "INVALID_CONFIG",
-        `PostgresLedger maxInlineBytes must be a non-negative integer (0 keeps no objects inline); got ${String(maxInlineBytes)}.`,
-      );
-    }
+    const maxInlineBytes = inlineLimit("PostgresLedger", options.maxInlineBytes);
     await migratePostgresSchema(db, { store: "ledger", migrations: LEDGER_MIGRATIONS });
     return new PostgresLedger(db, maxInlineBytes, options.clock ?? systemClock);
   }

@@ -155,6 +155,21 @@ const LEDGER_WRITE_SQL: Record<string, string> = {
  */
 export const DEFAULT_MAX_INLINE_BYTES = 64 * 1024;
 
+/**
+ * A durable ledger's inline object limit: the default when unset, else a non-negative integer.
+ * @throws GovernanceError `INVALID_CONFIG` naming the ledger for any other value
+ */
+export function inlineLimit(ledger: string, maxInlineBytes: number | undefined): number {
+  const limit = maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `${ledger} maxInlineBytes must be a non-negative integer (0 keeps no objects inline); got ${String(limit)}.`,
+    );
+  }
+  return limit;
+}
+
 /** Options of `SqliteLedger.open`. */
 export interface SqliteLedgerOptions {
   /**
@@ -221,13 +236,7 @@ export class SqliteLedger implements LedgerStore {
    *   for a `maxInlineBytes` that is not a non-negative integer
    */
   static async open(path: string, options: SqliteLedgerOptions = {}): Promise<SqliteLedger> {
-    const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
-    if (!Number.isSafeInteger(maxInlineBytes) || maxInlineBytes < 0) {
-      throw new GovernanceError(
-        "INVALID_CONFIG",
-        `SqliteLedger maxInlineBytes must be a non-negative integer (0 keeps no objects inline); got ${String(maxInlineBytes)}.`,
-      );
-    }
+    const maxInlineBytes = inlineLimit("SqliteLedger", options.maxInlineBytes);
     const opened = await openSqlite(path, migrate);
     return new SqliteLedger(opened.db, opened.path, maxInlineBytes, options.checkpointThread ?? true);
   }
