@@ -366,11 +366,13 @@ export async function main(argv: string[], given: CallIo = processIo()): Promise
             port: { type: "string" },
             writable: { type: "boolean", default: false },
             "allow-host": { type: "string", multiple: true },
+            "public-url": { type: "string" },
             ...OAUTH_FLAG_OPTIONS,
           },
           strict: true,
         });
         return await consoleCommand(io, {
+          publicUrl: values["public-url"],
           configPath: values.config,
           manifestDirs: values.manifests,
           host: values.host,

@@ -130,7 +130,9 @@ SCIENCEGATE_DATABASE_URL, in PostgreSQL; they never reach the ledger, a log line
                                                      unless --writable; a HOST other than loopback needs
                                                      a token in $SCIENCEGATE_CONSOLE_TOKEN, or
        [--oauth-issuer URL] [--oauth-audience URL]   access tokens of an identity provider with the
-       [--oauth-jwks-url URL] [--oauth-scopes ...]   administer scope instead`,
+       [--oauth-jwks-url URL] [--oauth-scopes ...]   administer scope instead; --writable also
+       [--public-url URL]                            authorizes protected MCP servers (Sources page),
+                                                     sending the browser back to URL/oauth/callback`,
   },
 } satisfies Record<string, CommandHelp>;
 

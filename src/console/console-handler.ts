@@ -9,6 +9,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
 import { createOAuthResourceServer, isIdentityRefusal, type OAuthResourceOptions } from "../gateway/index.js";
 import type { Governance } from "../runtime/index.js";
+import {
+  type AuthorizationOutcome,
+  ConsoleAuthorizations,
+  OAUTH_CALLBACK_PATH,
+} from "./console-authorizations.js";
 import { html } from "./console-html.js";
 import { renderLayout } from "./console-layout.js";
 import type { ConsoleContext, ConsoleRequest, ConsoleResult } from "./console-route.js";
@@ -33,7 +38,18 @@ export interface ConsoleHandlerOptions {
    * `/.well-known/oauth-protected-resource<basePath>`. @default none
    */
   oauth?: OAuthResourceOptions | undefined;
-  /** Allow write actions (revoke grants, approval modes, source switches, cancel and retry jobs). @default false */
+  /**
+   * The console's address as browsers reach it, base path included (`https://ops.example/sciencegate`):
+   * the Sources page's "Authorize" sends authorization servers back to `<publicUrl>/oauth/callback`.
+   * Set it behind a proxy that changes the scheme or host. @default the request's scheme and `Host`
+   */
+  publicUrl?: string | undefined;
+  /**
+   * Where a protected server's `clientSecretEnv` and `privateKeyEnv` are read when the console authorizes
+   * it. @default process.env
+   */
+  env?: Record<string, string | undefined> | undefined;
+  /** Allow write actions (revoke grants, approval modes, source switches, cancel and retry jobs, authorize servers). @default false */
   writable?: boolean;
   /** A secret the console's replicas share, so a form served by one is accepted by another. @default random */
   csrfSecret?: string;
@@ -116,11 +132,24 @@ export function createConsoleHandler(
     href,
     signal: closing.signal,
     threadAnswer: options.threadAnswer,
+    authorizations: new ConsoleAuthorizations(governance, options.clock ?? systemClock, options.env),
   };
+  const publicUrl = options.publicUrl === undefined ? undefined : checkedPublicUrl(options.publicUrl);
 
   const serve = async (request: IncomingMessage, response: ServerResponse, path: string, url: URL) => {
     setSecurityHeaders(response);
     const method = request.method === "HEAD" ? "GET" : request.method;
+    if (path === OAUTH_CALLBACK_PATH && method === "GET") {
+      // Let in by its single-use state alone (see console-authorizations.ts): the browser comes from the
+      // authorization server and carries neither the console's cookie nor a bearer token.
+      const outcome = await context.authorizations.finish(url.searchParams);
+      return sendPage(
+        response,
+        outcome.status === "authorized" ? 200 : 400,
+        "Authorization",
+        callbackPage(outcome, context.href("/sources", { refresh: "1" })),
+      );
+    }
     let principal: string | undefined;
     if (oauth !== undefined) {
       const identity = await oauth.authenticate(request.headers.authorization, "administer");
@@ -203,6 +232,7 @@ export function createConsoleHandler(
       params: hit.params,
       form,
       client: request.socket.remoteAddress ?? "unknown",
+      consoleUrl: publicUrl ?? requestOrigin(request, basePath),
       principal,
     };
     let result: ConsoleResult;
@@ -222,7 +252,7 @@ export function createConsoleHandler(
       case "page":
         return sendPage(response, result.status ?? 200, result.title, result.body, result.section);
       case "redirect":
-        return redirect(response, `${basePath}${result.location}`);
+        return redirect(response, result.external ? result.location : `${basePath}${result.location}`);
       case "file":
         for (const [name, value] of Object.entries(result.headers ?? {})) response.setHeader(name, value);
         return send(response, result.status ?? 200, result.contentType, result.body);
@@ -273,6 +303,47 @@ export function createConsoleHandler(
   }) as ConsoleHandler;
   handler.close = () => closing.abort();
   return handler;
+}
+
+function checkedPublicUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.search ||
+    url.hash
+  ) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `The console's publicUrl '${value}' must be an http(s) URL such as https://ops.example/sciencegate.`,
+      { data: { field: "publicUrl" } },
+    );
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+/** The console's address as this request reached it: scheme, `Host` and base path. */
+function requestOrigin(request: IncomingMessage, basePath: string): string {
+  const encrypted = (request.socket as { encrypted?: boolean }).encrypted === true;
+  const host =
+    request.headers.host ?? `${request.socket.localAddress ?? "localhost"}:${request.socket.localPort ?? ""}`;
+  return `${encrypted ? "https" : "http"}://${host}${basePath}`;
+}
+
+function callbackPage(outcome: AuthorizationOutcome, sources: string): ReturnType<typeof html> {
+  if (outcome.status === "authorized") {
+    // A plain link back: this page was reached from another site, so the console's SameSite=Strict
+    // cookie comes along only on a navigation that starts here.
+    return html`<p class="notice" role="status">Authorized: the tokens of MCP server <code>${outcome.serverId}</code> are stored.</p>
+<p><a href="${sources}#source-${outcome.sourceId}">Back to Sources</a> (lists every server again).</p>`;
+  }
+  return html`<p class="error-box">The authorization${outcome.serverId === undefined ? "" : html` of MCP server <code>${outcome.serverId}</code>`} did not finish: ${outcome.message}</p>
+<p><a href="${sources}">Back to Sources</a></p>`;
 }
 
 function normalizeBasePath(path: string): string {

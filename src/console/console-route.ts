@@ -5,6 +5,7 @@
 import type { ServerResponse } from "node:http";
 import type { Clock } from "../core/index.js";
 import type { Governance } from "../runtime/index.js";
+import type { ConsoleAuthorizations } from "./console-authorizations.js";
 import type { SafeHtml } from "./console-html.js";
 
 /** The navigation sections; a page names the one it belongs to. */
@@ -21,6 +22,11 @@ export interface ConsoleRequest {
   form: URLSearchParams;
   /** Who sent it, for per-client limits: the connection's remote address. */
   client: string;
+  /**
+   * The console's address as the browser reaches it, base path included (`https://ops.example/sciencegate`):
+   * the handler's `publicUrl`, else the request's scheme and `Host`.
+   */
+  consoleUrl: string;
   /**
    * The user who sent it (the access token's subject) when the console is a resource server; its
    * writes are recorded as this user's. @default none: the console's one operator
@@ -44,6 +50,8 @@ export interface ConsoleContext {
   href(path: string, query?: Readonly<Record<string, string | number | undefined>>): string;
   /** Aborted when the console closes (streams end with it). */
   signal: AbortSignal;
+  /** The authorizations of protected MCP servers begun from the Sources page and waiting for their callback. */
+  authorizations: ConsoleAuthorizations;
   /**
    * The final answer of a thread (the app's, e.g. read from its checkpointer with
    * `checkpointerThreadAnswer`), or `undefined` when the thread has none. Absent: the Evidence page
@@ -63,8 +71,10 @@ export type ConsoleResult =
     }
   | {
       kind: "redirect";
-      /** A console path with its query (`/permissions?done=revoked`). */
+      /** A console path with its query (`/permissions?done=revoked`), or with `external` an absolute URL. */
       location: string;
+      /** The location is another site's (an authorization server's page). @default false */
+      external?: boolean;
     }
   | {
       kind: "file";

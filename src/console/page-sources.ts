@@ -1,31 +1,46 @@
 /**
  * The Sources and tools page: the live catalog as the broker sees it: each source's status and why,
  * its missing tools, each callable tool's model-visible name, access, rate group and limits, and the
- * catalog revision.
+ * catalog revision; for a server protected by OAuth, what credentials are stored and a button that
+ * authorizes it (`console-authorizations.ts`).
  */
+import type { ServerConfig } from "../config/index.js";
 import type { RateLimitGroupConfig } from "../governance/rate-limit/index.js";
+import { type CredentialSummary, DEFAULT_PRINCIPAL } from "../mcp/index.js";
 import { modelVisibleName } from "../visibility/index.js";
+import { authorizable, OAUTH_CALLBACK_PATH } from "./console-authorizations.js";
 import { html, type SafeHtml } from "./console-html.js";
-import type { ConsoleRoute } from "./console-route.js";
-import { badge, facts, time } from "./console-ui.js";
+import type { ConsoleContext, ConsoleRoute } from "./console-route.js";
+import { badge, facts, notice, postForm, time } from "./console-ui.js";
 
 const STATUS_TONE = { ready: "ok", degraded: "warn", unavailable: "error", disabled: "neutral" } as const;
 
-/** `GET /sources` (and `?refresh=1` to list every server again first). */
+/** Notices after a write of this page (`?done=`). */
+const DONE = { authorized: "Authorized: the server's tokens are stored. The catalog was listed again." };
+
+/**
+ * `GET /sources` (and `?refresh=1` to list every server again first), and `POST /sources/:source/authorize`,
+ * which begins a protected server's authorization.
+ */
 export const sourcesRoutes: readonly ConsoleRoute[] = [
   {
     method: "GET",
     pattern: "/sources",
     async handle(request, context) {
-      const { catalog, rateLimits } = context.governance;
+      const { catalog, rateLimits, config, oauthCredentials } = context.governance;
+      const done = request.url.searchParams.get("done");
       const snapshot =
-        request.url.searchParams.get("refresh") === "1" || catalog.snapshot() === undefined
+        request.url.searchParams.get("refresh") === "1" ||
+        done === "authorized" ||
+        catalog.snapshot() === undefined
           ? await catalog.refresh()
           : (catalog.snapshot() as NonNullable<ReturnType<typeof catalog.snapshot>>);
       const toolsBySource = new Map<string, typeof snapshot.tools>();
       for (const tool of snapshot.tools) {
         toolsBySource.set(tool.sourceId, [...(toolsBySource.get(tool.sourceId) ?? []), tool]);
       }
+      const serversById = new Map(config.servers.map((server) => [server.id, server]));
+      const credentials = config.servers.some(authorizable) ? await oauthCredentials.list() : [];
       const counts = { ready: 0, degraded: 0, unavailable: 0, disabled: 0 };
       for (const source of snapshot.sources) counts[source.status]++;
       const sources = snapshot.sources.map((source) => {
@@ -41,6 +56,7 @@ ${facts([
   ],
   ["Rate group", html`<code>${group}</code> ${limitsText(rateLimits.get(group))}`],
   ["License", source.manifest.governance.license],
+  ["Authorization", authorization(context, source.id, serversById.get(source.serverId), credentials)],
 ])}
 ${
   tools.length === 0
@@ -67,7 +83,7 @@ ${
 }
 </section>`;
       });
-      const body = html`${facts([
+      const body = html`${notice(DONE, done)}${facts([
         ["Catalog revision", html`<code>${snapshot.revision}</code>`],
         [
           "Sources",
@@ -86,7 +102,50 @@ ${sources}`;
       return { kind: "page", title: "Sources and tools", section: "sources", body };
     },
   },
+  {
+    method: "POST",
+    pattern: "/sources/:source/authorize",
+    writes: true,
+    async handle(request, context) {
+      const sourceId = request.params.source ?? "";
+      const begun = await context.authorizations.begin(
+        sourceId,
+        `${request.consoleUrl}${OAUTH_CALLBACK_PATH}`,
+        request.principal,
+      );
+      if (begun.status === "redirect") return { kind: "redirect", location: begun.url.href, external: true };
+      return {
+        kind: "redirect",
+        location: `/sources?done=authorized#source-${encodeURIComponent(sourceId)}`,
+      };
+    },
+  },
 ];
+
+/** What the runtime holds for a protected server (never a token), and the button that authorizes it. */
+function authorization(
+  context: ConsoleContext,
+  sourceId: string,
+  server: ServerConfig | undefined,
+  stored: readonly CredentialSummary[],
+): SafeHtml | undefined {
+  if (server === undefined || !authorizable(server)) return undefined;
+  const mine = stored.find(
+    (entry) =>
+      entry.serverId === server.id && entry.serverUrl === server.url && entry.principal === DEFAULT_PRINCIPAL,
+  );
+  const state =
+    mine === undefined || !mine.hasAccessToken
+      ? badge("no token", "warn")
+      : html`${badge("token stored", "ok")}${
+          mine.expiresAt === undefined
+            ? ""
+            : html` <span class="muted">expires ${time(mine.expiresAt)}</span>`
+        }${mine.hasRefreshToken ? html` <span class="muted">(refreshable)</span>` : ""}${
+          mine.scope ? html` <span class="muted">scope <code>${mine.scope}</code></span>` : ""
+        }`;
+  return html`${state} ${postForm(context, `/sources/${encodeURIComponent(sourceId)}/authorize`, mine?.hasAccessToken ? "Authorize again" : "Authorize")}`;
+}
 
 function limitsText(limits: RateLimitGroupConfig | undefined): SafeHtml {
   if (!limits) return html`<span class="muted">no limits</span>`;

@@ -25,6 +25,8 @@ export interface ConsoleCommandOptions {
   port?: string | undefined;
   writable: boolean;
   allowHosts?: string[] | undefined;
+  /** `--public-url`: the console's address as browsers reach it (behind a proxy); where authorization servers send them back. */
+  publicUrl?: string | undefined;
   /** `--oauth-*`: accept an identity provider's access tokens (the `administer` scope) instead of the token. */
   oauth?: OAuthFlags | undefined;
 }
@@ -68,6 +70,8 @@ export async function consoleCommand(
       port,
       writable: options.writable,
       allowedHosts: options.allowHosts ?? [],
+      env: io.env,
+      ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
       ...(token ? { token } : {}),
       ...(oauth ? { oauth } : {}),
     });
