@@ -9,7 +9,11 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+  LOG_LEVEL_META_KEY,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -181,6 +185,23 @@ describe("a 2025-11-25 server's question during a 2026-07-28 client's call", () 
     const rows = await t.rows("ask");
     expect(rows).toHaveLength(1);
     expect(rows[0]?.status).toBe("error");
+  });
+
+  test("log messages at the request's own level and progress under its own token reach the client", async () => {
+    const t = await setup();
+    const http = await serve(t.governance);
+    const client = await modernClient(http.url, answering({}));
+    const logs: unknown[] = [];
+    client.setNotificationHandler("notifications/message", (notification) => {
+      logs.push(notification.params.data);
+    });
+    const progress: number[] = [];
+    await client.callTool({ name: "work", arguments: {} }, { onprogress: (p) => progress.push(p.progress) });
+    // No level in the request: the revision's rule is no log messages.
+    expect(logs).toEqual([]);
+    expect(progress).toEqual([1, 2, 3]);
+    await client.callTool({ name: "work", arguments: {}, _meta: { [LOG_LEVEL_META_KEY]: "info" } });
+    expect(logs).toEqual(["step 1", "step 3"]);
   });
 
   test("a client that declared no elicitation gets a clear refusal, and the upstream call is stopped", async () => {
