@@ -160,9 +160,11 @@ export class HeldCalls {
     this.#maxHeld = options.maxHeld ?? 256;
   }
 
-  /** How many calls are held now (waiting for an answer, or running after one). */
-  get size(): number {
-    return this.#calls.size;
+  /** How many calls wait for an answer now. */
+  #waiting(): number {
+    let count = 0;
+    for (const held of this.#calls.values()) if (held.questions.length > 0) count++;
+    return count;
   }
 
   /**
@@ -247,7 +249,7 @@ export class HeldCalls {
           new GovernanceError("PERMISSION_DENIED", `A 2026-07-28 client cannot be sent ${message.method}.`),
         );
       }
-      if (held.questions.length === 0 && this.#calls.size > this.#maxHeld) {
+      if (held.questions.length === 0 && this.#waiting() >= this.#maxHeld) {
         return Promise.reject(
           new GovernanceError(
             "UPSTREAM_UNAVAILABLE",
