@@ -194,6 +194,8 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
     { legacy: "reject", onerror: settings.onError },
   );
 
+  /** The surface states whose answered read runs now (a concurrent replay on this replica waits for none). */
+  const answering = new Set<string>();
   /** A read under `approval` asks by round trip; its retry's verified answer lets it run once. */
   const surfaceRoundTrip = async (
     session: GatewaySession,
@@ -217,8 +219,13 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
       const verified = settings.codec.verify(wire, expected);
       if (!verified.ok) refuseRequestState(verified.reason);
       callId = verified.state.toolCallId;
-      // Replayed: the read this state allowed (or refused) is recorded under its id already.
-      if (await settings.ledger?.findByCall(session.threadId, callId)) refuseRequestState("replayed");
+      // Replayed: the read this state allowed (or refused) is running, or recorded under its id already.
+      if (answering.has(callId)) refuseRequestState("replayed");
+      answering.add(callId);
+      if (await settings.ledger?.findByCall(session.threadId, callId)) {
+        answering.delete(callId);
+        refuseRequestState("replayed");
+      }
       const given = rctx.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY];
       if (given !== undefined) answer = isSurfaceApproved(given);
     }
@@ -229,6 +236,7 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         throw new SurfaceInputRequired(question);
       };
     }
+    const id = callId;
     try {
       return await run(round);
     } catch (error) {
@@ -250,6 +258,8 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
           sessionId: session.sessionId,
         }),
       };
+    } finally {
+      if (id !== undefined) answering.delete(id);
     }
   };
 
