@@ -243,6 +243,31 @@ describe("the fixture server over stdio: its effect happens once", () => {
     expect((await t.rows()).map((row) => row.status)).toEqual(["ok"]);
   }, 30_000);
 
+  test("a 2025-11-25 server's two questions in one call: one round each, the call held across both", async () => {
+    const effects = effectsFile();
+    const governance = await createGovernance({
+      config: { servers: [stdioUpstream("up", { effects: effects.path })] },
+      manifests: { builtin: false, dirs: [] },
+      storage: { dataDir: await mkdtemp(join(tmpdir(), "sciencegate-face26-")) },
+    });
+    closers.push(() => governance.close());
+    const http = await serve(governance);
+    const asked: string[] = [];
+    const client = await modernClient(http.url, (params) => {
+      const props = params.requestedSchema?.properties ?? {};
+      asked.push("decision" in props ? "approval" : params.message);
+      if ("decision" in props) return { action: "accept", content: { decision: "allow_once" } };
+      return { action: "accept", content: "colour" in props ? { colour: "blue" } : { name: "Ada" } };
+    });
+    expect(textOf(await client.callTool({ name: "two_questions", arguments: {} }))).toBe("Ada likes blue");
+    expect(asked).toEqual(["approval", "Your name?", "Ada, your favourite colour?"]);
+    expect(effects.lines().filter((line) => line.startsWith("effect two_questions"))).toEqual([
+      "effect two_questions Ada blue",
+    ]);
+    const rows = (await governance.ledger.query({})).filter((row) => row.toolId === "two_questions");
+    expect(rows.map((row) => row.status)).toEqual(["ok"]);
+  }, 30_000);
+
   test("a 2026-07-28 server's input_required: to a 2026-07-28 client as input_required, to a 2025-11-25 client as elicitation", async () => {
     const t = await fixture(true);
     const http = await serve(t.governance);
