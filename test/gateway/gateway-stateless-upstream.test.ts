@@ -20,6 +20,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   createGatewayServer,
+  type GatewayHttpOptions,
   type GatewayHttpServer,
   type GatewayServer,
   type GatewayServerOptions,
@@ -38,14 +39,18 @@ afterEach(async () => {
 });
 
 /** A gateway over HTTP on a runtime; closed after the test (before the runtime). */
-async function serve(governance: Governance, options: GatewayServerOptions = {}) {
+async function serve(
+  governance: Governance,
+  options: GatewayServerOptions = {},
+  authenticate?: GatewayHttpOptions["authenticate"],
+) {
   const gateway: GatewayServer = createGatewayServer(governance, {
     eager: true,
     toolNames: "upstream",
     requestStateSecret: SECRET,
     ...options,
   });
-  const http: GatewayHttpServer = await serveGatewayHttp(gateway);
+  const http: GatewayHttpServer = await serveGatewayHttp(gateway, authenticate ? { authenticate } : {});
   closers.push(async () => {
     await http.close();
     await gateway.close();
@@ -56,7 +61,12 @@ async function serve(governance: Governance, options: GatewayServerOptions = {})
 type Answer = (params: { message: string; requestedSchema?: { properties?: object } }) => unknown;
 
 /** The SDK v2 client pinned to 2026-07-28, answering forms with `answer` and sampling with "4". */
-async function modernClient(url: string, answer: Answer | undefined, manual = false): Promise<ClientV2> {
+async function modernClient(
+  url: string,
+  answer: Answer | undefined,
+  manual = false,
+  user?: string,
+): Promise<ClientV2> {
   const client = new ClientV2(
     { name: "modern-upstream", version: "1.0.0" },
     {
@@ -76,7 +86,8 @@ async function modernClient(url: string, answer: Answer | undefined, manual = fa
       content: { type: "text", text: "4" },
     }));
   }
-  await client.connect(new HttpV2(new URL(url)));
+  const headers: Record<string, string> = user ? { Authorization: `Bearer ${user}` } : {};
+  await client.connect(new HttpV2(new URL(url), { requestInit: { headers } }));
   closers.push(() => client.close());
   expect(client.getProtocolEra()).toBe("modern");
   return client;
@@ -185,6 +196,41 @@ describe("a 2025-11-25 server's question during a 2026-07-28 client's call", () 
     const rows = await t.rows("ask");
     expect(rows).toHaveLength(1);
     expect(rows[0]?.status).toBe("error");
+  });
+
+  test("a held call's state is bound to its user and signed: another user's or a forged retry answers nothing", async () => {
+    const t = await setup();
+    const http = await serve(t.governance, {}, (request) => {
+      const user = /^Bearer (alice|bob)$/.exec(request.headers.authorization ?? "")?.[1];
+      return user === undefined ? undefined : { id: user, user };
+    });
+    const alice = await modernClient(http.url, answering({}), true, "alice");
+    const bob = await modernClient(http.url, answering({}), true, "bob");
+    const first = (await alice.callTool(
+      { name: "ask", arguments: {} },
+      { allowInputRequired: true },
+    )) as unknown as Round;
+    const key = Object.keys(first.inputRequests)[0] as string;
+    const retry = (by: ClientV2, state: string, name: string) =>
+      by.callTool(
+        {
+          name: "ask",
+          arguments: {},
+          inputResponses: { [key]: { action: "accept", content: { name } } },
+          requestState: state,
+        } as never,
+        { allowInputRequired: true },
+      );
+    expect(await refusalOf(retry(bob, first.requestState, "Mallory"))).toMatch(/-32602.*other_principal/);
+    const [head, payload, signature] = first.requestState.split(".");
+    const flipped = `${signature?.[0] === "A" ? "B" : "A"}${signature?.slice(1)}`;
+    expect(await refusalOf(retry(alice, `${head}.${payload}.${flipped}`, "Forged"))).toMatch(
+      /-32602.*bad_signature/,
+    );
+    // The held call is still alice's to answer, and runs once.
+    expect(textOf(await retry(alice, first.requestState, "Alice"))).toBe('accept:{"name":"Alice"}');
+    const rows = await t.rows("ask");
+    expect(rows.map((row) => [row.status, row.principal])).toEqual([["ok", "alice"]]);
   });
 
   test("log messages at the request's own level and progress under its own token reach the client", async () => {
