@@ -31,6 +31,7 @@ import {
   type ElicitationApprovalRuntime,
   elicitationApprovalOptionsOf,
 } from "./gateway-elicitation.js";
+import { HeldCalls } from "./gateway-held-calls.js";
 import { createApprovalStateCodec } from "./gateway-request-state.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 import { createStatelessFace, type StatelessCaller } from "./gateway-stateless.js";
@@ -109,6 +110,12 @@ export interface GatewayServerOptions {
   /** How long an approval round trip's `requestState` stays valid. @default 10 minutes */
   requestStateTtlMs?: number | undefined;
   /**
+   * How long a 2026-07-28 client's call is held open on this replica while its upstream server waits
+   * for the answer to a question (elicitation, sampling) relayed as `input_required`; then the question
+   * fails upstream and the call ends. The retry must reach this replica. @default 5 minutes
+   */
+  upstreamInputTimeoutMs?: number | undefined;
+  /**
    * Where a 2026-07-28 client's conversations keep their promotions between stateless requests
    * (`PostgresConversationStateStore` for several replicas). The gateway does not close it.
    * @default in this process's memory
@@ -124,8 +131,9 @@ export interface GatewayServerOptions {
   /**
    * Forward the servers' prompts, resources (templates and subscriptions too), completion and log
    * level, each under its source manifest's `surface` policy and with a ledger row per read; needs the
-   * runtime's `pool`, `ledgerWriter` and `store`. Served to 2025-11-25 sessions; a 2026-07-28 client
-   * sees the tools and the gateway's own resources. @default true
+   * runtime's `pool`, `ledgerWriter` and `store`. Served to both revisions: a 2026-07-28 client's
+   * read under `approval` asks by `input_required`, and its `subscriptions/listen` streams join the
+   * subscriptions. @default true
    */
   upstreamSurface?: boolean | undefined;
 }
@@ -267,15 +275,16 @@ export function createGatewayServer(
       : options.approval === false
         ? undefined
         : elicitationApprovalOptionsOf(options.approval);
+  const codec = createApprovalStateCodec({
+    secret: options.requestStateSecret,
+    ttlMs: options.requestStateTtlMs,
+    clock: options.clock,
+  });
   const statelessApproval =
     elicitation !== undefined && asking && ledger
       ? {
           governance: { ...asking, ledger },
-          codec: createApprovalStateCodec({
-            secret: options.requestStateSecret,
-            ttlMs: options.requestStateTtlMs,
-            clock: options.clock,
-          }),
+          codec,
           outOfBand: options.outOfBand ?? elicitation.outOfBand,
           // The gateway's own built-ins; an app's `builtins` are asked about by their own approvals.
           ...(options.builtins
@@ -289,9 +298,17 @@ export function createGatewayServer(
   const stateless = createStatelessFace({
     serverInfo,
     openSession: ({ sessionId, principal, mayApprove }) =>
-      new GatewaySession({ ...sessionSettings(sessionId, principal, mayApprove), onClose: () => {} }),
+      new GatewaySession({
+        ...sessionSettings(sessionId, principal, mayApprove),
+        surface,
+        onClose: () => {},
+      }),
     conversations: options.conversations ?? new MemoryConversationStateStore(),
     approval: statelessApproval,
+    codec,
+    ledger,
+    held: new HeldCalls({ timeoutMs: options.upstreamInputTimeoutMs }),
+    subscriptions: surface?.subscriptions,
     onError,
   });
   const stopFollowing = governance.catalog.on("change", () => {

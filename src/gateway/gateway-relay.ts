@@ -44,14 +44,14 @@ export interface CallRelay {
  * The relay of one `tools/call`.
  * @param request the call's MCP request
  * @param capabilities what the client declared
- * @param logLevel the client's current log level
+ * @param logLevel the client's current log level (`undefined`: none set, all pass; `null`: none pass)
  * @param onError receives notifications that could not be sent
  * @returns the relay for `executeGovernedToolCall`'s `upstream` and `onProgress`
  */
 export function upstreamRelay(
   request: RelayRequest,
   capabilities: ClientCapabilities | undefined,
-  logLevel: () => LoggingLevel | undefined,
+  logLevel: () => LoggingLevel | null | undefined,
   onError: (error: unknown) => void,
 ): CallRelay {
   let sending = Promise.resolve();
@@ -76,7 +76,8 @@ export function upstreamRelay(
       return answer as UpstreamElicitResult;
     },
     onLog(params) {
-      if (!isLogLevelShown(params.level, logLevel())) return;
+      const level = logLevel();
+      if (level === null || !isLogLevelShown(params.level, level)) return;
       notify({ method: "notifications/message", params: params as never });
     },
   };
@@ -113,24 +114,39 @@ export function askSurfaceApproval(
   if (!supportsElicitation(capabilities, "form")) return undefined;
   return async (question, signal) => {
     const answer = await request.sendRequest(
-      {
-        method: "elicitation/create",
-        params: {
-          message: question,
-          requestedSchema: {
-            type: "object",
-            properties: {
-              decision: { type: "string", enum: ["allow", "deny"], enumNames: ["Allow", "Deny"] },
-            },
-            required: ["decision"],
-          },
-        },
-      },
+      { method: "elicitation/create", params: surfaceApprovalForm(question) },
       ElicitResultSchema,
       { signal: signal ?? request.signal, timeout: MAX_TIMER_MS },
     );
-    return answer.action === "accept" && answer.content?.decision === "allow";
+    return isSurfaceApproved(answer);
   };
+}
+
+/**
+ * The form that asks about a read under an `approval` surface policy (both faces ask the same).
+ * @param question the question
+ * @returns the `elicitation/create` params
+ */
+export function surfaceApprovalForm(question: string) {
+  return {
+    message: question,
+    requestedSchema: {
+      type: "object" as const,
+      properties: {
+        decision: { type: "string" as const, enum: ["allow", "deny"], enumNames: ["Allow", "Deny"] },
+      },
+      required: ["decision"],
+    },
+  };
+}
+
+/**
+ * @param answer the client's answer to `surfaceApprovalForm`
+ * @returns whether it allows the read
+ */
+export function isSurfaceApproved(answer: unknown): boolean {
+  const parsed = ElicitResultSchema.safeParse(answer);
+  return parsed.success && parsed.data.action === "accept" && parsed.data.content?.decision === "allow";
 }
 
 /** Form mode is what a client supports when it declares `elicitation` without naming a mode. */

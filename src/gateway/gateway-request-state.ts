@@ -7,10 +7,23 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { type Clock, canonicalJson, GovernanceError, sha256Hex, systemClock } from "../core/index.js";
 
+/**
+ * What a state continues: a tool call's approval, a surface read's approval (`tool` is the method,
+ * the arguments its params), or a call held open for its upstream server's question.
+ */
+export type RoundKind = "approval" | "surface" | "upstream";
+
 /** What one approval round trip carries to the next. */
 export interface ApprovalRoundState {
-  /** The tool call id reserved for the call: the broker keys the call (and its one row) by it. */
+  /** What the state continues (absent: `approval`). */
+  kind?: RoundKind | undefined;
+  /**
+   * The tool call id reserved for the call: the broker keys the call (and its one row) by it; for a
+   * held call, the held call's id.
+   */
   toolCallId: string;
+  /** For a held call: the question this state asks (each answer advances it). */
+  seq?: number | undefined;
   /** The model-visible tool name called. */
   tool: string;
   /** SHA-256 of the canonical JSON of the call's arguments. */
@@ -60,6 +73,8 @@ export interface ApprovalStateCodec {
   verify(
     wire: unknown,
     expected: {
+      /** @default "approval" */
+      kind?: RoundKind | undefined;
       tool: string;
       args: Record<string, unknown>;
       principal: string | undefined;
@@ -108,6 +123,7 @@ export function createApprovalStateCodec(options: ApprovalStateCodecOptions = {}
       if (typeof state.exp !== "number" || clock.now() > state.exp) return { ok: false, reason: "expired" };
       if (state.principal !== (expected.principal ?? "")) return { ok: false, reason: "other_principal" };
       if (
+        (state.kind ?? "approval") !== (expected.kind ?? "approval") ||
         state.tool !== expected.tool ||
         state.sessionId !== expected.sessionId ||
         state.argsHash !== argumentsHash(expected.args)
@@ -117,6 +133,24 @@ export function createApprovalStateCodec(options: ApprovalStateCodecOptions = {}
       return { ok: true, state };
     },
   };
+}
+
+/**
+ * What a state says it continues, read without checking it (to route the retry to the check that
+ * applies; a state is trusted only once `verify` passed).
+ * @param wire the state the client echoed
+ * @returns its kind, `undefined` when it is not a state
+ */
+export function roundKindOf(wire: unknown): RoundKind | undefined {
+  if (typeof wire !== "string" || wire.length > 4_096) return undefined;
+  const payload = wire.split(".")[1];
+  if (!payload) return undefined;
+  try {
+    const kind = (JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { kind?: unknown }).kind;
+    return kind === "surface" || kind === "upstream" ? kind : "approval";
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -50,7 +50,8 @@ import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
 import { askSurfaceApproval, upstreamRelay } from "./gateway-relay.js";
 import { researchObjectResources, serveResearchObject } from "./gateway-research-object.js";
-import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
+import { roundOf } from "./gateway-round.js";
+import type { GatewaySubscriptions, SurfaceSubscriber } from "./gateway-subscriptions.js";
 import { type LocalResources, serveGatewaySurface } from "./gateway-surface.js";
 import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
 import { type GatewayToolNaming, gatewayToolList } from "./gateway-tool-list.js";
@@ -168,6 +169,8 @@ export class GatewaySession {
   #announced: string;
   /** This connection among the gateway's subscribers (two connections may share one session id). */
   readonly #subscriberKey = randomUUID();
+  /** This session among the gateway's subscribers, once it serves the upstream surface. */
+  #subscriber: SurfaceSubscriber | undefined;
   /** The level the client set with `logging/setLevel` (relayed log messages below it are dropped). */
   #logLevel: LoggingLevel | undefined;
   #closed = false;
@@ -288,6 +291,7 @@ export class GatewaySession {
    * @param transport the transport, not yet started
    */
   async connect(transport: Transport): Promise<void> {
+    if (this.#subscriber) this.#settings.surface?.subscriptions.attach(this.#subscriber);
     await this.server.connect(transport);
   }
 
@@ -338,11 +342,13 @@ export class GatewaySession {
     const hook: ApprovalHook | undefined = approval && ((call) => approval(call, { session: this, request }));
     // Download progress as `notifications/progress`, when the client asked for progress.
     const progress = progressRelay(request, this.#settings.onError);
-    // What the upstream server asks or tells during the call goes to this request's client.
+    // What the upstream server asks or tells during the call goes to this request's client: a 2026-07-28
+    // request brings its own capabilities and log level (no level: no log messages).
+    const round = roundOf(request);
     const relay = upstreamRelay(
       request,
-      this.server.getClientCapabilities(),
-      () => this.#logLevel,
+      round ? round.capabilities : this.server.getClientCapabilities(),
+      round ? () => round.logLevel ?? null : () => this.#logLevel,
       this.#settings.onError,
     );
     // The download tool's approval asks through this request (`currentGatewayCall`).
@@ -416,18 +422,25 @@ export class GatewaySession {
       send: (notification: ServerNotification) =>
         this.#closed ? Promise.resolve() : this.server.notification(notification),
     };
-    surface.subscriptions.attach(subscriber);
-    serveGatewaySurface(this.server, {
+    // Only a connected session hears list changes (a 2026-07-28 client listens on its own stream).
+    this.#subscriber = subscriber;
+    serveGatewaySurface(this.methods, {
       runtime: surface.runtime,
       subscriptions: surface.subscriptions,
       subscriber,
       local,
-      caller: (request): SurfaceCaller => ({
-        sessionId: this.sessionId,
-        principal: this.principal,
-        signal: request.signal,
-        ...(this.mayApprove ? { ask: askSurfaceApproval(request, this.server.getClientCapabilities()) } : {}),
-      }),
+      caller: (request): SurfaceCaller => {
+        // A 2026-07-28 request asks by its own round trip, when its method can.
+        const round = roundOf(request);
+        const ask = round ? round.ask : askSurfaceApproval(request, this.server.getClientCapabilities());
+        return {
+          sessionId: this.sessionId,
+          principal: this.principal,
+          signal: request.signal,
+          callId: round?.callId,
+          ...(this.mayApprove ? { ask } : {}),
+        };
+      },
       setLogLevel: (level) => {
         this.#logLevel = level;
       },

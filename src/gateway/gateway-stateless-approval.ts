@@ -92,7 +92,8 @@ export async function callWithStatelessApproval(
     governed === undefined && session.hasBuiltin(call.name) ? settings.builtinRequest : undefined;
   // tool_search, a built-in nobody asks about, or a call the executor refuses (and records) on its own.
   if ((governed === undefined && builtin === undefined) || !session.mayApprove) {
-    if (call.requestState !== undefined) refuse("the call no longer needs an approval round trip");
+    if (call.requestState !== undefined)
+      refuseRequestState("the call no longer needs an approval round trip");
     return session.callTool(call.name, call.args, request, { ask: false });
   }
   const approval = {
@@ -137,10 +138,11 @@ export async function callWithStatelessApproval(
     principal: session.principal,
     sessionId: session.sessionId,
   });
-  if (!verified.ok) refuse(verified.reason);
+  if (!verified.ok) refuseRequestState(verified.reason);
   const { toolCallId } = verified.state;
   // Replayed: the call of this state ran (or was refused) already; it never runs twice.
-  if (await settings.governance.ledger.findByCall(session.threadId, toolCallId)) refuse("replayed");
+  if (await settings.governance.ledger.findByCall(session.threadId, toolCallId))
+    refuseRequestState("replayed");
   const question = await questionOf(toolCallId);
   // Covered meanwhile (a grant, the mode): the broker decides alone.
   if (question === undefined)
@@ -193,7 +195,12 @@ function ask(
   };
 }
 
-function refuse(reason: string): never {
+/**
+ * Refuses a retry whose `requestState` cannot continue anything: nothing is recorded or run.
+ * @param reason why (a `RequestStateRefusal`, `replayed`, or a sentence)
+ * @throws ProtocolError -32602 always
+ */
+export function refuseRequestState(reason: string): never {
   throw new ProtocolError(INVALID_PARAMS, `Invalid or expired requestState (${reason}); nothing was run.`, {
     reason: "invalid_request_state",
     detail: reason,

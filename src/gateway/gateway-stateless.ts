@@ -7,20 +7,36 @@
  * modes and decisions live in the runtime's session state (see ARCHITECTURE.md, "The governed MCP gateway").
  */
 
-import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
+import { randomUUID } from "node:crypto";
+import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
 import {
   type AuthInfo,
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
+  LOG_LEVEL_META_KEY,
   type McpHttpHandler,
   ProtocolError,
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { sha256Hex } from "../core/index.js";
+import type { LedgerReader } from "../governance/audit/index.js";
 import type { ConversationStateStore } from "./gateway-conversation-store.js";
+import { supportsFormElicitation } from "./gateway-elicitation.js";
+import type { HeldCalls, HeldStep } from "./gateway-held-calls.js";
+import { isListenBody, listenGovernance } from "./gateway-listen.js";
+import { isSurfaceApproved, surfaceApprovalForm } from "./gateway-relay.js";
+import { type ApprovalStateCodec, argumentsHash, roundKindOf } from "./gateway-request-state.js";
+import { type StatelessRound, SurfaceInputRequired, withRound } from "./gateway-round.js";
 import type { GatewayRequestExtra, GatewaySession } from "./gateway-session.js";
-import { callWithStatelessApproval, type StatelessApprovalSettings } from "./gateway-stateless-approval.js";
+import {
+  APPROVAL_INPUT_KEY,
+  callWithStatelessApproval,
+  refuseRequestState,
+  type StatelessApprovalSettings,
+  type StatelessCallResult,
+} from "./gateway-stateless-approval.js";
+import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
 
 /** The `_meta` key of a request that names its conversation. */
 export const CONVERSATION_META_KEY = "sciencegate/conversation";
@@ -52,6 +68,14 @@ export interface StatelessFaceSettings {
   conversations: ConversationStateStore;
   /** The multi-round-trip approval's settings; absent: approvals off, or the app's own hook asks. */
   approval: StatelessApprovalSettings | undefined;
+  /** Signs every round trip's `requestState` (approvals, surface approvals, held calls). */
+  codec: ApprovalStateCodec;
+  /** Where an answered surface approval's row is found, so that its state is used once. */
+  ledger: Pick<LedgerReader, "findByCall"> | undefined;
+  /** The calls held open while their upstream server waits for the client's answer. */
+  held: HeldCalls;
+  /** The upstream surface's subscriptions, which `subscriptions/listen` streams join. @default none */
+  subscriptions?: GatewaySubscriptions | undefined;
   onError: (error: unknown) => void;
   /** Conversation sessions kept open in this process between requests. @default 256 */
   maxCachedSessions?: number | undefined;
@@ -117,12 +141,18 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         ...(instructions === undefined ? {} : { instructions }),
       });
       for (const method of prototype.handlers().keys()) {
-        if (method === "tools/call") continue;
+        // The session's one method table; what this revision has no method for stays on 2025 sessions.
+        if (method === "tools/call" || SESSION_ONLY_METHODS.has(method)) continue;
         server.setRequestHandler(method as "tools/list", async (request, rctx) => {
           const session = await conversationOf(rctx, fallback);
           const run = session.handlers().get(method);
           if (run === undefined) throw new ProtocolError(-32601, `Method not found: ${method}`);
-          return withProtocolErrors(() => run(request, extraOf(rctx))) as never;
+          if (!ASKING_METHODS.has(method)) {
+            return withProtocolErrors(() => run(request, extraOf(rctx, roundOf(rctx)))) as never;
+          }
+          return withProtocolErrors(() =>
+            surfaceRoundTrip(session, method, request, rctx, (round) => run(request, extraOf(rctx, round))),
+          ) as never;
         });
       }
       server.setRequestHandler("tools/call", async (request, rctx) => {
@@ -132,17 +162,24 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         const call = {
           name: request.params.name,
           args,
-          capabilities: (rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[
-            CLIENT_CAPABILITIES_META_KEY
-          ] as ClientCapabilities | undefined,
+          capabilities: capabilitiesOf(rctx),
           inputResponses: rctx.mcpReq.inputResponses,
           requestState: rctx.mcpReq.requestState(),
         };
-        const result = await withProtocolErrors(() =>
-          settings.approval
-            ? callWithStatelessApproval(session, call, extraOf(rctx), settings.approval)
-            : session.callTool(call.name, args, extraOf(rctx)),
-        );
+        const extra = extraOf(rctx, roundOf(rctx));
+        const result = await withProtocolErrors(async () => {
+          // The retry of a call held open for its upstream server's question: answer it, go on.
+          if (roundKindOf(call.requestState) === "upstream") return resumeHeld(session, call, extra);
+          return heldAnswer(
+            session,
+            call,
+            await settings.held.start(extra, (held) =>
+              settings.approval
+                ? callWithStatelessApproval(session, call, held, settings.approval)
+                : session.callTool(call.name, args, held),
+            ),
+          );
+        });
         const promoted = session.promotion.promoted;
         if (JSON.stringify(promoted) !== before) {
           await settings.conversations.update(session.sessionId, (current) => ({
@@ -157,16 +194,187 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
     { legacy: "reject", onerror: settings.onError },
   );
 
-  return {
-    fetch: (request, caller, parsedBody) =>
-      handler.fetch(request, {
-        authInfo: { token: "", clientId: caller.user ?? "", scopes: [], extra: { caller } },
-        ...(parsedBody === undefined ? {} : { parsedBody }),
+  /** The surface states whose answered read runs now (a concurrent replay on this replica waits for none). */
+  const answering = new Set<string>();
+  /** A read under `approval` asks by round trip; its retry's verified answer lets it run once. */
+  const surfaceRoundTrip = async (
+    session: GatewaySession,
+    method: string,
+    request: { params?: Record<string, unknown> | undefined },
+    rctx: ServerContext,
+    run: (round: StatelessRound) => Promise<unknown>,
+  ): Promise<unknown> => {
+    const params = paramsOf(request);
+    const expected = {
+      kind: "surface" as const,
+      tool: method,
+      args: params,
+      principal: session.principal,
+      sessionId: session.sessionId,
+    };
+    const wire = rctx.mcpReq.requestState();
+    let answer: boolean | undefined;
+    let callId: string | undefined;
+    if (wire !== undefined) {
+      const verified = settings.codec.verify(wire, expected);
+      if (!verified.ok) refuseRequestState(verified.reason);
+      callId = verified.state.toolCallId;
+      // Replayed: the read this state allowed (or refused) is running, or recorded under its id already.
+      if (answering.has(callId)) refuseRequestState("replayed");
+      answering.add(callId);
+      if (await settings.ledger?.findByCall(session.threadId, callId)) {
+        answering.delete(callId);
+        refuseRequestState("replayed");
+      }
+      const given = rctx.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY];
+      if (given !== undefined) answer = isSurfaceApproved(given);
+    }
+    const round: StatelessRound = { ...roundOf(rctx), callId };
+    if (supportsFormElicitation(round.capabilities)) {
+      round.ask = async (question) => {
+        if (answer !== undefined) return answer;
+        throw new SurfaceInputRequired(question);
+      };
+    }
+    const id = callId;
+    try {
+      return await run(round);
+    } catch (error) {
+      if (!(error instanceof SurfaceInputRequired)) throw error;
+      return {
+        resultType: "input_required",
+        inputRequests: {
+          [APPROVAL_INPUT_KEY]: {
+            method: "elicitation/create",
+            params: { mode: "form", ...surfaceApprovalForm(error.question) },
+          },
+        },
+        requestState: settings.codec.mint({
+          kind: "surface",
+          toolCallId: callId ?? randomUUID(),
+          tool: method,
+          argsHash: argumentsHash(params),
+          principal: session.principal ?? "",
+          sessionId: session.sessionId,
+        }),
+      };
+    } finally {
+      if (id !== undefined) answering.delete(id);
+    }
+  };
+
+  /** A held call's step as the round's answer: the call's result, or its question as `input_required`. */
+  const heldAnswer = (
+    session: GatewaySession,
+    call: { name: string; args: Record<string, unknown> },
+    step: HeldStep<StatelessCallResult> | HeldStep<unknown>,
+  ): StatelessCallResult => {
+    if (step.kind === "failed") throw step.error;
+    if (step.kind === "done") return step.result as StatelessCallResult;
+    return {
+      resultType: "input_required",
+      inputRequests: {
+        [step.question.key]: {
+          method: step.question.method as "elicitation/create",
+          params: step.question.params,
+        },
+      },
+      requestState: settings.codec.mint({
+        kind: "upstream",
+        toolCallId: step.call,
+        seq: step.seq,
+        tool: call.name,
+        argsHash: argumentsHash(call.args),
+        principal: session.principal ?? "",
+        sessionId: session.sessionId,
       }),
+    };
+  };
+
+  const resumeHeld = async (
+    session: GatewaySession,
+    call: StatelessCallOf,
+    extra: GatewayRequestExtra,
+  ): Promise<StatelessCallResult> => {
+    const verified = settings.codec.verify(call.requestState, {
+      kind: "upstream",
+      tool: call.name,
+      args: call.args,
+      principal: session.principal,
+      sessionId: session.sessionId,
+    });
+    if (!verified.ok) refuseRequestState(verified.reason);
+    const step = await settings.held.resume(
+      verified.state.toolCallId,
+      verified.state.seq ?? -1,
+      call.inputResponses,
+      extra,
+    );
+    if (step.kind === "refused") refuseRequestState(HELD_REFUSALS[step.reason]);
+    return heldAnswer(session, call, step);
+  };
+
+  const listen = listenGovernance(settings.subscriptions, handler.notify);
+  /** The session a listen stream belongs to; `undefined` for an invalid conversation handle. */
+  const listenerOf = (request: Request, caller: StatelessCaller, body: unknown) => {
+    try {
+      const named = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta?.[
+        CONVERSATION_META_KEY
+      ];
+      const handle = named === undefined ? handleOfHeader(request) : checkHandle(named);
+      const session = sessionOf(caller, handle);
+      return { sessionId: session.sessionId, principal: session.principal };
+    } catch {
+      return undefined;
+    }
+  };
+
+  return {
+    fetch: async (request, caller, parsedBody) => {
+      const authInfo = { token: "", clientId: caller.user ?? "", scopes: [], extra: { caller } };
+      // A listen stream's subscriptions are governed before the SDK's router honours them.
+      const body =
+        parsedBody ??
+        (await request
+          .clone()
+          .json()
+          .catch(() => undefined));
+      if (body !== undefined && isListenBody(body)) {
+        const message = Array.isArray(body) ? body[0] : body;
+        const governed = await listen.govern(body, listenerOf(request, caller, message), request.signal);
+        return handler.fetch(request, { authInfo, parsedBody: governed });
+      }
+      return handler.fetch(request, { authInfo, ...(body === undefined ? {} : { parsedBody: body }) });
+    },
     toolsChanged: () => handler.notify.toolsChanged(),
-    close: () => handler.close(),
+    close: async () => {
+      settings.held.close();
+      listen.close();
+      await handler.close();
+    },
   };
 }
+
+/** What a held call's retry brings. */
+interface StatelessCallOf {
+  name: string;
+  args: Record<string, unknown>;
+  inputResponses: Record<string, unknown> | undefined;
+  requestState: unknown;
+}
+
+/** What each refusal of a held call's retry tells the client. */
+const HELD_REFUSALS = {
+  not_held:
+    "the upstream call it continues is not held by this gateway replica: it ended, its question timed out, or it is held by another replica (the retry of an upstream question must reach the replica that asked it)",
+  stale: "replayed: that question was answered already",
+  busy: "another retry of this call is being answered",
+} as const;
+
+/** Methods of a 2025-11-25 session that the 2026-07-28 revision does not have. */
+const SESSION_ONLY_METHODS = new Set(["resources/subscribe", "resources/unsubscribe", "logging/setLevel"]);
+/** The surface methods that may answer `input_required` (so may ask under an `approval` policy). */
+const ASKING_METHODS = new Set(["prompts/get", "resources/read"]);
 
 /**
  * The governance session of a conversation: one per principal and handle. The principal is hashed so
@@ -201,18 +409,44 @@ function checkHandle(value: unknown): string {
   );
 }
 
-/** A 2026 request's context as the request of a session method: no server-to-client requests exist. */
-function extraOf(ctx: ServerContext): GatewayRequestExtra {
+/** What a 2026-07-28 request declares in its `_meta`: the client's capabilities and log level. */
+function roundOf(ctx: ServerContext): StatelessRound {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   return {
-    signal: ctx.mcpReq.signal,
-    requestId: ctx.mcpReq.id,
-    ...(ctx.mcpReq._meta === undefined ? {} : { _meta: ctx.mcpReq._meta }),
-    sendNotification: (notification: unknown) => ctx.mcpReq.notify(notification as never),
-    sendRequest: () =>
-      Promise.reject(
-        new ProtocolError(-32601, "A 2026-07-28 request cannot carry server-to-client requests"),
-      ),
-  } as unknown as GatewayRequestExtra;
+    capabilities: capabilitiesOf(ctx),
+    logLevel: envelope?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined,
+  };
+}
+
+function capabilitiesOf(ctx: ServerContext): ClientCapabilities | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  return envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+}
+
+/** A request's params without `_meta` (what a state binds: the read itself). */
+function paramsOf(request: { params?: Record<string, unknown> | undefined }): Record<string, unknown> {
+  const { _meta, ...params } = request.params ?? {};
+  return params;
+}
+
+/**
+ * A 2026 request's context as the request of a session method, marked as a round (its capabilities,
+ * log level and way of asking): it cannot carry server-to-client requests.
+ */
+function extraOf(ctx: ServerContext, round: StatelessRound): GatewayRequestExtra {
+  return withRound(
+    {
+      signal: ctx.mcpReq.signal,
+      requestId: ctx.mcpReq.id,
+      ...(ctx.mcpReq._meta === undefined ? {} : { _meta: ctx.mcpReq._meta }),
+      sendNotification: (notification: unknown) => ctx.mcpReq.notify(notification as never),
+      sendRequest: () =>
+        Promise.reject(
+          new ProtocolError(-32601, "A 2026-07-28 request cannot carry server-to-client requests"),
+        ),
+    } as unknown as GatewayRequestExtra,
+    round,
+  );
 }
 
 /** The SDK 1.x errors of the session's methods as the v2 server's (their codes and data kept). */

@@ -20,6 +20,7 @@ import {
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { derivedSourceId, type SurfacePolicy } from "../governance/manifests/index.js";
 import type { SurfaceMethod, ToolServerPool } from "../mcp/index.js";
+import { SurfaceInputRequired } from "./gateway-round.js";
 
 /** The parts of a server's surface a manifest sets a policy for. */
 export type SurfacePart = "prompts" | "resources" | "completion" | "logging";
@@ -58,6 +59,11 @@ export interface SurfaceCaller {
   ask?: ((question: string, signal: AbortSignal | undefined) => Promise<boolean>) | undefined;
   /** Aborts the upstream request (the client cancelled, or left). */
   signal?: AbortSignal | undefined;
+  /**
+   * The id the read's row is keyed by (`toolCallId`): a 2026-07-28 retry's answer is used once.
+   * @default none
+   */
+  callId?: string | undefined;
 }
 
 /** One upstream server that offers a part of its surface, and how. */
@@ -205,6 +211,8 @@ export async function governedSurfaceRequest(
         approved = await caller.ask(question, caller.signal);
         why = "the user declined";
       } catch (error) {
+        // Asked by a round trip: nothing is read or decided yet, so nothing is recorded.
+        if (error instanceof SurfaceInputRequired) throw error;
         why = `the question failed (${error instanceof Error ? error.message : String(error)})`;
       }
     }
@@ -259,6 +267,7 @@ async function recordSurfaceRow(
     invocationId: randomUUID(),
     sessionId: caller.sessionId,
     threadId: caller.sessionId,
+    ...(caller.callId === undefined ? {} : { toolCallId: caller.callId }),
     sourceId: request.server.sourceId,
     toolId: request.method,
     mcpToolName: request.name,

@@ -1,9 +1,10 @@
 /**
- * Registers the forwarded server surface on one session's SDK `Server`: prompts, resources (the
+ * Registers the forwarded server surface in one session's method table (its 2025-11-25 SDK `Server`
+ * and the table the 2026-07-28 face dispatches through): prompts, resources (the
  * gateway's own `sciencegate://` ones first, then the servers'), resource templates, subscriptions,
  * completion and log level. The handlers only adapt the SDK's request to the transport-free functions
  * of `gateway-prompts.ts`, `gateway-upstream-resources.ts`, `gateway-subscriptions.ts` and
- * `gateway-completion.ts`, which another face of the gateway can call the same way.
+ * `gateway-completion.ts`.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -55,12 +56,15 @@ export interface SessionSurface {
 }
 
 /**
- * Declares prompts, resources (with `subscribe` and `listChanged`), completions and logging on a
- * session's server and answers their requests. Call it before the server connects.
- * @param server the session's server
+ * Declares prompts, resources (with `subscribe` and `listChanged`), completions and logging in a
+ * session's method table and answers their requests. Call it before the server connects.
+ * @param server where the session's methods are registered (`GatewaySession.methods`)
  * @param surface runtime, subscriptions, the caller of a request and the session's own resources
  */
-export function serveGatewaySurface(server: Server, surface: SessionSurface): void {
+export function serveGatewaySurface(
+  server: Pick<Server, "registerCapabilities" | "setRequestHandler">,
+  surface: SessionSurface,
+): void {
   const { runtime, local } = surface;
   server.registerCapabilities({
     prompts: { listChanged: true },
