@@ -6,7 +6,7 @@ import { terminalLine } from "../terminal-text.js";
 
 /**
  * What `sciencegate tools --json` prints: the whole catalog in one object. Scripts parse it, so a field is
- * added rather than renamed; each field is documented where it is declared.
+ * added rather than renamed or removed.
  */
 export interface ToolsReport {
   config: string;
