@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -142,6 +142,9 @@ async function timed<T>(label: string, body: () => Promise<T>): Promise<T> {
 beforeAll(async () => {
   scan = await scanImports();
   tmp = await mkdtemp(join(tmpdir(), "sciencegate-examples-"));
+  // examples/postgres.ts, run as root, starts PostgreSQL as the `postgres` user from the app's
+  // node_modules: that user must be able to reach the binaries (mkdtemp makes the folder 0700).
+  await chmod(tmp, 0o755);
   const packed = await timed("npm pack", () => packRepo(tmp));
   expect(packed.code, packed.stderr).toBe(0);
   const tarball = join(tmp, packed.stdout.trim().split("\n").pop() ?? "");
