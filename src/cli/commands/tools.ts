@@ -4,7 +4,10 @@ import type { CliIo, ExitCode } from "../io.js";
 import type { CliRuntime } from "../runtime.js";
 import { terminalLine } from "../terminal-text.js";
 
-/** One row of `sciencegate tools --json`. Field meanings are documented in the README. */
+/**
+ * What `sciencegate tools --json` prints: the whole catalog in one object. Scripts parse it, so a field is
+ * added rather than renamed or removed.
+ */
 export interface ToolsReport {
   config: string;
   /** Each tool provider (MCP server): `kind` is the science.toml kind, or `extensions_config`. */
