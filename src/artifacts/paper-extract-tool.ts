@@ -42,6 +42,7 @@ export interface PaperExtractToolOptions {
    * directory; its `authorizationRequest` is what `approval` asks about.
    */
   broker: PaperExtractionRuntime["broker"] & {
+    /** The permission request the broker's permission step would authorize for this call (`Broker.authorizationRequest`). */
     authorizationRequest(call: RefusedCall): Promise<AuthorizationRequest>;
   };
   /**

@@ -73,7 +73,10 @@ export interface PaperExtractionOptions {
 
 /** What `extractDownloadedPaper` calls: the runtime's broker (a `Governance` has it). */
 export interface PaperExtractionRuntime {
-  broker: { invoke(request: InvokeRequest): Promise<{ result: McpToolResult }> };
+  broker: {
+    /** Runs one governed call (`Broker.invoke`): here, the extraction of the built-ins' source. */
+    invoke(request: InvokeRequest): Promise<{ result: McpToolResult }>;
+  };
 }
 
 /** One extraction call. */
