@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import {
   ClientCredentialsProvider,
+  type FetchLike,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
@@ -25,6 +26,7 @@ import {
   type OAuthCredentialStore,
   type StoredCredentials,
 } from "./oauth-credential-store.js";
+import { legacyDiscoveryState } from "./oauth-discovery.js";
 
 /** The redirect URI a run-time provider names when none was stored (it never sends anyone there). */
 const PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback";
@@ -40,6 +42,8 @@ export interface OAuthProviderOptions {
   clock?: Clock | undefined;
   /** Whose credentials. @default "default" */
   principal?: string | undefined;
+  /** Sends the requests that tell a 2025-03-26 server (see `oauth-discovery.ts`). @default the global fetch */
+  fetch?: FetchLike | undefined;
   /**
    * A person is there: dynamic registration is allowed and the authorization URL goes to
    * `onAuthorizationUrl` (the CLI prints it, the console redirects to it). @default none: run time
@@ -77,6 +81,7 @@ export function createOAuthProvider(options: OAuthProviderOptions): SciencegateO
     key,
     options.server.url ?? "",
     options.clock ?? systemClock,
+    options.fetch ?? fetch,
   );
   const env = options.env ?? process.env;
   const secret = clientSecret(options.server.id, oauth, env);
@@ -92,13 +97,38 @@ class CredentialRecord {
   readonly #key: CredentialKey;
   readonly #serverUrl: string;
   readonly #clock: Clock;
+  readonly #fetch: FetchLike;
   #cached: Promise<StoredCredentials> | undefined;
 
-  constructor(store: OAuthCredentialStore, key: CredentialKey, serverUrl: string, clock: Clock) {
+  constructor(
+    store: OAuthCredentialStore,
+    key: CredentialKey,
+    serverUrl: string,
+    clock: Clock,
+    fetchFn: FetchLike,
+  ) {
     this.#store = store;
     this.#key = key;
     this.#serverUrl = serverUrl;
     this.#clock = clock;
+    this.#fetch = fetchFn;
+  }
+
+  /**
+   * Where discovery found the authorization server: the stored state, else (for a server of the
+   * 2025-03-26 revision, which the SDK's discovery does not know) the state of that revision, kept.
+   * Undefined lets the SDK discover.
+   */
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    const stored = (await this.read()).discoveryState;
+    if (stored !== undefined) return stored;
+    const legacy = await legacyDiscoveryState(this.#serverUrl, this.#fetch);
+    if (legacy !== undefined) await this.saveDiscoveryState(legacy);
+    return legacy;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await this.update((record) => ({ ...record, discoveryState: state }));
   }
 
   /** The record; one of another server URL counts as none (its credentials are not sent here). */
@@ -198,6 +228,8 @@ function clientCredentialsProvider(
     async saveTokens(tokens) {
       await records.update((record) => ({ ...record, tokens, tokensSavedAt: records.now() }));
     },
+    saveDiscoveryState: (state) => records.saveDiscoveryState(state),
+    discoveryState: () => records.discoveryState(),
     async invalidateCredentials(scope) {
       if (scope === "all" || scope === "tokens") {
         await records.update(({ tokens: _tokens, tokensSavedAt: _at, ...rest }) => rest);
@@ -285,12 +317,8 @@ function authorizationCodeProvider(
         throw new GovernanceError("UNAUTHORIZED", "No authorization is in progress.");
       return codeVerifier;
     },
-    async saveDiscoveryState(state: OAuthDiscoveryState) {
-      await records.update((record) => ({ ...record, discoveryState: state }));
-    },
-    async discoveryState() {
-      return (await records.read()).discoveryState;
-    },
+    saveDiscoveryState: (state: OAuthDiscoveryState) => records.saveDiscoveryState(state),
+    discoveryState: () => records.discoveryState(),
     async invalidateCredentials(scope) {
       if (scope === "verifier") {
         codeVerifier = undefined;
