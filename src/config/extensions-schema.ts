@@ -32,7 +32,7 @@ const outputHandlingSchema = z.union([outputTargetSchema, z.record(z.string(), o
  * server. Secrets are named by environment variable, never written in the file.
  */
 export const rawOAuthSchema = z.strictObject({
-  grant: z.enum(["authorization_code", "client_credentials"]).nullish(),
+  grant: z.enum(["authorization_code", "client_credentials", "cross_app_access"]).nullish(),
   clientId: z.string().nullish(),
   clientSecretEnv: z.string().nullish(),
   privateKeyEnv: z.string().nullish(),
@@ -41,6 +41,15 @@ export const rawOAuthSchema = z.strictObject({
   clientMetadataUrl: z.string().nullish(),
   redirectUri: z.string().nullish(),
   issuer: z.string().nullish(),
+  idp: z
+    .strictObject({
+      issuer: z.string().nullish(),
+      tokenEndpoint: z.string().nullish(),
+      clientId: z.string().nullish(),
+      clientSecretEnv: z.string().nullish(),
+      idTokenEnv: z.string().nullish(),
+    })
+    .nullish(),
 });
 
 /** One entry of `mcpServers`, as written. */

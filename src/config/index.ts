@@ -12,6 +12,7 @@ export {
 export { isReservedId, reservedIdMessage } from "./server-id.js";
 export type {
   ExtensionsConfig,
+  IdentityProviderConfig,
   OAuthConfig,
   ProtocolSetting,
   RoutingConfig,

@@ -6,7 +6,13 @@ import { type ConfigIssue, describeValue, formatFieldPath, fromZodIssues } from 
 import { type EnvMap, lookup, missingVariableFix, substituteEnv } from "./env-substitution.js";
 import { type RawOAuth, type RawRouting, rawServerSchema } from "./extensions-schema.js";
 import { isReservedId, reservedIdMessage, SERVER_ID_PATTERN } from "./server-id.js";
-import type { OAuthConfig, RoutingConfig, ServerConfig, TransportKind } from "./types.js";
+import type {
+  IdentityProviderConfig,
+  OAuthConfig,
+  RoutingConfig,
+  ServerConfig,
+  TransportKind,
+} from "./types.js";
 
 /** Accepted transport spellings (`type` or `transport`), and what each one means. */
 export const TRANSPORT_ALIASES: Readonly<Record<string, TransportKind>> = {
@@ -346,17 +352,23 @@ function normalizeOAuth(
   if (clientId !== undefined) oauth.clientId = clientId;
   const scope = blank(raw.scope);
   if (scope !== undefined) oauth.scope = scope;
-  const envName = (field: "clientSecretEnv" | "privateKeyEnv", what: string, example: string) => {
-    const name = blank(raw[field]);
+  const envName = (
+    field: "clientSecretEnv" | "privateKeyEnv",
+    what: string,
+    example: string,
+    from: { clientSecretEnv?: string | null | undefined; privateKeyEnv?: string | null | undefined } = raw,
+    path: Segment[] = [field],
+  ) => {
+    const name = blank(from[field]);
     if (name === undefined) return undefined;
     if (!ENV_NAME.test(name)) {
       issues.push({
-        path: [field],
+        path,
         message: `must be the name of an environment variable (letters, digits, "_"), not ${describeValue(name)}. Write e.g. "${example}".`,
       });
     } else if (enabled && (lookup(env, name) ?? "") === "") {
       issues.push({
-        path: [field],
+        path,
         message: `names environment variable ${name}, which is not set. Set it to ${what}.`,
       });
     }
@@ -395,6 +407,25 @@ function normalizeOAuth(
         'uses the client_credentials grant, which needs "clientId" and "clientSecretEnv" (the variable holding the secret) or "privateKeyEnv" (the variable holding a private key).',
     });
   }
+  if (grant === "cross_app_access") {
+    if (clientId === undefined || secretEnv === undefined) {
+      issues.push({
+        path: [],
+        message:
+          'uses the cross_app_access grant, which needs "clientId" and "clientSecretEnv" (the client at the server\'s authorization server).',
+      });
+    }
+    const idp = normalizeIdentityProvider(raw.idp ?? undefined, (field, what, example, path) =>
+      envName("clientSecretEnv", what, example, { clientSecretEnv: field }, path),
+    );
+    issues.push(...idp.issues);
+    if (idp.idp !== undefined) oauth.idp = idp.idp;
+  } else if (raw.idp !== null && raw.idp !== undefined) {
+    issues.push({
+      path: ["idp"],
+      message: 'only applies to the cross_app_access grant. Set "grant": "cross_app_access" or remove it.',
+    });
+  }
   const metadataUrl = blank(raw.clientMetadataUrl);
   if (metadataUrl !== undefined) {
     if (!isHttpsUrlWithPath(metadataUrl)) {
@@ -426,6 +457,65 @@ function normalizeOAuth(
     oauth.redirectUri = redirect;
   }
   return { oauth, issues };
+}
+
+/**
+ * Checks the `idp` of a cross_app_access grant: an issuer URL, a client id, the variable of the ID
+ * token, and optionally a token endpoint and the variable of a client secret.
+ */
+function normalizeIdentityProvider(
+  raw: NonNullable<RawOAuth["idp"]> | undefined,
+  envName: (
+    name: string | null | undefined,
+    what: string,
+    example: string,
+    path: Segment[],
+  ) => string | undefined,
+): { idp?: IdentityProviderConfig; issues: { path: Segment[]; message: string }[] } {
+  const issues: { path: Segment[]; message: string }[] = [];
+  const blank = (value: string | null | undefined) =>
+    value === null || value === undefined || value.trim() === "" ? undefined : value.trim();
+  const issuer = blank(raw?.issuer);
+  const clientId = blank(raw?.clientId);
+  const idTokenEnv = envName(
+    raw?.idTokenEnv,
+    "the ID token the identity provider issued",
+    "ENTERPRISE_ID_TOKEN",
+    ["idp", "idTokenEnv"],
+  );
+  if (raw === undefined || issuer === undefined || clientId === undefined || idTokenEnv === undefined) {
+    issues.push({
+      path: ["idp"],
+      message:
+        'must name the enterprise identity provider: {"issuer": "https://idp.example.com", "clientId": "...", "idTokenEnv": "ENTERPRISE_ID_TOKEN"} (and "clientSecretEnv" when it gave the client a secret).',
+    });
+    return { issues };
+  }
+  if (!isHttpUrl(issuer)) {
+    issues.push({
+      path: ["idp", "issuer"],
+      message: `must be the identity provider's issuer URL (https://...), not ${describeValue(redactUrl(issuer))}.`,
+    });
+  }
+  const idp: IdentityProviderConfig = { issuer, clientId, idTokenEnv };
+  const tokenEndpoint = blank(raw.tokenEndpoint);
+  if (tokenEndpoint !== undefined) {
+    if (!isHttpUrl(tokenEndpoint)) {
+      issues.push({
+        path: ["idp", "tokenEndpoint"],
+        message: `must be the identity provider's token endpoint URL (https://...), not ${describeValue(redactUrl(tokenEndpoint))}.`,
+      });
+    }
+    idp.tokenEndpoint = tokenEndpoint;
+  }
+  const secretEnv = envName(
+    raw.clientSecretEnv,
+    "the client secret at the identity provider",
+    "IDP_CLIENT_SECRET",
+    ["idp", "clientSecretEnv"],
+  );
+  if (secretEnv !== undefined) idp.clientSecretEnv = secretEnv;
+  return { idp, issues };
 }
 
 function isHttpsUrlWithPath(value: string): boolean {

@@ -20,10 +20,32 @@ export interface RoutingConfig {
  */
 export type ProtocolSetting = "auto" | "2025-11-25" | "2026-07-28";
 
+/**
+ * The enterprise identity provider of the `cross_app_access` grant: the person's ID token from it is
+ * exchanged there (token exchange) for an identity assertion grant (ID-JAG) for the MCP server's
+ * authorization server.
+ */
+export interface IdentityProviderConfig {
+  /** The identity provider's issuer URL (its token endpoint is discovered from its metadata). */
+  issuer: string;
+  /** Its token endpoint, when discovery is not wanted. @default the one its metadata names */
+  tokenEndpoint?: string;
+  /** Sciencegate's client id at the identity provider. */
+  clientId: string;
+  /** The name of the environment variable that holds the client secret there, if it has one. */
+  clientSecretEnv?: string;
+  /** The name of the environment variable that holds the person's ID token (never the token itself). */
+  idTokenEnv: string;
+}
+
 /** How Sciencegate obtains OAuth tokens for a protected http or sse server. */
 export interface OAuthConfig {
-  /** `authorization_code` (a person signs in once with `sciencegate auth <server>`) or `client_credentials`. */
-  grant: "authorization_code" | "client_credentials";
+  /**
+   * `authorization_code` (a person signs in once with `sciencegate auth <server>`), `client_credentials`,
+   * or `cross_app_access` (enterprise-managed: an ID token of `idp` exchanged for a grant, then for
+   * tokens at the server's authorization server with `clientId` and `clientSecretEnv`).
+   */
+  grant: "authorization_code" | "client_credentials" | "cross_app_access";
   /** A pre-registered client id; without one, a client metadata document or dynamic registration is used. */
   clientId?: string;
   /** The name of the environment variable that holds the client secret (never the secret itself). */
@@ -46,6 +68,8 @@ export interface OAuthConfig {
    * the MCP server's metadata names. @default the one discovery finds
    */
   issuer?: string;
+  /** cross_app_access: the enterprise identity provider. */
+  idp?: IdentityProviderConfig;
 }
 
 /** One MCP server, after env substitution and validation. */

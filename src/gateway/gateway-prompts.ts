@@ -5,6 +5,7 @@
  * other server offers one spelt the same; else it is `mcp__<source>__<name>` (accepted for any prompt).
  */
 import { ErrorCode, McpError, type Prompt } from "@modelcontextprotocol/sdk/types.js";
+import { neutralizeContentText, neutralizePromptTags } from "../governance/envelope/index.js";
 import {
   governedSurfaceRequest,
   type SurfaceCaller,
@@ -50,12 +51,33 @@ export async function getGatewayPrompt(
   if (target === undefined) {
     throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${params.name} (prompts/list names them).`);
   }
-  return governedSurfaceRequest(runtime, caller, {
+  const result = await governedSurfaceRequest(runtime, caller, {
     server: target.server,
     method: "prompts/get",
     name: target.upstreamName,
     params: { ...params, name: target.upstreamName },
   });
+  return inertPrompt(result);
+}
+
+/**
+ * A prompt's messages go into a model's context as a tool result's text does: the server's text in
+ * them (and its description) is made inert the same way, its binary content passed as it is.
+ */
+function inertPrompt(result: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...result };
+  if (typeof out.description === "string") out.description = neutralizePromptTags(out.description);
+  if (Array.isArray(out.messages)) {
+    out.messages = out.messages.map((message: unknown) =>
+      typeof message === "object" && message !== null
+        ? {
+            ...(message as Record<string, unknown>),
+            content: neutralizeContentText((message as { content?: unknown }).content),
+          }
+        : message,
+    );
+  }
+  return out;
 }
 
 /**

@@ -8,6 +8,7 @@
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js";
 import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { neutralizeContentText } from "../governance/envelope/index.js";
 import {
   governedSurfaceRequest,
   RESOURCE_NOT_FOUND,
@@ -69,12 +70,17 @@ export async function readUpstreamResource(
       uri,
     });
   }
-  return governedSurfaceRequest(runtime, caller, {
+  const result = await governedSurfaceRequest(runtime, caller, {
     server,
     method: "resources/read",
     name: uri,
     params: { uri },
   });
+  // A read resource's text reaches a model as a tool result's does: made inert the same way; blobs
+  // pass as they are.
+  return Array.isArray(result.contents)
+    ? { ...result, contents: result.contents.map((entry: unknown) => neutralizeContentText(entry)) }
+    : result;
 }
 
 /**

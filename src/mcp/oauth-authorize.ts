@@ -7,10 +7,11 @@
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { auth, extractWWWAuthenticateParams, type FetchLike } from "@modelcontextprotocol/client";
+import { auth, type FetchLike } from "@modelcontextprotocol/client";
 import type { ServerConfig } from "../config/index.js";
 import { type Clock, GovernanceError, redactUrls } from "../core/index.js";
 import type { OAuthCredentialStore } from "./oauth-credential-store.js";
+import { unauthenticatedChallenge } from "./oauth-discovery.js";
 import { createOAuthProvider } from "./oauth-provider.js";
 
 /** Options of {@link beginAuthorization}. */
@@ -72,6 +73,7 @@ export async function beginAuthorization(
     env: options.env,
     clock: options.clock,
     principal: options.principal,
+    fetch: fetchFn,
     interactive: {
       redirectUri: options.redirectUri,
       onAuthorizationUrl: (url) => {
@@ -227,39 +229,6 @@ export async function waitForCallback(
     return outcome;
   } finally {
     timer.abort();
-  }
-}
-
-/** What an unauthenticated request learns: the server's `WWW-Authenticate` challenge, if it sends one. */
-async function unauthenticatedChallenge(
-  serverUrl: string,
-  fetchFn: FetchLike | undefined,
-): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
-  try {
-    const response = await (fetchFn ?? fetch)(serverUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "sciencegate", version: "0" },
-        },
-      }),
-    });
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status !== 401 && response.status !== 403) return {};
-    const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-    return {
-      ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }),
-      ...(scope === undefined ? {} : { scope }),
-    };
-  } catch {
-    // Discovery goes on from the well-known locations.
-    return {};
   }
 }
 

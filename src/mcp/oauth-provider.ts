@@ -12,19 +12,24 @@
 import { randomBytes } from "node:crypto";
 import {
   ClientCredentialsProvider,
+  CrossAppAccessProvider,
+  discoverAndRequestJwtAuthGrant,
+  type FetchLike,
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
   PrivateKeyJwtProvider,
+  requestJwtAuthorizationGrant,
 } from "@modelcontextprotocol/client";
 import type { OAuthConfig, ServerConfig } from "../config/index.js";
-import { type Clock, GovernanceError, systemClock } from "../core/index.js";
+import { type Clock, GovernanceError, redactUrls, systemClock } from "../core/index.js";
 import {
   type CredentialKey,
   DEFAULT_PRINCIPAL,
   type OAuthCredentialStore,
   type StoredCredentials,
 } from "./oauth-credential-store.js";
+import { legacyDiscoveryState } from "./oauth-discovery.js";
 
 /** The redirect URI a run-time provider names when none was stored (it never sends anyone there). */
 const PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback";
@@ -40,6 +45,8 @@ export interface OAuthProviderOptions {
   clock?: Clock | undefined;
   /** Whose credentials. @default "default" */
   principal?: string | undefined;
+  /** Sends the requests that tell a 2025-03-26 server (see `oauth-discovery.ts`). @default the global fetch */
+  fetch?: FetchLike | undefined;
   /**
    * A person is there: dynamic registration is allowed and the authorization URL goes to
    * `onAuthorizationUrl` (the CLI prints it, the console redirects to it). @default none: run time
@@ -77,11 +84,15 @@ export function createOAuthProvider(options: OAuthProviderOptions): SciencegateO
     key,
     options.server.url ?? "",
     options.clock ?? systemClock,
+    options.fetch ?? fetch,
   );
   const env = options.env ?? process.env;
   const secret = clientSecret(options.server.id, oauth, env);
   if (oauth.grant === "client_credentials") {
     return clientCredentialsProvider(oauth, secret, privateKey(options.server.id, oauth, env), records);
+  }
+  if (oauth.grant === "cross_app_access") {
+    return crossAppAccessProvider(options.server.id, oauth, secret, env, records);
   }
   return authorizationCodeProvider(options, oauth, secret, records);
 }
@@ -92,13 +103,38 @@ class CredentialRecord {
   readonly #key: CredentialKey;
   readonly #serverUrl: string;
   readonly #clock: Clock;
+  readonly #fetch: FetchLike;
   #cached: Promise<StoredCredentials> | undefined;
 
-  constructor(store: OAuthCredentialStore, key: CredentialKey, serverUrl: string, clock: Clock) {
+  constructor(
+    store: OAuthCredentialStore,
+    key: CredentialKey,
+    serverUrl: string,
+    clock: Clock,
+    fetchFn: FetchLike,
+  ) {
     this.#store = store;
     this.#key = key;
     this.#serverUrl = serverUrl;
     this.#clock = clock;
+    this.#fetch = fetchFn;
+  }
+
+  /**
+   * Where discovery found the authorization server: the stored state, else (for a server of the
+   * 2025-03-26 revision, which the SDK's discovery does not know) the state of that revision, kept.
+   * Undefined lets the SDK discover.
+   */
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    const stored = (await this.read()).discoveryState;
+    if (stored !== undefined) return stored;
+    const legacy = await legacyDiscoveryState(this.#serverUrl, this.#fetch);
+    if (legacy !== undefined) await this.saveDiscoveryState(legacy);
+    return legacy;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await this.update((record) => ({ ...record, discoveryState: state }));
   }
 
   /** The record; one of another server URL counts as none (its credentials are not sent here). */
@@ -198,6 +234,109 @@ function clientCredentialsProvider(
     async saveTokens(tokens) {
       await records.update((record) => ({ ...record, tokens, tokensSavedAt: records.now() }));
     },
+    saveDiscoveryState: (state) => records.saveDiscoveryState(state),
+    discoveryState: () => records.discoveryState(),
+    async invalidateCredentials(scope) {
+      if (scope === "all" || scope === "tokens") {
+        await records.update(({ tokens: _tokens, tokensSavedAt: _at, ...rest }) => rest);
+      }
+    },
+  };
+}
+
+/**
+ * Enterprise-managed authorization: at each token request the person's ID token (read from the
+ * environment then, so a renewed one is used) is exchanged at the identity provider for an identity
+ * assertion grant (RFC 8693) naming the MCP server's authorization server and resource, which that
+ * authorization server exchanges for tokens (RFC 7523 JWT bearer grant), the client authenticating
+ * with its secret. Needs nobody, like client credentials. Neither the ID token nor the grant is kept;
+ * the tokens are, like any other.
+ */
+function crossAppAccessProvider(
+  serverId: string,
+  oauth: OAuthConfig,
+  secret: string | undefined,
+  env: Record<string, string | undefined>,
+  records: CredentialRecord,
+): SciencegateOAuthProvider {
+  const idp = oauth.idp;
+  if (idp === undefined) {
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `MCP server '${serverId}' uses the cross_app_access grant without oauth.idp. Name the enterprise identity provider there.`,
+    );
+  }
+  const idpSecret = fromEnv(
+    serverId,
+    "idp.clientSecretEnv",
+    idp.clientSecretEnv,
+    env,
+    "the client secret at the identity provider",
+  );
+  const inner = new CrossAppAccessProvider({
+    clientId: oauth.clientId ?? "",
+    clientSecret: secret ?? "",
+    clientName: "Sciencegate",
+    ...(oauth.issuer === undefined ? {} : { expectedIssuer: oauth.issuer }),
+    assertion: async (context) => {
+      const idToken =
+        fromEnv(
+          serverId,
+          "idp.idTokenEnv",
+          idp.idTokenEnv,
+          env,
+          "the ID token the identity provider issued",
+        ) ?? "";
+      const request = {
+        audience: context.authorizationServerUrl,
+        resource: context.resourceUrl,
+        idToken,
+        clientId: idp.clientId,
+        ...(idpSecret === undefined ? {} : { clientSecret: idpSecret }),
+        ...(context.scope === undefined ? {} : { scope: context.scope }),
+        fetchFn: context.fetchFn,
+      };
+      try {
+        const granted =
+          idp.tokenEndpoint === undefined
+            ? await discoverAndRequestJwtAuthGrant({ ...request, idpUrl: idp.issuer })
+            : await requestJwtAuthorizationGrant({ ...request, tokenEndpoint: idp.tokenEndpoint });
+        return granted.jwtAuthGrant;
+      } catch (error) {
+        // A refusal of the identity provider is one of authorization (a new ID token fixes it), not an
+        // outage of the MCP server.
+        throw new GovernanceError(
+          "UNAUTHORIZED",
+          `MCP server '${serverId}' could not be authorized: the identity provider did not exchange the ID token in ${idp.idTokenEnv} (${redactUrls(error instanceof Error ? error.message : String(error))}).`,
+          { data: { serverId }, cause: error },
+        );
+      }
+    },
+  });
+  return {
+    expectedState: undefined,
+    // No redirect URL: the SDK's non-interactive flow, whose token request `prepareTokenRequest` makes.
+    get redirectUrl() {
+      return inner.redirectUrl;
+    },
+    get clientMetadata() {
+      return inner.clientMetadata;
+    },
+    clientInformation: () => inner.clientInformation(),
+    prepareTokenRequest: (scope) => inner.prepareTokenRequest(scope),
+    saveAuthorizationServerUrl: (url) => inner.saveAuthorizationServerUrl(url),
+    saveResourceUrl: (url) => inner.saveResourceUrl?.(url),
+    redirectToAuthorization: () => inner.redirectToAuthorization(),
+    saveCodeVerifier: () => undefined,
+    codeVerifier: () => inner.codeVerifier(),
+    async tokens() {
+      return (await records.read()).tokens;
+    },
+    async saveTokens(tokens) {
+      await records.update((record) => ({ ...record, tokens, tokensSavedAt: records.now() }));
+    },
+    saveDiscoveryState: (state) => records.saveDiscoveryState(state),
+    discoveryState: () => records.discoveryState(),
     async invalidateCredentials(scope) {
       if (scope === "all" || scope === "tokens") {
         await records.update(({ tokens: _tokens, tokensSavedAt: _at, ...rest }) => rest);
@@ -285,12 +424,8 @@ function authorizationCodeProvider(
         throw new GovernanceError("UNAUTHORIZED", "No authorization is in progress.");
       return codeVerifier;
     },
-    async saveDiscoveryState(state: OAuthDiscoveryState) {
-      await records.update((record) => ({ ...record, discoveryState: state }));
-    },
-    async discoveryState() {
-      return (await records.read()).discoveryState;
-    },
+    saveDiscoveryState: (state: OAuthDiscoveryState) => records.saveDiscoveryState(state),
+    discoveryState: () => records.discoveryState(),
     async invalidateCredentials(scope) {
       if (scope === "verifier") {
         codeVerifier = undefined;

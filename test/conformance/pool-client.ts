@@ -23,7 +23,12 @@ const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Record<string, string>;
 const SECRET_ENV = "CONFORMANCE_CLIENT_SECRET";
 const KEY_ENV = "CONFORMANCE_CLIENT_KEY";
-const env = { [SECRET_ENV]: context.client_secret, [KEY_ENV]: context.private_key_pem };
+const ID_TOKEN_ENV = "CONFORMANCE_IDP_ID_TOKEN";
+const env = {
+  [SECRET_ENV]: context.client_secret,
+  [KEY_ENV]: context.private_key_pem,
+  [ID_TOKEN_ENV]: context.idp_id_token,
+};
 /** How many times a person is sent to authorize before the client gives up. */
 const MAX_AUTHORIZATIONS = 3;
 
@@ -42,6 +47,20 @@ function oauthSettings(): OAuthConfig | undefined {
         clientId: context.client_id ?? "",
         privateKeyEnv: KEY_ENV,
         ...(context.signing_algorithm === undefined ? {} : { signingAlgorithm: context.signing_algorithm }),
+      };
+    case "auth/cross-app-access-complete-flow":
+      // The person signed in at the enterprise identity provider: the app holds their ID token. The
+      // scenario's identity provider publishes incomplete OpenID metadata, so its token endpoint is named.
+      return {
+        grant: "cross_app_access",
+        clientId: context.client_id ?? "",
+        clientSecretEnv: SECRET_ENV,
+        idp: {
+          issuer: context.idp_issuer ?? "",
+          tokenEndpoint: context.idp_token_endpoint ?? "",
+          clientId: context.idp_client_id ?? "",
+          idTokenEnv: ID_TOKEN_ENV,
+        },
       };
     case "auth/basic-cimd":
       return {

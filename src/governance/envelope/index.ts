@@ -8,4 +8,4 @@ export {
   governContentBlocks,
 } from "./content-blocks.js";
 export { normalizeToolResult } from "./envelope.js";
-export { neutralizeDeep, neutralizePromptTags } from "./prompt-neutralizer.js";
+export { neutralizeContentText, neutralizeDeep, neutralizePromptTags } from "./prompt-neutralizer.js";

@@ -85,6 +85,25 @@ export function neutralizePromptTags(text: string): string {
 }
 
 /**
+ * The text a client reads in one MCP content block or resource contents entry, made inert as a tool
+ * result's text is: `text` (a text block, an embedded or read text resource) and a resource link's
+ * `name`, `title` and `description`. Binary `data` and `blob` fields, uris and MIME types stay as they are.
+ * @param block a content block (`prompts/get` message content) or resource contents (`resources/read`)
+ * @returns a copy with those strings neutralized, or the value itself when it is not an object
+ */
+export function neutralizeContentText<T>(block: T): T {
+  if (typeof block !== "object" || block === null || Array.isArray(block)) return block;
+  const out: Record<string, unknown> = { ...(block as Record<string, unknown>) };
+  for (const field of ["text", "name", "title", "description"]) {
+    if (typeof out[field] === "string") out[field] = neutralizePromptTags(out[field] as string);
+  }
+  if (typeof out.resource === "object" && out.resource !== null) {
+    out.resource = neutralizeContentText(out.resource);
+  }
+  return out as T;
+}
+
+/**
  * Applies `neutralizePromptTags` to every string of a JSON value, object keys included.
  * @param value a JSON value (objects, arrays, strings, numbers, booleans, null)
  * @returns a copy with every string neutralized; other values are returned as they are
