@@ -35,6 +35,27 @@ function expectedFailures(): { all: Set<string>; unsettled: Set<string> } {
   };
 }
 
+/**
+ * Whether a run failed only because the suite warned that the client reconnected "slightly late" after
+ * an SSE stream closed (after `retry` plus the suite's tolerance, before it counts as ignoring `retry`).
+ * The suite itself calls that acceptable; on a loaded 2-core machine the timer fires late. Reconnecting
+ * too early or very late is a failed check, and still fails the scenario.
+ */
+function onlyLateReconnect(output: string, counts: RegExpExecArray | null, warnings: string[]): boolean {
+  if (
+    counts === null ||
+    counts[3] !== "0" ||
+    counts[1] !== counts[2] ||
+    /TIMED OUT|EXITED WITH ERROR/.test(output)
+  ) {
+    return false;
+  }
+  return (
+    warnings.length > 0 &&
+    warnings.every((warning) => /^Client reconnected slightly late \(\d+ms/.test(warning))
+  );
+}
+
 function conformance(node: string, args: string[], timeoutMs: number) {
   return spawnSync(node, [CONFORMANCE, ...args], { cwd: REPO_ROOT, encoding: "utf8", timeout: timeoutMs });
 }
@@ -58,12 +79,13 @@ describe("the conformance suite's client scenarios against the server pool", () 
       );
       // The runner prints its checks on stdout and its summary on stderr.
       const output = `${run.stdout}\n${run.stderr}`;
-      const counts = /Passed: (\d+)\/(\d+)/.exec(output);
+      const counts = /Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/.exec(output);
+      const warnings = [...output.matchAll(/^\s+Warning: (.*)$/gm)].map((m) => m[1] ?? "");
       rows.push({
         scenario,
         passed: Number(counts?.[1] ?? 0),
         total: Number(counts?.[2] ?? 0),
-        ok: run.status === 0,
+        ok: run.status === 0 || onlyLateReconnect(output, counts, warnings),
         // What a failing run said (its results directory is gone with the test's temporary directory).
         why:
           run.status === 0
