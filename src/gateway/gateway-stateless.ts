@@ -66,6 +66,13 @@ export interface StatelessFace {
    * @param parsedBody the JSON body, when already read
    */
   fetch(request: Request, caller: StatelessCaller, parsedBody?: unknown): Promise<Response>;
+  /**
+   * A 2026-07-28 server for one stdio connection of one caller (the SDK's `serveStdio` pins it for the
+   * connection's lifetime); its requests name their conversations as HTTP requests do (`default`).
+   * @param caller who is on the other end of the pipe
+   * @returns the unconnected server
+   */
+  server(caller: StatelessCaller): Server;
   /** Tells every `subscriptions/listen` stream that asked for it that the tool list changed. */
   toolsChanged(): void;
   close(): Promise<void>;
@@ -95,8 +102,11 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
   };
 
   /** The request's conversation session, with the promotions its conversation saved. */
-  const conversationOf = async (ctx: ServerContext, fallback: string): Promise<GatewaySession> => {
-    const caller = callerOf(ctx.http?.authInfo);
+  const conversationOf = async (
+    ctx: ServerContext,
+    caller: StatelessCaller,
+    fallback: string,
+  ): Promise<GatewaySession> => {
     const named = ctx.mcpReq._meta?.[CONVERSATION_META_KEY];
     const handle = named === undefined ? fallback : checkHandle(named);
     const session = sessionOf(caller, handle);
@@ -105,55 +115,56 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
     return session;
   };
 
-  const handler: McpHttpHandler = createMcpHandler(
-    async (ctx) => {
-      const caller = callerOf(ctx.authInfo);
-      const fallback = handleOfHeader(ctx.requestInfo);
-      // The capabilities and instructions every conversation of this caller shares.
-      const prototype = sessionOf(caller, fallback);
-      const instructions = prototype.instructions();
-      const server = new Server(settings.serverInfo, {
-        capabilities: prototype.capabilities as never,
-        ...(instructions === undefined ? {} : { instructions }),
+  /** One server instance: per HTTP request, or per stdio connection. */
+  const serverFor = (caller: StatelessCaller, fallback: string): Server => {
+    // The capabilities and instructions every conversation of this caller shares.
+    const prototype = sessionOf(caller, fallback);
+    const instructions = prototype.instructions();
+    const server = new Server(settings.serverInfo, {
+      capabilities: prototype.capabilities as never,
+      ...(instructions === undefined ? {} : { instructions }),
+    });
+    for (const method of prototype.handlers().keys()) {
+      if (method === "tools/call") continue;
+      server.setRequestHandler(method as "tools/list", async (request, rctx) => {
+        const session = await conversationOf(rctx, caller, fallback);
+        const run = session.handlers().get(method);
+        if (run === undefined) throw new ProtocolError(-32601, `Method not found: ${method}`);
+        return withProtocolErrors(() => run(request, extraOf(rctx))) as never;
       });
-      for (const method of prototype.handlers().keys()) {
-        if (method === "tools/call") continue;
-        server.setRequestHandler(method as "tools/list", async (request, rctx) => {
-          const session = await conversationOf(rctx, fallback);
-          const run = session.handlers().get(method);
-          if (run === undefined) throw new ProtocolError(-32601, `Method not found: ${method}`);
-          return withProtocolErrors(() => run(request, extraOf(rctx))) as never;
-        });
+    }
+    server.setRequestHandler("tools/call", async (request, rctx) => {
+      const session = await conversationOf(rctx, caller, fallback);
+      const before = JSON.stringify(session.promotion.promoted);
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const call = {
+        name: request.params.name,
+        args,
+        capabilities: (rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[
+          CLIENT_CAPABILITIES_META_KEY
+        ] as ClientCapabilities | undefined,
+        inputResponses: rctx.mcpReq.inputResponses,
+        requestState: rctx.mcpReq.requestState(),
+      };
+      const result = await withProtocolErrors(() =>
+        settings.approval
+          ? callWithStatelessApproval(session, call, extraOf(rctx), settings.approval)
+          : session.callTool(call.name, args, extraOf(rctx)),
+      );
+      const promoted = session.promotion.promoted;
+      if (JSON.stringify(promoted) !== before) {
+        await settings.conversations.update(session.sessionId, (current) => ({
+          ...current,
+          promoted: { ...current.promoted, ...promoted },
+        }));
       }
-      server.setRequestHandler("tools/call", async (request, rctx) => {
-        const session = await conversationOf(rctx, fallback);
-        const before = JSON.stringify(session.promotion.promoted);
-        const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-        const call = {
-          name: request.params.name,
-          args,
-          capabilities: (rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[
-            CLIENT_CAPABILITIES_META_KEY
-          ] as ClientCapabilities | undefined,
-          inputResponses: rctx.mcpReq.inputResponses,
-          requestState: rctx.mcpReq.requestState(),
-        };
-        const result = await withProtocolErrors(() =>
-          settings.approval
-            ? callWithStatelessApproval(session, call, extraOf(rctx), settings.approval)
-            : session.callTool(call.name, args, extraOf(rctx)),
-        );
-        const promoted = session.promotion.promoted;
-        if (JSON.stringify(promoted) !== before) {
-          await settings.conversations.update(session.sessionId, (current) => ({
-            ...current,
-            promoted: { ...current.promoted, ...promoted },
-          }));
-        }
-        return result as never;
-      });
-      return server;
-    },
+      return result as never;
+    });
+    return server;
+  };
+
+  const handler: McpHttpHandler = createMcpHandler(
+    async (ctx) => serverFor(callerOf(ctx.authInfo), handleOfHeader(ctx.requestInfo)),
     { legacy: "reject", onerror: settings.onError },
   );
 
@@ -163,6 +174,7 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         authInfo: { token: "", clientId: caller.user ?? "", scopes: [], extra: { caller } },
         ...(parsedBody === undefined ? {} : { parsedBody }),
       }),
+    server: (caller) => serverFor(caller, DEFAULT_CONVERSATION),
     toolsChanged: () => handler.notify.toolsChanged(),
     close: () => handler.close(),
   };

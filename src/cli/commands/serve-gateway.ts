@@ -4,9 +4,9 @@
  * stdio, stdout carries only the protocol; diagnostics go to stderr. The runtime is closed when stdin
  * ends or the client closes the session (stdio), or on SIGTERM/SIGINT.
  */
+import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { GovernanceError } from "../../core/index.js";
 import {
   createElicitationApproval,
@@ -137,11 +137,13 @@ async function serveStdio(
   shutdown: Promise<string>,
   configSource: string,
 ): Promise<string> {
-  const session = await gateway.connect(new StdioServerTransport(process.stdin, process.stdout), {
-    sessionId,
-  });
-  io.stderr(`sciencegate gateway: serving session ${session.sessionId} on stdio (${configSource})\n`);
-  return Promise.race([shutdown, session.ended.then(() => "the client closed the session")]);
+  // Named here, so that the log says which session a 2025-11-25 client gets before it connects.
+  const id = sessionId?.trim() || `gateway:${randomUUID()}`;
+  const connection = gateway.connectStdio(process, { sessionId: id });
+  io.stderr(
+    `sciencegate gateway: serving session ${id} on stdio (2025-11-25 and 2026-07-28 clients; ${configSource})\n`,
+  );
+  return Promise.race([shutdown, connection.ended.then(() => "the client closed the session")]);
 }
 
 /** Writes a failure no client can be told about to stderr. */
