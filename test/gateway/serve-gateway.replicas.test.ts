@@ -147,6 +147,7 @@ test("first round trip on A, A SIGKILLed, retry on B: one upstream call, one led
   }
   b.proc.kill("SIGTERM");
   expect(await b.exited).toBe(0);
+  expect(b.stderr()).toContain("sciencegate gateway: stopped");
 }, 150_000);
 
 test("the secret: a short one is refused before anything starts; without one, a replica on PostgreSQL warns", async () => {
@@ -164,4 +165,5 @@ test("the secret: a short one is refused before anything starts; without one, a 
   expect(warned.stderr()).toContain("SCIENCEGATE_REQUEST_STATE_SECRET is not set");
   warned.proc.kill("SIGTERM");
   expect(await warned.exited).toBe(0);
+  expect(warned.stderr()).toContain("sciencegate gateway: stopped");
 }, 90_000);
