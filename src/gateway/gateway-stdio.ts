@@ -2,9 +2,8 @@
  * The gateway on one stdio connection, for clients of either revision: the SDK's `serveStdio` reads the
  * connection's opening message and pins one server for the connection's lifetime. An `initialize`
  * (2025-11-25) pins a `GatewaySession`, as before; `server/discover` or a request carrying its version
- * in `_meta` (2026-07-28) pins the stateless face's server, so an `auto` client's probe is answered on
- * the same pipe instead of failing and making the client start a second process (see ARCHITECTURE.md,
- * "The governed MCP gateway").
+ * in `_meta` (2026-07-28) pins the stateless face's server, so a v2 client's version probe is answered
+ * and it settles on 2026-07-28 (see ARCHITECTURE.md, "The governed MCP gateway").
  */
 import type { Readable, Writable } from "node:stream";
 import type { Transport as TransportV1 } from "@modelcontextprotocol/sdk/shared/transport.js";

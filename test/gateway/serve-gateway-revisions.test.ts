@@ -1,10 +1,14 @@
 /**
- * `sciencegate serve gateway` on stdio answers clients of both revisions, one process per client: the
- * SDK v2 client pinned to 2026-07-28 and in `auto` mode (its `server/discover` probe answered on the
- * same pipe), and the 1.x client (2025-11-25). A dangerous call is approved by a multi-round-trip
+ * `sciencegate serve gateway` on stdio answers clients of both revisions: the SDK v2 client pinned to
+ * 2026-07-28 and in `auto` mode, and the 1.x client (2025-11-25). Pinned or in `auto` mode the SDK's own
+ * `StdioClientTransport` sends its `server/discover` probe to a disposable sibling process it spawns
+ * (the client's design, for servers that exit on a pre-`initialize` request); a subclass of it probes
+ * in place, on the session's one process. Either way the gateway answers the probe and the client
+ * settles on 2026-07-28. A dangerous call is approved by a multi-round-trip
  * request for 2026-07-28 (`input_required`, the retry with the answer), by elicitation for 2025-11-25;
  * each runs once with one ledger row and one authorization.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
@@ -13,6 +17,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
 import { SqliteLedger } from "../../src/governance/audit/index.js";
+import { tempDir } from "../cli/cli-harness.js";
 import { GATEWAY_COMMAND, type GatewayProject, writeGatewayProject } from "./gateway-project.js";
 
 const ECHO = "mcp__local__echo";
@@ -39,9 +44,24 @@ async function ledgerOf(project: GatewayProject) {
   }
 }
 
-async function v2Client(mode: "pin" | "auto", manual = false) {
-  const project = writeGatewayProject({ dangerousEcho: true });
-  const transport = new StdioV2(spawnOptions(project));
+/** The SDK transport, as a subclass: the v2 client then probes in place instead of on a sibling. */
+class InPlaceProbeStdio extends StdioV2 {}
+
+/** The gateway processes that started (each starts the test server once). */
+function gatewayStarts(log: string): number {
+  if (!existsSync(log)) return 0;
+  return readFileSync(log, "utf8")
+    .split("\n")
+    .filter((line) => line.includes('"started":true')).length;
+}
+
+async function v2Client(mode: "pin" | "auto" | "auto-in-place", manual = false) {
+  const log = join(tempDir(), "calls.jsonl");
+  const project = writeGatewayProject({ dangerousEcho: true, serverEnv: { TEST_SERVER_CALL_LOG: log } });
+  const transport =
+    mode === "auto-in-place"
+      ? new InPlaceProbeStdio(spawnOptions(project))
+      : new StdioV2(spawnOptions(project));
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString("utf8");
@@ -62,14 +82,18 @@ async function v2Client(mode: "pin" | "auto", manual = false) {
   await client.connect(transport).catch((error: unknown) => {
     throw new Error(`${String(error)}; gateway stderr: ${stderr}`);
   });
-  return { project, transport, client, asked, stderr: () => stderr };
+  return { project, transport, client, asked, stderr: () => stderr, starts: () => gatewayStarts(log) };
 }
 
 describe("serve gateway (stdio): both revisions", () => {
-  test.each(["pin", "auto"] as const)(
-    "a v2 client in %s mode: 2026-07-28 on one process, tool_search, and the approval as a round trip that runs the call once",
-    async (mode) => {
-      const { project, transport, client, asked, stderr } = await v2Client(mode);
+  test.each([
+    ["pin", 2],
+    ["auto", 2],
+    ["auto-in-place", 1],
+  ] as const)(
+    "a v2 client in %s mode (%i gateway processes): 2026-07-28, tool_search, and the approval as a round trip that runs the call once",
+    async (mode, processes) => {
+      const { project, transport, client, asked, stderr, starts } = await v2Client(mode);
       const pid = transport.pid;
       try {
         expect(client.getProtocolEra()).toBe("modern");
@@ -84,9 +108,10 @@ describe("serve gateway (stdio): both revisions", () => {
         expect(JSON.stringify(result.content)).toContain(`hello ${mode}`);
         expect(asked).toHaveLength(1);
         expect(asked[0]).toContain(ECHO);
-        // The probe was answered by this process: no second gateway was started for it.
         expect(transport.pid).toBe(pid);
         expect(stderr().match(/serving session/g)).toHaveLength(1);
+        // The session's process, plus the sibling the SDK's own transport probes on (pinned or auto).
+        expect(starts()).toBe(processes);
       } finally {
         await client.close();
       }
