@@ -93,7 +93,8 @@ kept in the data directory; list or revoke them with 'sciencegate grants').`,
     lines: `  serve sources [--only id,id]                       run the bundled science-sources MCP server (stdio)
   serve llm-wiki                                     run the LLM Wiki bridge (stdio; $SCIENCE_AGENT_LLM_WIKI_URL)
   serve gateway [--config FILE] [--manifests DIR]... the governed MCP gateway (stdio): one MCP server in
-       [--eager] [--session ID]                      front of every configured server and source; --eager
+       [--eager] [--session ID]                      front of every configured server and source, for
+                                                     2025-11-25 and 2026-07-28 clients; --eager
                                                      lists every allowed tool up front
        [--upstream-names]                            tools keep their servers' own names where no
                                                      other tool has that name (else mcp__<src>__<tool>;
@@ -111,6 +112,9 @@ kept in the data directory; list or revoke them with 'sciencegate grants').`,
        [--oauth-scopes call=S,approve=S,administer=S]
                                                      for that audience (default: the URL served); each
                                                      user's rows, grants and quotas are its own`,
+    notes: `Replicas: give each the same SCIENCEGATE_DATABASE_URL (the 2026-07-28 conversations are kept
+there too) and the same SCIENCEGATE_REQUEST_STATE_SECRET (at least 32 bytes), which signs the
+approval round trips of 2026-07-28 clients so that any replica can resume them.`,
   },
   auth: {
     shares: ["config", "json"],

@@ -132,6 +132,9 @@ class ChannelListener implements PostgresListener {
     clearTimeout(this.#timer);
     const client = this.#client;
     this.#client = undefined;
+    // Referenced again while it ends: an unreferenced socket lets the process run out of work before
+    // the server's goodbye arrives, so whoever awaits `close()` (a shutdown sequence) never resumes.
+    (client as unknown as { ref?: () => void } | undefined)?.ref?.();
     await client?.end().catch(() => {});
   }
 

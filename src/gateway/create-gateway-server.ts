@@ -4,6 +4,7 @@
  * `GatewaySession`); the gateway follows the catalog and tells each session when its list changed.
  */
 import { randomUUID } from "node:crypto";
+import type { Readable, Writable } from "node:stream";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
@@ -35,6 +36,7 @@ import { HeldCalls } from "./gateway-held-calls.js";
 import { createApprovalStateCodec } from "./gateway-request-state.js";
 import { type GatewayApprovalHook, GatewaySession } from "./gateway-session.js";
 import { createStatelessFace, type StatelessCaller } from "./gateway-stateless.js";
+import { type GatewayStdioConnection, serveGatewayStdio } from "./gateway-stdio.js";
 import { GatewaySubscriptions } from "./gateway-subscriptions.js";
 import { hasSurface, type SurfaceRuntime } from "./gateway-surface-policy.js";
 import type { GatewayToolNaming } from "./gateway-tool-list.js";
@@ -169,6 +171,20 @@ export interface GatewayServer {
    * @throws GovernanceError `CANCELLED` after `close()`
    */
   connect(transport: Transport, options?: GatewayConnectOptions): Promise<GatewaySession>;
+  /**
+   * Serves one client on a pipe (stdin/stdout) in the revision its first message asks for: an
+   * `initialize` opens a 2025-11-25 session (as `connect` does), `server/discover` or a request with its
+   * version in `_meta` is served as 2026-07-28 (stateless requests of the `default` conversation, or the
+   * one each request names, for `options.principal`; approvals as multi-round-trip requests).
+   * @param stdio the pipe (the process's `stdin` and `stdout`)
+   * @param options the 2025 session's id; the principal and whether they may approve (both revisions)
+   * @returns the connection; `ended` settles when stdin ends or the 2025 session closes
+   * @throws GovernanceError `CANCELLED` after `close()`
+   */
+  connectStdio(
+    stdio: { stdin: Readable; stdout: Writable },
+    options?: GatewayConnectOptions,
+  ): GatewayStdioConnection;
   /** @returns the sessions connected now */
   sessions(): readonly GatewaySession[];
   /**
@@ -311,12 +327,41 @@ export function createGatewayServer(
     subscriptions: surface?.subscriptions,
     onError,
   });
+  // The 2026-07-28 servers of stdio connections: each is told itself (its `subscriptions/listen`).
+  const stdioServers = new Set<{ sendToolListChanged(): Promise<void> }>();
+  const stdioConnections = new Set<GatewayStdioConnection>();
   const stopFollowing = governance.catalog.on("change", () => {
     void toolsChanged();
     stateless.toolsChanged();
+    for (const server of stdioServers) void server.sendToolListChanged().catch(onError);
   });
 
-  return {
+  const gateway: GatewayServer = {
+    connectStdio(stdio, connectOptions = {}) {
+      if (closed) throw new GovernanceError("CANCELLED", "The gateway is closed; it opens no new session.");
+      const caller = {
+        user: checkPrincipal(connectOptions.principal, "connection's principal"),
+        mayApprove: connectOptions.mayApprove ?? true,
+      };
+      const connection = serveGatewayStdio({
+        ...stdio,
+        legacy: (transport) => gateway.connect(transport, connectOptions),
+        modern: () => {
+          const server = stateless.server(caller);
+          stdioServers.add(server);
+          const onclose = server.onclose;
+          server.onclose = () => {
+            stdioServers.delete(server);
+            onclose?.();
+          };
+          return server;
+        },
+        onError,
+      });
+      stdioConnections.add(connection);
+      void connection.ended.then(() => stdioConnections.delete(connection));
+      return connection;
+    },
     async connect(transport, connectOptions = {}) {
       if (closed) throw new GovernanceError("CANCELLED", "The gateway is closed; it opens no new session.");
       const session = new GatewaySession({
@@ -355,9 +400,11 @@ export function createGatewayServer(
       stopFollowing();
       surface?.subscriptions.close();
       await Promise.all([...sessions].map((session) => session.close()));
+      await Promise.all([...stdioConnections].map((connection) => connection.close()));
       await stateless.close();
     },
   };
+  return gateway;
 }
 
 /**

@@ -90,6 +90,13 @@ export interface StatelessFace {
    * @param parsedBody the JSON body, when already read
    */
   fetch(request: Request, caller: StatelessCaller, parsedBody?: unknown): Promise<Response>;
+  /**
+   * A 2026-07-28 server for one stdio connection of one caller (the SDK's `serveStdio` pins it for the
+   * connection's lifetime); its requests name their conversations as HTTP requests do (`default`).
+   * @param caller who is on the other end of the pipe
+   * @returns the unconnected server
+   */
+  server(caller: StatelessCaller): Server;
   /** Tells every `subscriptions/listen` stream that asked for it that the tool list changed. */
   toolsChanged(): void;
   close(): Promise<void>;
@@ -119,8 +126,11 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
   };
 
   /** The request's conversation session, with the promotions its conversation saved. */
-  const conversationOf = async (ctx: ServerContext, fallback: string): Promise<GatewaySession> => {
-    const caller = callerOf(ctx.http?.authInfo);
+  const conversationOf = async (
+    ctx: ServerContext,
+    caller: StatelessCaller,
+    fallback: string,
+  ): Promise<GatewaySession> => {
     const named = ctx.mcpReq._meta?.[CONVERSATION_META_KEY];
     const handle = named === undefined ? fallback : checkHandle(named);
     const session = sessionOf(caller, handle);
@@ -129,68 +139,69 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
     return session;
   };
 
-  const handler: McpHttpHandler = createMcpHandler(
-    async (ctx) => {
-      const caller = callerOf(ctx.authInfo);
-      const fallback = handleOfHeader(ctx.requestInfo);
-      // The capabilities and instructions every conversation of this caller shares.
-      const prototype = sessionOf(caller, fallback);
-      const instructions = prototype.instructions();
-      const server = new Server(settings.serverInfo, {
-        capabilities: prototype.capabilities as never,
-        ...(instructions === undefined ? {} : { instructions }),
-      });
-      for (const method of prototype.handlers().keys()) {
-        // The session's one method table; what this revision has no method for stays on 2025 sessions.
-        if (method === "tools/call" || SESSION_ONLY_METHODS.has(method)) continue;
-        server.setRequestHandler(method as "tools/list", async (request, rctx) => {
-          const session = await conversationOf(rctx, fallback);
-          const run = session.handlers().get(method);
-          if (run === undefined) throw new ProtocolError(-32601, `Method not found: ${method}`);
-          if (!ASKING_METHODS.has(method)) {
-            return withProtocolErrors(() => run(request, extraOf(rctx, roundOf(rctx)))) as never;
-          }
-          return withProtocolErrors(() =>
-            surfaceRoundTrip(session, method, request, rctx, (round) => run(request, extraOf(rctx, round))),
-          ) as never;
-        });
-      }
-      server.setRequestHandler("tools/call", async (request, rctx) => {
-        const session = await conversationOf(rctx, fallback);
-        const before = JSON.stringify(session.promotion.promoted);
-        const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-        const call = {
-          name: request.params.name,
-          args,
-          capabilities: capabilitiesOf(rctx),
-          inputResponses: rctx.mcpReq.inputResponses,
-          requestState: rctx.mcpReq.requestState(),
-        };
-        const extra = extraOf(rctx, roundOf(rctx));
-        const result = await withProtocolErrors(async () => {
-          // The retry of a call held open for its upstream server's question: answer it, go on.
-          if (roundKindOf(call.requestState) === "upstream") return resumeHeld(session, call, extra);
-          return heldAnswer(
-            session,
-            call,
-            await settings.held.start(extra, (held) =>
-              settings.approval
-                ? callWithStatelessApproval(session, call, held, settings.approval)
-                : session.callTool(call.name, args, held),
-            ),
-          );
-        });
-        const promoted = session.promotion.promoted;
-        if (JSON.stringify(promoted) !== before) {
-          await settings.conversations.update(session.sessionId, (current) => ({
-            ...current,
-            promoted: { ...current.promoted, ...promoted },
-          }));
+  /** One server instance: per HTTP request, or per stdio connection. */
+  const serverFor = (caller: StatelessCaller, fallback: string): Server => {
+    // The capabilities and instructions every conversation of this caller shares.
+    const prototype = sessionOf(caller, fallback);
+    const instructions = prototype.instructions();
+    const server = new Server(settings.serverInfo, {
+      capabilities: prototype.capabilities as never,
+      ...(instructions === undefined ? {} : { instructions }),
+    });
+    for (const method of prototype.handlers().keys()) {
+      // The session's one method table; what this revision has no method for stays on 2025 sessions.
+      if (method === "tools/call" || SESSION_ONLY_METHODS.has(method)) continue;
+      server.setRequestHandler(method as "tools/list", async (request, rctx) => {
+        const session = await conversationOf(rctx, caller, fallback);
+        const run = session.handlers().get(method);
+        if (run === undefined) throw new ProtocolError(-32601, `Method not found: ${method}`);
+        if (!ASKING_METHODS.has(method)) {
+          return withProtocolErrors(() => run(request, extraOf(rctx, roundOf(rctx)))) as never;
         }
-        return result as never;
+        return withProtocolErrors(() =>
+          surfaceRoundTrip(session, method, request, rctx, (round) => run(request, extraOf(rctx, round))),
+        ) as never;
       });
-      return server;
-    },
+    }
+    server.setRequestHandler("tools/call", async (request, rctx) => {
+      const session = await conversationOf(rctx, caller, fallback);
+      const before = JSON.stringify(session.promotion.promoted);
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const call = {
+        name: request.params.name,
+        args,
+        capabilities: capabilitiesOf(rctx),
+        inputResponses: rctx.mcpReq.inputResponses,
+        requestState: rctx.mcpReq.requestState(),
+      };
+      const extra = extraOf(rctx, roundOf(rctx));
+      const result = await withProtocolErrors(async () => {
+        // The retry of a call held open for its upstream server's question: answer it, go on.
+        if (roundKindOf(call.requestState) === "upstream") return resumeHeld(session, call, extra);
+        return heldAnswer(
+          session,
+          call,
+          await settings.held.start(extra, (held) =>
+            settings.approval
+              ? callWithStatelessApproval(session, call, held, settings.approval)
+              : session.callTool(call.name, args, held),
+          ),
+        );
+      });
+      const promoted = session.promotion.promoted;
+      if (JSON.stringify(promoted) !== before) {
+        await settings.conversations.update(session.sessionId, (current) => ({
+          ...current,
+          promoted: { ...current.promoted, ...promoted },
+        }));
+      }
+      return result as never;
+    });
+    return server;
+  };
+
+  const handler: McpHttpHandler = createMcpHandler(
+    async (ctx) => serverFor(callerOf(ctx.authInfo), handleOfHeader(ctx.requestInfo)),
     { legacy: "reject", onerror: settings.onError },
   );
 
@@ -346,6 +357,7 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
       }
       return handler.fetch(request, { authInfo, ...(body === undefined ? {} : { parsedBody: body }) });
     },
+    server: (caller) => serverFor(caller, DEFAULT_CONVERSATION),
     toolsChanged: () => handler.notify.toolsChanged(),
     close: async () => {
       settings.held.close();

@@ -42,6 +42,7 @@ export {
   DEFAULT_CONVERSATION,
   type StatelessCaller,
 } from "./gateway-stateless.js";
+export type { GatewayStdioConnection, StdioRevision } from "./gateway-stdio.js";
 export type { GatewayToolNaming } from "./gateway-tool-list.js";
 export {
   checkOAuthResourceOptions,

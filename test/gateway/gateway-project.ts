@@ -29,10 +29,17 @@ export interface GatewayProject {
 /**
  * Writes the project.
  * @param options `sources`: add the bundled sources server (PubMed only); `dangerousEcho`: `echo` not
- *   declared read-only (a call to it needs a human); `env`: more variables (the fake providers' base URLs)
+ *   declared read-only (a call to it needs a human); `env`: more variables (the fake providers' base URLs);
+ *   `serverEnv`: the test server's variables
  */
 export function writeGatewayProject(
-  options: { sources?: boolean; dangerousEcho?: boolean; env?: Record<string, string> } = {},
+  options: {
+    sources?: boolean;
+    dangerousEcho?: boolean;
+    env?: Record<string, string>;
+    /** The test server's own environment (`TEST_SERVER_CALL_LOG`). */
+    serverEnv?: Record<string, string>;
+  } = {},
 ): GatewayProject {
   const dir = tempDir();
   const object = (properties: Record<string, object>) => ({ type: "object" as const, properties });
@@ -65,7 +72,7 @@ export function writeGatewayProject(
       ],
     }),
   );
-  const servers: Record<string, unknown> = { local: testServerEntry() };
+  const servers: Record<string, unknown> = { local: testServerEntry(options.serverEnv) };
   if (options.sources) {
     servers["sciencegate-sources"] = {
       type: "stdio",

@@ -4,11 +4,12 @@
  * stdio, stdout carries only the protocol; diagnostics go to stderr. The runtime is closed when stdin
  * ends or the client closes the session (stdio), or on SIGTERM/SIGINT.
  */
+import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { GovernanceError } from "../../core/index.js";
+import { GovernanceError, openPostgres, type PostgresDatabase } from "../../core/index.js";
 import {
+  type ConversationStateStore,
   createElicitationApproval,
   createGatewayServer,
   GATEWAY_TOKEN_ENV,
@@ -16,6 +17,7 @@ import {
   type GatewayHttpServer,
   type GatewayServer,
   type OutOfBandApproval,
+  PostgresConversationStateStore,
   resolveGatewayHttpOptions,
   serveGatewayHttp,
   shellQuote,
@@ -83,6 +85,8 @@ export async function serveGatewayCommand(
 ): Promise<ExitCode> {
   const http = options.http === undefined ? undefined : httpOptions(io, options, options.http);
   const waitTimeoutMs = wholeNumber("--approval-wait-ms", options.approvalWaitMs);
+  const { postgres } = resolveGovernanceStorage({}, io.env);
+  const requestStateSecret = requestStateSecretOf(io, postgres !== undefined);
   const restoreConsole = http ? () => {} : consoleToStderr();
   try {
     const runtime = await openRuntime(io, {
@@ -90,7 +94,16 @@ export async function serveGatewayCommand(
       ...(options.manifestDirs ? { manifestDirs: options.manifestDirs } : {}),
       relaysSampling: true,
     });
+    let conversations: { db: PostgresDatabase; store: ConversationStateStore } | undefined;
+    try {
+      conversations = postgres && (await openConversations(postgres.url));
+    } catch (error) {
+      await runtime.close();
+      throw error;
+    }
     const gateway = createGatewayServer(runtime, {
+      requestStateSecret,
+      ...(conversations ? { conversations: conversations.store } : {}),
       eager: options.eager,
       toolNames: options.upstreamNames === true ? "upstream" : "qualified",
       approval: createElicitationApproval(runtime, {
@@ -116,8 +129,13 @@ export async function serveGatewayCommand(
         try {
           await gateway.close();
         } finally {
-          await runtime.close();
-          shutdown.stop();
+          try {
+            await conversations?.store.close();
+            await conversations?.db.close();
+          } finally {
+            await runtime.close();
+            shutdown.stop();
+          }
         }
       }
     }
@@ -126,6 +144,51 @@ export async function serveGatewayCommand(
     restoreConsole();
   }
   return 0;
+}
+
+/**
+ * The environment variable holding the secret (at least 32 bytes) that signs a 2026-07-28 client's
+ * approval round trips; every replica that may receive the retry needs the same one.
+ */
+export const REQUEST_STATE_SECRET_ENV = "SCIENCEGATE_REQUEST_STATE_SECRET";
+
+/**
+ * The request state secret of the environment, checked before anything starts.
+ * @param shared whether the state is shared with other replicas (PostgreSQL): without a secret, a
+ *   round trip asked here cannot be resumed on another replica, which the operator is told
+ * @returns the secret, or `undefined` (a random one for this process)
+ * @throws GovernanceError `INVALID_CONFIG` for a secret shorter than 32 bytes
+ */
+function requestStateSecretOf(io: CliIo, shared: boolean): string | undefined {
+  const secret = io.env[REQUEST_STATE_SECRET_ENV];
+  if (secret === undefined || secret === "") {
+    if (shared) {
+      io.stderr(
+        `sciencegate gateway: warning: ${REQUEST_STATE_SECRET_ENV} is not set: this process signs approval round trips with a random secret of its own, so a 2026-07-28 client's approval asked here cannot be answered on another replica; give every replica the same secret of at least 32 bytes (e.g. openssl rand -hex 32).\n`,
+      );
+    }
+    return undefined;
+  }
+  if (Buffer.byteLength(secret, "utf8") < 32) {
+    // The message never shows the secret, only its length.
+    throw new GovernanceError(
+      "INVALID_CONFIG",
+      `${REQUEST_STATE_SECRET_ENV} must be at least 32 bytes (it signs approval round trips; a short one can be guessed); got ${Buffer.byteLength(secret, "utf8")}. Generate one with: openssl rand -hex 32.`,
+      { data: { field: REQUEST_STATE_SECRET_ENV } },
+    );
+  }
+  return secret;
+}
+
+/** The conversations of 2026-07-28 clients in the shared database, so that every replica sees them. */
+async function openConversations(url: string) {
+  const db = await openPostgres(url, { maxConnections: 2 });
+  try {
+    return { db, store: await PostgresConversationStateStore.open(db) };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 }
 
 /** One session on stdin/stdout until the client leaves or a signal. @returns why it stops */
@@ -137,11 +200,13 @@ async function serveStdio(
   shutdown: Promise<string>,
   configSource: string,
 ): Promise<string> {
-  const session = await gateway.connect(new StdioServerTransport(process.stdin, process.stdout), {
-    sessionId,
-  });
-  io.stderr(`sciencegate gateway: serving session ${session.sessionId} on stdio (${configSource})\n`);
-  return Promise.race([shutdown, session.ended.then(() => "the client closed the session")]);
+  // Named here, so that the log says which session a 2025-11-25 client gets before it connects.
+  const id = sessionId?.trim() || `gateway:${randomUUID()}`;
+  const connection = gateway.connectStdio(process, { sessionId: id });
+  io.stderr(
+    `sciencegate gateway: serving session ${id} on stdio (2025-11-25 and 2026-07-28 clients; ${configSource})\n`,
+  );
+  return Promise.race([shutdown, connection.ended.then(() => "the client closed the session")]);
 }
 
 /** Writes a failure no client can be told about to stderr. */
