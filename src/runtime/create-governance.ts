@@ -207,7 +207,10 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
         : new FileCredentialStore(join(dataDir, OAUTH_DIR_NAME)));
     const oauthCredentials = credentials;
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
-    const store = withLedgerObjects(stores.contentStore ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)), ledger);
+    const store = withLedgerObjects(
+      stores.contentStore ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
+      ledger,
+    );
     // One store behind both: a mode or switch set through either is the same state; with a database,
     // every replica's.
     const sessionState =
@@ -223,7 +226,8 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const sessions = new SessionSettings({ state: sessionState });
     const permissionsEnforced = !permissionOptions.authorize && permissionOptions.enforce !== false;
     // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
-    const brokerAuthorize = permissionOptions.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
+    const brokerAuthorize =
+      permissionOptions.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
     const downloads = new DownloadManager({
       ledgerWriter,
       store,
