@@ -4,7 +4,7 @@
  */
 
 import { type Governance, isGovernanceError } from "sciencegate";
-import { type InvokeRequest, modelVisibleName } from "sciencegate/governance";
+import type { InvokeRequest } from "sciencegate/governance";
 import { shortId, step } from "./print.js";
 
 /**
@@ -21,8 +21,7 @@ export async function showCatalog(governance: Governance): Promise<void> {
   console.log(
     `  catalog revision ${snapshot.revision.slice(0, 12)}…, ${snapshot.tools.length} callable tools, e.g.`,
   );
-  for (const tool of snapshot.tools.slice(0, 4))
-    console.log(`    ${modelVisibleName(tool.sourceId, tool.toolId)}`);
+  for (const tool of snapshot.tools.slice(0, 4)) console.log(`    ${tool.sourceId}.${tool.toolId}`);
 }
 
 /**
@@ -86,9 +85,7 @@ export async function runBrokerTour(governance: Governance): Promise<void> {
 
 /** One broker call, printed: outcome, a few records and candidates, or the structured error. */
 async function invoke(governance: Governance, label: string, request: Omit<InvokeRequest, "session">) {
-  console.log(
-    `  → ${modelVisibleName(request.sourceId, request.toolId)} ${JSON.stringify(request.input)}  (${label})`,
-  );
+  console.log(`  → ${request.sourceId}.${request.toolId} ${JSON.stringify(request.input)}  (${label})`);
   try {
     const outcome = await governance.broker.invoke({ ...request, session: "demo" });
     const r = outcome.result;

@@ -9,9 +9,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { type ConsoleServer, serveConsole } from "sciencegate/console";
+import { serveConsole } from "sciencegate/console";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
+import type { ConsoleServer } from "../../src/console/index.js";
 import { openPostgres } from "../../src/core/index.js";
 import {
   createAuthorizationRequest,
