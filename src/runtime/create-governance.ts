@@ -144,7 +144,7 @@ export interface Governance extends AsyncDisposable {
  *   config's `throwOnLoadError: true`)
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
- * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
+ * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, sessionId: "t1" });
  */
 export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
   const { mcp = {}, manifests = {}, storage: stores = {}, permissions: permissionOptions = {} } = options;

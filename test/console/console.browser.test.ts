@@ -213,7 +213,7 @@ describe("the console over the demo's data directory", () => {
       sourceId: "arxiv",
       toolId: "prepare_paper_download",
       input: { id: "2403.01234v2" },
-      session,
+      sessionId: session,
     });
     const candidateId = offered.result.artifacts?.[0]?.candidateId as string;
     pacing.partDelayMs = 400;

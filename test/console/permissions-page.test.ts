@@ -81,7 +81,7 @@ const call = (session: string, toolCallId: string, query: string, toolId = "writ
   sourceId: "lab",
   toolId,
   input: { query },
-  session,
+  sessionId: session,
   threadId: session,
   toolCallId,
 });
@@ -374,7 +374,7 @@ describe("the Permissions page over a runtime with SQLite grants and session sta
       sourceId: "lab",
       toolId: "write",
       input: { query: HOSTILE },
-      session: HOSTILE,
+      sessionId: HOSTILE,
     });
     await governance.permissions.grant(request, `lab:write:${HOSTILE}`);
     await post(writable, "/sessions/mode", {
