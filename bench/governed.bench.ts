@@ -80,7 +80,7 @@ function invokeCase(
         sourceId: server.sourceId,
         toolId: options.toolId ?? server.toolId,
         input: (options.args ?? server.args)(index),
-        session: SESSION,
+        sessionId: SESSION,
       });
       if (outcome.cacheHit !== (options.hit ?? false))
         throw new Error(`${name}: cacheHit ${outcome.cacheHit}`);
@@ -148,7 +148,7 @@ async function countPostgresWrites(
         sourceId: f.trivial.sourceId,
         toolId: f.trivial.toolId,
         input: f.trivial.args(2_000_000_000 + i),
-        session: SESSION,
+        sessionId: SESSION,
       });
     }
     await sleep(1_500);
@@ -199,7 +199,7 @@ export async function run(): Promise<BenchResult> {
       sourceId: f.trivial.sourceId,
       toolId: "lookup_cached",
       input: { id: "cached" },
-      session: SESSION,
+      sessionId: SESSION,
     });
     const list = cases(f);
     const summaries = await measureBlocks(list, { warmup: WARMUP, blockSize: BLOCK_SIZE, blocks: BLOCKS });

@@ -41,7 +41,7 @@ try {
         sourceId: trivial.sourceId,
         toolId: trivial.toolId,
         input: trivial.args(index),
-        session: "profile",
+        sessionId: "profile",
       });
     for (let i = 0; i < WARMUP; i++) await call(i);
     const profiling = process.env.PROFILE !== "0";

@@ -86,7 +86,7 @@ async function recordSession(dir: string): Promise<{ governance: Governance; ans
       sourceId: "demo",
       toolId: "search",
       input: { query },
-      session: SESSION,
+      sessionId: SESSION,
       threadId: SESSION,
       toolCallId: `call-${i}`,
     });

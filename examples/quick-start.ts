@@ -13,7 +13,7 @@ try {
     sourceId: "pubmed",
     toolId: "search",
     input: { query: "BRAF V600E melanoma" },
-    session: "thread-42",
+    sessionId: "thread-42",
     threadId: "thread-42",
     toolCallId: "call_1",
   });

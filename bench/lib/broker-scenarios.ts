@@ -59,7 +59,7 @@ export class BrokerDriver {
 }
 
 function invokeWith(broker: Broker, toolId: string, query: string): Promise<InvokeOutcome> {
-  return broker.invoke({ sourceId: BENCH_SOURCE_ID, toolId, input: { query }, session: SESSION });
+  return broker.invoke({ sourceId: BENCH_SOURCE_ID, toolId, input: { query }, sessionId: SESSION });
 }
 
 /** Sequential latencies of every case, measured side by side. */

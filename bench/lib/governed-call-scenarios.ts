@@ -118,7 +118,7 @@ export async function measureGovernedCalls(
   ): TimedCase => ({
     name,
     call: async (i) => {
-      const request = { sourceId: BENCH_SOURCE_ID, toolId, input: { query: query(i) }, session: SESSION };
+      const request = { sourceId: BENCH_SOURCE_ID, toolId, input: { query: query(i) }, sessionId: SESSION };
       const outcome = await g.broker.invoke(request);
       if (outcome.cacheHit !== expectHit) throw new Error(`${name}: cacheHit was ${outcome.cacheHit}.`);
     },

@@ -12,7 +12,7 @@ import {
 const SESSION = "bench-stdio";
 
 function invoke(target: StdioBroker, sourceId = MEMORY_SOURCE): Promise<InvokeOutcome> {
-  return target.broker.invoke({ sourceId, toolId: READ_GRAPH, input: {}, session: SESSION });
+  return target.broker.invoke({ sourceId, toolId: READ_GRAPH, input: {}, sessionId: SESSION });
 }
 
 /** Sequential latencies of each client of the same server program. */

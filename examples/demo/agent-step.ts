@@ -6,8 +6,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import { createGovernedAgent, type Governance } from "sciencegate";
-import { autoPromote, deferredToolsPromptSection } from "sciencegate/governance";
+import { autoPromote, createGovernedAgent, deferredToolsPromptSection, type Governance } from "sciencegate";
 import { answerCards } from "./approval-prompt.js";
 import { describeMessage, describeProgress } from "./describe-message.js";
 import { runAgent } from "./run-agent.js";

@@ -4,7 +4,7 @@
  */
 
 import { type Governance, isGovernanceError } from "sciencegate";
-import { type InvokeRequest, modelVisibleName } from "sciencegate/governance";
+import type { InvokeRequest } from "sciencegate/governance";
 import { shortId, step } from "./print.js";
 
 /**
@@ -21,8 +21,7 @@ export async function showCatalog(governance: Governance): Promise<void> {
   console.log(
     `  catalog revision ${snapshot.revision.slice(0, 12)}…, ${snapshot.tools.length} callable tools, e.g.`,
   );
-  for (const tool of snapshot.tools.slice(0, 4))
-    console.log(`    ${modelVisibleName(tool.sourceId, tool.toolId)}`);
+  for (const tool of snapshot.tools.slice(0, 4)) console.log(`    ${tool.sourceId}.${tool.toolId}`);
 }
 
 /**
@@ -30,7 +29,8 @@ export async function showCatalog(governance: Governance): Promise<void> {
  * @param governance the runtime (offline providers and the reference wiki behind it)
  */
 export async function runBrokerTour(governance: Governance): Promise<void> {
-  const call = (label: string, request: Omit<InvokeRequest, "session">) => invoke(governance, label, request);
+  const call = (label: string, request: Omit<InvokeRequest, "sessionId">) =>
+    invoke(governance, label, request);
   const search = {
     sourceId: "pubmed",
     toolId: "search",
@@ -67,7 +67,7 @@ export async function runBrokerTour(governance: Governance): Promise<void> {
     toolCallId: "call_1",
   };
   await call("first", abstracts);
-  const replay = await governance.broker.invoke({ ...abstracts, session: "demo" });
+  const replay = await governance.broker.invoke({ ...abstracts, sessionId: "demo" });
   console.log(`    replayed from the ledger: ${replay.replayed}`);
 
   step(8, "The private LLM Wiki: off per session until the app enables it");
@@ -85,12 +85,10 @@ export async function runBrokerTour(governance: Governance): Promise<void> {
 }
 
 /** One broker call, printed: outcome, a few records and candidates, or the structured error. */
-async function invoke(governance: Governance, label: string, request: Omit<InvokeRequest, "session">) {
-  console.log(
-    `  → ${modelVisibleName(request.sourceId, request.toolId)} ${JSON.stringify(request.input)}  (${label})`,
-  );
+async function invoke(governance: Governance, label: string, request: Omit<InvokeRequest, "sessionId">) {
+  console.log(`  → ${request.sourceId}.${request.toolId} ${JSON.stringify(request.input)}  (${label})`);
   try {
-    const outcome = await governance.broker.invoke({ ...request, session: "demo" });
+    const outcome = await governance.broker.invoke({ ...request, sessionId: "demo" });
     const r = outcome.result;
     const how = outcome.cacheHit ? "cache hit" : `${outcome.attempts} attempt(s)`;
     console.log(`    ✓ invocation ${shortId(outcome.invocationId)} · ${how} · licence: ${r.license}`);

@@ -4,12 +4,12 @@
  */
 import { readFile } from "node:fs/promises";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { McpRecord, McpToolResult } from "sciencegate";
 import type {
   ArtifactDownloadProgressEvent,
   DownloadResult,
   PaperExtractResult,
 } from "sciencegate/artifacts";
-import type { McpRecord, McpToolResult } from "sciencegate/governance";
 import { toolResultBody } from "sciencegate/testing";
 import { formatArgs, formatBytes, shortId } from "./print.js";
 

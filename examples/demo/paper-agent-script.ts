@@ -6,8 +6,8 @@
  * A refused or failed step (say, a denied card) skips what depends on it.
  */
 import type { BaseMessage } from "@langchain/core/messages";
+import type { McpRecord, McpToolResult } from "sciencegate";
 import type { DownloadResult, PaperExtractResult } from "sciencegate/artifacts";
-import type { McpRecord, McpToolResult } from "sciencegate/governance";
 import { hasCalled, lastToolResult, type ScriptedReply } from "sciencegate/testing";
 import { shortLabel } from "./describe-message.js";
 

@@ -5,9 +5,12 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
-import type { createGovernedAgent, GovernedState, PermissionDecision } from "sciencegate";
+import type { createGovernedAgent, GovernedStateAnnotation, PermissionDecision } from "sciencegate";
 import type { ArtifactDownloadProgressEvent } from "sciencegate/artifacts";
 import { type CardInterrupt, isCardInterrupt } from "./approval-prompt.js";
+
+/** The state of a governed agent thread. */
+type GovernedState = typeof GovernedStateAnnotation.State;
 
 /** The compiled graph `createGovernedAgent` returns. */
 export type GovernedAgent = ReturnType<typeof createGovernedAgent>;

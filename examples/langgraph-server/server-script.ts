@@ -5,7 +5,7 @@
  * tool_search, and answers with the record's citation.
  */
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
-import type { McpToolResult } from "sciencegate/governance";
+import type { McpToolResult } from "sciencegate";
 import { hasCalled, lastToolResult, type ScriptedReply } from "sciencegate/testing";
 import { shortLabel } from "../demo/describe-message.js";
 import { paperAgentScript } from "../demo/paper-agent-script.js";

@@ -94,10 +94,10 @@ export interface GovernedAgentOptions {
  * const { messages } = await agent.invoke({ messages: [new HumanMessage("BRAF V600E papers")] }, { configurable: { thread_id: "t1" } });
  */
 export function createGovernedAgent(options: GovernedAgentOptions) {
-  const builtinTools = [...(options.tools ?? []), ...createArtifactBuiltins(options.governance, options)];
+  const tools = [...(options.tools ?? []), ...createArtifactBuiltins(options.governance, options)];
   return new StateGraph(GovernedStateAnnotation)
-    .addNode("agent", createModelNode({ ...options, builtinTools }))
-    .addNode(GOVERNED_TOOLS_NODE, createGovernedToolNode({ ...options, builtinTools }))
+    .addNode("agent", createModelNode({ ...options, tools }))
+    .addNode(GOVERNED_TOOLS_NODE, createGovernedToolNode({ ...options, tools }))
     .addEdge(START, "agent")
     .addConditionalEdges("agent", governedToolsCondition, [GOVERNED_TOOLS_NODE, END])
     .addEdge(GOVERNED_TOOLS_NODE, "agent")

@@ -10,7 +10,7 @@ import { currentNodeScope, nodeRunId } from "./tool-use-verified.js";
 /** Who is calling: session, run and node (for the `tool_use_verified` gate), idempotency key and cancellation. */
 export interface CallToolContext {
   /** A blank string is absent. @default "default" */
-  session?: string;
+  sessionId?: string;
   /** Groups the calls of one run; `toolUseVerified` and `sciencegate verify --run` read it. */
   runId?: string;
   /**
@@ -78,7 +78,7 @@ export function createCallTool(
       sourceId: resolved.sourceId,
       toolId: resolved.toolId,
       input: args,
-      session: idOf(ctx.session) ?? DEFAULT_SESSION_ID,
+      sessionId: idOf(ctx.sessionId) ?? DEFAULT_SESSION_ID,
       ...(runId === undefined ? {} : { runId: nodeId === undefined ? runId : nodeRunId(runId, nodeId) }),
       ...(threadId === undefined ? {} : { threadId }),
       ...(ctx.toolCallId === undefined ? {} : { toolCallId: ctx.toolCallId }),

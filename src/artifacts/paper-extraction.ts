@@ -177,7 +177,7 @@ export function extractionCall(request: PaperExtractionRequest): RefusedCall {
     sourceId: BUILTIN_SOURCE_ID,
     toolId: PAPER_EXTRACT_TOOL_ID,
     input: { artifactJobId: request.artifactJobId },
-    session: request.sessionId,
+    sessionId: request.sessionId,
     ...optional({ principal: request.principal, threadId: request.threadId, toolCallId: request.toolCallId }),
   };
 }

@@ -8,17 +8,10 @@
  */
 
 export {
-  type CallTool,
   isToolError,
-  loadLocalTools,
-  loadWorkflowDeclarations,
   resolveToolName,
-  type ScienceExtension,
-  type ScienceExtensionOptions,
-  type ScienceProject,
   scienceExtension,
   ToolError,
-  type ToolUseVerifiedOptions,
   toolUseVerified,
   withToolUseVerified,
 } from "../adk/index.js";

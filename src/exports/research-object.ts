@@ -3,14 +3,9 @@
  * it, verify it from the crate alone, and replay an agent's graph against it offline.
  */
 export {
-  type CrateVerification,
   createReplayGovernance,
-  type ExportResearchObjectOptions,
   exportResearchObject,
   openResearchObject,
-  type ReplayGovernance,
-  type ReplayGovernanceOptions,
-  type ResearchObject,
   researchObjectZip,
   verifyResearchObject,
   writeResearchObject,

@@ -75,14 +75,15 @@ export interface GatewayServerOptions {
    */
   approval?: GatewayApprovalHook | false | undefined;
   /**
-   * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`).
+   * The tools of a session that are not deferred and not MCP tools (listed always, after `tool_search`);
+   * given, they replace the built-ins.
    * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads` and a source
    *   that can offer a download (an `artifact-plan` tool; none for a gateway of only other servers); unless
    *   `approval` is `false`, a dangerous download is asked about by elicitation like an MCP call
    *   (`createElicitationDownloadApproval`), else refused unless a grant or approval mode covers it; a
    *   client's cancellation of a download cancels its job (`cancelOnAbort`)
    */
-  builtins?: ((session: GatewaySession) => readonly StructuredToolInterface[]) | undefined;
+  tools?: ((session: GatewaySession) => readonly StructuredToolInterface[]) | undefined;
   /** The token budget of the deferred-tools catalog in the `instructions`. @default 2500 tokens */
   instructions?: DeferredToolsSectionOptions | undefined;
   /** The server's name and version in the initialize result. @default `sciencegate-gateway` and the package version */
@@ -233,7 +234,7 @@ export function createGatewayServer(
   const downloadApproval = asking ? createElicitationDownloadApproval(asking) : false;
   const extractionApproval = asking ? createElicitationBuiltinApproval(asking) : false;
   const builtins =
-    options.builtins ??
+    options.tools ??
     ((session: GatewaySession) =>
       createArtifactBuiltins(governance, {
         sessionId: () => session.sessionId,
@@ -302,8 +303,8 @@ export function createGatewayServer(
           governance: { ...asking, ledger },
           codec,
           outOfBand: options.outOfBand ?? elicitation.outOfBand,
-          // The gateway's own built-ins; an app's `builtins` are asked about by their own approvals.
-          ...(options.builtins
+          // The gateway's own built-ins; an app's own `tools` are asked about by their own approvals.
+          ...(options.tools
             ? {}
             : {
                 builtinRequest: (name: string, args: Record<string, unknown>, call: BuiltinCallIds) =>

@@ -396,7 +396,7 @@ function authorizationRequestOf(
       sourceId: call.tool.sourceId,
       toolId: call.tool.toolId,
       input: call.args,
-      session: call.sessionId,
+      sessionId: call.sessionId,
       principal: call.principal,
       toolCallId: call.toolCallId,
       threadId: call.threadId,

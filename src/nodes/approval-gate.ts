@@ -280,7 +280,7 @@ function authorizationRequestOf(
       sourceId: approval.tool.sourceId,
       toolId: approval.tool.toolId,
       input: args,
-      session: approval.sessionId,
+      sessionId: approval.sessionId,
       principal: approval.principal,
       toolCallId: approval.toolCallId,
       ...(approval.threadId === undefined ? {} : { threadId: approval.threadId }),

@@ -186,7 +186,7 @@ async function runToolCall(
         {
           ...(known ? { sourceId: known.sourceId, toolId: known.toolId } : unknownToolIds(call.name)),
           input: call.args,
-          session: context.sessionId,
+          sessionId: context.sessionId,
           principal: context.principal,
           toolCallId,
           ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
@@ -238,7 +238,7 @@ async function runToolCall(
         sourceId: tool.sourceId,
         toolId: tool.toolId,
         input: args,
-        session: context.sessionId,
+        sessionId: context.sessionId,
         principal: context.principal,
         toolCallId,
         ...(context.threadId !== undefined ? { threadId: context.threadId } : {}),

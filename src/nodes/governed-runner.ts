@@ -55,7 +55,7 @@ export interface GovernedRunnerOptions {
   /** The shape of the default gate's cards. @default "hitl" */
   cardFormat?: ApprovalCardFormat | undefined;
   /** The app's own tools: run as they are, not through the broker. @default [] */
-  builtinTools?: readonly StructuredToolInterface[] | undefined;
+  tools?: readonly StructuredToolInterface[] | undefined;
 }
 
 /** What a call reads of its run's graph state: the promotions, and the run they belong to. */
@@ -103,7 +103,7 @@ export function createGovernedRunner(
   options: GovernedRunnerOptions = {},
 ): GovernedCallRunner {
   const hook = resolveApprovalHook(governance, options.approvalHook, options.cardFormat);
-  const builtinTools = options.builtinTools ?? [];
+  const builtinTools = options.tools ?? [];
   const sessionOf = (config: LangGraphRunnableConfig | undefined) =>
     sessionIdOf(config ?? {}, options.sessionId);
   return {

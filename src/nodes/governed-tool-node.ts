@@ -18,7 +18,7 @@ export interface GovernedToolNodeOptions {
   /** The governance runtime (`createGovernance`). */
   governance: GovernedRuntime;
   /** The app's own tools (the same list the model node binds). @default [] */
-  builtinTools?: readonly StructuredToolInterface[];
+  tools?: readonly StructuredToolInterface[];
   /**
    * Asked before each MCP call that would execute; may `interrupt()`. `false` asks nothing (the broker
    * then refuses a dangerous call that no grant or approval mode covers).

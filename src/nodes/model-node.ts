@@ -27,7 +27,7 @@ export interface ModelNodeOptions {
   /** The governance runtime (`createGovernance`). */
   governance: GovernedRuntime;
   /** The app's own tools: always bound, never deferred, not run through the broker. @default [] */
-  builtinTools?: readonly StructuredToolInterface[];
+  tools?: readonly StructuredToolInterface[];
   /** The app's instructions, first in the system message. */
   systemPrompt?: string;
   /**
@@ -69,13 +69,13 @@ export function createModelNode(
       "createModelNode: the chat model has no bindTools(); pass a chat model that supports tool calling.",
     );
   }
-  const builtinTools = options.builtinTools ?? [];
+  const tools = options.tools ?? [];
   const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
   // The bound tools run governed too when a runner invokes them (the tool node calls the broker itself).
   const runner = createGovernedRunner(governance, {
     sessionId: options.sessionId,
     principal: options.principal,
-    builtinTools,
+    tools,
   });
   return async (state, config) => {
     const sessionId = runner.sessionOf(config);
@@ -86,7 +86,7 @@ export function createModelNode(
     const run: GovernedToolRunner = async (call, callConfig) =>
       (await runner.run(call, callConfig ?? config, turn, sessionId)).message;
     const [search, ...deferred] = governedTools(turn.deferred, run);
-    const bound = model.bindTools!([search, ...builtinTools, ...deferred]);
+    const bound = model.bindTools!([search, ...tools, ...deferred]);
     const system = [options.systemPrompt ?? "", turn.sections]
       .filter((text) => text.trim() !== "")
       .join("\n\n");

@@ -48,11 +48,7 @@ import type { SurfaceTool } from "../visibility/index.js";
 import { ToolSurface } from "../visibility/index.js";
 import { resolveDataDir } from "./data-dir.js";
 import type { GovernanceExtension } from "./governance-extension.js";
-import {
-  type FlatGovernanceOptions,
-  flattenGovernanceOptions,
-  type GovernanceOptions,
-} from "./governance-options.js";
+import type { GovernanceLimitOptions, GovernanceOptions } from "./governance-options.js";
 import {
   CAS_DIR_NAME,
   OAUTH_DIR_NAME,
@@ -74,7 +70,7 @@ export interface Governance extends AsyncDisposable {
    * What did not start, one line each: `warning: server '<id>' unavailable: <reason>` for a configured
    * server whose tools could not be listed (e.g. `spawn … ENOENT`), and the extensions' own lines
    * (`warning: tool provider '<id>' unavailable: …` for a `science.toml` provider). Empty when every
-   * server answered. With `failOnServerError`, a failure throws instead.
+   * server answered. With `mcp.failOnError`, a failure throws instead.
    */
   warnings: string[];
   pool: ToolServerPool;
@@ -103,7 +99,7 @@ export interface Governance extends AsyncDisposable {
    * line); `sciencegate auth` and the console's Sources page store them here.
    */
   oauthCredentials: OAuthCredentialStore;
-  /** Approval modes, human decisions, grants and authorization rows (the broker hook with `enforcePermissions`). */
+  /** Approval modes, human decisions, grants and authorization rows (the broker hook with `permissions.enforce`). */
   permissions: PermissionService;
   /** Whether the broker asks `permissions.authorize` (the approval gate needs it). */
   permissionsEnforced: boolean;
@@ -148,25 +144,26 @@ export interface Governance extends AsyncDisposable {
  *   config's `throwOnLoadError: true`)
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
- * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, session: "t1" });
+ * const { result } = await governance.broker.invoke({ sourceId: "pubmed", toolId: "search", input: { query: "brca1" }, sessionId: "t1" });
  */
 export async function createGovernance(options: GovernanceOptions = {}): Promise<Governance> {
-  const flat = flattenGovernanceOptions(options);
-  const env = flat.env ?? process.env;
-  const cwd = flat.cwd ?? process.cwd();
-  const clock = flat.clock ? { clock: flat.clock } : {};
-  const { config } = await resolveGovernanceConfig(flat, env, cwd);
-  const storage = resolveGovernanceStorage(flat, env);
-  const extensions = flat.extensions ?? [];
-  const createTransport = extensionTransports(extensions, flat.createTransport, env);
+  const { mcp = {}, manifests = {}, storage: stores = {}, permissions: permissionOptions = {} } = options;
+  const { limits = {}, downloads: { fetch, ...network } = {} } = options;
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const clock = options.clock ? { clock: options.clock } : {};
+  const { config } = await resolveGovernanceConfig(options, env, cwd);
+  const storage = resolveGovernanceStorage(options, env);
+  const extensions = options.extensions ?? [];
+  const createTransport = extensionTransports(extensions, mcp.createTransport, env);
   const builtinDir = builtinManifestDir();
-  const offered = offeredBuiltinServers(flat, config);
+  const offered = offeredBuiltinServers(manifests.builtin, mcp.pool, config);
   const builtinDirs = BUNDLED_SERVER_IDS.some(offered) ? [builtinDir] : [];
-  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(flat.manifestDirs ?? [])], {
+  const registry = await SourceRegistry.fromDirs([...builtinDirs, ...(manifests.dirs ?? [])], {
     // A bundled source is offered only where its server is: otherwise it is noise in every listing.
     include: (manifest, dir) => dir !== builtinDir || offered(manifest.transport.mcpServerId),
   });
-  const model = flat.sampling?.model;
+  const model = mcp.sampling?.model;
   const sampler = model === undefined ? undefined : modelSampler(model);
   // What this call opens itself, released (last opened first) when a later step fails.
   const opened: Closer[] = [];
@@ -182,21 +179,21 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       : undefined;
   try {
     const pool =
-      flat.pool ??
+      mcp.pool ??
       own(
         new ServerPool(config.servers, {
           env,
           authorization,
           ...(createTransport ? { createTransport } : {}),
-          upstreamRequests: { sampling: sampler !== undefined || flat.sampling?.declare === true },
+          upstreamRequests: { sampling: sampler !== undefined || mcp.sampling?.declare === true },
           ...clock,
         }),
       );
     const catalog = new SourceCatalog({ registry, pool, ...clock });
     opened.unshift(() => catalog.stop());
-    const dataDir = resolveDataDir({ env, cwd, ...(flat.dataDir ? { dataDir: flat.dataDir } : {}) });
+    const dataDir = resolveDataDir({ env, cwd, ...(stores.dataDir ? { dataDir: stores.dataDir } : {}) });
     const { ledger, grants, spool, jobStore, database } = await openGovernanceStores(
-      flat,
+      stores,
       dataDir,
       storage,
       own,
@@ -204,29 +201,33 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     const ledgerWriter = new LedgerWriter(ledger, { spool });
     opened.unshift(() => ledgerWriter.close());
     credentials =
-      flat.oauthCredentials ??
+      mcp.oauthCredentials ??
       (database
         ? await PostgresCredentialStore.open(database)
         : new FileCredentialStore(join(dataDir, OAUTH_DIR_NAME)));
     const oauthCredentials = credentials;
     // Small objects live in the ledger (written with their row), large ones in the CAS: one store reads both.
-    const store = withLedgerObjects(flat.store ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)), ledger);
+    const store = withLedgerObjects(
+      stores.contentStore ?? new FileContentStore(join(dataDir, CAS_DIR_NAME)),
+      ledger,
+    );
     // One store behind both: a mode or switch set through either is the same state; with a database,
     // every replica's.
     const sessionState =
-      flat.sessionState ??
+      stores.sessionState ??
       (database ? own(await openSharedSessionState(database)) : new MemorySessionStateStore());
     const permissions = new PermissionService({
       ledgerWriter,
       grants,
       state: sessionState,
-      ...(flat.permissionPolicy ? { policy: flat.permissionPolicy } : {}),
+      ...(permissionOptions.policy ? { policy: permissionOptions.policy } : {}),
       ...clock,
     });
     const sessions = new SessionSettings({ state: sessionState });
-    const permissionsEnforced = !flat.authorize && flat.enforcePermissions !== false;
+    const permissionsEnforced = !permissionOptions.authorize && permissionOptions.enforce !== false;
     // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
-    const brokerAuthorize = flat.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
+    const brokerAuthorize =
+      permissionOptions.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
     const downloads = new DownloadManager({
       ledgerWriter,
       store,
@@ -237,13 +238,13 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...(brokerAuthorize
         ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
         : {}),
-      ...(flat.fetch ? { fetch: flat.fetch } : {}),
-      ...flat.downloads,
+      ...(fetch ? { fetch } : {}),
+      ...network,
       ...clock,
     });
     const rateLimits = effectiveRateLimits(registry.rateLimitGroups(), {
       env,
-      ...(flat.rateLimits ? { overrides: flat.rateLimits } : {}),
+      ...(limits.rateLimits ? { overrides: limits.rateLimits } : {}),
     });
     // With a database, one set of limits holds for every replica; else for this process.
     const limiter: RateLimitAdmission & { close?(): Promise<void> } = database
@@ -256,7 +257,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
           }),
         )
       : new RateLimiter({ groups: rateLimits, ...clock });
-    const quotaRules = quotaRulesOf(flat.quotas, env);
+    const quotaRules = quotaRulesOf(limits.quotas, env);
     const quotas =
       quotaRules.length === 0
         ? undefined
@@ -291,7 +292,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     });
     const surface = new ToolSurface({ catalog, sessions, serverRouting: config.servers });
     const failures = serverStartFailures(await catalog.start(), pool);
-    if (failures.length > 0 && (flat.failOnServerError ?? config.throwOnLoadError ?? false)) {
+    if (failures.length > 0 && (mcp.failOnError ?? config.throwOnLoadError ?? false)) {
       throw serverStartError(failures);
     }
     // An extension that words its own warnings (the Science ADK's providers) speaks for its servers.
@@ -300,9 +301,9 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       ...serverStartWarnings(failures, named),
       ...extensions.flatMap((e) => e.warnings?.(catalog) ?? []),
     ];
-    const warn = flat.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const warn = options.onWarning ?? ((line: string) => process.stderr.write(`${line}\n`));
     for (const line of warnings) warn(line);
-    const graceMs = flat.closeGraceMs;
+    const graceMs = options.closeGraceMs;
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> => {
       closing ??= (() => {
@@ -363,7 +364,7 @@ type Closer = () => unknown;
  * @throws GovernanceError `INVALID_CONFIG` naming the rule (and the variable when it came from there)
  */
 function quotaRulesOf(
-  given: FlatGovernanceOptions["quotas"],
+  given: GovernanceLimitOptions["quotas"],
   env: Record<string, string | undefined>,
 ): readonly QuotaRule[] {
   if (given !== undefined) return typeof given === "string" ? parseQuotaRules(given) : given;
@@ -384,22 +385,21 @@ function quotaRulesOf(
 const BUNDLED_SERVER_IDS = [BUNDLED_SOURCES_SERVER_ID, BUNDLED_LLM_WIKI_SERVER_ID];
 
 /**
- * Which servers' built-in manifests the runtime loads: `builtinManifests: true` all, `false` none, and by
- * default those of the servers it runs (the app's `pool`, else the config's), so an app that configures
- * only its own servers sees no bundled source.
- * @param options `builtinManifests` and `pool`
+ * Which servers' built-in manifests the runtime loads: `manifests.builtin: true` all, `false` none, and
+ * by default those of the servers it runs (the app's `pool`, else the config's), so an app that
+ * configures only its own servers sees no bundled source.
+ * @param builtin the `manifests.builtin` option
+ * @param pool the app's pool (`mcp.pool`), if any
  * @param config the resolved servers
  * @returns whether a built-in manifest of this server id is loaded
  */
 function offeredBuiltinServers(
-  options: Pick<FlatGovernanceOptions, "builtinManifests" | "pool">,
+  builtin: boolean | undefined,
+  pool: ToolServerPool | undefined,
   config: ExtensionsConfig,
 ): (serverId: string) => boolean {
-  if (options.builtinManifests !== undefined) {
-    const all = options.builtinManifests;
-    return () => all;
-  }
-  const servers = new Set(options.pool?.serverIds() ?? config.servers.map((s) => s.id));
+  if (builtin !== undefined) return () => builtin;
+  const servers = new Set(pool?.serverIds() ?? config.servers.map((s) => s.id));
   return (serverId) => servers.has(serverId);
 }
 

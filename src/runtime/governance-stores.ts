@@ -28,7 +28,7 @@ import {
   PostgresGrantStore,
   SqliteGrantStore,
 } from "../governance/permissions/index.js";
-import type { FlatGovernanceOptions } from "./governance-options.js";
+import type { GovernanceStorage } from "./governance-options.js";
 import type { ResolvedGovernanceStorage } from "./resolve-governance-config.js";
 
 /** The ledger, grants and jobs of one runtime, and the database they share (if any). */
@@ -89,7 +89,7 @@ async function tightenDataDir(dataDir: string): Promise<void> {
 const LEDGER_FILE = "ledger.sqlite";
 
 export async function openGovernanceStores(
-  options: Pick<FlatGovernanceOptions, "ledger" | "grants" | "jobStore" | "dataDir">,
+  options: Pick<GovernanceStorage, "ledger" | "grants" | "jobStore" | "dataDir">,
   dataDir: string,
   storage: ResolvedGovernanceStorage,
   own: <T extends { close(): unknown }>(resource: T) => T,

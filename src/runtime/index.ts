@@ -15,8 +15,6 @@ export {
   type SignalListener,
 } from "./governance-for-process.js";
 export {
-  type FlatGovernanceOptions,
-  flattenGovernanceOptions,
   type GovernanceDownloadOptions,
   type GovernanceExtractionOptions,
   type GovernanceLimitOptions,

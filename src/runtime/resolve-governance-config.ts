@@ -9,7 +9,7 @@ import {
   parseExtensionsConfig,
 } from "../config/index.js";
 import { GovernanceError } from "../core/index.js";
-import type { FlatGovernanceOptions } from "./governance-options.js";
+import type { GovernanceOptions } from "./governance-options.js";
 
 /** What `resolveGovernanceConfig` found. */
 export interface ResolvedGovernanceConfig {
@@ -27,7 +27,7 @@ export interface ResolvedGovernanceConfig {
  * @throws GovernanceError `INVALID_CONFIG` naming the file and the problem
  */
 export async function resolveGovernanceConfig(
-  options: Pick<FlatGovernanceOptions, "config" | "extensions">,
+  options: Pick<GovernanceOptions, "config" | "extensions">,
   env: Record<string, string | undefined>,
   cwd: string,
 ): Promise<ResolvedGovernanceConfig> {
@@ -72,7 +72,7 @@ const MIN_LEASE_TTL_MS = 1_000;
  *   `rateLimitLeaseTtlMs` below 1000, or either one given without a database
  */
 export function resolveGovernanceStorage(
-  options: Pick<FlatGovernanceOptions, "storage">,
+  options: Pick<GovernanceOptions, "storage">,
   env: Record<string, string | undefined>,
 ): ResolvedGovernanceStorage {
   const { storage } = options;

@@ -49,7 +49,7 @@ export function serverStartWarnings(
 }
 
 /**
- * The error of `failOnServerError` (and of a config's `throwOnLoadError: true`).
+ * The error of `mcp.failOnError` (and of a config's `throwOnLoadError: true`).
  * @param failures at least one failure
  * @returns `UPSTREAM_UNAVAILABLE` naming every server and its reason, `data.servers` listing them
  */
@@ -58,7 +58,7 @@ export function serverStartError(failures: readonly ServerStartFailure[]): Gover
   const count = failures.length === 1 ? "1 MCP server" : `${failures.length} MCP servers`;
   return new GovernanceError(
     "UPSTREAM_UNAVAILABLE",
-    `${count} could not start: ${list}. Fix the command or URL in the config, or drop failOnServerError ` +
+    `${count} could not start: ${list}. Fix the command or URL in the config, or drop mcp.failOnError ` +
       "(throwOnLoadError) to start without it and see it in governance.warnings.",
     { data: { servers: failures } },
   );

@@ -3,7 +3,6 @@
 export {
   createLlmWikiServer,
   LLM_WIKI_SERVER_ID,
-  type LlmWikiServerOptions,
   runLlmWikiServerStdio,
 } from "./llm-wiki/llm-wiki-server.js";
 export { createSourcesServer, runSourcesServerStdio, SOURCES_SERVER_ID } from "./sources/sources-server.js";

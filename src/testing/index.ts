@@ -3,31 +3,20 @@
  * one): a whole governance runtime (`createTestGovernance`), loopback fake providers, an in-memory
  * server pool, a manual clock, a reference LLM Wiki and a scripted chat model. The storage conformance suites need vitest: `sciencegate/testing/conformance`.
  */
-export {
-  type ApprovalScript,
-  createTestGovernance,
-  type TestGovernance,
-  type TestGovernanceOptions,
-} from "./create-test-governance.js";
+export { createTestGovernance } from "./create-test-governance.js";
 export {
   type FakeProviderServer,
-  type FakeProviderServerOptions,
   type FakeRoute,
   providerEnvFor,
   startFakeProviderServer,
 } from "./fake-provider-server.js";
-export { createInMemoryPool, type InMemoryPoolOptions } from "./in-memory-pool.js";
+export { createInMemoryPool } from "./in-memory-pool.js";
 export { flushMicrotasks, ManualClock } from "./manual-clock.js";
-export {
-  type ReferenceWiki,
-  type ReferenceWikiOptions,
-  startReferenceWikiServer,
-} from "./reference-wiki-server.js";
+export { startReferenceWikiServer } from "./reference-wiki-server.js";
 export {
   hasCalled,
   lastToolResult,
   ScriptedChatModel,
-  type ScriptedPolicy,
   type ScriptedReply,
   toolResultBody,
 } from "./scripted-chat-model.js";

@@ -356,7 +356,7 @@ describe("the other executors", () => {
       sourceId: "filesystem",
       toolId: "write_file",
       input: { path: join(root, "d.txt"), content: "x" },
-      session: "s1",
+      sessionId: "s1",
       toolCallId: "d-1",
       threadId: "t1",
     });

@@ -121,7 +121,7 @@ async function acquisitionRuntime(session = "t1", extra: Pick<GovernanceOptions,
       sourceId,
       toolId,
       input: { id },
-      session,
+      sessionId: session,
     });
     return { mcpInvocationId: invocationId, candidateId: result.artifacts?.[0]?.candidateId ?? "" };
   };

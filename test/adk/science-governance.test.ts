@@ -80,7 +80,7 @@ command = '"${process.execPath}" -e "process.exit(3)"'
     await governance.callTool(
       "local.takes_number",
       { value: 3 },
-      { session: " ", threadId: "", runId: "r-blank" },
+      { sessionId: " ", threadId: "", runId: "r-blank" },
     );
     const [row] = await governance.ledger.query({ runId: "r-blank" });
     expect(row).toMatchObject({ sessionId: "default", status: "ok" });

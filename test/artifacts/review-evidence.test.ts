@@ -115,7 +115,7 @@ async function appendExtraction(mcpInvocationId: string, candidate: ArtifactCand
 }
 
 async function invoke(sourceId: string, toolId: string, input: object) {
-  return sources.broker.invoke({ sourceId, toolId, input, session: "s1" });
+  return sources.broker.invoke({ sourceId, toolId, input, sessionId: "s1" });
 }
 
 beforeAll(async () => {
@@ -158,7 +158,7 @@ beforeAll(async () => {
       sourceId: "pubmed",
       toolId: "prepare_paper_download",
       input: { id: "39000002" },
-      session: "s1",
+      sessionId: "s1",
       threadId: "t1",
       toolCallId: "fail",
     })

@@ -123,7 +123,7 @@ export async function offerPaper(
     sourceId: "arxiv",
     toolId: "prepare_paper_download",
     input: { id: ARXIV_PAPER_ID },
-    session,
+    sessionId: session,
   });
   const candidateId = outcome.result.artifacts?.[0]?.candidateId;
   if (candidateId === undefined) throw new Error("prepare_paper_download offered no candidate.");

@@ -7,8 +7,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { type ConsoleServer, serveConsole } from "sciencegate/console";
+import { serveConsole } from "sciencegate/console";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { ConsoleServer } from "../../src/console/index.js";
 import { createGatewayServer, type GatewayServer } from "../../src/gateway/index.js";
 import { createLab, type Lab } from "../gateway/gateway-harness.js";
 import { type LoopbackIssuer, SCOPES, startLoopbackIssuer } from "../identity/loopback-issuer.js";

@@ -5,10 +5,11 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type ConsoleServer, createConsoleHandler, serveConsole } from "sciencegate/console";
+import { createConsoleHandler, serveConsole } from "sciencegate/console";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { escapeHtml, html } from "../../src/console/console-html.js";
 import { CONSOLE_COOKIE_MAX_AGE_MS } from "../../src/console/console-security.js";
+import type { ConsoleServer } from "../../src/console/index.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { createLab, type Lab } from "../gateway/gateway-harness.js";
 

@@ -11,10 +11,11 @@ import { join } from "node:path";
 import { MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import type { Browser, Page } from "playwright-core";
 import { createApprovalGate } from "sciencegate";
-import { type ConsoleServer, serveConsole } from "sciencegate/console";
+import { serveConsole } from "sciencegate/console";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createOfflinePaperFetch, demoPaperPdf } from "../../examples/demo/offline-paper-fetch.js";
+import type { ConsoleServer } from "../../src/console/index.js";
 import { executeGovernedToolCall } from "../../src/nodes/index.js";
 import { promote, promotionReducer } from "../../src/visibility/index.js";
 import { launchChromium, runOfflineDemo, screenshot } from "./browser/console-browser.js";
@@ -212,7 +213,7 @@ describe("the console over the demo's data directory", () => {
       sourceId: "arxiv",
       toolId: "prepare_paper_download",
       input: { id: "2403.01234v2" },
-      session,
+      sessionId: session,
     });
     const candidateId = offered.result.artifacts?.[0]?.candidateId as string;
     pacing.partDelayMs = 400;

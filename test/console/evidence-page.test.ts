@@ -30,7 +30,7 @@ beforeAll(async () => {
       sourceId: "chembl",
       toolId: "search_molecules",
       input: { query: "imatinib" },
-      session: "s-evidence",
+      sessionId: "s-evidence",
     })
   ).invocationId;
   ids.hostile = (
@@ -38,7 +38,7 @@ beforeAll(async () => {
       sourceId: "chembl",
       toolId: "search_molecules",
       input: { query: "hostile", max_results: 100 },
-      session: "s-evidence",
+      sessionId: "s-evidence",
     })
   ).invocationId;
   // A real graph: its node makes a governed call in its thread's session and answers with a citation.
@@ -49,7 +49,7 @@ beforeAll(async () => {
         sourceId: "chembl",
         toolId: "search_molecules",
         input: { query: "imatinib" },
-        session: thread,
+        sessionId: thread,
         threadId: thread,
         toolCallId: "call-1",
       });

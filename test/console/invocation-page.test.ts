@@ -40,7 +40,7 @@ beforeAll(async () => {
     sourceId: "chembl",
     toolId: "search_molecules",
     input: { query: "hostile", max_results: 100 },
-    session: "s-console",
+    sessionId: "s-console",
     threadId: "t-console",
     toolCallId: "call-hostile",
     runId: "run-1",
@@ -49,14 +49,14 @@ beforeAll(async () => {
     sourceId: "chembl",
     toolId: "search_molecules",
     input: { query: "imatinib" },
-    session: "s-console",
+    sessionId: "s-console",
   });
   const invalid = await broker
     .invoke({
       sourceId: "chembl",
       toolId: "search_molecules",
       input: { query: "imatinib", max_results: 1000 },
-      session: "s-console",
+      sessionId: "s-console",
     })
     .then(
       () => "",

@@ -9,9 +9,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { type ConsoleServer, serveConsole } from "sciencegate/console";
+import { serveConsole } from "sciencegate/console";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
+import type { ConsoleServer } from "../../src/console/index.js";
 import { openPostgres } from "../../src/core/index.js";
 import {
   createAuthorizationRequest,
@@ -80,7 +81,7 @@ const call = (session: string, toolCallId: string, query: string, toolId = "writ
   sourceId: "lab",
   toolId,
   input: { query },
-  session,
+  sessionId: session,
   threadId: session,
   toolCallId,
 });
@@ -373,7 +374,7 @@ describe("the Permissions page over a runtime with SQLite grants and session sta
       sourceId: "lab",
       toolId: "write",
       input: { query: HOSTILE },
-      session: HOSTILE,
+      sessionId: HOSTILE,
     });
     await governance.permissions.grant(request, `lab:write:${HOSTILE}`);
     await post(writable, "/sessions/mode", {

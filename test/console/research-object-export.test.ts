@@ -21,7 +21,7 @@ beforeAll(async () => {
     sourceId: "chembl",
     toolId: "search_molecules",
     input: { query: "imatinib" },
-    session: "s-export",
+    sessionId: "s-export",
   });
   csrf = /name="_csrf" value="([0-9a-f]+)"/.exec((await runtime.get("/evidence")).body)?.[1] ?? "";
 }, 60_000);

@@ -117,7 +117,7 @@ describe("serveGatewayHttp: the SDK client over Streamable HTTP", () => {
       sourceId: "lab",
       toolId: "write",
       input: { query: "x" },
-      session: sessionA,
+      sessionId: sessionA,
       toolCallId: "person-1",
     });
     const decided = await lab.governance.permissions.decide(request, { decision: "allow_matching" });

@@ -21,7 +21,7 @@ beforeAll(async () => {
   gateway = createGatewayServer(lab.governance, {
     eager: true,
     approval: false,
-    builtins: () => [],
+    tools: () => [],
     researchObjects: true,
   });
 });

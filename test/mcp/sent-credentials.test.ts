@@ -153,7 +153,7 @@ describe("a server that echoes the credentials it was sent", () => {
       const seen: unknown[] = [];
       for (const toolId of ["whoami", "fail", "throw"]) {
         seen.push(
-          await broker.invoke({ sourceId: "echoer", toolId, input: {}, session: "s" }).catch((e) => e),
+          await broker.invoke({ sourceId: "echoer", toolId, input: {}, sessionId: "s" }).catch((e) => e),
         );
       }
       const rows = await ledger.query({ sessionId: "s" });

@@ -169,6 +169,6 @@ export function call(toolId: string, input: unknown) {
     sourceId: "demo",
     toolId,
     input: typeof input === "string" ? { query: input } : input,
-    session: "s1",
+    sessionId: "s1",
   };
 }

@@ -63,7 +63,7 @@ async function run(index: number) {
         sourceId: "demo",
         toolId: "search",
         input: { query: `c${c} q${i}` },
-        session: `s-${c}`,
+        sessionId: `s-${c}`,
         threadId: `t-${c}`,
         toolCallId: `call-${i}`,
       });
@@ -189,7 +189,7 @@ describe("PostgreSQL that stops taking connections while a call runs", () => {
           sourceId: "demo",
           toolId: "search",
           input: { query: "side effect" },
-          session: "s-outage",
+          sessionId: "s-outage",
           threadId: "t-outage",
           toolCallId: "c-1",
         });

@@ -33,7 +33,7 @@ describe("repeated kills of one stdio server", () => {
                 sourceId: FAULTY,
                 toolId: "block",
                 input: { tag: `cycle-${cycle}-${i}` },
-                session: "storm",
+                sessionId: "storm",
                 onProgress: started.tick,
               }),
             ),
@@ -48,7 +48,7 @@ describe("repeated kills of one stdio server", () => {
             sourceId: FAULTY,
             toolId: "whoami",
             input: {},
-            session: "storm",
+            sessionId: "storm",
           });
           restartMs.push(Math.round(performance.now() - before));
           pids.push(Number(next.result.data?.pid));

@@ -26,7 +26,7 @@ describe("a stdio server killed with SIGKILL mid-call", () => {
             sourceId: FAULTY,
             toolId: "block",
             input: { tag: "victim" },
-            session: "kill-one",
+            sessionId: "kill-one",
             onProgress: started.tick,
           }),
         );
@@ -55,7 +55,7 @@ describe("a stdio server killed with SIGKILL mid-call", () => {
           sourceId: FAULTY,
           toolId: "whoami",
           input: { tag: "after" },
-          session: "kill-one",
+          sessionId: "kill-one",
         });
         const restartMs = Math.round(performance.now() - before);
         const restarted = pidOf(next.result.data);
@@ -87,7 +87,7 @@ describe("a stdio server killed with SIGKILL mid-call", () => {
               sourceId: FAULTY,
               toolId: "block",
               input: { tag: `burst-${i}` },
-              session: "kill-burst",
+              sessionId: "kill-burst",
               onProgress: started.tick,
             }),
           ),
@@ -115,7 +115,7 @@ describe("a stdio server killed with SIGKILL mid-call", () => {
           sourceId: FAULTY,
           toolId: "whoami",
           input: {},
-          session: "kill-burst",
+          sessionId: "kill-burst",
         });
         expect(pidOf(next.result.data)).not.toBe(killed);
         return `${burst} calls in flight → ${errors.length} UPSTREAM_UNAVAILABLE errors, ${rows.length} error rows (${new Set(rows.map((r) => r.invocationId)).size} distinct ids); next call ok on pid ${String(pidOf(next.result.data))}`;
@@ -137,7 +137,7 @@ describe("a stdio server killed with SIGKILL mid-call", () => {
           sourceId: FAULTY,
           toolId: "block_in",
           input: { pid: killed },
-          session: "kill-retry",
+          sessionId: "kill-retry",
           onProgress: started.tick,
         });
         await started.done;
@@ -186,7 +186,12 @@ describe("a stdio server that never answers", () => {
       const pid = rig.pid();
       const before = performance.now();
       const error = await failure(
-        rig.broker.invoke({ sourceId: FAULTY, toolId: "hang", input: { tag: "deadline" }, session: "hang" }),
+        rig.broker.invoke({
+          sourceId: FAULTY,
+          toolId: "hang",
+          input: { tag: "deadline" },
+          sessionId: "hang",
+        }),
       );
       const elapsedMs = Math.round(performance.now() - before);
       // data.timeoutMs comes from the broker's own deadline, not from the SDK's later request timeout.
@@ -202,7 +207,7 @@ describe("a stdio server that never answers", () => {
         sourceId: FAULTY,
         toolId: "whoami",
         input: {},
-        session: "hang",
+        sessionId: "hang",
       });
       expect(pidOf(next.result.data)).toBe(pid);
       expect(rig.pool.state(FAULTY).starts).toBe(1);
@@ -221,7 +226,7 @@ describe("a stdio server that never answers", () => {
           sourceId: FAULTY,
           toolId: "block",
           input: { tag: "abort" },
-          session: "abort",
+          sessionId: "abort",
           signal: controller.signal,
           onProgress: () => controller.abort(new Error("user stopped")),
         }),
@@ -237,7 +242,7 @@ describe("a stdio server that never answers", () => {
         sourceId: FAULTY,
         toolId: "whoami",
         input: {},
-        session: "abort",
+        sessionId: "abort",
       });
       expect(pidOf(next.result.data)).toBe(pid);
       return `CANCELLED; server got notifications/cancelled for request ${String(cancelled?.requestId)} and aborted it; 1 row; same pid ${pid} answered next`;

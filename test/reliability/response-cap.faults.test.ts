@@ -76,7 +76,7 @@ describe.each([
       const url = await spawnHugeServer(json);
       const rig = await openHttpRig(url, MiB);
       cleanups.push(rig.close);
-      await rig.broker.invoke({ sourceId: HUGE, toolId: "whoami", input: {}, session: "warm" });
+      await rig.broker.invoke({ sourceId: HUGE, toolId: "whoami", input: {}, sessionId: "warm" });
 
       const {
         value: error,
@@ -84,7 +84,12 @@ describe.each([
         buffersMiB,
       } = await measure(() =>
         failure(
-          rig.broker.invoke({ sourceId: HUGE, toolId: "huge", input: { bytes: 128 * MiB }, session: "big" }),
+          rig.broker.invoke({
+            sourceId: HUGE,
+            toolId: "huge",
+            input: { bytes: 128 * MiB },
+            sessionId: "big",
+          }),
         ),
       );
       const observed = `${error.code} after ${error.attempts} attempt(s); RSS +${rssMiB} MiB, array buffers +${buffersMiB} MiB`;
@@ -98,7 +103,7 @@ describe.each([
         sourceId: HUGE,
         toolId: "whoami",
         input: { tag: "n" },
-        session: "big",
+        sessionId: "big",
       });
       expect(next.result.data).toMatchObject({ tag: "n" });
       return `${observed}; 1 row; next call OK on the same connection`;
@@ -121,7 +126,12 @@ describe("a 64 MiB stdio answer", () => {
         buffersMiB,
       } = await measure(() =>
         failure(
-          rig.broker.invoke({ sourceId: FAULTY, toolId: "huge", input: { bytes: 64 * MiB }, session: "big" }),
+          rig.broker.invoke({
+            sourceId: FAULTY,
+            toolId: "huge",
+            input: { bytes: 64 * MiB },
+            sessionId: "big",
+          }),
         ),
       );
       const observed = `${error.code} after ${error.attempts} attempt(s); RSS +${rssMiB} MiB, array buffers +${buffersMiB} MiB`;
@@ -132,7 +142,7 @@ describe("a 64 MiB stdio answer", () => {
         sourceId: FAULTY,
         toolId: "whoami",
         input: { tag: "n" },
-        session: "big",
+        sessionId: "big",
       });
       expect(next.result.data).toMatchObject({ tag: "n" });
       expect(rig.pid()).not.toBe(first);

@@ -31,7 +31,7 @@ describe.each([
       cleanups.push(rig.close);
 
       const error = await failure(
-        rig.broker.invoke({ sourceId: HUGE, toolId: "huge", input: { bytes: 32 * MiB }, session: "big" }),
+        rig.broker.invoke({ sourceId: HUGE, toolId: "huge", input: { bytes: 32 * MiB }, sessionId: "big" }),
       );
       expect(error).toMatchObject({ code: "RESPONSE_TOO_LARGE", retryable: false, attempts: 1 });
       expect(error.data).toMatchObject({ maxBytes: 64 * 1024 });
@@ -49,7 +49,7 @@ describe.each([
         sourceId: HUGE,
         toolId: "whoami",
         input: { tag: "after" },
-        session: "big",
+        sessionId: "big",
       });
       expect(next.result.data).toMatchObject({ tag: "after" });
       expect(rig.pool.state(HUGE)).toMatchObject({ status: "connected", starts: 1 });
@@ -68,7 +68,7 @@ describe("a stdio answer above the SDK's 10 MiB read buffer", () => {
       cleanups.push(rig.close);
       const first = rig.pid();
       const error = await failure(
-        rig.broker.invoke({ sourceId: FAULTY, toolId: "huge", input: { bytes: 11 * MiB }, session: "big" }),
+        rig.broker.invoke({ sourceId: FAULTY, toolId: "huge", input: { bytes: 11 * MiB }, sessionId: "big" }),
       );
       expect(error).toMatchObject({ code: "RESPONSE_TOO_LARGE", retryable: false, attempts: 1 });
       expect(error.message).toContain("10485760 bytes");
@@ -85,7 +85,7 @@ describe("a stdio answer above the SDK's 10 MiB read buffer", () => {
         sourceId: FAULTY,
         toolId: "whoami",
         input: { tag: "after" },
-        session: "big",
+        sessionId: "big",
       });
       expect(next.result.data).toMatchObject({ tag: "after" });
       expect(rig.pid()).not.toBe(first);

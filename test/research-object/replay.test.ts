@@ -98,13 +98,13 @@ beforeAll(async () => {
       sourceId: "arxiv",
       toolId: "lookup",
       input: { ids: ["arXiv:2403.01234"] },
-      session: "demo",
+      sessionId: "demo",
     });
     await governance.broker.invoke({
       sourceId: "arxiv",
       toolId: "prepare_paper_download",
       input: { id: "2403.01234" },
-      session: "demo",
+      sessionId: "demo",
     });
     await governance.sessions.enableSource("demo", "llm-wiki");
     await governance.permissions.setApprovalMode("demo", "always_allow");
@@ -112,7 +112,7 @@ beforeAll(async () => {
       sourceId: "llm-wiki",
       toolId: "search",
       input: { query: "base editing" },
-      session: "demo",
+      sessionId: "demo",
     });
     original = await runDemoGraph(governance);
     crate = await exportResearchObject(governance, { sessionId: THREAD, answer: original.answer });
@@ -208,7 +208,7 @@ describe("replaying the demo's graph from its research object", () => {
 
   test("refuses a call the crate did not record, and audits the refusal", async () => {
     const refusal = await replay.broker
-      .invoke({ sourceId: "pubmed", toolId: "search", input: { query: "prime editing" }, session: THREAD })
+      .invoke({ sourceId: "pubmed", toolId: "search", input: { query: "prime editing" }, sessionId: THREAD })
       .catch((error: unknown) => error);
     expect(isGovernanceError(refusal) && refusal.code).toBe("NOT_RECORDED");
     expect((refusal as Error).message).toMatch(
@@ -227,7 +227,12 @@ describe("replaying a crate whose calls are referenced only", () => {
       await replay.sessions.enableSource("demo", "llm-wiki");
       await replay.permissions.setApprovalMode("demo", "always_allow");
       const refusal = await replay.broker
-        .invoke({ sourceId: "llm-wiki", toolId: "search", input: { query: "base editing" }, session: "demo" })
+        .invoke({
+          sourceId: "llm-wiki",
+          toolId: "search",
+          input: { query: "base editing" },
+          sessionId: "demo",
+        })
         .catch((error: unknown) => error);
       expect(isGovernanceError(refusal) && refusal.code).toBe("NOT_RECORDED");
       expect((refusal as { data?: unknown }).data).toMatchObject({ reason: "withheld" });
@@ -239,7 +244,7 @@ describe("replaying a crate whose calls are referenced only", () => {
         sourceId: "arxiv",
         toolId: "lookup",
         input: { ids: ["arXiv:2403.01234"] },
-        session: "demo",
+        sessionId: "demo",
       });
       expect(lookup.result.records[0]?.identifier).toBe("2403.01234");
     } finally {

@@ -102,7 +102,7 @@ test("a session exported from PostgreSQL is byte-identical to the same session e
         sourceId: "demo",
         toolId,
         input: { query },
-        session: SESSION,
+        sessionId: SESSION,
         threadId: SESSION,
         toolCallId,
       });
@@ -111,7 +111,7 @@ test("a session exported from PostgreSQL is byte-identical to the same session e
     await call("big", "big1", "c3");
     await call("search", "", "c4").catch(() => undefined); // an answer the envelope refuses
     await sqlite.broker
-      .invoke({ sourceId: "demo", toolId: "search", input: { nope: 1 }, session: SESSION })
+      .invoke({ sourceId: "demo", toolId: "search", input: { nope: 1 }, sessionId: SESSION })
       .catch(() => undefined);
     const rows = await sqlite.ledger.query({ sessionId: SESSION });
     expect(rows.map((r) => [r.toolId, r.status, r.cacheHit])).toEqual([

@@ -47,7 +47,7 @@ describe("authorization rows and the call they allow", () => {
     const { rt, ledger } = await lab();
     let returned = false;
     const invoked = rt.governance.broker
-      .invoke({ sourceId: "lab", toolId: "search", input: { query: "fast" }, session: "s1" })
+      .invoke({ sourceId: "lab", toolId: "search", input: { query: "fast" }, sessionId: "s1" })
       .finally(() => {
         returned = true;
       });
@@ -81,7 +81,7 @@ describe("authorization rows and the call they allow", () => {
   test("an authorization row that fails to commit: the call is not answered ok, and nothing is unhandled", async () => {
     const { rt, ledger } = await lab();
     const invoked = rt.governance.broker
-      .invoke({ sourceId: "lab", toolId: "search", input: { query: "lost" }, session: "s1" })
+      .invoke({ sourceId: "lab", toolId: "search", input: { query: "lost" }, sessionId: "s1" })
       .catch((e: unknown) => e);
     for (let i = 0; i < 20 && ledger.held.length === 0; i++) await tick();
     ledger.held[0]!.fail(new Error("disk full"));
@@ -96,7 +96,7 @@ describe("authorization rows and the call they allow", () => {
       sourceId: "lab",
       toolId: "write",
       input: { query: "w" },
-      session: "s1",
+      sessionId: "s1",
       threadId: "s1",
       toolCallId: "call-1",
     };

@@ -119,7 +119,7 @@ describe.each([
         sourceId: "hostile",
         toolId: "search",
         input: { query: `q${i}` },
-        session: "s-review",
+        sessionId: "s-review",
       });
       const review = await reviewEvidence(governance, [
         { text: `claim ${i}`, evidence: [{ mcpInvocationId: outcome.invocationId }] },
@@ -137,7 +137,7 @@ describe.each([
         sourceId: "hostile",
         toolId: "broken",
         input: { query: "x" },
-        session: "s-nul",
+        sessionId: "s-nul",
       }),
     );
     expect(outcome.code).toBe("TOOL_FAILED");
@@ -151,7 +151,7 @@ describe.each([
       sourceId: "hostile",
       toolId: "write",
       input: { query: `file${NUL}name` },
-      session: "s-write",
+      sessionId: "s-write",
       threadId: "t-write",
       toolCallId: "call-write",
     };
@@ -170,14 +170,14 @@ describe.each([
   });
 
   test("session, thread and tool call ids with NUL characters: exactly one row, its ids exact, its status the answer's", async () => {
-    const ids = { session: `s${NUL}1`, threadId: `t${NUL}1`, toolCallId: `c${NUL}1` };
+    const ids = { sessionId: `s${NUL}1`, threadId: `t${NUL}1`, toolCallId: `c${NUL}1` };
     const outcome = await outcomeOf(
       governance.broker.invoke({ sourceId: "hostile", toolId: "search", input: { query: "nul" }, ...ids }),
     );
     const row = await governance.ledger.findByCall(ids.threadId, ids.toolCallId);
-    expect(row).toMatchObject({ invocationId: outcome.invocationId, sessionId: ids.session });
+    expect(row).toMatchObject({ invocationId: outcome.invocationId, sessionId: ids.sessionId });
     expect(row?.status === "ok" ? "ok" : row?.error?.code).toBe(outcome.code);
-    expect(await governance.ledger.query({ sessionId: ids.session })).toHaveLength(1);
+    expect(await governance.ledger.query({ sessionId: ids.sessionId })).toHaveLength(1);
   });
 
   test("a refused tool name with a NUL (an MCP client's tools/call) is recorded exactly", async () => {
@@ -187,7 +187,7 @@ describe.each([
         sourceId: "hostile",
         toolId,
         input: {},
-        session: "s-refused",
+        sessionId: "s-refused",
         threadId: "t-refused",
         toolCallId: "c-1",
       },

@@ -293,7 +293,7 @@ describe("approvals across replica processes on one PostgreSQL", () => {
       sourceId: "lab",
       toolId: "write",
       input: { query },
-      session,
+      sessionId: session,
       threadId: session,
       toolCallId: `${session}-${query}`,
     });
@@ -307,7 +307,7 @@ describe("approvals across replica processes on one PostgreSQL", () => {
   test("always_allow set on A applies on B", async () => {
     const t = "always";
     expect(
-      (await b.broker({ sourceId: "lab", toolId: "write", input: { query: "m0" }, session: t })).outcome,
+      (await b.broker({ sourceId: "lab", toolId: "write", input: { query: "m0" }, sessionId: t })).outcome,
     ).toBe("PERMISSION_DENIED");
     await a.send({ cmd: "mode", session: t, mode: "always_allow" });
     const seen = await eventually(
@@ -337,7 +337,7 @@ describe("approvals across replica processes on one PostgreSQL", () => {
       sourceId: "lab",
       toolId: "search",
       input: { query: "s1" },
-      session,
+      sessionId: session,
     });
     expect((await b.broker(search(t))).outcome).toBe("SOURCE_DISABLED");
     // B's model is not offered the source's tools; a call it makes anyway is refused by the executor,

@@ -97,7 +97,7 @@ const work = (query: string, ms: number): InvokeRequest => ({
   sourceId: "demo",
   toolId: "work",
   input: { query, ms },
-  session: "s1",
+  sessionId: "s1",
 });
 
 type Outcome = { invocationId: string | undefined; code: string; message: string; attempts: number };

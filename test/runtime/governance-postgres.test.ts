@@ -85,7 +85,7 @@ const search = (query: string, toolCallId: string) => ({
   sourceId: "demo",
   toolId: "search",
   input: { query },
-  session: "thread-1",
+  sessionId: "thread-1",
   threadId: "thread-1",
   toolCallId,
 });

@@ -34,7 +34,7 @@ const governance = await createGovernance({
   storage: { dataDir: ${JSON.stringify(dataDir)} },
   permissions: { authorize: () => ({ allowed: true }) },
 });
-const outcome = await governance.broker.invoke({ sourceId: "lab", toolId: ${JSON.stringify(toolId)}, input: ${JSON.stringify(input)}, session: "s1" });
+const outcome = await governance.broker.invoke({ sourceId: "lab", toolId: ${JSON.stringify(toolId)}, input: ${JSON.stringify(input)}, sessionId: "s1" });
 console.log(JSON.stringify({ invocationId: outcome.invocationId, pid: governance.pool.state("lab").pid, at: Date.now() }));
 `;
 }

@@ -67,7 +67,7 @@ const write = (query: string, extra: { toolCallId?: string; threadId?: string } 
   sourceId: "lab",
   toolId: "write",
   input: { query },
-  session: "s1",
+  sessionId: "s1",
   ...extra,
 });
 
@@ -107,11 +107,11 @@ describe("session state shared by two replicas on one PostgreSQL", () => {
       () => expect(b.governance.tools("s1").some((t) => t.sourceId === "lab")).toBe(false),
       converged,
     );
-    const search = { sourceId: "lab", toolId: "search", input: { query: "x" }, session: "s1" };
+    const search = { sourceId: "lab", toolId: "search", input: { query: "x" }, sessionId: "s1" };
     expect(await codeOf(b.governance.broker.invoke(search))).toBe("SOURCE_DISABLED");
     expect(calls).toEqual({});
     // Another session is untouched.
-    expect(await codeOf(b.governance.broker.invoke({ ...search, session: "s2" }))).toBe("ran");
+    expect(await codeOf(b.governance.broker.invoke({ ...search, sessionId: "s2" }))).toBe("ran");
   });
 
   test("always_allow set on A lets B run a dangerous call without a card", async () => {
@@ -210,7 +210,7 @@ describe("session state shared by two replicas on one PostgreSQL", () => {
       () => expect(a.governance.permissions.approvalMode("t1")).toBe("always_allow"),
       converged,
     );
-    const later = { ...write("b"), session: "t1" };
+    const later = { ...write("b"), sessionId: "t1" };
     expect(await codeOf(a.governance.broker.invoke(later))).toBe("ran");
     expect(calls).toEqual({ "write:a": 1, "write:b": 1 });
   });

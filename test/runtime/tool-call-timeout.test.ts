@@ -96,7 +96,7 @@ describe("tool_call_timeout", () => {
   ])("ends a call of %s in TIMEOUT at the configured 10 s", async (_label, sourceId, toolId) => {
     const { governance, clock, ledger, cancelled } = await runtime(10);
     try {
-      const call = governance.broker.invoke({ sourceId, toolId, input: { query: "x" }, session: "s1" });
+      const call = governance.broker.invoke({ sourceId, toolId, input: { query: "x" }, sessionId: "s1" });
       const { code, at } = await settleAt(clock, call);
       expect(code).toBe("TIMEOUT");
       expect(at).toBeGreaterThanOrEqual(10_000);
@@ -117,7 +117,7 @@ describe("tool_call_timeout", () => {
         sourceId: "demo",
         toolId: "hang",
         input: { query: "x" },
-        session: "s1",
+        sessionId: "s1",
       });
       const { code, at } = await settleAt(clock, call);
       expect(code).toBe("TIMEOUT");
@@ -135,7 +135,7 @@ describe("tool_call_timeout", () => {
         sourceId: "plain",
         toolId: "hang",
         input: { query: "x" },
-        session: "s1",
+        sessionId: "s1",
         timeoutMs: 3_000,
       });
       const { code, at } = await settleAt(clock, call);

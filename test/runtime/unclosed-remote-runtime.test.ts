@@ -114,11 +114,11 @@ const governance = await createGovernance({
 });
 const ids = [];
 for (let i = 0; i < ${AWAITED_CALLS}; i++) {
-  const outcome = await governance.broker.invoke({ sourceId: "remote", toolId: "echo", input: { text: "call " + i }, session: "s1" });
+  const outcome = await governance.broker.invoke({ sourceId: "remote", toolId: "echo", input: { text: "call " + i }, sessionId: "s1" });
   ids.push(outcome.invocationId);
 }
 // Left running: the process must wait for it and its row.
-void governance.broker.invoke({ sourceId: "remote", toolId: "slow", input: { delayMs: 1000 }, session: "s1" });
+void governance.broker.invoke({ sourceId: "remote", toolId: "slow", input: { delayMs: 1000 }, sessionId: "s1" });
 console.log(JSON.stringify({ ids, at: Date.now() }));
 process.on("exit", () => console.log(JSON.stringify({ exitAt: Date.now() })));
 `;

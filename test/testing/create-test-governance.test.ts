@@ -10,12 +10,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createGovernedAgent } from "../../src/adapters/create-governed-agent.js";
-import {
-  type ApprovalScript,
-  createTestGovernance,
-  ManualClock,
-  ScriptedChatModel,
-} from "../../src/testing/index.js";
+import type { ApprovalScript } from "../../src/testing/create-test-governance.js";
+import { createTestGovernance, ManualClock, ScriptedChatModel } from "../../src/testing/index.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 
 /** A lab server whose `write` tool counts its calls. */

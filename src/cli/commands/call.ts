@@ -55,7 +55,7 @@ export async function callCommand(runtime: CliRuntime, io: CallIo, options: Call
       sourceId,
       toolId,
       input,
-      session: options.session,
+      sessionId: options.session,
       toolCallId: `cli-${randomUUID()}`,
       timeoutMs: callTimeoutMs(runtime.science),
     };

@@ -49,7 +49,7 @@ export interface InvokeRequest {
   /** The arguments as the model or app gave them; validated against the manifest schema. */
   input: unknown;
   /** The session id (a LangGraph thread id unless the app says otherwise). */
-  session: string;
+  sessionId: string;
   /**
    * Who the call is made for (an access token's subject, the app's user; see `checkPrincipal`): its row
    * carries it, and only this principal's grants, approval mode, recorded decisions and quotas apply.
@@ -74,7 +74,7 @@ export interface InvokeRequest {
 /** A call refused before it reached `Broker.invoke` (see `Broker.recordRefusal`). */
 export type RefusedCall = Pick<
   InvokeRequest,
-  "sourceId" | "toolId" | "input" | "session" | "principal" | "threadId" | "toolCallId" | "runId"
+  "sourceId" | "toolId" | "input" | "sessionId" | "principal" | "threadId" | "toolCallId" | "runId"
 >;
 
 /** What `Broker.invoke` returns. */

@@ -570,7 +570,7 @@ export class Broker {
     return { relay, continueFrom: continuation?.continueFrom };
   }
 
-  #resolve(request: Pick<InvokeRequest, "sourceId" | "toolId" | "session">): ResolvedTool {
+  #resolve(request: Pick<InvokeRequest, "sourceId" | "toolId" | "sessionId">): ResolvedTool {
     const local = this.#inProcess.get(request.sourceId);
     if (local) {
       const { manifest } = local.source;
@@ -581,7 +581,7 @@ export class Broker {
           `Unknown tool '${request.toolId}' of source '${manifest.id}'. Its tools: ${manifest.tools.map((t) => t.id).join(", ")}.`,
         );
       }
-      this.#requireEnabled(request.session, manifest);
+      this.#requireEnabled(request.sessionId, manifest);
       return {
         source: manifest,
         toolId: tool.id,
@@ -607,7 +607,7 @@ export class Broker {
         `Source '${entry.id}' is disabled: ${entry.reason ?? "by config"}.`,
       );
     }
-    this.#requireEnabled(request.session, entry.manifest);
+    this.#requireEnabled(request.sessionId, entry.manifest);
     const tool = this.#o.catalog.requireTool(entry.id, request.toolId);
     return {
       source: entry.manifest,
@@ -692,7 +692,7 @@ function inProcessCallOf(
   return {
     toolId: tool.toolId,
     input,
-    session: call.session,
+    session: call.sessionId,
     ...optional({ threadId: call.threadId, toolCallId: call.toolCallId }),
   };
 }
@@ -708,7 +708,7 @@ function authorizationRequestOf(
   input: Record<string, unknown>,
 ): AuthorizationRequest {
   return {
-    sessionId: call.session,
+    sessionId: call.sessionId,
     principal: call.principal,
     sourceId: tool.source.id,
     toolId: tool.toolId,

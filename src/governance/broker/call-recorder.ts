@@ -72,12 +72,12 @@ export class CallRecorder {
    * @param startedMs when it started
    */
   newRow(
-    request: Pick<InvokeRequest, "session" | "principal" | "sourceId" | "toolId" | "threadId" | "runId">,
+    request: Pick<InvokeRequest, "sessionId" | "principal" | "sourceId" | "toolId" | "threadId" | "runId">,
     startedMs: number,
   ): Row {
     return {
       invocationId: this.#newId(),
-      sessionId: request.session,
+      sessionId: request.sessionId,
       sourceId: request.sourceId,
       toolId: request.toolId,
       startedAt: new Date(startedMs).toISOString(),
@@ -185,7 +185,7 @@ export function callDigest(request: InvokeRequest): string {
   } catch {
     requestRef = undefined;
   }
-  return digestOf(request.session, request.principal, request.sourceId, request.toolId, requestRef);
+  return digestOf(request.sessionId, request.principal, request.sourceId, request.toolId, requestRef);
 }
 
 /**

@@ -169,7 +169,7 @@ export class UpstreamInputs {
       .slice(0, answers.length)
       .some(
         (record) =>
-          record.sessionId !== request.session ||
+          record.sessionId !== request.sessionId ||
           record.sourceId !== call.sourceId ||
           record.toolId !== call.toolId ||
           record.inputHash !== inputHash,
@@ -245,7 +245,7 @@ export class UpstreamInputs {
       era: context.era,
       params,
       fingerprint: questionFingerprint(params),
-      sessionId: call.request.session,
+      sessionId: call.request.sessionId,
       sourceId: call.sourceId,
       toolId: call.toolId,
       inputHash: hashCanonical(call.input),
@@ -315,7 +315,7 @@ export class UpstreamInputs {
     try {
       await this.#o.ledger.appendAuthorization({
         id: options.id ?? this.#o.newId(),
-        sessionId: request.session,
+        sessionId: request.sessionId,
         ...optional({ principal: request.principal }),
         sourceId: call.sourceId,
         toolId: call.toolId,
@@ -323,7 +323,7 @@ export class UpstreamInputs {
         resource: ref,
         decisionSource,
         createdAt: new Date(this.#o.clock.now()).toISOString(),
-        epoch: await this.#o.epoch(request.session),
+        epoch: await this.#o.epoch(request.sessionId),
         ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
       });
       return true;

@@ -22,7 +22,7 @@ const sharedValidator = new InputValidator();
  * @throws GovernanceError `TOOL_UNAVAILABLE` or `SOURCE_DISABLED` for a tool the catalog cannot call;
  * `INVALID_INPUT` for arguments that fail the tool's schema
  * @example
- * const request = createAuthorizationRequest(governance.catalog, { sourceId, toolId, input, session, threadId, toolCallId });
+ * const request = createAuthorizationRequest(governance.catalog, { sourceId, toolId, input, sessionId, threadId, toolCallId });
  * const verdict = await permissions.evaluate(request);
  */
 export function createAuthorizationRequest(
@@ -31,7 +31,7 @@ export function createAuthorizationRequest(
     sourceId: string;
     toolId: string;
     input: unknown;
-    session: string;
+    sessionId: string;
     principal?: string | undefined;
     threadId?: string | undefined;
     toolCallId?: string | undefined;
@@ -48,7 +48,7 @@ export function createAuthorizationRequest(
   }
   const input = validator.parse(tool.manifest.inputSchema, call.input ?? {}, `${source.id}/${tool.toolId}`);
   return {
-    sessionId: call.session,
+    sessionId: call.sessionId,
     sourceId: source.id,
     toolId: tool.toolId,
     source: source.manifest,

@@ -4,13 +4,7 @@
  * vitest tests, so this entry needs vitest; the runner-free kits are in `sciencegate/testing`.
  */
 export { describeContentStoreConformance } from "./content-store-conformance.js";
-export {
-  type DownloadJobStoreConformanceOptions,
-  describeDownloadJobStoreConformance,
-} from "./download-job-store-conformance.js";
+export { describeDownloadJobStoreConformance } from "./download-job-store-conformance.js";
 export { describeGrantStoreConformance } from "./grant-store-conformance.js";
 export { describeLedgerConformance } from "./ledger-conformance.js";
-export {
-  describeSessionStateStoreConformance,
-  type SessionStateStoreConformanceOptions,
-} from "./session-state-store-conformance.js";
+export { describeSessionStateStoreConformance } from "./session-state-store-conformance.js";

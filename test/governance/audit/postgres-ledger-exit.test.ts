@@ -142,7 +142,7 @@ const governance = await createGovernance({ config: { servers: [] }, manifests: 
   mcp: { pool: createInMemoryPool({ demo }) },
   storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-exit-data-")), postgres: url }, env: {} });
 for (let i = 0; i < 20; i++) {
-  await governance.broker.invoke({ sourceId: "demo", toolId: "search", input: { query: "q" + i }, session: "s1" });
+  await governance.broker.invoke({ sourceId: "demo", toolId: "search", input: { query: "q" + i }, sessionId: "s1" });
 }
 process.exit(0);
 `,

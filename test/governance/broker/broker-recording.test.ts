@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 function call(toolId: string, query = "brca1", extra: Partial<InvokeRequest> = {}): InvokeRequest {
-  return { sourceId: "demo", toolId, input: { query }, session: "s1", ...extra };
+  return { sourceId: "demo", toolId, input: { query }, sessionId: "s1", ...extra };
 }
 
 /** A store that counts its commits. */

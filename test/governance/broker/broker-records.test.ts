@@ -48,7 +48,7 @@ const call = (toolId: string, extra: Record<string, string> = {}) => ({
   sourceId: "demo",
   toolId,
   input: { query: "brca1" },
-  session: "s1",
+  sessionId: "s1",
   ...extra,
 });
 

@@ -21,7 +21,7 @@ async function setup(...args: Parameters<typeof createHarness>): Promise<Harness
 }
 
 function call(toolId: string, input: unknown = { query: "brca1" }, extra: Partial<InvokeRequest> = {}) {
-  return { sourceId: "demo", toolId, input, session: "s1", ...extra };
+  return { sourceId: "demo", toolId, input, sessionId: "s1", ...extra };
 }
 
 async function failure(promise: Promise<unknown>) {

@@ -21,7 +21,7 @@ async function setup(...args: Parameters<typeof createHarness>): Promise<Harness
 }
 
 function call(toolId: string, input: unknown = { query: "brca1" }, extra: Partial<InvokeRequest> = {}) {
-  return { sourceId: "demo", toolId, input, session: "s1", ...extra };
+  return { sourceId: "demo", toolId, input, sessionId: "s1", ...extra };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -173,7 +173,7 @@ describe("Broker.invoke", () => {
     h.broker.sessions.disableSource("s1", "demo");
     expect(await codeOf(h.broker.invoke(call("search")))).toBe("SOURCE_DISABLED");
     expect(h.state.calls.search).toBeUndefined();
-    expect(await h.broker.invoke(call("search", { query: "x" }, { session: "s2" }))).toBeDefined();
+    expect(await h.broker.invoke(call("search", { query: "x" }, { sessionId: "s2" }))).toBeDefined();
   });
 
   test("PERMISSION_DENIED from a denial or a throwing hook calls nothing and records the authorization id", async () => {
@@ -335,9 +335,9 @@ describe("Broker.invoke", () => {
 
     test("another session naming A's key with another tool is refused and audited, without A's result", async () => {
       const h = await setup();
-      const a = await h.broker.invoke(call("write", { query: "secret" }, { ...key, session: "A" }));
+      const a = await h.broker.invoke(call("write", { query: "secret" }, { ...key, sessionId: "A" }));
       let caught: unknown;
-      await h.broker.invoke(call("search", { query: "x" }, { ...key, session: "B" })).catch((e) => {
+      await h.broker.invoke(call("search", { query: "x" }, { ...key, sessionId: "B" })).catch((e) => {
         caught = e;
       });
       expect(isGovernanceError(caught) && caught.code).toBe("PERMISSION_DENIED");
@@ -354,13 +354,13 @@ describe("Broker.invoke", () => {
 
     test("the same tool and arguments from another session are refused, A's replay is served", async () => {
       const h = await setup();
-      const a = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
-      expect(await codeOf(h.broker.invoke(call("write", { query: "x" }, { ...key, session: "B" })))).toBe(
+      const a = await h.broker.invoke(call("write", { query: "x" }, { ...key, sessionId: "A" }));
+      expect(await codeOf(h.broker.invoke(call("write", { query: "x" }, { ...key, sessionId: "B" })))).toBe(
         "PERMISSION_DENIED",
       );
-      const again = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
+      const again = await h.broker.invoke(call("write", { query: "x" }, { ...key, sessionId: "A" }));
       expect(again).toMatchObject({ replayed: true, invocationId: a.invocationId, result: a.result });
-      expect(await codeOf(h.broker.invoke(call("write", { query: "y" }, { ...key, session: "A" })))).toBe(
+      expect(await codeOf(h.broker.invoke(call("write", { query: "y" }, { ...key, sessionId: "A" })))).toBe(
         "PERMISSION_DENIED",
       );
       expect(h.state.calls.write).toBe(1);
@@ -371,10 +371,10 @@ describe("Broker.invoke", () => {
       const h = await setup();
       const controller = new AbortController();
       const running = h.broker.invoke(
-        call("hang", { query: "x" }, { ...key, session: "A", signal: controller.signal }),
+        call("hang", { query: "x" }, { ...key, sessionId: "A", signal: controller.signal }),
       );
       while (h.state.hanging === 0) await new Promise((resolve) => setImmediate(resolve));
-      expect(await codeOf(h.broker.invoke(call("hang", { query: "x" }, { ...key, session: "B" })))).toBe(
+      expect(await codeOf(h.broker.invoke(call("hang", { query: "x" }, { ...key, sessionId: "B" })))).toBe(
         "PERMISSION_DENIED",
       );
       controller.abort();
@@ -387,14 +387,14 @@ describe("Broker.invoke", () => {
       const ledger = await SqliteLedger.open(join(dir, "ledger.sqlite"));
       try {
         const h = await setup({ ledger });
-        const a = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
+        const a = await h.broker.invoke(call("write", { query: "x" }, { ...key, sessionId: "A" }));
         for (const session of ["B", "B"]) {
-          expect(await codeOf(h.broker.invoke(call("search", { query: "x" }, { ...key, session })))).toBe(
-            "PERMISSION_DENIED",
-          );
+          expect(
+            await codeOf(h.broker.invoke(call("search", { query: "x" }, { ...key, sessionId: session }))),
+          ).toBe("PERMISSION_DENIED");
         }
         expect(await ledger.query({ sessionId: "B", status: "error" })).toHaveLength(2);
-        const again = await h.broker.invoke(call("write", { query: "x" }, { ...key, session: "A" }));
+        const again = await h.broker.invoke(call("write", { query: "x" }, { ...key, sessionId: "A" }));
         expect(again.invocationId).toBe(a.invocationId);
         expect(again.replayed).toBe(true);
       } finally {

@@ -82,7 +82,7 @@ async function harness(authorize?: (request: AuthorizationRequest) => AuthorizeR
       sourceId: "local",
       toolId: "echo",
       input: { word },
-      session: key?.session ?? "s1",
+      sessionId: key?.session ?? "s1",
       ...(key ? { threadId: key.threadId, toolCallId: key.toolCallId } : {}),
     });
   return { h, runs, seen, call };

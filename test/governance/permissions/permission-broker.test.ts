@@ -36,7 +36,7 @@ const call = (toolId: string, toolCallId: string, extra: Partial<InvokeRequest> 
   sourceId: "demo",
   toolId,
   input: { query: "brca1" },
-  session: "s1",
+  sessionId: "s1",
   toolCallId,
   ...extra,
 });

@@ -145,7 +145,13 @@ describe("the broker's quota step", () => {
     });
     const h = harness;
     const invoke = (principal: string, query: string) =>
-      h.broker.invoke({ sourceId: "demo", toolId: "search", input: { query }, session: "shared", principal });
+      h.broker.invoke({
+        sourceId: "demo",
+        toolId: "search",
+        input: { query },
+        sessionId: "shared",
+        principal,
+      });
     await invoke("alice", "a1");
     expect(await refusal(invoke("alice", "a2"))).toMatchObject({ code: "QUOTA_EXCEEDED" });
     await invoke("bob", "b1");

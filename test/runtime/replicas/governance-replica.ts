@@ -76,7 +76,7 @@ async function call(k: number): Promise<void> {
       sourceId: "demo",
       toolId: "search",
       input: { replica: plan.replica, call: k },
-      session: `thread-${plan.replica}`,
+      sessionId: `thread-${plan.replica}`,
       threadId: `thread-${plan.replica}`,
       toolCallId: `call-${k}`,
     });

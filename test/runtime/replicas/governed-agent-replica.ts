@@ -51,7 +51,7 @@ export interface CallSpec {
   sourceId: string;
   toolId: string;
   input: Record<string, unknown>;
-  session: string;
+  sessionId: string;
   threadId?: string;
   toolCallId?: string;
 }

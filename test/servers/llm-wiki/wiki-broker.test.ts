@@ -40,7 +40,7 @@ describe("llm-wiki through the broker", () => {
     const { wiki, governance } = await open({ configured: true });
     governance.permissions.setApprovalMode("s1", "always_allow");
     governance.sessions.enableSource("s1", "llm-wiki");
-    const { result } = await governance.broker.invoke({ ...search, session: "s1" });
+    const { result } = await governance.broker.invoke({ ...search, sessionId: "s1" });
     expect(result.records.length).toBeGreaterThan(0);
     for (const record of result.records) {
       expect(record.contentScope).toBe("curated-record");
@@ -54,7 +54,7 @@ describe("llm-wiki through the broker", () => {
     const { governance } = await open();
     governance.permissions.setApprovalMode("s1", "always_allow");
     governance.sessions.enableSource("s1", "llm-wiki");
-    const { result } = await governance.broker.invoke({ ...search, session: "s1" });
+    const { result } = await governance.broker.invoke({ ...search, sessionId: "s1" });
     expect(result.records).toEqual([]);
     expect(result.warnings.join("\n")).toContain("http:");
   });
@@ -64,14 +64,14 @@ describe("llm-wiki through the broker", () => {
     expect(governance.catalog.source("llm-wiki")?.missingTools).toEqual([]);
     // The wiki is private data, so its calls are dangerous: this session allows them unasked.
     governance.permissions.setApprovalMode("s1", "always_allow");
-    await expect(governance.broker.invoke({ ...search, session: "s1" })).rejects.toMatchObject({
+    await expect(governance.broker.invoke({ ...search, sessionId: "s1" })).rejects.toMatchObject({
       code: "SOURCE_DISABLED",
     });
     expect(governance.tools("s1").some((t) => t.name.startsWith("mcp__llm-wiki__"))).toBe(false);
     expect(wiki.requests).toHaveLength(0);
 
     governance.sessions.enableSource("s1", "llm-wiki");
-    const outcome = await governance.broker.invoke({ ...search, session: "s1" });
+    const outcome = await governance.broker.invoke({ ...search, sessionId: "s1" });
     expect(outcome.result.sourceId).toBe("llm-wiki");
     expect(outcome.result.data).toMatchObject({ mode: "hybrid" });
     expect(wiki.requests).toHaveLength(1);
@@ -83,7 +83,7 @@ describe("llm-wiki through the broker", () => {
       ]),
     );
     // Another session still has it off.
-    await expect(governance.broker.invoke({ ...search, session: "s2" })).rejects.toMatchObject({
+    await expect(governance.broker.invoke({ ...search, sessionId: "s2" })).rejects.toMatchObject({
       code: "SOURCE_DISABLED",
     });
   });
@@ -92,8 +92,8 @@ describe("llm-wiki through the broker", () => {
     const { wiki, governance } = await open();
     governance.sessions.enableSource("s1", "llm-wiki");
     governance.permissions.setApprovalMode("s1", "always_allow");
-    const first = await governance.broker.invoke({ ...search, session: "s1" });
-    const second = await governance.broker.invoke({ ...search, session: "s1" });
+    const first = await governance.broker.invoke({ ...search, sessionId: "s1" });
+    const second = await governance.broker.invoke({ ...search, sessionId: "s1" });
     expect([first.cacheHit, second.cacheHit]).toEqual([false, false]);
     expect(wiki.requests.filter((r) => r.path === "/api/v1/query/structured")).toHaveLength(2);
   });
