@@ -30,7 +30,7 @@ try {
     sourceId: "pubmed",
     toolId: "search",
     input: { query: "crispr base editing", max_results: 2 },
-    session: "console-thread",
+    sessionId: "console-thread",
     threadId: "console-thread",
     toolCallId: "call_1",
   });

@@ -20,9 +20,9 @@ import {
   createGovernance,
   createGovernedAgent,
   isGovernanceError,
+  type McpToolResult,
 } from "sciencegate";
 import { type DownloadResult, extractPdf, type PaperExtractResult } from "sciencegate/artifacts";
-import type { McpToolResult } from "sciencegate/governance";
 import { hasCalled, lastToolResult, ScriptedChatModel } from "sciencegate/testing";
 import { arxivPaperFetch, offlineLookup } from "./offline/paper.js";
 import { startOfflineProviders } from "./offline/providers.js";

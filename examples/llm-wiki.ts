@@ -17,8 +17,8 @@ import {
   createGovernance,
   createGovernedAgent,
   isGovernanceError,
+  type McpToolResult,
 } from "sciencegate";
-import type { McpToolResult } from "sciencegate/governance";
 import { hasCalled, lastToolResult, ScriptedChatModel, startReferenceWikiServer } from "sciencegate/testing";
 
 const SEARCH = "mcp__llm-wiki__search";
@@ -36,7 +36,7 @@ try {
       sourceId: "llm-wiki",
       toolId: "search",
       input: { query: "base editing" },
-      session: "wiki-thread",
+      sessionId: "wiki-thread",
       toolCallId: "probe",
     })
     .then(

@@ -63,7 +63,7 @@ try {
       sourceId: "pubmed",
       toolId: "search",
       input: { query: "crispr base editing", max_results: 2 },
-      session: "pg-thread",
+      sessionId: "pg-thread",
       threadId: "pg-thread",
       toolCallId,
     });

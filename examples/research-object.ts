@@ -30,7 +30,7 @@ const call = {
   sourceId: "pubmed",
   toolId: "search",
   input: { query: "crispr base editing", max_results: 2 },
-  session: "ro-thread",
+  sessionId: "ro-thread",
   threadId: "ro-thread",
 };
 

@@ -84,7 +84,7 @@ async function start(writable = true) {
   };
   const call = (text: string) =>
     governance.broker
-      .invoke({ sourceId: "echo-source", toolId: "echo", input: { text }, session: "s-console-auth" })
+      .invoke({ sourceId: "echo-source", toolId: "echo", input: { text }, sessionId: "s-console-auth" })
       .then(
         (outcome) => JSON.stringify(outcome),
         (error: unknown) => (isGovernanceError(error) ? error.code : String(error)),
