@@ -112,12 +112,12 @@ export interface FlatGovernanceOptions {
   /** Working directory for relative paths. @default process.cwd() */
   cwd?: string;
   /**
-   * The permission hook of the broker and of downloads (which it sees as `artifact_download` requests,
-   * see `downloadAuthorizationRequest`); wins over `enforcePermissions`. @default `permissions.authorize`
+   * The permission hook of the broker, for every call (downloads are `sciencegate/artifact_download`
+   * calls); wins over `enforcePermissions`. @default `permissions.authorize`
    */
   authorize?: Authorize;
   /**
-   * Hand the broker and the download manager `permissions.authorize`: dangerous calls and downloads
+   * Hand the broker `permissions.authorize`: dangerous calls and downloads
    * without a recorded decision (the approval gate and `artifact_download`'s card record them), a
    * grant or `always_allow` are refused with "approval required". `false` lets every call and every
    * download through unasked (and the approval gate refuses to work). @default true
@@ -259,8 +259,8 @@ export interface GovernancePermissionOptions {
    */
   enforce?: boolean | undefined;
   /**
-   * Replaces the permission hook of the broker and of downloads (which it sees as `artifact_download`
-   * requests); wins over `enforce`. @default the runtime's `permissions.authorize`
+   * Replaces the permission hook of the broker, for every call (downloads are
+   * `sciencegate/artifact_download` calls); wins over `enforce`. @default the runtime's `permissions.authorize`
    */
   authorize?: Authorize | undefined;
   /** Strict mode, the app's danger predicate, the default approval mode. @default `{}` */

@@ -12,7 +12,7 @@ describe("download job spans", () => {
     bench.serve(URL_1, PDF);
     const result = await trace.getTracer("the-app").startActiveSpan("artifact_download", async (tool) => {
       try {
-        return await bench.manager.download({
+        return await bench.download({
           mcpInvocationId: "inv-1",
           candidateId: "c1",
           sessionId: "s1",
@@ -48,7 +48,7 @@ describe("download job spans", () => {
   test("a failed job is an ERROR span with the job's error code", async () => {
     const bench = await createBench(undefined, { maxBytes: 1000 });
     bench.serve(URL_1, PDF);
-    const result = await bench.manager.download({
+    const result = await bench.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",
