@@ -560,9 +560,8 @@ function recordedCall(
     input: { jobId: job.jobId, mcpInvocationId: job.mcpInvocationId, candidateId: job.candidateId, ...extra },
     session: job.sessionId,
     ...(job.principal === undefined ? {} : { principal: job.principal }),
-    ...(keyed && job.threadId !== undefined && job.toolCallId !== undefined
-      ? { threadId: job.threadId, toolCallId: job.toolCallId }
-      : {}),
+    ...(job.threadId === undefined ? {} : { threadId: job.threadId }),
+    ...(keyed && job.threadId !== undefined && job.toolCallId !== undefined ? { toolCallId: job.toolCallId } : {}),
   };
 }
 

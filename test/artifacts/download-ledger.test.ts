@@ -35,7 +35,8 @@ describe("download ledger rows", () => {
       sessionId: "s1",
       threadId: "t1",
       toolCallId: "call-1",
-      sourceId: "arxiv",
+      // A call of the built-ins' in-process source; the candidate's source is in its entry.
+      sourceId: "sciencegate",
       toolId: "artifact_download",
       status: "ok",
       attempts: 1,
@@ -45,15 +46,15 @@ describe("download ledger rows", () => {
       durationMs: 0,
       startedAt: "2026-01-01T00:00:00.000Z",
     });
-    const plan = await bench.store.getJson<DownloadPlan>(row?.requestRef as string);
-    expect(plan).toMatchObject({
-      planId: result.planId,
-      mcpInvocationId: "inv-1",
-      destinationPath: DESTINATION,
-      candidate: { candidateId: "c1", url: URL_1 },
+    // The request object is what the call asked (as for every broker call); the entry is what it did.
+    const request = await bench.store.getJson<{ input: unknown }>(row?.requestRef as string);
+    expect(request).toMatchObject({
+      sourceId: "sciencegate",
+      toolId: "artifact_download",
+      input: { mcpInvocationId: "inv-1", candidateId: "c1" },
     });
     const entry = await bench.store.getJson<DownloadLedgerEntry>(row?.normalizedRef as string);
-    expect(entry).toEqual({
+    expect(entry).toMatchObject({
       kind: "artifact_download",
       planId: result.planId,
       jobId: result.jobId,
@@ -73,32 +74,36 @@ describe("download ledger rows", () => {
   test.each([
     ["failed", "checksum", { code: "INVALID_INPUT", message: expect.stringMatching(/Checksum mismatch/) }],
     ["cancelled", "cancel", { code: "CANCELLED", message: "The download was cancelled." }],
-  ])("a %s download (%s) appends one error row with its entry", async (status, how, error) => {
-    const checksum = { algorithm: "sha256" as const, value: "0".repeat(64) };
-    const bench = await createBench(how === "checksum" ? [makeCandidate({ checksum })] : undefined);
-    if (how === "checksum") bench.serve(URL_1, PDF);
-    else {
-      const never = new Promise<Uint8Array>(() => {});
-      bench.routes.set(URL_1, (_r, signal) => new Response(stalledBody(PDF.slice(0, 10), never, signal)));
-    }
-    const result = await bench.download({
-      ...call,
-      onProgress: (p) => {
-        if (how === "cancel" && p.bytesDownloaded > 0) void bench.manager.cancel(p.jobId);
-      },
-    });
-    expect(result.status).toBe(status);
-    const rows = await rowsOf(bench);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({
-      status: "error",
-      toolCallId: "call-1",
-      error: { ...error, attempts: 1 },
-    });
-    const entry = await bench.store.getJson<DownloadLedgerEntry>(rows[0]?.normalizedRef as string);
-    expect(entry).toMatchObject({ status, jobId: result.jobId });
-    expect(entry.actualChecksum).toBeUndefined();
-  });
+  ])(
+    "a %s download (%s) appends one error row; its job keeps the entry's facts",
+    async (status, how, error) => {
+      const checksum = { algorithm: "sha256" as const, value: "0".repeat(64) };
+      const bench = await createBench(how === "checksum" ? [makeCandidate({ checksum })] : undefined);
+      if (how === "checksum") bench.serve(URL_1, PDF);
+      else {
+        const never = new Promise<Uint8Array>(() => {});
+        bench.routes.set(URL_1, (_r, signal) => new Response(stalledBody(PDF.slice(0, 10), never, signal)));
+      }
+      const result = await bench.download({
+        ...call,
+        onProgress: (p) => {
+          if (how === "cancel" && p.bytesDownloaded > 0) void bench.manager.cancel(p.jobId);
+        },
+      });
+      expect(result.status).toBe(status);
+      const rows = await rowsOf(bench);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({
+        status: "error",
+        toolCallId: "call-1",
+        error: { ...error, attempts: 1 },
+      });
+      // An error row has no result object (as for every broker call): the job holds the outcome.
+      const job = await bench.manager.jobs.get(result.jobId);
+      expect(job).toMatchObject({ status, jobId: result.jobId });
+      expect(job?.actualChecksum).toBeUndefined();
+    },
+  );
 
   test("a retry appends its own row without the tool call id and counts only its own attempts", async () => {
     const bench = await createBench(undefined, { maxAttempts: 2 });
@@ -215,8 +220,7 @@ describe("download replay by thread:toolCallId", () => {
     expect(rows).toMatchObject([
       { threadId: "t1", toolCallId: "call-1", status: "error", attempts: 2, error: { code: "CANCELLED" } },
     ]);
-    const entry = await bench.store.getJson<DownloadLedgerEntry>(rows[0]?.normalizedRef as string);
-    expect(entry).toMatchObject({ kind: "artifact_download", jobId, status: "cancelled" });
+    expect(await bench.manager.jobs.get(jobId)).toMatchObject({ jobId, status: "cancelled" });
     expect(bench.seen).toEqual([]);
   });
 

@@ -27,7 +27,10 @@ describe("download job spans", () => {
     const job = recorder.one("sciencegate.download_job");
     expect(job.kind).toBe(SpanKind.INTERNAL);
     expect(job.status.code).toBe(SpanStatusCode.UNSET);
-    expect(job.parentSpanContext?.spanId).toBe(recorder.one("artifact_download").spanContext().spanId);
+    // Under the broker's span of the call, itself under the tool's.
+    const invoke = recorder.one("sciencegate.invoke sciencegate/artifact_download");
+    expect(job.parentSpanContext?.spanId).toBe(invoke.spanContext().spanId);
+    expect(invoke.parentSpanContext?.spanId).toBe(recorder.one("artifact_download").spanContext().spanId);
     const row = await bench.ledger.findByCall("t1", "call-1");
     expect(row?.status).toBe("ok");
     expect(job.attributes).toEqual({
