@@ -561,7 +561,9 @@ function recordedCall(
     session: job.sessionId,
     ...(job.principal === undefined ? {} : { principal: job.principal }),
     ...(job.threadId === undefined ? {} : { threadId: job.threadId }),
-    ...(keyed && job.threadId !== undefined && job.toolCallId !== undefined ? { toolCallId: job.toolCallId } : {}),
+    ...(keyed && job.threadId !== undefined && job.toolCallId !== undefined
+      ? { toolCallId: job.toolCallId }
+      : {}),
   };
 }
 

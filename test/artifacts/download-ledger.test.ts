@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import type { DownloadLedgerEntry } from "../../src/artifacts/artifact-ledger-types.js";
 import { callJobId } from "../../src/artifacts/download-manager.js";
-import type { DownloadPlan } from "../../src/artifacts/download-types.js";
 import { createBench, makeCandidate, makeJob, PDF, stalledBody } from "./download-harness.js";
 
 const URL_1 = "https://arxiv.org/pdf/2401.00001v1";
