@@ -19,6 +19,7 @@ export {
   type DownloadLookup,
   type DownloadNetworkOptions,
   type DownloadResult,
+  downloadArtifact,
   type EvidenceReview,
   type ExtractPdfOptions,
   type ExtractPdfResult,

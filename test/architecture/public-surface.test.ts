@@ -87,6 +87,7 @@ const PINNED: Record<string, string[]> = {
     "createArtifactDownloadTool",
     "createPaperAcquisitionGraph",
     "createPaperExtractTool",
+    "downloadArtifact",
     "extractPdf",
     "fullTextExtractions",
     "reviewAnswer",
