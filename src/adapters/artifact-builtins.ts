@@ -1,33 +1,35 @@
 /**
- * The artifact built-ins an executor adds next to the governed MCP tools: `artifact_download` (with
- * its own approval card when the runtime enforces permissions) and `paper_extract_pdf`, for a runtime
- * with governed downloads. `createGovernedAgent` and the fixed tool table share this one rule.
+ * The artifact built-ins an executor adds next to the governed MCP tools: `artifact_download` and
+ * `paper_extract_pdf`, calls of the built-ins' in-process source through the broker, each with the
+ * approval card of a built-in call when the runtime enforces permissions, for a runtime with governed
+ * downloads. `createGovernedAgent` and the fixed tool table share this one rule.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type {
   ArtifactDownloadToolOptions,
   BuiltinCallApproval,
-  DownloadApproval,
   PaperExtractToolOptions,
 } from "../artifacts/index.js";
 import {
   createArtifactDownloadTool,
   createPaperExtractTool,
-  downloadAuthorizationRequest,
+  downloadCall,
   extractionCall,
   PAPER_EXTRACT_TOOL_ID,
 } from "../artifacts/index.js";
 import { optional } from "../core/index.js";
+import type { RefusedCall } from "../governance/broker/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
 import { ARTIFACT_DOWNLOAD_TOOL_ID, type AuthorizationRequest } from "../governance/permissions/index.js";
-import type {
-  ApprovalCardFormat,
-  ApprovalGateRuntime,
-  GovernedRuntime,
-  PrincipalResolver,
-  SessionIdResolver,
+import {
+  type ApprovalCardFormat,
+  type ApprovalGateRuntime,
+  createAuthorizationApproval,
+  enforcingRuntime,
+  type GovernedRuntime,
+  type PrincipalResolver,
+  type SessionIdResolver,
 } from "../nodes/index.js";
-import { createBuiltinApproval, createDownloadApproval } from "./download-approval.js";
 
 /** What the built-ins use of a governance runtime (a `createGovernance` runtime has all of it). */
 export interface ArtifactBuiltinsRuntime extends GovernedRuntime, Partial<ApprovalGateRuntime> {
@@ -56,15 +58,15 @@ export interface ArtifactBuiltinsOptions {
   artifactTools?: boolean | undefined;
   /** The governance session of a call. @default `configurable.thread_id`, else `"default"` */
   sessionId?: SessionIdResolver | undefined;
-  /** The shape of `artifact_download`'s approval cards. @default "hitl" */
+  /** The shape of the built-ins' approval cards. @default "hitl" */
   cardFormat?: ApprovalCardFormat | undefined;
   /**
    * How a dangerous download is approved: `false` asks nobody (an executor outside a graph, where no
-   * card can pause a run: the manager's `authorize` alone decides, so without a grant, recorded
+   * card can pause a run: the broker's permission step alone decides, so without a grant, recorded
    * decision or `always_allow` the download is refused), or the executor's own hook.
-   * @default the approval card (`createDownloadApproval`) when the runtime enforces permissions
+   * @default the approval card (`createBuiltinApproval`) when the runtime enforces permissions
    */
-  downloadApproval?: DownloadApproval | false | undefined;
+  downloadApproval?: BuiltinCallApproval | false | undefined;
   /**
    * How a dangerous extraction (under a `strict` policy or the app's own danger rule) is approved:
    * `false` asks nobody (the broker's permission step alone decides), or the executor's own hook.
@@ -98,7 +100,7 @@ export function createArtifactBuiltins(
   const approval =
     options.downloadApproval === false
       ? undefined
-      : (options.downloadApproval ?? createDownloadApproval(governance, { cardFormat: options.cardFormat }));
+      : (options.downloadApproval ?? createBuiltinApproval(governance, { cardFormat: options.cardFormat }));
   const extractionApproval =
     options.extractionApproval === false
       ? undefined
@@ -107,11 +109,10 @@ export function createArtifactBuiltins(
   const session = options.sessionId ? { sessionId: options.sessionId } : {};
   return [
     createArtifactDownloadTool({
+      broker: governance.broker,
       downloads,
-      ...(approval ? { approval } : {}),
       ...session,
-      cancelOnAbort: options.cancelOnAbort,
-      principal: options.principal,
+      ...optional({ approval, cancelOnAbort: options.cancelOnAbort, principal: options.principal }),
     }),
     createPaperExtractTool({
       broker: governance.broker,
@@ -134,7 +135,7 @@ export interface BuiltinCallIds {
  * The permission request a built-in call will be authorized with (a download's plan, an extraction's
  * prepared call), for an approval asked before the call runs outside a graph task (the gateway's
  * round trip for 2026-07-28 clients). Nothing is recorded or run.
- * @param governance the runtime (broker, downloads, catalog)
+ * @param governance the runtime (its broker)
  * @param name `artifact_download` or `paper_extract_pdf`
  * @param args the call's arguments
  * @param call its session, principal and key
@@ -142,37 +143,51 @@ export interface BuiltinCallIds {
  *   call then records its own refusal)
  */
 export async function builtinAuthorizationRequest(
-  governance: Pick<ArtifactBuiltinsRuntime, "broker" | "downloads"> & Partial<ApprovalGateRuntime>,
+  governance: Pick<ArtifactBuiltinsRuntime, "broker">,
   name: string,
   args: Record<string, unknown>,
   call: BuiltinCallIds,
 ): Promise<AuthorizationRequest | undefined> {
   const ids = optional({ principal: call.principal, threadId: call.threadId, toolCallId: call.toolCallId });
+  let builtin: RefusedCall;
   if (name === PAPER_EXTRACT_TOOL_ID) {
     if (typeof args.artifactJobId !== "string") return undefined;
-    const request = extractionCall({ artifactJobId: args.artifactJobId, sessionId: call.sessionId, ...ids });
-    return governance.broker.authorizationRequest(request).catch(() => undefined);
-  }
-  const { downloads, catalog } = governance;
-  if (name !== ARTIFACT_DOWNLOAD_TOOL_ID || !downloads || !catalog) return undefined;
-  const { mcpInvocationId, candidateId, destinationPath } = args;
-  if (typeof mcpInvocationId !== "string" || typeof candidateId !== "string") return undefined;
-  if (call.threadId !== undefined && call.toolCallId !== undefined) {
-    // A call that ran asks nothing: the download replays it (or refuses its reused key).
-    if (await downloads.hasCall(call.threadId, call.toolCallId)) return undefined;
-  }
-  try {
-    const plan = await downloads.prepare({
+    builtin = extractionCall({ artifactJobId: args.artifactJobId, sessionId: call.sessionId, ...ids });
+  } else if (name === ARTIFACT_DOWNLOAD_TOOL_ID) {
+    const { mcpInvocationId, candidateId, destinationPath } = args;
+    if (typeof mcpInvocationId !== "string" || typeof candidateId !== "string") return undefined;
+    builtin = downloadCall({
       mcpInvocationId,
       candidateId,
       ...(typeof destinationPath === "string" && destinationPath.trim() ? { destinationPath } : {}),
       sessionId: call.sessionId,
       ...ids,
     });
-    return downloadAuthorizationRequest(catalog, plan);
-  } catch {
-    return undefined;
-  }
+  } else return undefined;
+  // A call that ran or would be refused asks nothing: the call replays, or records its refusal.
+  return governance.broker.authorizationRequest(builtin).catch(() => undefined);
+}
+
+/**
+ * The approval card of a built-in call (`artifact_download`, `paper_extract_pdf`): the approval core
+ * of MCP calls applied to the permission request the broker will authorize the call with, on a card
+ * that accepts `approve` and `reject` only (an `edit` asks again: the request is not the model's
+ * arguments). `undefined` when the runtime does not enforce permissions.
+ * @param runtime a governance runtime (`createGovernance`), or any object with its permission parts
+ * @param options `cardFormat`: the shape of the cards (langchain's `hitl` or `native`), default `hitl`
+ * @returns the hook, one approval core per call of this function (sibling tasks must share one so that
+ *   `allow_matching` releases them)
+ * @example
+ * const tool = createArtifactDownloadTool({ broker: governance.broker, downloads: governance.downloads, approval: createBuiltinApproval(governance) });
+ */
+export function createBuiltinApproval(
+  runtime: Partial<ApprovalGateRuntime>,
+  options: { cardFormat?: ApprovalCardFormat | undefined } = {},
+): BuiltinCallApproval | undefined {
+  const enforcing = enforcingRuntime(runtime);
+  if (!enforcing) return undefined;
+  const approve = createAuthorizationApproval(enforcing, { cardFormat: options.cardFormat });
+  return (sessionId, request, name) => approve(sessionId, request, { name, editable: false });
 }
 
 /** Whether a source of the runtime hands out download candidates (has an `artifact-plan` tool). */

@@ -4,13 +4,13 @@ export {
   type BuiltinCallIds,
   builtinAuthorizationRequest,
   createArtifactBuiltins,
+  createBuiltinApproval,
 } from "./artifact-builtins.js";
 export {
   createGovernedAgent,
   type GovernedAgentOptions,
   type GovernedAgentRuntime,
 } from "./create-governed-agent.js";
-export { createDownloadApproval } from "./download-approval.js";
 export { type FixedToolTableOptions, prepareFixedToolTable } from "./fixed-tool-table.js";
 export { type FromMultiServerClientOptions, fromMultiServerMCPClient } from "./from-multi-server-client.js";
 export { type GovernanceMiddlewareOptions, governanceMiddleware } from "./governance-middleware.js";

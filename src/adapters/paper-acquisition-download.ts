@@ -8,20 +8,21 @@
 import { Command, isGraphBubbleUp, type LangGraphRunnableConfig, Send } from "@langchain/langgraph";
 import type {
   ArtifactDownloadProgressEvent,
-  DownloadApproval,
+  ArtifactDownloadToolOptions,
+  BuiltinCallApproval,
   DownloadManager,
   DownloadRequest,
   DownloadResult,
   PaperExtractToolOptions,
 } from "../artifacts/index.js";
-import { hasPdfSignature, requestDownloadApproval } from "../artifacts/index.js";
+import { askDownload, downloadArtifact, hasPdfSignature } from "../artifacts/index.js";
 import { toGovernanceError } from "../contract/index.js";
-import { GovernanceError, optional, principalOf, sessionIdOf, threadIdOf } from "../core/index.js";
+import { type GovernanceError, optional, principalOf, sessionIdOf, threadIdOf } from "../core/index.js";
 import type { LedgerReader } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { PermissionService } from "../governance/permissions/index.js";
 import type { ApprovalCardFormat, PrincipalResolver, SessionIdResolver } from "../nodes/index.js";
-import { createDownloadApproval } from "./download-approval.js";
+import { createBuiltinApproval } from "./artifact-builtins.js";
 import type {
   AcquiredPaper,
   PaperAcquisitionCandidate,
@@ -30,10 +31,13 @@ import type {
 
 /** What the graph needs of a governance runtime; a `createGovernance` runtime has all of it. */
 export interface PaperAcquisitionRuntime {
-  /** Checks, plans and runs the downloads. */
-  downloads: Pick<DownloadManager, "prepare" | "download" | "hasCall" | "jobs" | "ledgerWriter" | "store">;
-  /** Runs the extractions (`paper_extract_pdf` of the runtime's in-process source, its bounds and data directory). */
-  broker: PaperExtractToolOptions["broker"];
+  /** The download jobs. */
+  downloads: Pick<DownloadManager, "jobs" | "ledgerWriter" | "store">;
+  /**
+   * Runs the downloads and extractions (`artifact_download` and `paper_extract_pdf` of the runtime's
+   * in-process source, its bounds and data directory).
+   */
+  broker: PaperExtractToolOptions["broker"] & ArtifactDownloadToolOptions["broker"];
   /** With `ledger`, `permissions` and `permissionsEnforced: true`, dangerous downloads show a card. */
   catalog?: SourceCatalog;
   ledger?: LedgerReader;
@@ -76,7 +80,7 @@ export interface AcquisitionDownloadDeps {
 export function createAcquisitionDownloadNode(deps: AcquisitionDownloadDeps) {
   const { runtime } = deps;
   // One approval core per graph: sibling tasks of a resume share it, so allow_matching releases them.
-  const approval = createDownloadApproval(runtime, { cardFormat: deps.cardFormat });
+  const approval = createBuiltinApproval(runtime, { cardFormat: deps.cardFormat });
   return async (
     task: AcquisitionDownloadTask,
     config: LangGraphRunnableConfig,
@@ -101,7 +105,7 @@ export function createAcquisitionDownloadNode(deps: AcquisitionDownloadDeps) {
 /** Approval, then the download; the paper is `downloaded` (not yet extracted), `denied` or `failed`. */
 async function acquire(
   runtime: PaperAcquisitionRuntime,
-  approval: DownloadApproval | undefined,
+  approval: BuiltinCallApproval | undefined,
   task: AcquisitionDownloadTask,
   config: LangGraphRunnableConfig,
   resolvers: Pick<AcquisitionDownloadDeps, "sessionId" | "principal">,
@@ -123,30 +127,15 @@ async function acquire(
   };
   const base = { mcpInvocationId: candidate.mcpInvocationId, candidateId: candidate.candidateId };
   try {
-    const denial = await approve(runtime.downloads, approval, request);
-    if (denial) return { ...base, status: "denied", warnings: [], error: errorOf(denial) };
-    return fromResult(base, await runtime.downloads.download(request));
+    // The same card as `artifact_download`'s; the broker's permission step consumes the answer.
+    await askDownload(runtime.broker, approval, request);
+    return fromResult(base, await downloadArtifact(runtime, request));
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
     const governed = toGovernanceError(error);
     const status = governed.code === "PERMISSION_DENIED" ? "denied" : "failed";
     return { ...base, status, warnings: [], error: errorOf(governed) };
   }
-}
-
-/** The same approval as `artifact_download` (see `requestDownloadApproval`). */
-async function approve(
-  downloads: PaperAcquisitionRuntime["downloads"],
-  approval: DownloadApproval | undefined,
-  request: DownloadRequest,
-): Promise<GovernanceError | undefined> {
-  const reason = await requestDownloadApproval(downloads, approval, request);
-  if (reason === undefined) return undefined;
-  return new GovernanceError(
-    "PERMISSION_DENIED",
-    `Download of candidate ${request.candidateId} was not approved: ${reason}. Nothing was downloaded.`,
-    { data: { mcpInvocationId: request.mcpInvocationId, candidateId: request.candidateId } },
-  );
 }
 
 function fromResult(base: Pick<AcquiredPaper, "mcpInvocationId" | "candidateId">, result: DownloadResult) {

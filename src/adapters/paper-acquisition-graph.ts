@@ -7,7 +7,7 @@
  */
 import { type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
 import type { ApprovalCardFormat, PrincipalResolver, SessionIdResolver } from "../nodes/index.js";
-import { createBuiltinApproval } from "./download-approval.js";
+import { createBuiltinApproval } from "./artifact-builtins.js";
 import {
   type AcquisitionDownloadTask,
   createAcquisitionDownloadNode,

@@ -57,6 +57,8 @@ export interface DownloadJob {
   /** The path relative to the workspace, as the model sees it. */
   destinationPath: string;
   sessionId: string;
+  /** Who the download is for (its call's principal): a retry or a continued run acts for it again. */
+  principal?: string | undefined;
   threadId?: string;
   toolCallId?: string;
   status: DownloadJobStatus;

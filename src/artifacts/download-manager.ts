@@ -1,11 +1,14 @@
 /**
- * The governed download manager: checks a candidate, its source hosts, license and
- * destination, asks permission, then runs a persisted job (see `download-run.ts`) and appends one
- * ledger row at its terminal state. A graph tool call (`threadId:toolCallId`) downloads at most once:
- * a re-run returns the recorded outcome. Every job's progress also goes to the manager's subscribers
- * (`subscribe`), and a job's row in the store is how other processes watch and cancel it.
+ * The governed download manager: plans a download (candidate, its source hosts, licence and
+ * destination checked, with no side effect), then runs it as a persisted job (see `download-run.ts`).
+ * It serves `artifact_download`, a tool of the built-ins' in-process source that the broker calls like
+ * any tool (`artifact-source.ts`): replay, permission and the ledger row are the broker's. A call's job
+ * is keyed by its `threadId:toolCallId` (`callJobId`), so that a call a crashed process left continues
+ * its job. Every job's progress also goes to the manager's subscribers (`subscribe`), and a job's row
+ * in the store is how other processes watch and cancel it.
  */
 import { randomUUID } from "node:crypto";
+import type { McpToolResult } from "../contract/index.js";
 import {
   SPAN_ATTRIBUTES as A,
   type Clock,
@@ -13,6 +16,7 @@ import {
   GovernanceError,
   hashCanonical,
   InflightCalls,
+  isGovernanceError,
   SPAN_NAMES,
   type Span,
   SpanKind,
@@ -23,9 +27,9 @@ import {
   withActiveSpan,
 } from "../core/index.js";
 import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
-import { SessionSettings } from "../governance/permissions/index.js";
-import { DOWNLOAD_LEDGER_TOOL_ID } from "./artifact-ledger-types.js";
-import { SESSION_BINDING_REASONS } from "./download-candidate.js";
+import type { PreparedCall, RefusedCall } from "../governance/broker/index.js";
+import { ARTIFACT_DOWNLOAD_TOOL_ID, SessionSettings } from "../governance/permissions/index.js";
+import { downloadCallResult } from "./download-call-result.js";
 import { type DownloadDeadlines, downloadDeadlines } from "./download-deadline.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import { createHostAddressCheck, defaultDownloadLookup } from "./download-host-check.js";
@@ -40,17 +44,7 @@ import {
   TERMINAL_DOWNLOAD_STATES,
   unknownJob,
 } from "./download-job-store.js";
-import {
-  type ArtifactLedgerDeps,
-  appendArtifactRow,
-  appendDownloadRow,
-  appendOrphanCancelRow,
-  builtinInput,
-  callJobId,
-  recordedDownload,
-  refuseForeignCall,
-  sameBuiltinCall,
-} from "./download-ledger.js";
+import { defaultDestination, destinationKey } from "./download-path.js";
 import { type PlanDeps, type PlannedDownload, planDownload, replanJob } from "./download-plan.js";
 import { cancelledError, jobResult, type ProgressSink, queuedJob, runDownloadJob } from "./download-run.js";
 import {
@@ -65,22 +59,54 @@ import { createPinnedHttpsFetch } from "./pinned-https-fetch.js";
 
 type Progress = ((progress: DownloadProgress) => void) | undefined;
 
-/** What a caller hands a run of its job: the progress hook and the call's signal (aborting cancels the job). */
-interface CallHooks {
+/** What a caller hands a run of its job: the progress hook and the signal (aborting cancels the job). */
+export interface DownloadHooks {
   onProgress?: Progress;
   signal?: AbortSignal | undefined;
-  /** The call's arguments as given (`downloadInput`), stored on its row; absent for a retry. */
-  input?: Record<string, unknown> | undefined;
+  /** The id of the row that records the run, named on the job's span. */
+  invocationId?: string | undefined;
 }
 
-/** The arguments of a download call, as its replay key binds them. */
-function downloadInput(request: DownloadRequest): Record<string, unknown> {
-  return builtinInput({
-    mcpInvocationId: request.mcpInvocationId,
-    candidateId: request.candidateId,
-    destinationPath: request.destinationPath,
-  });
+/** A job at its terminal state, and the transfer attempts this run made. */
+export interface DownloadRun {
+  job: DownloadJob;
+  attempts: number;
 }
+
+/** A download planned for one call, ready to run once the call is authorized. */
+export type PreparedDownload =
+  | {
+      /** The call's key names the job of another call (another session, principal, candidate or destination). */
+      keyTaken: true;
+    }
+  | {
+      keyTaken?: undefined;
+      /** What the download is about to do: the facts a person approves. */
+      plan: DownloadPlan;
+      /** Whether the plan continues the job the same call began (a crashed process left it). */
+      continues: boolean;
+      /**
+       * Runs it: creates the job, or continues the job of the same call (one that ended already is
+       * returned as it ended, one running here is joined), and returns it at its terminal state. Writes
+       * no ledger row: the broker's call records it.
+       */
+      run(hooks: DownloadHooks): Promise<DownloadRun>;
+    };
+
+/**
+ * Records a run no tool call asked for (a retry, the cancellation of a job a crashed process left) as
+ * one `artifact_download` row: the broker that serves the built-ins (`Broker.recordRun`).
+ */
+export interface DownloadRecords {
+  /** See `Broker.recordRun`. */
+  recordRun(
+    call: Omit<RefusedCall, "runId">,
+    prepared: Pick<PreparedCall, "run" | "license">,
+  ): Promise<unknown>;
+}
+
+/** The `sourceId` of the built-ins' calls (`ARTIFACT_SOURCE_ID`), spelt here to keep imports one-way. */
+const BUILTIN_SOURCE_ID = "sciencegate";
 
 /**
  * Runs governed downloads. Several may run at once; each returns at its terminal state. `close()`
@@ -89,7 +115,7 @@ function downloadInput(request: DownloadRequest): Record<string, unknown> {
  * and a `cancelled` written there by another process stops it.
  * @example
  * const downloads = new DownloadManager({ ledgerWriter, store, catalog, workspaceDir: join(dataDir, "workspace") });
- * const result = await downloads.download({ mcpInvocationId, candidateId, sessionId: "t1" });
+ * downloads.subscribe((progress) => console.log(progress.jobId, progress.status));
  */
 export class DownloadManager {
   readonly #opts: DownloadManagerOptions;
@@ -97,22 +123,16 @@ export class DownloadManager {
   readonly #fetch: DownloadFetch;
   readonly #clock: Clock;
   readonly #newId: () => string;
-  readonly #rows: ArtifactLedgerDeps;
   readonly #sessions: SessionSettings;
   readonly #deadlines: DownloadDeadlines;
   readonly #checkHost: (hostname: string) => Promise<void>;
   readonly #progressPersistMs: number;
   readonly #listeners = new Set<(progress: DownloadProgress) => unknown>();
-  readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadResult> }>();
+  readonly #running = new Map<string, { controller: AbortController; done: Promise<DownloadRun> }>();
   readonly #reserved = new Set<string>();
-  /** Tool calls being downloaded, by `threadId:toolCallId`: a concurrent twin shares the download. */
-  /** Calls running now, by `callJobId`, with the session that made each. */
-  readonly #calls = new Map<
-    string,
-    { sessionId: string; principal: string | undefined; input: string; work: Promise<DownloadResult> }
-  >();
-  /** Every `download` and `retry` admitted before `close()`, with the signal that cuts them. */
+  /** Every run and retry admitted before `close()`, with the signal that cuts them. */
   readonly #admitted: InflightCalls;
+  #records: DownloadRecords | undefined;
 
   /**
    * @param options stores, workspace, limits and seams
@@ -132,7 +152,6 @@ export class DownloadManager {
     this.#clock = options.clock ?? systemClock;
     this.#newId = options.newId ?? randomUUID;
     this.#sessions = options.sessions ?? new SessionSettings();
-    this.#rows = { ledgerWriter: options.ledgerWriter, store: options.store, newId: this.#newId };
     this.#admitted = new InflightCalls(this.#clock, "download manager");
   }
 
@@ -141,14 +160,23 @@ export class DownloadManager {
     return this.#jobs;
   }
 
-  /** The ledger's writer: its reads hold the candidates' invocations, and the download rows go through it. */
+  /** The ledger's writer: its reads hold the invocations that offered the candidates. */
   get ledgerWriter(): LedgerWriter {
     return this.#opts.ledgerWriter;
   }
 
-  /** The CAS of those invocations and of the rows' entries. */
+  /** The CAS of those invocations. */
   get store(): ContentStore {
     return this.#opts.store;
+  }
+
+  /**
+   * Where the runs no tool call asked for (`retry`, the cancellation of a job a crashed process left)
+   * are recorded: the broker serving the built-ins, which `createArtifactSource` attaches.
+   * @param records the broker
+   */
+  recordThrough(records: DownloadRecords): void {
+    this.#records = records;
   }
 
   /**
@@ -174,83 +202,39 @@ export class DownloadManager {
   }
 
   /**
-   * Checks a request and plans it, without any side effect (no job, no permission asked, no row, except
-   * the audit row of a request refused for naming another session's invocation or a source switched
-   * off for the session): what the approval card is built from.
-   * @param request invocation, candidate, destination and session
-   * @returns the plan (a fresh `planId` each time; every other field is stable)
-   * @throws GovernanceError as `download` does before any job exists
+   * Checks a request and plans it, without any side effect (no job, no row): what the approval card
+   * shows, and what runs once the call is authorized. A call whose key (`threadId:toolCallId`) has a
+   * job already is planned from that job: the same call continues it, another call is `keyTaken`. The
+   * building block of `artifact_download`; call that tool through `Broker.invoke` (`downloadArtifact`),
+   * which authorizes and records the call.
+   * @param request invocation, candidate, destination, session, principal and the call's ids
+   * @returns the prepared download
+   * @throws GovernanceError `NOT_FOUND` (unknown invocation or candidate), `PERMISSION_DENIED` (source
+   *   mismatch, URL off the allowlist, an invocation of another session), `LICENSE_BLOCKED`,
+   *   `INVALID_INPUT` (bad destination or failed invocation), `SOURCE_DISABLED` (the source is not in
+   *   the catalog or is switched off for the session)
    */
-  async prepare(request: DownloadRequest): Promise<DownloadPlan> {
-    return (await this.#plan(request)).plan;
-  }
-
-  /**
-   * Whether a graph tool call's key already has a download or a row, so that nothing is asked again:
-   * `download` replays the call, or refuses a call whose key another call used.
-   * @param threadId the LangGraph thread
-   * @param toolCallId the tool call
-   * @returns true when the key has a job or a row (of any tool)
-   */
-  async hasCall(threadId: string, toolCallId: string): Promise<boolean> {
-    if (this.#calls.has(callJobId(threadId, toolCallId))) return true;
-    if ((await this.#jobs.get(callJobId(threadId, toolCallId))) !== undefined) return true;
-    return (await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId)) !== undefined;
-  }
-
-  /**
-   * Checks and downloads one candidate. With `threadId` and `toolCallId` the call is idempotent: a
-   * call that already has a job returns its terminal result (or waits for it), never downloading twice.
-   * @param request invocation, candidate, destination, session, call ids, progress hook and signal
-   *   (aborting it cancels the job: it ends `cancelled` with its row, for a twin of the call too)
-   * @returns the terminal job result (failures are results, not throws)
-   * @throws GovernanceError before any job exists: `NOT_FOUND` (unknown invocation or candidate),
-   *   `PERMISSION_DENIED` (source mismatch, URL off the allowlist, an invocation of another session, or
-   *   denied: the last two recorded as an error row), `LICENSE_BLOCKED`, `INVALID_INPUT` (bad
-   *   destination or failed invocation), `SOURCE_DISABLED` (recorded when the source is switched off
-   *   for the session);
-   *   `CANCELLED` (no job, no row) once `close()` has begun
-   */
-  download(request: DownloadRequest): Promise<DownloadResult> {
+  async prepare(request: DownloadRequest): Promise<PreparedDownload> {
     const { threadId, toolCallId } = request;
-    if (threadId === undefined || toolCallId === undefined) {
-      return this.#admitted.run((closing) => this.#fresh(request, closing));
-    }
-    const key = callJobId(threadId, toolCallId);
-    const input = hashCanonical(downloadInput(request));
-    const inFlight = this.#calls.get(key);
-    // A twin of the same call joins the running one; any other call under its key is refused.
-    if (
-      inFlight?.sessionId === request.sessionId &&
-      inFlight.principal === request.principal &&
-      inFlight.input === input
-    ) {
-      return inFlight.work;
-    }
-    if (inFlight) {
-      return this.#admitted.run(async () => {
-        const invocation = await this.#opts.ledgerWriter.reader.get(request.mcpInvocationId);
-        return this.#refuseForeign(request, invocation?.sourceId ?? "unknown");
-      });
-    }
-    const work = this.#admitted
-      .run(async (closing) => {
-        const replayed = await this.#replay(threadId, toolCallId, request, closing);
-        return replayed ?? this.#fresh(request, closing);
-      })
-      .finally(() => {
-        if (this.#calls.get(key)?.work === work) this.#calls.delete(key);
-      });
-    this.#calls.set(key, { sessionId: request.sessionId, principal: request.principal, input, work });
-    return work;
+    const key =
+      threadId !== undefined && toolCallId !== undefined ? callJobId(threadId, toolCallId) : undefined;
+    const job = key === undefined ? undefined : await this.#jobs.get(key);
+    if (job) return this.#prepareAgain(job, request);
+    const planned = await planDownload(this.#planDeps(), request);
+    return {
+      plan: planned.plan,
+      continues: false,
+      run: (hooks) =>
+        this.#admitted.run((closing) => this.#fresh(planned, key ?? this.#newId(), hooks, closing)),
+    };
   }
 
   /**
    * Stops admitting downloads and lets the running ones finish; those still running after `graceMs`
-   * are cancelled (job `cancelled`, partial file removed, error `CANCELLED`). Each one still writes its
-   * ledger row. The stores are not closed: they belong to whoever created them. Idempotent.
+   * are cancelled (job `cancelled`, partial file removed, error `CANCELLED`). The stores are not
+   * closed: they belong to whoever created them. Idempotent.
    * @param graceMs how long running downloads may take to finish on their own @default 5000
-   * @returns once every admitted download has reached its terminal state and written its row
+   * @returns once every admitted download has reached its terminal state
    */
   close(graceMs?: number): Promise<void> {
     return this.#admitted.close(graceMs);
@@ -267,9 +251,10 @@ export class DownloadManager {
   /**
    * Cancels a queued or running job; its partial file is removed. A job this manager does not run is
    * taken as left by a crashed process: it is marked `cancelled` in the store (unless it ended
-   * meanwhile) and its row is written here. To cancel a job that runs in another process, mark its
-   * row instead (`cancelStoredJob`, as `sciencegate jobs cancel` does); that process stops it within
-   * `progressPersistMs` and writes its row.
+   * meanwhile) and its outcome is recorded here, as an `artifact_download` row under its call while
+   * that call has none. To cancel a job that runs in another process, mark its row instead
+   * (`cancelStoredJob`, as `sciencegate jobs cancel` does); that process stops it within
+   * `progressPersistMs`.
    * @param jobId the job
    * @returns the job after cancellation (unchanged when it was already terminal)
    * @throws GovernanceError `UNKNOWN_ID` for an unknown job
@@ -286,21 +271,33 @@ export class DownloadManager {
       now: this.#clock.now(),
     });
     if (cancelled) {
-      await appendOrphanCancelRow(this.#rows, job);
+      const recorded =
+        job.threadId !== undefined && job.toolCallId !== undefined
+          ? await this.#opts.ledgerWriter.reader.findByCall(job.threadId, job.toolCallId)
+          : undefined;
+      await this.#recordRun(recordedCall(job, recorded === undefined, { cancelledAfterCrash: true }), {
+        run: async ({ tally }) => {
+          tally.attempts = job.attempts;
+          return this.result(job);
+        },
+      }).catch((error: unknown) => {
+        // The recorded outcome is the cancellation itself.
+        if (!(isGovernanceError(error) && error.code === "CANCELLED")) throw error;
+      });
       this.#emit(job, job.status);
     }
     return job;
   }
 
   /**
-   * Runs a failed or cancelled job again (same job and plan, candidate re-checked). Permission is not
-   * asked again: the job was authorized when it was created, and whoever retries it acts for the user.
-   * The run gets its own ledger row, without the original tool call id.
+   * Runs a failed or cancelled job again (same job and plan, candidate re-checked), recorded as an
+   * `artifact_download` row of its own without the original tool call id. Permission is not asked
+   * again: the job was authorized when it was created, and whoever retries it acts for the user.
    * @param jobId the job
    * @param onProgress optional progress hook
    * @returns the terminal result of the new run
    * @throws GovernanceError `UNKNOWN_ID`; `INVALID_INPUT` when the job is not failed or cancelled; any
-   *   refusal of `download` when the candidate or destination no longer passes; `CANCELLED` once
+   *   refusal of `prepare` when the candidate or destination no longer passes; `CANCELLED` once
    *   `close()` has begun
    */
   retry(jobId: string, onProgress?: (progress: DownloadProgress) => void): Promise<DownloadResult> {
@@ -309,7 +306,23 @@ export class DownloadManager {
       if ((job.status !== "failed" && job.status !== "cancelled") || this.#running.has(jobId)) {
         throw notRetryable(jobId, job.status);
       }
-      return this.#rerun(job, { onProgress }, false, closing);
+      const planned = await replanJob(this.#planDeps(), job, false);
+      // Of two processes retrying one job, only the one that moves it from the status it read runs it.
+      const queued = await this.#requeue(job, planned, { ifStatus: [job.status] });
+      let final: DownloadJob | undefined;
+      await this.#recordRun(recordedCall(job, false, {}), {
+        license: planned.plan.license,
+        run: async ({ tally, invocationId }) => {
+          const run = await this.#start(queued, planned, { onProgress, invocationId }, closing);
+          final = run.job;
+          tally.attempts = run.attempts;
+          return this.result(run.job, planned.plan.license);
+        },
+      }).catch((error: unknown) => {
+        // A failed or cancelled run is recorded, and its job says so.
+        if (final === undefined) throw error;
+      });
+      return jobResult(final as DownloadJob);
     });
   }
 
@@ -322,161 +335,108 @@ export class DownloadManager {
     return this.#jobs.list(filter);
   }
 
-  async #fresh(request: DownloadRequest, closing: AbortSignal): Promise<DownloadResult> {
-    const input = downloadInput(request);
-    const { plan, verified, finalPath } = await this.#plan(request, input);
-    const authorizationId = await this.#authorize(plan, input);
-    const job = queuedJob(plan, {
-      jobId:
-        plan.threadId !== undefined && plan.toolCallId !== undefined
-          ? callJobId(plan.threadId, plan.toolCallId)
-          : this.#newId(),
-      finalPath,
-      warnings: verified.warnings,
-      now: this.#clock.now(),
-    });
-    await this.#jobs.create(job);
-    const hooks: CallHooks = { onProgress: request.onProgress, signal: request.signal, input };
-    return this.#start(job, plan, verified.hosts, hooks, authorizationId, closing);
-  }
-
   /**
-   * Plans a request; a refusal that binds the candidate to its session (another session's invocation,
-   * a source switched off for this session) is recorded as an error row before it is thrown. The row
-   * keeps the thread but not the tool call id, so a refused call never takes a call's replay key.
-   * Any other refusal of a call being made (`input` given) with a `threadId:toolCallId` is that call's
-   * outcome, recorded under its key as the broker records a refused call: a re-run replays it.
+   * The result of a run at its terminal state, or its failure (see `downloadCallResult`).
+   * @param job the terminal job
+   * @param license the download's licence @default its source's
    */
-  async #plan(request: DownloadRequest, input?: Record<string, unknown>): Promise<PlannedDownload> {
-    const startedAt = this.#clock.now();
-    try {
-      return await planDownload(this.#planDeps(), request);
-    } catch (error) {
-      const binding = error instanceof GovernanceError && SESSION_BINDING_REASONS.has(error.data?.reason);
-      const keyed = input !== undefined && request.threadId !== undefined && request.toolCallId !== undefined;
-      if (error instanceof GovernanceError && (binding || keyed)) {
-        const invocation = await this.#opts.ledgerWriter.reader.get(request.mcpInvocationId);
-        await appendArtifactRow(this.#rows, {
-          ...(binding ? {} : { toolCallId: request.toolCallId }),
-          sessionId: request.sessionId,
-          principal: request.principal,
-          threadId: request.threadId,
-          sourceId: invocation?.sourceId ?? "unknown",
-          toolId: DOWNLOAD_LEDGER_TOOL_ID,
-          startedAt,
-          finishedAt: this.#clock.now(),
-          attempts: 0,
-          request: {
-            mcpInvocationId: request.mcpInvocationId,
-            candidateId: request.candidateId,
-            destinationPath: request.destinationPath,
-            sessionId: request.sessionId,
-            threadId: request.threadId,
-            toolCallId: request.toolCallId,
-            ...(binding ? {} : { input }),
-          },
-          error: { code: error.code, message: error.message, retryable: binding ? false : error.retryable },
-        });
-      }
-      throw error;
-    }
-  }
-
-  /** Asks the hook; a denial is recorded as an error row before it is thrown. */
-  async #authorize(plan: DownloadPlan, input: Record<string, unknown>): Promise<string | undefined> {
-    if (!this.#opts.authorize) return undefined;
-    const startedAt = this.#clock.now();
-    const decision = await this.#opts.authorize(plan);
-    if (decision.allowed) {
-      // A download is slow anyway: its authorization row commits before it starts.
-      await decision.commit?.();
-      return decision.authorizationId;
-    }
-    const refusal = new GovernanceError("PERMISSION_DENIED", `Download refused: ${decision.reason}`, {
-      data: { candidateId: plan.candidate.candidateId, destinationPath: plan.destinationPath },
-    });
-    await appendDownloadRow(this.#rows, plan, {
-      startedAt,
-      finishedAt: this.#clock.now(),
-      attempts: 0,
-      authorizationId: decision.authorizationId,
-      error: { code: refusal.code, message: refusal.message, retryable: false },
-      input,
-    });
-    throw refusal;
-  }
-
-  /**
-   * The outcome of a call that already has a job or a row; `undefined` when it never ran. A key whose
-   * job or row is another session's is refused (audited), so a session never reads another's download.
-   */
-  async #replay(
-    threadId: string,
-    toolCallId: string,
-    request: DownloadRequest,
-    closing: AbortSignal,
-  ): Promise<DownloadResult | undefined> {
-    const input = downloadInput(request);
-    const hooks: CallHooks = { onProgress: request.onProgress, signal: request.signal, input };
-    const row = await this.#opts.ledgerWriter.reader.findByCall(threadId, toolCallId);
-    const call = {
-      sessionId: request.sessionId,
-      principal: request.principal,
-      toolId: DOWNLOAD_LEDGER_TOOL_ID,
-      input,
+  result(job: DownloadJob, license?: string): McpToolResult {
+    const source = this.#opts.catalog.source(job.sourceId)?.manifest.governance;
+    const facts = {
+      license: license ?? source?.license ?? "unknown",
+      attribution: source?.attribution ?? job.sourceId,
     };
-    // One replay rule with the broker's: the key replays only the call that first used it.
-    if (row && !(await sameBuiltinCall(this.#opts.store, row, call))) {
-      return this.#refuseForeign(request, row.sourceId);
+    return downloadCallResult(job, facts, this.#clock.now());
+  }
+
+  #recordRun(call: Omit<RefusedCall, "runId">, prepared: Pick<PreparedCall, "run" | "license">) {
+    if (this.#records === undefined) {
+      return Promise.reject(
+        new GovernanceError(
+          "INVALID_INPUT",
+          "No broker records this download manager's runs (see createArtifactSource).",
+        ),
+      );
     }
-    const job = await this.#jobs.get(callJobId(threadId, toolCallId));
+    return this.#records.recordRun(call, prepared);
+  }
+
+  /** A call whose key has a job: the same call continues it, another is refused. */
+  async #prepareAgain(job: DownloadJob, request: DownloadRequest): Promise<PreparedDownload> {
     if (
-      job &&
-      (job.sessionId !== request.sessionId ||
-        job.mcpInvocationId !== request.mcpInvocationId ||
-        job.candidateId !== request.candidateId)
+      job.sessionId !== request.sessionId ||
+      job.principal !== request.principal ||
+      job.mcpInvocationId !== request.mcpInvocationId ||
+      job.candidateId !== request.candidateId
     ) {
-      return this.#refuseForeign(request, job.sourceId);
+      return { keyTaken: true };
     }
-    if (job && TERMINAL_DOWNLOAD_STATES.includes(job.status)) return jobResult(job);
-    const running = job && this.#running.get(job.jobId);
-    if (running) return running.done;
-    if (row) return recordedDownload(this.#opts.store, row);
-    // A job of this call with no row and not running here: a crashed process left it mid-way; the
-    // approved call resumes it (Range from the staged bytes).
-    return job ? this.#rerun(job, hooks, true, closing) : undefined;
+    const planned = await replanJob(this.#planDeps(), job, true);
+    const wanted = request.destinationPath?.trim()
+      ? request.destinationPath
+      : defaultDestination(planned.plan.candidate);
+    if (destinationKey(wanted) !== job.destinationPath) return { keyTaken: true };
+    return {
+      plan: planned.plan,
+      continues: true,
+      run: (hooks) => this.#admitted.run((closing) => this.#continue(job.jobId, planned, hooks, closing)),
+    };
+  }
+
+  /** Runs a new job for a plan. */
+  async #fresh(
+    planned: PlannedDownload,
+    jobId: string,
+    hooks: DownloadHooks,
+    closing: AbortSignal,
+  ): Promise<DownloadRun> {
+    const { plan, verified, finalPath } = planned;
+    // Planned before the call was authorized: another download may have taken the path since.
+    if (this.#reserved.has(finalPath)) {
+      throw new GovernanceError(
+        "INVALID_INPUT",
+        `Another download is already writing '${plan.destinationPath}'.`,
+      );
+    }
+    const job = queuedJob(plan, { jobId, finalPath, warnings: verified.warnings, now: this.#clock.now() });
+    await this.#jobs.create(job);
+    return this.#start(job, planned, hooks, closing);
   }
 
   /**
-   * Runs a stored job again after re-checking its candidate and destination. A retry requeues it only
-   * from the status it was read in, so that of two processes retrying one job only one runs it.
+   * The job of a call that ran before: as it ended, joined while it runs here, or run again from where
+   * a crashed process left it (Range from the staged bytes).
    */
-  async #rerun(
-    job: DownloadJob,
-    hooks: CallHooks,
-    sameCall: boolean,
+  async #continue(
+    jobId: string,
+    planned: PlannedDownload,
+    hooks: DownloadHooks,
     closing: AbortSignal,
-  ): Promise<DownloadResult> {
-    const { plan, verified, finalPath } = await replanJob(this.#planDeps(), job, sameCall);
+  ): Promise<DownloadRun> {
+    const running = this.#running.get(jobId);
+    if (running) return running.done;
+    const job = await this.#require(jobId);
+    if (TERMINAL_DOWNLOAD_STATES.includes(job.status)) return { job, attempts: 0 };
+    return this.#start(await this.#requeue(job, planned, {}), planned, hooks, closing);
+  }
+
+  /** Moves a stored job back to `queued` for another run; refused when its status moved on meanwhile. */
+  async #requeue(
+    job: DownloadJob,
+    planned: PlannedDownload,
+    options: { ifStatus?: DownloadJobStatus[] },
+  ): Promise<DownloadJob> {
     const { error: _dropped, ...rest } = job;
-    const queued: DownloadJob = { ...rest, finalPath, status: "queued", updatedAt: this.#clock.now() };
-    if (!(await this.#jobs.update(queued, sameCall ? {} : { ifStatus: [job.status] }))) {
+    const queued: DownloadJob = {
+      ...rest,
+      finalPath: planned.finalPath,
+      status: "queued",
+      updatedAt: this.#clock.now(),
+    };
+    if (!(await this.#jobs.update(queued, options))) {
       throw notRetryable(job.jobId, (await this.#require(job.jobId)).status);
     }
-    return this.#start(queued, plan, verified.hosts, hooks, undefined, closing);
-  }
-
-  #refuseForeign(request: DownloadRequest, sourceId: string): Promise<never> {
-    const now = this.#clock.now();
-    const { mcpInvocationId, candidateId, destinationPath } = request;
-    return refuseForeignCall(this.#rows, {
-      ...request,
-      sourceId,
-      toolId: DOWNLOAD_LEDGER_TOOL_ID,
-      request: { mcpInvocationId, candidateId, destinationPath },
-      startedAt: now,
-      finishedAt: now,
-    });
+    return queued;
   }
 
   #planDeps(): PlanDeps {
@@ -491,16 +451,14 @@ export class DownloadManager {
 
   #start(
     job: DownloadJob,
-    plan: DownloadPlan,
-    hosts: ReadonlySet<string>,
-    hooks: CallHooks,
-    authorizationId: string | undefined,
+    planned: PlannedDownload,
+    hooks: DownloadHooks,
     closing: AbortSignal,
-  ): Promise<DownloadResult> {
+  ): Promise<DownloadRun> {
+    const { plan, verified } = planned;
     // `cancel(jobId)` aborts the controller; `close()` past its grace period aborts `closing`; the
-    // caller's own signal (`DownloadRequest.signal`) cancels it too.
+    // caller's own signal cancels it too.
     const controller = new AbortController();
-    const startedAt = this.#clock.now();
     this.#reserved.add(job.finalPath);
     // Under the active span (the tool call's); active itself while the transfer runs.
     const span = startSpan(SPAN_NAMES.downloadJob, DOWNLOAD_JOB_SPAN_OPTIONS);
@@ -518,23 +476,15 @@ export class DownloadManager {
       progressPersistMs: this.#progressPersistMs,
       checkHost: this.#checkHost,
       candidate: plan.candidate,
-      hosts,
+      hosts: verified.hosts,
       signal: AbortSignal.any(
         hooks.signal ? [controller.signal, closing, hooks.signal] : [controller.signal, closing],
       ),
       progress: this.#sink(hooks.onProgress),
     })
-      .then(async (final) => {
-        const row = await appendDownloadRow(this.#rows, plan, {
-          startedAt,
-          finishedAt: this.#clock.now(),
-          attempts: final.attempts - job.attempts,
-          authorizationId,
-          job: final,
-          input: hooks.input,
-        });
-        endJobSpan(span, final, final.attempts - job.attempts, row.invocationId);
-        return jobResult(final);
+      .then((final): DownloadRun => {
+        endJobSpan(span, final, final.attempts - job.attempts, hooks.invocationId);
+        return { job: final, attempts: final.attempts - job.attempts };
       })
       .catch((error: unknown) => {
         endSpanWithError(span, error);
@@ -595,6 +545,42 @@ export class DownloadManager {
   }
 }
 
+/**
+ * The recorded call of a run no tool call asked for: the job's session and principal, keyed by the
+ * job's own call only when that call has no row yet (`keyed`).
+ */
+function recordedCall(
+  job: DownloadJob,
+  keyed: boolean,
+  extra: Record<string, unknown>,
+): Omit<RefusedCall, "runId"> {
+  return {
+    sourceId: BUILTIN_SOURCE_ID,
+    toolId: ARTIFACT_DOWNLOAD_TOOL_ID,
+    input: { jobId: job.jobId, mcpInvocationId: job.mcpInvocationId, candidateId: job.candidateId, ...extra },
+    sessionId: job.sessionId,
+    ...(job.principal === undefined ? {} : { principal: job.principal }),
+    ...(job.threadId === undefined ? {} : { threadId: job.threadId }),
+    ...(keyed && job.threadId !== undefined && job.toolCallId !== undefined
+      ? { toolCallId: job.toolCallId }
+      : {}),
+  };
+}
+
+/**
+ * The job id of a download made by a graph tool call: derived from `threadId:toolCallId`, so a
+ * re-run of the call (a resumed task, a restarted process) finds its job instead of starting another.
+ * @param threadId the LangGraph thread
+ * @param toolCallId the tool call
+ * @returns a UUID-shaped id
+ */
+export function callJobId(threadId: string, toolCallId: string): string {
+  const hex = hashCanonical([ARTIFACT_DOWNLOAD_TOOL_ID, threadId, toolCallId]);
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20, 32)].join(
+    "-",
+  );
+}
+
 /** The refusal of a retry of a job that is not failed or cancelled (any more). */
 function notRetryable(jobId: string, status: DownloadJobStatus): GovernanceError {
   return new GovernanceError(
@@ -617,9 +603,14 @@ function describeJob(span: Span, job: DownloadJob, plan: DownloadPlan): void {
 }
 
 /** Ends a job's span with its terminal state and its row's invocation id; a failed or cancelled job is an error. */
-function endJobSpan(span: Span, final: DownloadJob, attempts: number, invocationId: string): void {
+function endJobSpan(
+  span: Span,
+  final: DownloadJob,
+  attempts: number,
+  invocationId: string | undefined,
+): void {
   if (span.isRecording()) {
-    span.setAttribute(A.invocationId, invocationId);
+    if (invocationId !== undefined) span.setAttribute(A.invocationId, invocationId);
     span.setAttribute(A.downloadStatus, final.status);
     span.setAttribute(A.downloadBytes, final.bytesDownloaded);
     span.setAttribute(A.attempts, attempts);

@@ -43,6 +43,20 @@ export function defaultDestination(candidate: ArtifactCandidate): string {
 }
 
 /**
+ * A destination as `checkDestination` normalizes it (no empty or `.` segments, `/` separators), without
+ * checking it: what two spellings of one path have in common.
+ * @param destinationPath a relative path
+ * @returns the normalized path
+ */
+export function destinationKey(destinationPath: string): string {
+  return destinationSegments(destinationPath).join("/");
+}
+
+function destinationSegments(destinationPath: string): string[] {
+  return destinationPath.split(/[\\/]+/).filter((segment) => segment !== "" && segment !== ".");
+}
+
+/**
  * Checks a destination against the workspace.
  * @param workspaceDir the absolute workspace directory (`<dataDir>/workspace`)
  * @param destinationPath the caller's relative path
@@ -63,7 +77,7 @@ export async function checkDestination(
   if (isAbsolute(destinationPath) || /^[A-Za-z]:/.test(destinationPath)) {
     throw refuse("it must be relative to the workspace");
   }
-  const segments = destinationPath.split(/[\\/]+/).filter((segment) => segment !== "" && segment !== ".");
+  const segments = destinationSegments(destinationPath);
   if (segments.includes("..")) throw refuse("it must not contain '..'");
   if (segments.length === 0) throw refuse("it names no file");
   if (segments[0] === STAGING_DIR_NAME) throw refuse(`it must not point into ${STAGING_DIR_NAME}`);

@@ -82,6 +82,7 @@ export async function replanJob(
     license: verified.license,
     destinationPath: destination.relativePath,
     sessionId: job.sessionId,
+    ...(job.principal === undefined ? {} : { principal: job.principal }),
     ...(job.threadId === undefined ? {} : { threadId: job.threadId }),
     ...(sameCall && job.toolCallId !== undefined ? { toolCallId: job.toolCallId } : {}),
   };

@@ -203,6 +203,7 @@ export function queuedJob(
     finalPath: ids.finalPath,
     destinationPath: plan.destinationPath,
     sessionId: plan.sessionId,
+    ...(plan.principal === undefined ? {} : { principal: plan.principal }),
     ...(plan.threadId === undefined ? {} : { threadId: plan.threadId }),
     ...(plan.toolCallId === undefined ? {} : { toolCallId: plan.toolCallId }),
     status: "queued",

@@ -3,7 +3,7 @@
 import type { ArtifactCandidate } from "../contract/index.js";
 import type { Clock } from "../core/index.js";
 import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
-import type { AuthorizeResult, SessionSettings } from "../governance/permissions/index.js";
+import type { SessionSettings } from "../governance/permissions/index.js";
 import type { ManifestLookup } from "./download-candidate.js";
 import type { DownloadFetch } from "./download-fetch.js";
 import type { DownloadLookup, PrivateAddressAllowance } from "./download-host-check.js";
@@ -11,24 +11,6 @@ import type { DownloadJobStatus, DownloadJobStore } from "./download-job-store.j
 
 /** The default size cap: 50 MiB. */
 export const DEFAULT_DOWNLOAD_MAX_BYTES = 50 * 1024 * 1024;
-
-/**
- * A permission hook for a planned download; a denial refuses it before any job exists (and is
- * recorded as an error row). A throw counts as a denial.
- */
-export type DownloadAuthorize = (plan: DownloadPlan) => AuthorizeResult | Promise<AuthorizeResult>;
-
-/**
- * Puts a planned download in front of a human inside the tool call's own graph task (the approval
- * card). `plan` is called once, after the hook has registered the task, and resolves to `undefined`
- * when there is nothing to ask (the call already ran). The answer `undefined` lets the download go
- * on to `DownloadAuthorize`, which consumes the recorded decision; a denial stops it.
- * `createGovernedAgent` passes one built on `createAuthorizationApproval`.
- */
-export type DownloadApproval = (
-  sessionId: string,
-  plan: () => Promise<DownloadPlan | undefined>,
-) => Promise<AuthorizeResult | undefined>;
 
 /** What a download is about to do: the permission card's facts (file, source, destination). */
 export interface DownloadPlan {
@@ -41,7 +23,7 @@ export interface DownloadPlan {
   sessionId: string;
   /**
    * Who the download is for: only this principal's grants, approval mode and decisions apply, and its
-   * rows carry it. Kept in memory only: a retry or a crashed process's run acts for the single user.
+   * rows and its job carry it.
    */
   principal?: string | undefined;
   threadId?: string;
@@ -51,8 +33,8 @@ export interface DownloadPlan {
 /** Options of `DownloadManager`. */
 export interface DownloadManagerOptions {
   /**
-   * The ledger's one writer: the download rows go through it, and its reads hold the invocation that
-   * returned each candidate.
+   * The ledger's one writer: its reads hold the invocation that returned each candidate (the rows of
+   * downloads are the broker's, see `createArtifactSource`).
    */
   ledgerWriter: LedgerWriter;
   /** The CAS holding that invocation's normalized result. */
@@ -68,11 +50,6 @@ export interface DownloadManagerOptions {
   workspaceDir: string;
   /** @default a `MemoryDownloadJobStore` */
   jobStore?: DownloadJobStore;
-  /**
-   * Asked once per download after all checks; absent lets every download through unasked.
-   * `createGovernance` passes `permissions.authorize` over `downloadAuthorizationRequest`.
-   */
-  authorize?: DownloadAuthorize;
   /**
    * The HTTP transport. The default (`createPinnedHttpsFetch`) resolves each connection through `lookup`
    * and connects only to addresses that pass `allowPrivateAddresses`, so a DNS answer that changes after
@@ -153,7 +130,7 @@ export interface DownloadProgress {
   totalBytes?: number;
 }
 
-/** Input of `DownloadManager.download`. */
+/** Input of `downloadArtifact`. */
 export interface DownloadRequest {
   mcpInvocationId: string;
   candidateId: string;

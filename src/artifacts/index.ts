@@ -1,7 +1,11 @@
 export {
   type ArtifactDownloadProgressEvent,
   type ArtifactDownloadToolOptions,
+  askDownload,
   createArtifactDownloadTool,
+  type DownloadArtifactRuntime,
+  downloadArtifact,
+  downloadCall,
 } from "./artifact-download-tool.js";
 export {
   ARTIFACT_SOURCE_ID,
@@ -29,15 +33,18 @@ export {
   TERMINAL_DOWNLOAD_STATES,
   unknownJob,
 } from "./download-job-store.js";
-export { callJobId } from "./download-ledger.js";
-export { DownloadManager } from "./download-manager.js";
-export { downloadAuthorizationRequest } from "./download-permission.js";
+export {
+  callJobId,
+  type DownloadHooks,
+  DownloadManager,
+  type DownloadRecords,
+  type DownloadRun,
+  type PreparedDownload,
+} from "./download-manager.js";
 export { PostgresDownloadJobStore } from "./download-postgres-job-store.js";
 export { downloadJobsPath, SqliteDownloadJobStore } from "./download-sqlite-job-store.js";
 export {
   DEFAULT_DOWNLOAD_MAX_BYTES,
-  type DownloadApproval,
-  type DownloadAuthorize,
   type DownloadManagerOptions,
   type DownloadNetworkOptions,
   type DownloadPlan,
@@ -91,7 +98,6 @@ export {
   type PdfWorkerPoolStats,
   sharedPdfWorkerPool,
 } from "./pdf-worker-pool.js";
-export { requestDownloadApproval } from "./request-download-approval.js";
 export {
   type AnswerCitation,
   type AnswerFact,

@@ -13,6 +13,7 @@ export {
   type DownloadJobStore,
   type DownloadLookup,
   type DownloadResult,
+  downloadArtifact,
   extractPdf,
   fullTextExtractions,
   type PaperExtractResult,

@@ -28,7 +28,6 @@ import { type ConversationStateStore, MemoryConversationStateStore } from "./gat
 import {
   createElicitationApproval,
   createElicitationBuiltinApproval,
-  createElicitationDownloadApproval,
   type ElicitationApprovalRuntime,
   elicitationApprovalOptionsOf,
 } from "./gateway-elicitation.js";
@@ -80,7 +79,7 @@ export interface GatewayServerOptions {
    * @default `artifact_download` and `paper_extract_pdf` when the runtime has `downloads` and a source
    *   that can offer a download (an `artifact-plan` tool; none for a gateway of only other servers); unless
    *   `approval` is `false`, a dangerous download is asked about by elicitation like an MCP call
-   *   (`createElicitationDownloadApproval`), else refused unless a grant or approval mode covers it; a
+   *   (`createElicitationBuiltinApproval`), else refused unless a grant or approval mode covers it; a
    *   client's cancellation of a download cancels its job (`cancelOnAbort`)
    */
   tools?: ((session: GatewaySession) => readonly StructuredToolInterface[]) | undefined;
@@ -231,16 +230,15 @@ export function createGatewayServer(
     ((error: unknown) => process.stderr.write(`sciencegate gateway: ${errorText(error)}\n`));
   // A dangerous download is asked about like an MCP call, unless the app turned approvals off.
   const asking = options.approval === false ? undefined : elicitationRuntime(governance);
-  const downloadApproval = asking ? createElicitationDownloadApproval(asking) : false;
-  const extractionApproval = asking ? createElicitationBuiltinApproval(asking) : false;
+  const builtinApproval = asking ? createElicitationBuiltinApproval(asking) : false;
   const builtins =
     options.tools ??
     ((session: GatewaySession) =>
       createArtifactBuiltins(governance, {
         sessionId: () => session.sessionId,
         principal: () => session.principal,
-        downloadApproval,
-        extractionApproval,
+        downloadApproval: builtinApproval,
+        extractionApproval: builtinApproval,
         cancelOnAbort: true,
       }));
   const instructions = resolveDeferredToolsSectionOptions(options.instructions);

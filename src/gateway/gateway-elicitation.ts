@@ -12,11 +12,7 @@ import {
   ErrorCode,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import {
-  type BuiltinCallApproval,
-  type DownloadApproval,
-  downloadAuthorizationRequest,
-} from "../artifacts/index.js";
+import type { BuiltinCallApproval } from "../artifacts/index.js";
 import {
   SPAN_ATTRIBUTES as A,
   type Clock,
@@ -184,39 +180,15 @@ export async function recordElicitedAnswer(
 }
 
 /**
- * Creates the gateway's approval of `artifact_download`: the same question as for an MCP call, about the
- * download's plan (file, source, destination), asked through the MCP request the download tool runs in.
- * A download the policy finds safe, or that a grant or the session's mode covers, passes; without a
- * client that declared elicitation (or outside a gateway call) nothing is asked, and the download
- * manager's permission check refuses it as before. The manager then consumes the recorded decision.
- * @param governance the catalog and the permission service (`createGovernance`)
- * @param options wait timeout and attempts (out-of-band commands do not apply to downloads)
- * @returns the hook for `createArtifactBuiltins({downloadApproval})` (the gateway's default built-ins use it)
- */
-export function createElicitationDownloadApproval(
-  governance: ElicitationApprovalRuntime,
-  options: Omit<ElicitationApprovalOptions, "outOfBand"> = {},
-): DownloadApproval {
-  const ask = createElicitationBuiltinApproval(governance, options);
-  return async (sessionId, plan) => {
-    const request = async () => {
-      const planned = await plan();
-      return planned && downloadAuthorizationRequest(governance.catalog, planned);
-    };
-    await ask(sessionId, request, "artifact_download");
-    return undefined;
-  };
-}
-
-/**
- * Creates the gateway's approval of a built-in call the broker runs in process (`paper_extract_pdf`):
+ * Creates the gateway's approval of a built-in call the broker runs in process (`artifact_download`,
+ * `paper_extract_pdf`):
  * the same question as for an MCP call, about the broker's own permission request, asked through the
  * MCP request the built-in runs in. A call the policy finds safe, or that a grant or the session's mode
  * covers, passes; without a client that declared elicitation (or outside a gateway call) nothing is
  * asked, and the broker's permission step refuses it. The broker then consumes the recorded decision.
  * @param governance the permission service (`createGovernance`)
  * @param options wait timeout and attempts (out-of-band commands do not apply to built-ins)
- * @returns the hook for `createArtifactBuiltins({extractionApproval})`
+ * @returns the hook for `createArtifactBuiltins({downloadApproval, extractionApproval})`
  */
 export function createElicitationBuiltinApproval(
   governance: Pick<ElicitationApprovalRuntime, "permissions">,

@@ -14,7 +14,6 @@ export {
 } from "./gateway-conversation-store.js";
 export {
   createElicitationApproval,
-  createElicitationDownloadApproval,
   type ElicitationApprovalOptions,
   type ElicitationApprovalRuntime,
 } from "./gateway-elicitation.js";

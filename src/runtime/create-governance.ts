@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { createArtifactSource, DownloadManager, downloadAuthorizationRequest } from "../artifacts/index.js";
+import { createArtifactSource, DownloadManager } from "../artifacts/index.js";
 import {
   BUNDLED_LLM_WIKI_SERVER_ID,
   BUNDLED_SOURCES_SERVER_ID,
@@ -225,7 +225,7 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
     });
     const sessions = new SessionSettings({ state: sessionState });
     const permissionsEnforced = !permissionOptions.authorize && permissionOptions.enforce !== false;
-    // Downloads follow the broker: the same hook sees them as `artifact_download` requests.
+    // Downloads are broker calls (`artifact_download` of the built-ins' source): the same hook decides.
     const brokerAuthorize =
       permissionOptions.authorize ?? (permissionsEnforced ? permissions.authorize : undefined);
     const downloads = new DownloadManager({
@@ -235,9 +235,6 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
       jobStore,
       sessions,
       workspaceDir: join(dataDir, WORKSPACE_DIR_NAME),
-      ...(brokerAuthorize
-        ? { authorize: (plan) => brokerAuthorize(downloadAuthorizationRequest(catalog, plan)) }
-        : {}),
       ...(fetch ? { fetch } : {}),
       ...network,
       ...clock,
@@ -266,9 +263,10 @@ export async function createGovernance(options: GovernanceOptions = {}): Promise
             counter: database ? own(await PostgresQuotaCounter.open(database)) : undefined,
             ...clock,
           });
-    // The built-ins' in-process source: `paper_extract_pdf` is a broker call like any other.
+    // The built-ins' in-process source: `artifact_download` and `paper_extract_pdf` are broker calls.
     const artifacts = createArtifactSource({
-      jobs: downloads.jobs,
+      downloads,
+      catalog,
       dataDir,
       limits: options.extraction?.limits,
       extractor: options.extraction?.extractor,

@@ -122,8 +122,8 @@ export interface GovernancePermissionOptions {
    */
   enforce?: boolean | undefined;
   /**
-   * Replaces the permission hook of the broker and of downloads (which it sees as `artifact_download`
-   * requests); wins over `enforce`. @default the runtime's `permissions.authorize`
+   * Replaces the permission hook of the broker, for every call (downloads are
+   * `sciencegate/artifact_download` calls); wins over `enforce`. @default the runtime's `permissions.authorize`
    */
   authorize?: Authorize | undefined;
   /** Strict mode, the app's danger predicate, the default approval mode. @default `{}` */

@@ -63,6 +63,7 @@ const PINNED: Record<string, string[]> = {
     "PaperExtractResult",
     "createArtifactDownloadTool",
     "createPaperExtractTool",
+    "downloadArtifact",
     "extractPdf",
     "fullTextExtractions",
     "reviewAnswer",

@@ -66,7 +66,7 @@ describe("artifact_download approval card", () => {
       type: "permission",
       action: "download",
       resource: "artifact:arxiv:2401.0000a:downloads/arxiv/2401.0000a.pdf",
-      sourceId: "arxiv",
+      sourceId: "sciencegate", // the built-ins' source; the candidate's is in resource and args
       toolId: "artifact_download",
       toolCallId: "dl-a",
       risk: "download",
@@ -108,8 +108,8 @@ describe("artifact_download approval card", () => {
     }
     const rows = await downloadRows(governance);
     expect(rows.map((r) => [r.toolCallId, r.status, r.sourceId, r.license]).sort()).toEqual([
-      ["dl-a", "ok", "arxiv", "CC-BY-4.0"],
-      ["dl-b", "ok", "arxiv", "CC-BY-4.0"],
+      ["dl-a", "ok", "sciencegate", "CC-BY-4.0"],
+      ["dl-b", "ok", "sciencegate", "CC-BY-4.0"],
     ]);
     // Each row points at the user's decision and at a CAS entry naming its job.
     const auths = await governance.ledger.listAuthorizations();
@@ -242,7 +242,8 @@ describe("artifact_download approval card", () => {
     const done = await downloadAgent(governance, false).invoke(go);
     expect(replies(done).get("dl-a")).toMatchObject({
       status: "error",
-      body: { code: "PERMISSION_DENIED", message: expect.stringContaining("cannot pause") },
+      // The broker's permission step refuses it, naming what lets a person answer (a checkpointer).
+      body: { code: "PERMISSION_DENIED", message: expect.stringContaining("checkpointer") },
     });
     expect(transfers).toEqual([]);
     expect(await governance.downloads.list()).toEqual([]);

@@ -5,9 +5,11 @@
  * on the file, or another pool on the PostgreSQL database) reads and cancels, as `sciencegate jobs` or a
  * console in another process does. The manual clock drives the progress ticks.
  */
+
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { downloadArtifact } from "../../src/artifacts/artifact-download-tool.js";
 import {
   cancelStoredJob,
   type DownloadJob,
@@ -139,7 +141,7 @@ export function describeCrossProcessJobs(name: string, openPair: () => Promise<S
       const events: DownloadProgress[] = [];
       bench.manager.subscribe((progress) => events.push(progress));
       const settled: DownloadResult[] = [];
-      const download = bench.manager.download(CALL);
+      const download = bench.download(CALL);
       void download.then((result) => settled.push(result));
       // The first part is in; the publisher holds the rest.
       const { jobId } = await eventually("the first part", () =>
@@ -227,7 +229,9 @@ export function describeCrossProcessJobs(name: string, openPair: () => Promise<S
       expect(events.at(-1)).toMatchObject({ jobId, status: "cancelled" });
       expect(clock.pendingTimers).toBe(0);
       // The replayed call returns the cancelled job; nothing runs or is recorded again.
-      expect(await lab1.manager.download(CALL)).toMatchObject({ status: "cancelled" });
+      expect(await downloadArtifact({ broker: lab1.broker, downloads: lab1.manager }, CALL)).toMatchObject({
+        status: "cancelled",
+      });
       expect(await lab1.rows()).toHaveLength(1);
     });
 

@@ -57,7 +57,7 @@ async function run(options: Partial<DownloadManagerOptions>, route: Route) {
   const startedAt = bench.clock.now();
   // A finite job deadline keeps one timer armed all along: step only when another one waits too.
   const minTimers = Number.isFinite(options.jobTimeoutMs ?? Number.POSITIVE_INFINITY) ? 2 : 1;
-  const result = await drive(bench.clock, bench.manager.download(CALL), minTimers);
+  const result = await drive(bench.clock, bench.download(CALL), minTimers);
   const elapsedMs = bench.clock.now() - startedAt;
   const row = (await bench.ledger.findByCall("t1", "k1"))!;
   return { bench, result, elapsedMs, row };
@@ -162,7 +162,7 @@ describe.skipIf(!HAS_OPENSSL)("download deadlines against a real HTTPS publisher
       initialBackoffMs: 50,
     });
     const startedAt = performance.now();
-    const result = await bench.manager.download(CALL);
+    const result = await bench.download(CALL);
     const elapsedMs = performance.now() - startedAt;
     expect(result).toMatchObject({ status: "failed", error: { code: "TIMEOUT" } });
     expect(result.error?.message).toContain("headersTimeoutMs: 300 ms");

@@ -2,12 +2,13 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { downloadArtifact } from "../../src/artifacts/artifact-download-tool.js";
 import { createArtifactSource } from "../../src/artifacts/artifact-source.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import type { DownloadLookup } from "../../src/artifacts/download-host-check.js";
 import type { DownloadJob } from "../../src/artifacts/download-job-store.js";
 import { DownloadManager } from "../../src/artifacts/download-manager.js";
-import type { DownloadManagerOptions } from "../../src/artifacts/download-types.js";
+import type { DownloadManagerOptions, DownloadRequest } from "../../src/artifacts/download-types.js";
 import type { PdfExtractor } from "../../src/artifacts/extract-pdf.js";
 import type { PdfLimits } from "../../src/artifacts/pdf-limits.js";
 import type { ArtifactCandidate, McpToolResult } from "../../src/contract/result-types.js";
@@ -18,6 +19,7 @@ import { Broker } from "../../src/governance/broker/broker.js";
 import { SourceCatalog } from "../../src/governance/catalog/source-catalog.js";
 import type { SourceManifest } from "../../src/governance/manifests/manifest-schema.js";
 import { SourceRegistry } from "../../src/governance/manifests/source-registry.js";
+import type { Authorize } from "../../src/governance/permissions/authorization.js";
 import { createInMemoryPool } from "../../src/testing/in-memory-pool.js";
 import { ManualClock } from "../../src/testing/manual-clock.js";
 import { makeSource } from "../governance/manifests/manifest-factory.js";
@@ -86,7 +88,12 @@ export function stalledBody(first: Uint8Array, release: Promise<Uint8Array>, sig
 /** The bench: manager, ledger, store, clock, temp workspace and the routes the fake `fetch` serves. */
 export async function createBench(
   candidates: ArtifactCandidate[] = [makeCandidate()],
-  options: Partial<DownloadManagerOptions> & { hosts?: string[]; invocationSessionId?: string } = {},
+  options: Partial<DownloadManagerOptions> & {
+    hosts?: string[];
+    invocationSessionId?: string;
+    /** The broker's permission hook (downloads are its calls). @default every call allowed */
+    authorize?: Authorize;
+  } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), "sciencegate-download-"));
   const workspaceDir = join(dataDir, "workspace");
@@ -122,7 +129,7 @@ export async function createBench(
       license: "arXiv non-exclusive license",
     },
   );
-  const { hosts: _hosts, invocationSessionId: _session, ...managerOptions } = options;
+  const { hosts: _hosts, invocationSessionId: _session, authorize: _authorize, ...managerOptions } = options;
   const manager = new DownloadManager({
     ledgerWriter,
     store,
@@ -172,11 +179,19 @@ export async function createBench(
       pool,
       ledgerWriter,
       store,
-      inProcess: [createArtifactSource({ jobs: manager.jobs, dataDir, ...extraction })],
+      clock,
+      ...(options.authorize ? { authorize: options.authorize } : {}),
+      inProcess: [createArtifactSource({ downloads: manager, catalog, dataDir, clock, ...extraction })],
     });
   };
+  /** The broker that serves `artifact_download` (and records retries), as `createGovernance` makes it. */
+  const broker = extractionBroker();
+  /** One `artifact_download` call through the broker. */
+  const download = (request: DownloadRequest) => downloadArtifact({ broker, downloads: manager }, request);
   return {
     manager,
+    broker,
+    download,
     ledger,
     ledgerWriter,
     store,

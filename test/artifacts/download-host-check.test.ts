@@ -44,7 +44,7 @@ describe.skipIf(!HAS_OPENSSL)("downloads refuse hosts that resolve to non-public
       clock: systemClock,
       ...options,
     });
-    const result = await bench.manager.download(CALL);
+    const result = await bench.download(CALL);
     return { result, row: await bench.ledger.findByCall("t1", "k1"), publisher };
   }
 

@@ -8,8 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { cancelStoredJob } from "../../src/artifacts/download-job-store.js";
-import { callJobId } from "../../src/artifacts/download-ledger.js";
-import { DownloadManager } from "../../src/artifacts/download-manager.js";
+import { callJobId, DownloadManager } from "../../src/artifacts/download-manager.js";
 import { downloadJobsPath, SqliteDownloadJobStore } from "../../src/artifacts/download-sqlite-job-store.js";
 import type { DownloadProgress } from "../../src/artifacts/download-types.js";
 import { GovernanceError } from "../../src/core/errors.js";
@@ -54,7 +53,7 @@ describe("DownloadManager.subscribe", () => {
   }
 
   test("sees every job's events in order: fresh, retried and resumed runs, until it unsubscribes", async () => {
-    const { manager, publisher, workspaceDir } = await lab();
+    const { manager, download, publisher, workspaceDir } = await lab();
     // Each part after the first is sent once the previous one was reported, so each is an event.
     for (const id of ["a", "b"]) publisher.serve(`/pdf/${id}`, { bytes: PDF, parts: 4, hold: true });
     manager.subscribe((p) => {
@@ -66,7 +65,7 @@ describe("DownloadManager.subscribe", () => {
     manager.subscribe((p) => second.push(p));
     const own = new Map<string, DownloadProgress[]>();
     const start = (candidateId: string) =>
-      manager.download({
+      download({
         mcpInvocationId: "inv-1",
         candidateId,
         sessionId: "s1",
@@ -123,7 +122,7 @@ describe("DownloadManager.subscribe", () => {
     });
     await mkdir(join(workspaceDir, ".staging"), { recursive: true });
     await writeFile(join(workspaceDir, ".staging", STAGED), "");
-    const resumed = await manager.download({
+    const resumed = await download({
       mcpInvocationId: "inv-1",
       candidateId: "a",
       sessionId: "s1",
@@ -143,7 +142,7 @@ describe("DownloadManager.subscribe", () => {
   });
 
   test("a subscriber that throws breaks neither the download nor the other subscribers", async () => {
-    const { manager, publisher } = await lab();
+    const { manager, download, publisher } = await lab();
     publisher.serve("/pdf/a", { bytes: PDF, parts: 4 });
     let thrown = 0;
     manager.subscribe(() => {
@@ -157,7 +156,7 @@ describe("DownloadManager.subscribe", () => {
     const seen: DownloadProgress[] = [];
     manager.subscribe((p) => seen.push(p));
     const own: DownloadProgress[] = [];
-    const result = await manager.download({
+    const result = await download({
       mcpInvocationId: "inv-1",
       candidateId: "a",
       sessionId: "s1",
@@ -206,7 +205,7 @@ describe("a cancel that reaches the store while the file is checked and placed",
           });
         },
       };
-      const result = await bench.manager.download({
+      const result = await bench.download({
         mcpInvocationId: "inv-1",
         candidateId: "a",
         sessionId: "s1",

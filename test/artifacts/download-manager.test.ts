@@ -24,7 +24,7 @@ describe("DownloadManager", () => {
     ]);
     bench.serve(URL_1, PDF);
     const progress: DownloadProgress[] = [];
-    const result = await bench.manager.download({
+    const result = await bench.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",
@@ -66,7 +66,7 @@ describe("DownloadManager", () => {
     });
     const statuses: string[] = [];
     const result = await bench.settle(
-      bench.manager.download({
+      bench.download({
         mcpInvocationId: "inv-1",
         candidateId: "c1",
         sessionId: "s1",
@@ -87,7 +87,7 @@ describe("DownloadManager", () => {
     const bench = await createBench();
     bench.routes.set(URL_1, () => new Response(null, { status: 302, headers: { location } }));
     bench.serve(location, PDF);
-    const result = await bench.manager.download({
+    const result = await bench.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",
@@ -105,12 +105,12 @@ describe("DownloadManager", () => {
       () => new Response(null, { status: 301, headers: { location: "https://export.arxiv.org/pdf/a" } }),
     );
     bench.serve("https://export.arxiv.org/pdf/a", PDF);
-    const ok = await bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" });
+    const ok = await bench.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" });
     expect(ok.status).toBe("completed");
 
     const loop = await createBench();
     loop.routes.set(URL_1, () => new Response(null, { status: 302, headers: { location: URL_1 } }));
-    const looped = await loop.manager.download({
+    const looped = await loop.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",
@@ -125,7 +125,7 @@ describe("DownloadManager", () => {
   ])("fails on a %s mismatch and leaves no file", async (_name, overrides, message) => {
     const bench = await createBench([makeCandidate(overrides)]);
     bench.serve(URL_1, PDF);
-    const result = await bench.manager.download({
+    const result = await bench.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",
@@ -145,7 +145,7 @@ describe("DownloadManager", () => {
         ? new Response(PDF, { headers: { "content-length": String(PDF.length) } })
         : new Response(new Blob([PDF]).stream()),
     );
-    const result = await bench.manager.download({
+    const result = await bench.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",
@@ -159,7 +159,7 @@ describe("DownloadManager", () => {
       const bench = await createBench();
       bench.serve(URL_1, PDF);
       await expect(
-        bench.manager.download({
+        bench.download({
           mcpInvocationId: "inv-1",
           candidateId: "c1",
           sessionId: "s1",
@@ -178,12 +178,8 @@ describe("DownloadManager", () => {
     await symlink(bench.dataDir, join(bench.workspaceDir, "link"));
     await writeFile(join(bench.workspaceDir, "taken.pdf"), "old");
     const base = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" };
-    await expect(bench.manager.download({ ...base, destinationPath: "link/x.pdf" })).rejects.toThrow(
-      /symbolic link/,
-    );
-    await expect(bench.manager.download({ ...base, destinationPath: "taken.pdf" })).rejects.toThrow(
-      /already exists/,
-    );
+    await expect(bench.download({ ...base, destinationPath: "link/x.pdf" })).rejects.toThrow(/symbolic link/);
+    await expect(bench.download({ ...base, destinationPath: "taken.pdf" })).rejects.toThrow(/already exists/);
     expect(await readFile(join(bench.workspaceDir, "taken.pdf"), "utf8")).toBe("old");
     expect(bench.seen).toHaveLength(0);
   });
@@ -193,9 +189,9 @@ describe("DownloadManager", () => {
     ["an unknown invocation", "inv-404", "c1", "NOT_FOUND"],
   ])("refuses %s", async (_name, mcpInvocationId, candidateId, code) => {
     const bench = await createBench();
-    await expect(
-      bench.manager.download({ mcpInvocationId, candidateId, sessionId: "s1" }),
-    ).rejects.toMatchObject({ code });
+    await expect(bench.download({ mcpInvocationId, candidateId, sessionId: "s1" })).rejects.toMatchObject({
+      code,
+    });
     expect(bench.seen).toHaveLength(0);
   });
 
@@ -210,7 +206,7 @@ describe("DownloadManager", () => {
   ])("refuses %s", async (_name, candidate, code) => {
     const bench = await createBench([candidate]);
     await expect(
-      bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
+      bench.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
     ).rejects.toMatchObject({ code });
   });
 
@@ -218,7 +214,7 @@ describe("DownloadManager", () => {
     const { license: _none, ...unlicensed } = makeCandidate();
     const bench = await createBench([unlicensed]);
     bench.serve(URL_1, PDF);
-    const result = await bench.manager.download({
+    const result = await bench.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",
@@ -233,7 +229,7 @@ describe("DownloadManager", () => {
     });
     bench.serve(URL_1, PDF);
     await expect(
-      bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
+      bench.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
     ).rejects.toMatchObject({
       code: "PERMISSION_DENIED",
     });
@@ -247,7 +243,7 @@ describe("DownloadManager", () => {
       (_request, signal) => new Response(stalledBody(PDF.slice(0, 10), new Promise(() => {}), signal)),
     );
     const seenRunning = new Promise<string>((resolve) => {
-      void bench.manager
+      void bench
         .download({
           mcpInvocationId: "inv-1",
           candidateId: "c1",
@@ -274,7 +270,7 @@ describe("DownloadManager", () => {
     const bench = await createBench(undefined, { maxAttempts: 2 });
     bench.routes.set(URL_1, () => new Response("busy", { status: 503 }));
     const failed = await bench.settle(
-      bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
+      bench.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" }),
     );
     expect(failed).toMatchObject({
       status: "failed",
@@ -301,9 +297,7 @@ describe("DownloadManager", () => {
     for (const id of ids)
       bench.routes.set(`https://arxiv.org/pdf/${id}`, () => new Response(stalledBody(PDF.slice(0, 5), gate)));
     const all = Promise.all(
-      ids.map((candidateId) =>
-        bench.manager.download({ mcpInvocationId: "inv-1", candidateId, sessionId: "s1" }),
-      ),
+      ids.map((candidateId) => bench.download({ mcpInvocationId: "inv-1", candidateId, sessionId: "s1" })),
     );
     while (bench.seen.length < ids.length) await new Promise((resolve) => setImmediate(resolve));
     // All three requests are open before any body completes.
@@ -334,12 +328,13 @@ describe("DownloadManager", () => {
       (_request, signal) => new Response(stalledBody(PDF.slice(0, 5), new Promise(() => {}), signal)),
     );
     const request = (candidateId: string) => ({ mcpInvocationId: "inv-1", candidateId, sessionId: "s1" });
-    const finishing = bench.manager.download(request("a"));
-    const stalled = bench.manager.download(request("b"));
+    const finishing = bench.download(request("a"));
+    const stalled = bench.download(request("b"));
     while (bench.seen.length < ids.length) await new Promise((resolve) => setImmediate(resolve));
 
-    const closing = bench.manager.close(1_000);
-    await expect(bench.manager.download(request("a"))).rejects.toMatchObject({
+    // As `close()` of a runtime: the broker stops admitting calls, and both let running ones finish.
+    const closing = Promise.all([bench.broker.close(1_000), bench.manager.close(1_000)]);
+    await expect(bench.download(request("a"))).rejects.toMatchObject({
       code: "CANCELLED",
       data: { reason: "closed" },
     });
@@ -363,20 +358,20 @@ describe("DownloadManager", () => {
       bench.serve(URL_1, PDF);
       const request = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "B", threadId: "tB" };
       await expect(bench.manager.prepare(request)).rejects.toMatchObject({ code: "PERMISSION_DENIED" });
-      await expect(bench.manager.download({ ...request, toolCallId: "call-b" })).rejects.toMatchObject({
+      await expect(bench.download({ ...request, toolCallId: "call-b" })).rejects.toMatchObject({
         code: "PERMISSION_DENIED",
         message: expect.stringContaining("belongs to another session"),
       });
       expect(bench.seen).toHaveLength(0);
       expect(await bench.manager.list()).toHaveLength(0);
+      // Planning has no side effect; the call's refusal is its one row, as any refused broker call's.
       const rows = await bench.ledger.query({ sessionId: "B" });
-      expect(rows).toHaveLength(2);
+      expect(rows).toHaveLength(1);
       for (const row of rows) {
         expect(row).toMatchObject({ status: "error", toolId: DOWNLOAD_LEDGER_TOOL_ID, threadId: "tB" });
         expect(row.error?.code).toBe("PERMISSION_DENIED");
-        expect(row.toolCallId).toBeUndefined();
       }
-      const own = await bench.manager.download({
+      const own = await bench.download({
         mcpInvocationId: "inv-1",
         candidateId: "c1",
         sessionId: "s1",
@@ -388,7 +383,7 @@ describe("DownloadManager", () => {
       const bench = await createBench();
       bench.serve(URL_1, PDF);
       const key = { threadId: "t-shared", toolCallId: "call-1" };
-      const own = await bench.manager.download({
+      const own = await bench.download({
         mcpInvocationId: "inv-1",
         candidateId: "c1",
         sessionId: "s1",
@@ -396,7 +391,7 @@ describe("DownloadManager", () => {
       });
       expect(own.status).toBe("completed");
       const asB = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "B", ...key };
-      await expect(bench.manager.download(asB)).rejects.toMatchObject({
+      await expect(bench.download(asB)).rejects.toMatchObject({
         code: "PERMISSION_DENIED",
         data: { reason: "tool_call_id_reused" },
       });
@@ -406,7 +401,7 @@ describe("DownloadManager", () => {
       expect(row?.toolCallId).toBeUndefined();
       // A's replay still returns A's result.
       expect(
-        await bench.manager.download({
+        await bench.download({
           mcpInvocationId: "inv-1",
           candidateId: "c1",
           sessionId: "s1",
@@ -426,7 +421,7 @@ describe("DownloadManager", () => {
         (_request, signal) => new Response(stalledBody(PDF.slice(0, 5), released, signal), { status: 200 }),
       );
       const key = { threadId: "t-shared", toolCallId: "call-1" };
-      const running = bench.manager.download({
+      const running = bench.download({
         mcpInvocationId: "inv-1",
         candidateId: "c1",
         sessionId: "s1",
@@ -435,7 +430,7 @@ describe("DownloadManager", () => {
       while ((await bench.manager.list())[0]?.status !== "running")
         await new Promise((resolve) => setImmediate(resolve));
       await expect(
-        bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "B", ...key }),
+        bench.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "B", ...key }),
       ).rejects.toMatchObject({ code: "PERMISSION_DENIED", data: { reason: "tool_call_id_reused" } });
       release(PDF.slice(5));
       expect((await running).status).toBe("completed");
@@ -454,13 +449,14 @@ describe("DownloadManager", () => {
       sessions.disableSource("B", "arxiv");
       const request = { mcpInvocationId: "inv-b", candidateId: "c1", sessionId: "B" };
       await expect(bench.manager.prepare(request)).rejects.toMatchObject({ code: "SOURCE_DISABLED" });
-      await expect(bench.manager.download(request)).rejects.toMatchObject({ code: "SOURCE_DISABLED" });
+      await expect(bench.download(request)).rejects.toMatchObject({ code: "SOURCE_DISABLED" });
       expect(bench.seen).toHaveLength(0);
       const refused = await bench.ledger.query({ sessionId: "B", toolId: DOWNLOAD_LEDGER_TOOL_ID });
-      expect(refused.map((row) => row.error?.code)).toEqual(["SOURCE_DISABLED", "SOURCE_DISABLED"]);
-      expect(refused[0]?.sourceId).toBe("arxiv");
+      // Planning has no side effect; the call's refusal is its one row (a call of the built-ins' source).
+      expect(refused.map((row) => row.error?.code)).toEqual(["SOURCE_DISABLED"]);
+      expect(refused[0]?.sourceId).toBe("sciencegate");
       sessions.enableSource("B", "arxiv");
-      expect((await bench.manager.download(request)).status).toBe("completed");
+      expect((await bench.download(request)).status).toBe("completed");
     });
   });
 });
@@ -471,7 +467,7 @@ describe("DownloadManager: name and path length are checked in the plan", () => 
     bench.serve(URL_1, PDF);
     const request = { mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1" };
     await expect(bench.manager.prepare(request)).rejects.toMatchObject({ code: "INVALID_INPUT" });
-    const error = await bench.manager.download(request).catch((e: unknown) => e);
+    const error = await bench.download(request).catch((e: unknown) => e);
     expect(error).toMatchObject({
       code: "INVALID_INPUT",
       message: expect.stringMatching(
@@ -485,7 +481,7 @@ describe("DownloadManager: name and path length are checked in the plan", () => 
     const bench = await createBench();
     bench.serve(URL_1, PDF);
     const destinationPath = `${Array.from({ length: 20 }, () => "d".repeat(250)).join("/")}/paper.pdf`;
-    const error = await bench.manager
+    const error = await bench
       .download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId: "s1", destinationPath })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({

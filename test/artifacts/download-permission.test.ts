@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "vitest";
-import { downloadAuthorizationRequest } from "../../src/artifacts/download-permission.js";
-import type { DownloadPlan } from "../../src/artifacts/download-types.js";
-import { candidate, closeDownloadRuntimes, downloadRuntime } from "./download-runtime.js";
+import { downloadArtifact, downloadCall } from "../../src/artifacts/artifact-download-tool.js";
+import { SessionSettings } from "../../src/governance/permissions/session-settings.js";
+import { createBench } from "./download-harness.js";
+import { closeDownloadRuntimes, downloadRuntime } from "./download-runtime.js";
 
 afterEach(closeDownloadRuntimes);
 
@@ -13,7 +14,7 @@ describe("downloads follow the broker's permission hook", () => {
 
   test("enforced: a download nobody approved is refused with 'approval required' and recorded", async () => {
     const { governance, transfers } = await downloadRuntime();
-    await expect(governance.downloads.download(request)).rejects.toMatchObject({
+    await expect(downloadArtifact(governance, request)).rejects.toMatchObject({
       code: "PERMISSION_DENIED",
       message: expect.stringContaining("approval required"),
     });
@@ -23,7 +24,7 @@ describe("downloads follow the broker's permission hook", () => {
 
   test("permissions.enforce: false downloads unasked, like the broker calls", async () => {
     const { governance, transfers } = await downloadRuntime({ permissions: { enforce: false } });
-    expect((await governance.downloads.download(request)).status).toBe("completed");
+    expect((await downloadArtifact(governance, request)).status).toBe("completed");
     expect(transfers).toHaveLength(1);
     expect(await governance.ledger.listAuthorizations()).toEqual([]);
   });
@@ -33,46 +34,46 @@ describe("downloads follow the broker's permission hook", () => {
     const { governance } = await downloadRuntime({
       permissions: {
         authorize: (req) => {
-          seen.push(`${req.toolId} ${req.sourceId} ${String(req.input.destinationPath)}`);
+          seen.push(`${req.toolId} ${String(req.input.sourceId)} ${String(req.input.destinationPath)}`);
           return { allowed: false, reason: "no downloads in this app" };
         },
       },
     });
-    await expect(governance.downloads.download(request)).rejects.toThrow(/no downloads in this app/);
+    await expect(downloadArtifact(governance, request)).rejects.toThrow(/no downloads in this app/);
     expect(seen).toEqual(["artifact_download arxiv downloads/arxiv/2401.0000a.pdf"]);
   });
 });
 
-describe("downloadAuthorizationRequest", () => {
-  const catalog = { source: () => ({ manifest: { displayName: "arXiv" } }) } as never;
-  const plan = (overrides: Partial<DownloadPlan> = {}): DownloadPlan => ({
-    planId: "p1",
+describe("the permission request of a download (Broker.authorizationRequest)", () => {
+  const call = {
     mcpInvocationId: "inv-1",
-    candidate: candidate("a"),
-    license: "CC-BY-4.0",
+    candidateId: "c1",
     destinationPath: "papers/a.pdf",
     sessionId: "s1",
     threadId: "t1",
     toolCallId: "c1",
-    ...overrides,
-  });
+  };
 
-  test("is the same request for two plans of one call (the card and decision survive a re-run)", () => {
-    const first = downloadAuthorizationRequest(catalog, plan());
-    const second = downloadAuthorizationRequest(catalog, plan({ planId: "p2" }));
+  test("is the same request for two plans of one call (the card and decision survive a re-run)", async () => {
+    const bench = await createBench();
+    const first = await bench.broker.authorizationRequest(downloadCall(call));
+    const second = await bench.broker.authorizationRequest(downloadCall(call));
     expect(second).toEqual(first);
     expect(first.input).not.toHaveProperty("planId");
     expect(first).toMatchObject({
       toolId: "artifact_download",
-      sourceId: "arxiv",
+      input: { sourceId: "arxiv", destinationPath: "papers/a.pdf" },
       threadId: "t1",
       toolCallId: "c1",
     });
   });
 
-  test("refuses a source the catalog does not know", () => {
-    expect(() => downloadAuthorizationRequest({ source: () => undefined }, plan())).toThrow(
-      expect.objectContaining({ code: "SOURCE_DISABLED" }),
-    );
+  test("refuses a source the session switched off", async () => {
+    const sessions = new SessionSettings();
+    const bench = await createBench(undefined, { sessions });
+    await sessions.disableSource("s1", "arxiv");
+    await expect(bench.broker.authorizationRequest(downloadCall(call))).rejects.toMatchObject({
+      code: "SOURCE_DISABLED",
+    });
   });
 });

@@ -32,7 +32,7 @@ test("jobs survive a restart of the manager in the SQLite file", async () => {
   const jobStore = await SqliteDownloadJobStore.open(path);
   const bench = await createBench(undefined, { jobStore });
   bench.serve("https://arxiv.org/pdf/2401.00001v1", PDF);
-  const result = await bench.manager.download({
+  const result = await bench.download({
     mcpInvocationId: "inv-1",
     candidateId: "c1",
     sessionId: "s1",

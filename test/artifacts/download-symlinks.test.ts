@@ -19,7 +19,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { callJobId } from "../../src/artifacts/download-ledger.js";
+import { callJobId } from "../../src/artifacts/download-manager.js";
 import type { DownloadRequest } from "../../src/artifacts/download-types.js";
 import { createBench, makeJob, PDF, stalledBody } from "./download-harness.js";
 
@@ -69,7 +69,7 @@ function pausedTransfer(bench: Bench, request: DownloadRequest) {
   const firstBytes = new Promise<void>((resolve) => {
     staged = resolve;
   });
-  const done = bench.manager.download({
+  const done = bench.download({
     ...request,
     onProgress: (p) => p.bytesDownloaded > 0 && staged(),
   });
@@ -109,7 +109,7 @@ describe("download staging and placement are symlink-safe", () => {
       await symlink(victim, join(staging, name));
     }
     bench.serve(URL_1, PDF);
-    const result = await bench.manager.download(call);
+    const result = await bench.download(call);
     await expectVictimUntouched(dir, victim);
     expect(result).toMatchObject({ jobId, status: "completed", actualChecksum: sha(PDF) });
     const final = await lstat(join(bench.workspaceDir, DESTINATION));
@@ -157,7 +157,7 @@ describe("download staging and placement are symlink-safe", () => {
         else await link(victim, join(staging, name));
       }
       bench.serve(URL_1, PDF);
-      const result = await bench.manager.download(call);
+      const result = await bench.download(call);
       await expectVictimUntouched(dir, victim);
       expect(result).toMatchObject({ status: "failed", error: { code: "INVALID_INPUT" } });
       expect(result.error?.message).toMatch(
@@ -227,7 +227,7 @@ describe("download staging and placement are symlink-safe", () => {
       PDF.slice(0, 1000),
     );
     bench.serve(URL_1, PDF);
-    const result = await bench.manager.download(call);
+    const result = await bench.download(call);
     expect(result).toMatchObject({ jobId, status: "completed", actualChecksum: sha(PDF) });
     expect(bench.seen.map((r) => r.range)).toEqual(["bytes=1000-"]);
     expect(new Uint8Array(await readFile(result.finalPath))).toEqual(PDF);

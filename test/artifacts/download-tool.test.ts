@@ -12,7 +12,7 @@ const State = Annotation.Root({
 async function runTool(args: Record<string, unknown>) {
   const bench = await createBench(undefined, { invocationSessionId: "t1" });
   bench.serve("https://arxiv.org/pdf/2401.00001v1", PDF);
-  const downloadTool = createArtifactDownloadTool({ downloads: bench.manager });
+  const downloadTool = createArtifactDownloadTool({ broker: bench.broker, downloads: bench.manager });
   const graph = new StateGraph(State)
     .addNode("tools", async (state, config: LangGraphRunnableConfig) => ({
       message: (await downloadTool.invoke(
@@ -74,7 +74,11 @@ describe("artifact_download tool", () => {
         "https://arxiv.org/pdf/2401.00001v1",
         (_request, signal) => new Response(stalledBody(PDF.slice(0, 10), rest, signal)),
       );
-      const downloadTool = createArtifactDownloadTool({ downloads: bench.manager, cancelOnAbort });
+      const downloadTool = createArtifactDownloadTool({
+        broker: bench.broker,
+        downloads: bench.manager,
+        cancelOnAbort,
+      });
       const controller = new AbortController();
       let started!: () => void;
       const running = new Promise<void>((resolve) => {

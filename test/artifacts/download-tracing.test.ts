@@ -12,7 +12,7 @@ describe("download job spans", () => {
     bench.serve(URL_1, PDF);
     const result = await trace.getTracer("the-app").startActiveSpan("artifact_download", async (tool) => {
       try {
-        return await bench.manager.download({
+        return await bench.download({
           mcpInvocationId: "inv-1",
           candidateId: "c1",
           sessionId: "s1",
@@ -27,7 +27,10 @@ describe("download job spans", () => {
     const job = recorder.one("sciencegate.download_job");
     expect(job.kind).toBe(SpanKind.INTERNAL);
     expect(job.status.code).toBe(SpanStatusCode.UNSET);
-    expect(job.parentSpanContext?.spanId).toBe(recorder.one("artifact_download").spanContext().spanId);
+    // Under the broker's span of the call, itself under the tool's.
+    const invoke = recorder.one("sciencegate.invoke sciencegate/artifact_download");
+    expect(job.parentSpanContext?.spanId).toBe(invoke.spanContext().spanId);
+    expect(invoke.parentSpanContext?.spanId).toBe(recorder.one("artifact_download").spanContext().spanId);
     const row = await bench.ledger.findByCall("t1", "call-1");
     expect(row?.status).toBe("ok");
     expect(job.attributes).toEqual({
@@ -48,7 +51,7 @@ describe("download job spans", () => {
   test("a failed job is an ERROR span with the job's error code", async () => {
     const bench = await createBench(undefined, { maxBytes: 1000 });
     bench.serve(URL_1, PDF);
-    const result = await bench.manager.download({
+    const result = await bench.download({
       mcpInvocationId: "inv-1",
       candidateId: "c1",
       sessionId: "s1",

@@ -18,7 +18,7 @@ async function downloaded(bytes: Uint8Array = PAPER, sessionId = "s1") {
   const bench = await createBench(undefined, { invocationSessionId: sessionId });
   bench.serve(URL, bytes);
   const result = await bench.settle(
-    bench.manager.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId }),
+    bench.download({ mcpInvocationId: "inv-1", candidateId: "c1", sessionId }),
   );
   expect(result.status).toBe("completed");
   // Only the session that downloaded a job may extract it.
@@ -139,7 +139,7 @@ describe("the thread of the artifact tools", () => {
       const bench = await createBench(undefined, { invocationSessionId: sessionId });
       // Not a PDF: the extraction is refused before any parsing, and still writes its row.
       bench.serve(URL, new TextEncoder().encode("<html>paywall</html>"));
-      const download = createArtifactDownloadTool({ downloads: bench.manager });
+      const download = createArtifactDownloadTool({ broker: bench.broker, downloads: bench.manager });
       const extract = createPaperExtractTool({ broker: bench.extractionBroker(), downloads: bench.manager });
       const downloaded = (await download.invoke(
         {

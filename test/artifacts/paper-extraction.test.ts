@@ -15,7 +15,7 @@ const PAPER = makePdf([["BRAF V600E in melanoma"], [], ["Discussion"]]);
 async function downloaded(bytes: Uint8Array = PAPER) {
   const bench = await createBench();
   bench.serve(URL_1, bytes);
-  const { jobId } = await bench.manager.download({
+  const { jobId } = await bench.download({
     mcpInvocationId: "inv-1",
     candidateId: "c1",
     sessionId: "s1",

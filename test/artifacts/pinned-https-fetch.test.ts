@@ -112,7 +112,7 @@ describe.skipIf(!HAS_OPENSSL)("the pinned default download transport", () => {
       initialBackoffMs: 1,
       ...options,
     });
-    return bench.manager.download(CALL);
+    return bench.download(CALL);
   }
 
   test("rebinding: unpinned, the check passes on 203.0.113.7 and the connection reaches loopback", async () => {
@@ -194,7 +194,7 @@ describe.skipIf(!HAS_OPENSSL)("the pinned default download transport", () => {
       allowPrivateAddresses: ["127.0.0.0/8"],
       fetch: pinned(p, loopback, ["127.0.0.0/8"]),
     });
-    const result = await bench.manager.download(CALL);
+    const result = await bench.download(CALL);
     expect(result).toMatchObject({ status: "completed", bytesDownloaded: PDF.length });
     expect(new Uint8Array(await readFile(result.finalPath))).toEqual(PDF);
     expect(p.requests).toEqual([

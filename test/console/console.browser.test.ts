@@ -5,6 +5,7 @@
  * next dangerous call asks again, a download is cancelled and retried while its progress streams, the
  * extracted paper is shown, and a record title with markup renders as text.
  */
+
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +16,7 @@ import { serveConsole } from "sciencegate/console";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createOfflinePaperFetch, demoPaperPdf } from "../../examples/demo/offline-paper-fetch.js";
+import { downloadArtifact } from "../../src/artifacts/artifact-download-tool.js";
 import type { ConsoleServer } from "../../src/console/index.js";
 import { executeGovernedToolCall } from "../../src/nodes/index.js";
 import { promote, promotionReducer } from "../../src/visibility/index.js";
@@ -217,7 +219,7 @@ describe("the console over the demo's data directory", () => {
     });
     const candidateId = offered.result.artifacts?.[0]?.candidateId as string;
     pacing.partDelayMs = 400;
-    const first = governance.downloads.download({
+    const first = downloadArtifact(governance, {
       mcpInvocationId: offered.invocationId,
       candidateId,
       destinationPath: "console-test/paper.pdf",

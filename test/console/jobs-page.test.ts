@@ -4,9 +4,11 @@
  * parts the test releases. The page lists the job, its event stream follows it, and Cancel and Retry
  * change it only with the form's CSRF token on a writable console, each with its audit row.
  */
+
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
+import { downloadArtifact } from "../../src/artifacts/artifact-download-tool.js";
 import type { DownloadResult } from "../../src/artifacts/index.js";
 import { type ConsoleServer, createConsoleHandler, serveConsole } from "../../src/console/index.js";
 import { JOB_POLL_MS } from "../../src/console/job-feed.js";
@@ -77,7 +79,7 @@ async function startHeldDownload(release: Gate) {
     firstPart.open();
     return release.promise;
   };
-  const outcome: Promise<DownloadResult> = lab.governance.downloads.download({
+  const outcome: Promise<DownloadResult> = downloadArtifact(lab.governance, {
     ...offered,
     sessionId: SESSION,
     threadId: THREAD,

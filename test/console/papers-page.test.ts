@@ -5,12 +5,14 @@
  * with its manifest's facts and shows its text as text; ids that are not an extracted job never reach
  * the file system, and a text swapped for a link is refused.
  */
+
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createOfflinePaperFetch, offlineLookup } from "../../examples/demo/offline-paper-fetch.js";
+import { downloadArtifact } from "../../src/artifacts/artifact-download-tool.js";
 import { extractDownloadedPaper, paperTextPath } from "../../src/artifacts/index.js";
 import { type ConsoleServer, serveConsole } from "../../src/console/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/index.js";
@@ -84,7 +86,7 @@ describe("the Papers page", () => {
 
   test("lists an extracted paper: job, record, pages, the pages that need vision, characters and parser", async () => {
     const offered = await offerPaper(governance, SESSION);
-    const download = await governance.downloads.download({ ...offered, sessionId: SESSION });
+    const download = await downloadArtifact(governance, { ...offered, sessionId: SESSION });
     expect(download.status).toBe("completed");
     jobId = download.jobId;
     const extracted = await extractDownloadedPaper(governance, { artifactJobId: jobId, sessionId: SESSION });

@@ -145,7 +145,7 @@ describe("gateway downloads: cancellation", () => {
       ]);
       const rows = await lab.governance.ledger.query({ sessionId, toolId: "artifact_download" });
       expect(rows).toMatchObject([
-        { sourceId: "arxiv", threadId: sessionId, status: "error", error: { code: "CANCELLED" } },
+        { sourceId: "sciencegate", threadId: sessionId, status: "error", error: { code: "CANCELLED" } },
       ]);
     });
     const [cancelled] = await lab.governance.downloads.list();

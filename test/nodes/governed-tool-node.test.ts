@@ -265,7 +265,7 @@ describe("governed tool node", () => {
 
       const bench = await createBench(undefined, { invocationSessionId: sessionId });
       bench.serve("https://arxiv.org/pdf/2401.00001v1", PDF);
-      const download = createArtifactDownloadTool({ downloads: bench.manager });
+      const download = createArtifactDownloadTool({ broker: bench.broker, downloads: bench.manager });
       const message = (await download.invoke(
         {
           type: "tool_call",

@@ -45,7 +45,7 @@ async function downloadFrom(route: PublisherRoute, options: Partial<DownloadMana
     ...options,
   });
   const startedAt = performance.now();
-  const result = await bench.manager.download(CALL);
+  const result = await bench.download(CALL);
   const elapsedMs = Math.round(performance.now() - startedAt);
   const row = await bench.ledger.findByCall("t1", "k1");
   console.log(

@@ -90,12 +90,12 @@ describe("the demo session's research object", () => {
     };
     expect(decider("pubmed/search")).toEqual(["policy_not_dangerous", "SoftwareApplication"]);
     expect(decider("europe-pmc/search")).toEqual(["user_grant", "Person"]);
-    expect(decider("arxiv/artifact_download")).toEqual(["user_grant", "Person"]);
+    expect(decider("sciencegate/artifact_download")).toEqual(["user_grant", "Person"]);
   });
 
   test("holds the downloaded paper and its extraction, with its licence and the page that needs vision", () => {
     const { metadata } = crate;
-    const download = action(metadata, "arxiv/artifact_download");
+    const download = action(metadata, "sciencegate/artifact_download");
     const pdf = [download.result]
       .flat()
       .map((r) => entity(metadata, idOf(r)))

@@ -3,7 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import { callJobId } from "../../src/artifacts/download-ledger.js";
+import { downloadArtifact } from "../../src/artifacts/artifact-download-tool.js";
+import { callJobId } from "../../src/artifacts/download-manager.js";
 import {
   DOWNLOAD_JOBS_FILE,
   downloadJobsPath,
@@ -20,7 +21,7 @@ afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 /** The model's `artifact_download` call `dl-a` on thread t1, downloading candidate a. */
 const downloadA = (governance: Governance) =>
-  governance.downloads.download({
+  downloadArtifact(governance, {
     mcpInvocationId: "inv-1",
     candidateId: "a",
     sessionId: "t1",
@@ -70,7 +71,7 @@ describe("createGovernance({ jobStore })", () => {
       storage: { jobStore: await SqliteDownloadJobStore.open(path) },
       permissions: { enforce: false },
     });
-    expect(await second.governance.downloads.hasCall("t1", "dl-a")).toBe(true);
+    expect(await second.governance.downloads.jobs.get(callJobId("t1", "dl-a"))).toBeDefined();
     expect(await downloadA(second.governance)).toEqual(done);
     expect(second.transfers).toEqual([]);
     expect(await second.governance.downloads.list()).toHaveLength(1);

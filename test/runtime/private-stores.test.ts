@@ -3,10 +3,12 @@
  * and its files 0600 (a downloaded paper 0400), and tightens a data directory an earlier version left
  * readable by other users (0755 folders, 0644 files) when it opens it. Checked with real stat modes.
  */
+
 import { chmod, lstat, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
+import { downloadArtifact } from "../../src/artifacts/artifact-download-tool.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import { extractDownloadedPaper } from "../../src/artifacts/paper-extraction.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
@@ -71,7 +73,7 @@ async function downloadAndExtract(g: Governance) {
       candidates: [makeCandidate()],
     },
   );
-  const download = await g.downloads.download({
+  const download = await downloadArtifact(g, {
     mcpInvocationId: "inv-1",
     candidateId: "c1",
     sessionId: "s1",

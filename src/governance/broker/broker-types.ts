@@ -67,6 +67,11 @@ export interface InvokeRequest {
   signal?: AbortSignal;
   /** Progress notifications of the MCP request. */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * What a call of an in-process tool reports while it runs (a download's `artifact_download_progress`
+   * events), for the caller's custom stream. Called synchronously; a listener that throws is ignored.
+   */
+  onEvent?: ((event: Record<string, unknown>) => void) | undefined;
   /** What the caller does with the server's questions, sampling requests and log messages. @default none */
   upstream?: UpstreamInput | undefined;
 }

@@ -37,7 +37,7 @@ import {
 } from "./call-recorder.js";
 import { outcomeOf, replayedOutcome, reusedKeyError, uncheckedKeyError, waitForRow } from "./call-replay.js";
 import { callUpstream, type UpstreamCall as UpstreamCallParts, upstreamTimeoutMs } from "./call-upstream.js";
-import type { InProcessCall, InProcessSource } from "./in-process-source.js";
+import type { InProcessCall, InProcessSource, PreparedCall } from "./in-process-source.js";
 import { endInvocationSpan, startInvocationSpan } from "./invocation-span.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 import { cacheTtlSeconds, ResultCache } from "./result-cache.js";
@@ -184,6 +184,7 @@ export class Broker {
     // MCP client gets the retry run's own signal), so calls without one can share one.
     this.#running = new InflightCalls(this.#o.clock, "broker", { sharedSignal: true });
     this.#recorder = new CallRecorder(this.#o.ledgerWriter, this.#o.store, this.#o.clock, this.#o.newId);
+    for (const source of options.inProcess ?? []) source.attach?.(this);
     this.#upstream = new UpstreamInputs({
       ledger: this.#o.ledgerWriter,
       store: this.#recorder.objects,
@@ -305,16 +306,42 @@ export class Broker {
    * @param call source, tool, arguments, session and the optional principal and ids
    * @returns the request
    * @throws GovernanceError `TOOL_UNAVAILABLE`, `SOURCE_DISABLED`, `INVALID_INPUT`, or an in-process
-   *   tool's refusal
+   *   tool's refusal; `INVALID_INPUT` (`data.reason: "nothing_to_authorize"`) for a call that asks no
+   *   permission: its key already has a row (it replays, or is refused), or another call holds it, or it
+   *   continues an authorized call
    */
   async authorizationRequest(call: RefusedCall): Promise<AuthorizationRequest> {
+    if (call.threadId !== undefined && call.toolCallId !== undefined) {
+      if (await this.#o.ledgerWriter.reader.findByCall(call.threadId, call.toolCallId)) {
+        throw nothingToAuthorize();
+      }
+    }
     const resolved = this.#resolve(call);
     const label = `${resolved.source.id}/${resolved.toolId}`;
     const input = this.#validator.parse(resolved.manifest.inputSchema, call.input ?? {}, label);
     const prepared = resolved.local
       ? await resolved.local.prepare(inProcessCallOf(call, resolved, input))
       : undefined;
+    if (prepared?.keyTaken || prepared?.authorized) throw nothingToAuthorize();
     return authorizationRequestOf(call, resolved, prepared?.subject ?? input);
+  }
+
+  /**
+   * Records a run of an in-process tool that no tool call asked for (an operator's retry of a download
+   * job, the cancellation of a job a crashed process left) as one row of its own, through the same
+   * recorder as every call: no replay key, no permission step (whoever runs it acts for the user).
+   * @param call the source and tool, the arguments stored as its request, session and principal
+   *   (`threadId` and `toolCallId`, when given, key its row)
+   * @param prepared what runs
+   * @returns the outcome, once its row is durable
+   * @throws GovernanceError the run's failure, once recorded; `CANCELLED` (no row) after `close()` began
+   */
+  recordRun(
+    call: Omit<RefusedCall, "runId">,
+    prepared: Pick<PreparedCall, "run" | "license">,
+  ): Promise<InvokeOutcome> {
+    const request: InvokeRequest = { ...call };
+    return this.#running.run((signal) => this.#invokeOnce({ ...request, signal }, prepared), request.signal);
   }
 
   /**
@@ -333,11 +360,11 @@ export class Broker {
     return this.#running.run((signal) => this.#invokeOnce({ ...request, signal }), request.signal);
   }
 
-  async #invokeOnce(request: InvokeRequest): Promise<InvokeOutcome> {
+  async #invokeOnce(request: InvokeRequest, prepared?: PreparedCall): Promise<InvokeOutcome> {
     const { clock } = this.#o;
     // Under the active span (a graph run's, an executor's); ended once the outcome is known.
     const span = startInvocationSpan();
-    if (request.threadId !== undefined && request.toolCallId !== undefined) {
+    if (prepared === undefined && request.threadId !== undefined && request.toolCallId !== undefined) {
       let prior: InvocationRecord | undefined;
       try {
         prior = await this.#o.ledgerWriter.reader.findByCall(request.threadId, request.toolCallId);
@@ -359,6 +386,7 @@ export class Broker {
       },
       inline: [],
       traced,
+      ...optional({ prepared }),
     };
     const { row } = call;
     let outcome: InvokeOutcome;
@@ -493,13 +521,36 @@ export class Broker {
     input: Record<string, unknown>,
   ): Promise<InvokeOutcome> {
     const { row } = call;
-    const prepared = await local.prepare(inProcessCallOf(request, tool, input));
+    const prepared = call.prepared ?? (await local.prepare(inProcessCallOf(request, tool, input)));
+    if (prepared.keyTaken) {
+      // Refused on a row without the key, which stays the other call's.
+      delete row.toolCallId;
+      throw reusedKeyError(request, row.invocationId);
+    }
     if (prepared.license !== undefined) row.license = prepared.license;
-    const decision = await this.#authorize(request, tool, prepared.subject ?? input);
+    // A run recorded for its source (`recordRun`) or the continuation of an authorized call asks nothing.
+    const decision: AuthorizeResult =
+      call.prepared !== undefined || prepared.authorized === true
+        ? { allowed: true }
+        : await this.#authorize(request, tool, prepared.subject ?? input);
     const timeoutMs = request.timeoutMs ?? tool.manifest.timeoutMs ?? this.#o.defaultTimeoutMs;
     await this.#admitDecision(request, call, tool, decision, timeoutMs);
+    const { onEvent } = request;
+    const emit =
+      onEvent &&
+      ((event: Record<string, unknown>) => {
+        // A listener's failure is its own: the call goes on.
+        try {
+          onEvent(event);
+        } catch {}
+      });
     // The run reports its attempts on the row itself, so that a failure records them too.
-    const result = await prepared.run({ signal: request.signal ?? NEVER_ABORTED, tally: row });
+    const result = await prepared.run({
+      signal: request.signal ?? NEVER_ABORTED,
+      tally: row,
+      invocationId: row.invocationId,
+      ...optional({ emit }),
+    });
     call.results = { normalized: result };
     return outcomeOf(row, result, false);
   }
@@ -679,6 +730,13 @@ export class Broker {
 /** The signal of an in-process call that no one can abort (no caller's signal). */
 const NEVER_ABORTED = new AbortController().signal;
 
+/** What `authorizationRequest` throws for a call that asks no permission. */
+function nothingToAuthorize(): GovernanceError {
+  return new GovernanceError("INVALID_INPUT", "This call asks no permission: it ran, or runs, already.", {
+    data: { reason: "nothing_to_authorize" },
+  });
+}
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -693,7 +751,7 @@ function inProcessCallOf(
     toolId: tool.toolId,
     input,
     session: call.sessionId,
-    ...optional({ threadId: call.threadId, toolCallId: call.toolCallId }),
+    ...optional({ principal: call.principal, threadId: call.threadId, toolCallId: call.toolCallId }),
   };
 }
 

@@ -3,6 +3,7 @@
  * row (small ones inline, in the row's commit; large ones in the content store first) and the one append
  * through the ledger's writer, which settles once the row is durable (see ARCHITECTURE.md, "Record").
  */
+
 import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
 import { type Clock, GovernanceError, hashCanonical, optional } from "../../core/index.js";
 import {
@@ -17,6 +18,7 @@ import {
 } from "../audit/index.js";
 import { neutralizeDeep, neutralizePromptTags } from "../envelope/index.js";
 import type { InvokeRequest } from "./broker-types.js";
+import type { PreparedCall } from "./in-process-source.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 
 /** An invocation row while its call runs: everything but the outcome. */
@@ -41,6 +43,8 @@ export interface Call {
    * called just before the call's own row, so that both share one commit.
    */
   commitAuthorization?: (() => Promise<void>) | undefined;
+  /** A run its source prepared already (`Broker.recordRun`): nothing is prepared or authorized again. */
+  prepared?: PreparedCall | undefined;
 }
 
 /** Builds and writes the rows of one broker's calls. */
