@@ -27,7 +27,7 @@ import {
   withActiveSpan,
 } from "../core/index.js";
 import type { ContentStore, LedgerWriter } from "../governance/audit/index.js";
-import type { PreparedCall, RefusedCall } from "../governance/broker/index.js";
+import type { InProcessHost, PreparedCall, RefusedCall } from "../governance/broker/index.js";
 import { ARTIFACT_DOWNLOAD_TOOL_ID, SessionSettings } from "../governance/permissions/index.js";
 import { downloadCallResult } from "./download-call-result.js";
 import { type DownloadDeadlines, downloadDeadlines } from "./download-deadline.js";
@@ -97,13 +97,7 @@ export type PreparedDownload =
  * Records a run no tool call asked for (a retry, the cancellation of a job a crashed process left) as
  * one `artifact_download` row: the broker that serves the built-ins (`Broker.recordRun`).
  */
-export interface DownloadRecords {
-  /** See `Broker.recordRun`. */
-  recordRun(
-    call: Omit<RefusedCall, "runId">,
-    prepared: Pick<PreparedCall, "run" | "license">,
-  ): Promise<unknown>;
-}
+export type DownloadRecords = InProcessHost;
 
 /** The `sourceId` of the built-ins' calls (`ARTIFACT_SOURCE_ID`), spelt here to keep imports one-way. */
 const BUILTIN_SOURCE_ID = "sciencegate";

@@ -212,11 +212,22 @@ function clientCredentialsProvider(
           privateKey: key,
           algorithm: oauth.signingAlgorithm ?? "ES256",
         });
-  const signed = inner instanceof PrivateKeyJwtProvider ? inner.addClientAuthentication : undefined;
+  const provider = nonInteractiveProvider(inner, records);
+  if (inner instanceof PrivateKeyJwtProvider)
+    provider.addClientAuthentication = inner.addClientAuthentication;
+  return provider;
+}
+
+/**
+ * A provider of the SDK's non-interactive flow (no redirect URL; `prepareTokenRequest` makes the token
+ * request) over `inner`, whose tokens and discovery state live in the credential store.
+ */
+function nonInteractiveProvider(
+  inner: OAuthClientProvider,
+  records: CredentialRecord,
+): SciencegateOAuthProvider {
   return {
-    ...(signed === undefined ? {} : { addClientAuthentication: signed }),
     expectedState: undefined,
-    // No redirect URL: the SDK's non-interactive flow, whose token request `prepareTokenRequest` makes.
     get redirectUrl() {
       return inner.redirectUrl;
     },
@@ -224,8 +235,8 @@ function clientCredentialsProvider(
       return inner.clientMetadata;
     },
     clientInformation: () => inner.clientInformation(),
-    prepareTokenRequest: (scope) => inner.prepareTokenRequest(scope),
-    redirectToAuthorization: () => inner.redirectToAuthorization(),
+    prepareTokenRequest: (scope) => inner.prepareTokenRequest?.(scope),
+    redirectToAuthorization: (url) => inner.redirectToAuthorization(url),
     saveCodeVerifier: () => undefined,
     codeVerifier: () => inner.codeVerifier(),
     async tokens() {
@@ -313,36 +324,11 @@ function crossAppAccessProvider(
       }
     },
   });
-  return {
-    expectedState: undefined,
-    // No redirect URL: the SDK's non-interactive flow, whose token request `prepareTokenRequest` makes.
-    get redirectUrl() {
-      return inner.redirectUrl;
-    },
-    get clientMetadata() {
-      return inner.clientMetadata;
-    },
-    clientInformation: () => inner.clientInformation(),
-    prepareTokenRequest: (scope) => inner.prepareTokenRequest(scope),
-    saveAuthorizationServerUrl: (url) => inner.saveAuthorizationServerUrl(url),
-    saveResourceUrl: (url) => inner.saveResourceUrl?.(url),
-    redirectToAuthorization: () => inner.redirectToAuthorization(),
-    saveCodeVerifier: () => undefined,
-    codeVerifier: () => inner.codeVerifier(),
-    async tokens() {
-      return (await records.read()).tokens;
-    },
-    async saveTokens(tokens) {
-      await records.update((record) => ({ ...record, tokens, tokensSavedAt: records.now() }));
-    },
-    saveDiscoveryState: (state) => records.saveDiscoveryState(state),
-    discoveryState: () => records.discoveryState(),
-    async invalidateCredentials(scope) {
-      if (scope === "all" || scope === "tokens") {
-        await records.update(({ tokens: _tokens, tokensSavedAt: _at, ...rest }) => rest);
-      }
-    },
-  };
+  const provider = nonInteractiveProvider(inner, records);
+  // The grant names the authorization server and resource the SDK discovered: it hands them over here.
+  provider.saveAuthorizationServerUrl = (url) => inner.saveAuthorizationServerUrl(url);
+  provider.saveResourceUrl = (url) => inner.saveResourceUrl?.(url);
+  return provider;
 }
 
 /** Authorization code with PKCE: interactive to get the first tokens, then refresh at run time. */

@@ -9,6 +9,7 @@ export type {
 export { reusedKeyError } from "./call-replay.js";
 export type {
   InProcessCall,
+  InProcessHost,
   InProcessRunContext,
   InProcessSource,
   PreparedCall,
