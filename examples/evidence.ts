@@ -100,8 +100,8 @@ try {
   const rows = await governance.ledger.query({ sessionId: "paper-thread" });
   const summary = rows.map((r) => `${r.sourceId}/${r.toolId} ${r.status}`).sort();
   assert.deepEqual(summary, [
-    "arxiv/artifact_download ok",
     "arxiv/prepare_paper_download ok",
+    "sciencegate/artifact_download ok",
     "sciencegate/paper_extract_pdf ok",
   ]);
   for (const line of summary) console.log(`ledger: ${line}`);

@@ -166,11 +166,12 @@ describe("sciencegate jobs retry", () => {
       ["ok", undefined],
       ["error", "NOT_FOUND"],
     ]);
-    expect(rows[0]).toMatchObject({ sourceId: "arxiv", attempts: 1, sessionId: "s1" });
+    // The built-ins' source: a download is a call of `sciencegate/artifact_download`, whatever it fetches.
+    expect(rows[0]).toMatchObject({ sourceId: "sciencegate", attempts: 1, sessionId: "s1" });
     expect(rows.every((r: { toolCallId?: string }) => r.toolCallId === undefined)).toBe(true);
     const text = await run(["audit"]);
-    expect(text.stdout).toMatch(/arxiv\/artifact_download\s+ok/);
-    expect(text.stdout).toMatch(/arxiv\/artifact_download\s+NOT_FOUND/);
+    expect(text.stdout).toMatch(/sciencegate\/artifact_download\s+ok/);
+    expect(text.stdout).toMatch(/sciencegate\/artifact_download\s+NOT_FOUND/);
   });
 
   test("refuses to retry a completed job, with a message saying why", async () => {

@@ -397,8 +397,8 @@ describe("the guides' own files, from the installed package, offline (each asser
     expect(stdout).toMatch(/^download: completed, \d+ bytes, sha256:[0-9a-f]{64}$/m);
     expect(stdout).toContain("extraction: 4 pages by pdfjs-dist");
     expect(lines(stdout, "ledger: ")).toEqual([
-      "ledger: arxiv/artifact_download ok",
       "ledger: arxiv/prepare_paper_download ok",
+      "ledger: sciencegate/artifact_download ok",
       "ledger: sciencegate/paper_extract_pdf ok",
     ]);
     expect(stdout).toContain("bound: maxPages 2 -> RESPONSE_TOO_LARGE (maxPages)");
