@@ -49,8 +49,9 @@ const SLOW: Record<
     parallel: true,
   },
   /**
-   * `*.conformance.test.ts`: the official MCP conformance suite's client scenarios against the server
-   * pool (several minutes; the suite's CLI runs on a Node.js 22 it installs once).
+   * `*.conformance.test.ts`: clients and suites Sciencegate did not write judging it: the official MCP
+   * conformance suite's client and server scenarios (several minutes; the suite's CLI runs on a Node.js 22
+   * it installs once) and the MCP Inspector's CLI against the gateway.
    */
   conformance: {
     include: "test/conformance/**/*.conformance.test.ts",

@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import { beforeAll, describe, expect, test } from "vitest";
 import { SqliteLedger } from "../../src/governance/audit/index.js";
 import { EVERYTHING_SERVER, REPO_ROOT, tempDir, writeJson } from "../cli/cli-harness.js";
-import { GATEWAY_COMMAND } from "./gateway-project.js";
+import { GATEWAY_COMMAND } from "../gateway/gateway-project.js";
 
 const INSPECTOR_CLI = join(REPO_ROOT, "node_modules/@modelcontextprotocol/inspector/cli/build/cli.js");
 const EVERYTHING = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] };

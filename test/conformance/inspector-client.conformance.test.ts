@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
 import { SqliteLedger } from "../../src/governance/audit/index.js";
 import { REPO_ROOT, writeJson } from "../cli/cli-harness.js";
-import { GATEWAY_COMMAND, type GatewayProject, writeGatewayProject } from "./gateway-project.js";
+import { GATEWAY_COMMAND, type GatewayProject, writeGatewayProject } from "../gateway/gateway-project.js";
 
 const INSPECTOR_CLI = join(REPO_ROOT, "node_modules/@modelcontextprotocol/inspector/cli/build/cli.js");
 
