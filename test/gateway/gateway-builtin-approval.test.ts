@@ -7,16 +7,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import {
-  type CallToolResult,
-  type ElicitRequest,
-  ElicitRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { createGatewayServer, type GatewayServer, serveGatewayHttp } from "../../src/gateway/index.js";
-import { createDownloadLab, type DownloadLab, PAPER_ID } from "./gateway-downloads-harness.js";
+import {
+  connectDeciding,
+  createDownloadLab,
+  type DownloadLab,
+  PAPER_ID,
+} from "./gateway-downloads-harness.js";
 
 let lab: DownloadLab | undefined;
 let gateway: GatewayServer | undefined;
@@ -32,36 +31,6 @@ async function strictGateway() {
   lab = await createDownloadLab({ permissions: { policy: { strict: true } } });
   gateway = createGatewayServer(lab.governance, { eager: true });
   return { lab, gateway };
-}
-
-/**
- * A connection whose client answers each question with the next decision (no elicitation without any).
- * @param options the connection's session id and principal
- */
-async function connect(
-  gw: GatewayServer,
-  decisions: string[] | undefined,
-  options: { sessionId?: string; principal?: string } = {},
-) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const session = await gw.connect(serverSide, options);
-  const client = new Client(
-    { name: "extraction-approval-test", version: "1.0.0" },
-    { capabilities: decisions ? { elicitation: {} } : {} },
-  );
-  const asked: ElicitRequest["params"][] = [];
-  if (decisions) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
-      asked.push(request.params);
-      const decision = decisions[asked.length - 1];
-      if (decision === undefined) throw new Error(`unexpected question #${asked.length}`);
-      return { action: "accept", content: { decision } };
-    });
-  }
-  await client.connect(clientSide);
-  const call = async (name: string, args: object) =>
-    (await client.callTool({ name, arguments: { ...args } })) as CallToolResult;
-  return { asked, call, sessionId: session.sessionId };
 }
 
 /** Prepares the candidate and downloads it; returns the job id. */
@@ -83,7 +52,11 @@ async function download(call: (name: string, args: object) => Promise<CallToolRe
 describe("gateway: a dangerous extraction has the normal approval", () => {
   test("strict policy, allow once: the client is asked with the extraction's card, it runs, and its row names the user_once authorization", async () => {
     const { lab, gateway } = await strictGateway();
-    const { asked, call, sessionId } = await connect(gateway, ["allow_once", "allow_once", "allow_once"]);
+    const { asked, call, sessionId } = await connectDeciding(gateway, [
+      "allow_once",
+      "allow_once",
+      "allow_once",
+    ]);
     const jobId = await download(call);
     expect(asked).toHaveLength(2); // the prepare call and the download
     const result = await call("paper_extract_pdf", { artifactJobId: jobId });
@@ -100,7 +73,7 @@ describe("gateway: a dangerous extraction has the normal approval", () => {
 
   test("strict policy, deny: nothing is extracted, the model gets PERMISSION_DENIED, one error row and user_deny", async () => {
     const { lab, gateway } = await strictGateway();
-    const { asked, call, sessionId } = await connect(gateway, ["allow_once", "allow_once", "deny"]);
+    const { asked, call, sessionId } = await connectDeciding(gateway, ["allow_once", "allow_once", "deny"]);
     const jobId = await download(call);
     const result = await call("paper_extract_pdf", { artifactJobId: jobId });
     expect(result.isError).toBe(true);
@@ -120,11 +93,11 @@ describe("gateway: the principal reaches download and extraction rows and decisi
   test("in a shared session, a download card alice answers allow_matching covers her later downloads, never bob's", async () => {
     const { lab, gateway } = await strictGateway();
     const shared = "gateway:shared";
-    const alice = await connect(gateway, ["allow_matching", "allow_matching"], {
+    const alice = await connectDeciding(gateway, ["allow_matching", "allow_matching"], {
       sessionId: shared,
       principal: "alice",
     });
-    const bob = await connect(gateway, undefined, { sessionId: shared, principal: "bob" });
+    const bob = await connectDeciding(gateway, undefined, { sessionId: shared, principal: "bob" });
     const prepared = await alice.call("mcp__arxiv__prepare_paper_download", { id: PAPER_ID });
     const { mcpInvocationId, artifacts } = prepared.structuredContent as {
       mcpInvocationId: string;
@@ -156,8 +129,8 @@ describe("gateway: the principal reaches download and extraction rows and decisi
     const { lab, gateway } = await strictGateway();
     const shared = "gateway:shared";
     await lab.governance.permissions.setApprovalMode(shared, "always_allow", "alice");
-    const alice = await connect(gateway, undefined, { sessionId: shared, principal: "alice" });
-    const bob = await connect(gateway, undefined, { sessionId: shared, principal: "bob" });
+    const alice = await connectDeciding(gateway, undefined, { sessionId: shared, principal: "alice" });
+    const bob = await connectDeciding(gateway, undefined, { sessionId: shared, principal: "bob" });
     const jobId = await download(alice.call);
 
     const hers = await alice.call("paper_extract_pdf", { artifactJobId: jobId });

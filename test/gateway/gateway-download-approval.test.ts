@@ -1,18 +1,12 @@
-/**
- * A dangerous `artifact_download` through the gateway is asked about like an MCP call: the client that
- * declared elicitation gets the download's card and its answer is recorded; without elicitation the
- * download manager refuses it as before.
- */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import {
-  type CallToolResult,
-  type ElicitRequest,
-  ElicitRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { createGatewayServer, type GatewayServer } from "../../src/gateway/index.js";
-import { createDownloadLab, type DownloadLab, PAPER_ID, PDF } from "./gateway-downloads-harness.js";
+import {
+  connectDeciding,
+  createDownloadLab,
+  type DownloadLab,
+  PAPER_ID,
+  PDF,
+} from "./gateway-downloads-harness.js";
 
 let lab: DownloadLab | undefined;
 let gateway: GatewayServer | undefined;
@@ -27,24 +21,7 @@ afterEach(async () => {
 async function setup(decisions: string[] | undefined) {
   lab = await createDownloadLab();
   gateway = createGatewayServer(lab.governance, { eager: true });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const session = await gateway.connect(serverSide);
-  const client = new Client(
-    { name: "download-approval-test", version: "1.0.0" },
-    { capabilities: decisions ? { elicitation: {} } : {} },
-  );
-  const asked: ElicitRequest["params"][] = [];
-  if (decisions) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
-      asked.push(request.params);
-      const decision = decisions[asked.length - 1];
-      if (decision === undefined) throw new Error(`unexpected question #${asked.length}`);
-      return { action: "accept", content: { decision } };
-    });
-  }
-  await client.connect(clientSide);
-  const call = async (name: string, args: object) =>
-    (await client.callTool({ name, arguments: { ...args } })) as CallToolResult;
+  const { asked, call, sessionId } = await connectDeciding(gateway, decisions);
   const prepared = await call("mcp__arxiv__prepare_paper_download", { id: PAPER_ID });
   expect(prepared.isError).toBeUndefined();
   const { mcpInvocationId, artifacts } = prepared.structuredContent as {
@@ -52,7 +29,7 @@ async function setup(decisions: string[] | undefined) {
     artifacts: { candidateId: string }[];
   };
   const candidate = { mcpInvocationId, candidateId: artifacts[0]?.candidateId ?? "" };
-  return { lab, asked, call, candidate, sessionId: session.sessionId };
+  return { lab, asked, call, candidate, sessionId };
 }
 
 describe("gateway: approving a download by elicitation", () => {

@@ -8,7 +8,12 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { DownloadFetch } from "../../src/artifacts/download-fetch.js";
 import type { GatewayServer, GatewaySession } from "../../src/gateway/index.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
@@ -156,4 +161,37 @@ export async function connectTapped(gateway: GatewayServer): Promise<TappedClien
     sent,
     notifications: (method) => sent.filter((message) => "method" in message && message.method === method),
   };
+}
+
+/**
+ * A connection whose client answers each elicitation with the next decision of `decisions` (and
+ * declares no elicitation when there are none), recording every question it was asked.
+ * @param gateway the gateway to connect to
+ * @param decisions the answers, in order; `undefined`: a client without elicitation
+ * @param options the connection's session id and principal
+ */
+export async function connectDeciding(
+  gateway: GatewayServer,
+  decisions: string[] | undefined,
+  options: { sessionId?: string; principal?: string } = {},
+) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const session = await gateway.connect(serverSide, options);
+  const client = new Client(
+    { name: "deciding-client", version: "1.0.0" },
+    { capabilities: decisions ? { elicitation: {} } : {} },
+  );
+  const asked: ElicitRequest["params"][] = [];
+  if (decisions) {
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params);
+      const decision = decisions[asked.length - 1];
+      if (decision === undefined) throw new Error(`unexpected question #${asked.length}`);
+      return { action: "accept", content: { decision } };
+    });
+  }
+  await client.connect(clientSide);
+  const call = async (name: string, args: object) =>
+    (await client.callTool({ name, arguments: { ...args } })) as CallToolResult;
+  return { asked, call, sessionId: session.sessionId };
 }
