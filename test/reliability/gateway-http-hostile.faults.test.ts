@@ -40,6 +40,8 @@ async function serve() {
 interface Raw {
   socket: Socket;
   received(): string;
+  /** When the connection was established (the server's headers clock starts then). */
+  openedAt: number;
   closedAt(): number | undefined;
   ended: Promise<void>;
 }
@@ -60,7 +62,9 @@ function open(port: number): Promise<Raw> {
         done();
       }),
     );
-    socket.once("connect", () => resolve({ socket, received: () => text, closedAt: () => closedAt, ended }));
+    socket.once("connect", () =>
+      resolve({ socket, received: () => text, openedAt: Date.now(), closedAt: () => closedAt, ended }),
+    );
   });
 }
 
@@ -129,13 +133,17 @@ describe("hostile HTTP clients at the default limits", () => {
     const started = Date.now();
     const silent = await Promise.all(Array.from({ length: 1_000 }, () => open(port)));
     await Promise.all(silent.map((s) => s.ended));
-    const closed = silent.map((s) => (s.closedAt() ?? Date.now()) - started);
-    const last = Math.max(...closed);
+    const opening = Math.max(...silent.map((s) => s.openedAt)) - started;
+    // Each socket is measured from its own connection: opening 1,000 sockets takes seconds on a loaded machine.
+    const held = silent.map((s) => (s.closedAt() ?? Date.now()) - s.openedAt);
+    const longest = Math.max(...held);
     process.stderr.write(
-      `1,000 silent sockets: ${http.stats().connectionsRefused} refused at once, all closed after ${(last / 1000).toFixed(1)} s\n`,
+      `1,000 silent sockets (opened in ${(opening / 1000).toFixed(1)} s): ${http.stats().connectionsRefused} refused at once, ` +
+        `the longest held ${(longest / 1000).toFixed(1)} s after connecting\n`,
     );
     expect(http.stats().connectionsRefused).toBeGreaterThanOrEqual(1_000 - 256);
-    expect(last).toBeLessThan(13_000);
+    // The 10 s headers timeout, checked every second, plus scheduling slack; never the 60 s Node default.
+    expect(longest).toBeLessThan(13_000);
     await vi.waitFor(() => expect(http.stats().connections).toBe(0));
   }, 60_000);
 
