@@ -48,12 +48,10 @@ export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
   store?: ResearchObjectSource["store"] | undefined;
   config?: ResearchObjectSource["config"] | undefined;
   /**
-   * With `ledgerWriter` and `store`, what forwards the servers' prompts, resources, completion and log
-   * level (a `ServerPool`; a pool without `request` forwards tools only).
+   * What forwards the servers' prompts, resources, completion and log level (a `ServerPool`; a pool
+   * without `request` forwards tools only); the broker records each read.
    */
   pool?: Partial<SurfaceRuntime["pool"]> | undefined;
-  /** Writes the row of each forwarded read. */
-  ledgerWriter?: SurfaceRuntime["ledgerWriter"] | undefined;
 }
 
 /** Options of `createGatewayServer`. */
@@ -133,7 +131,7 @@ export interface GatewayServerOptions {
   /**
    * Forward the servers' prompts, resources (templates and subscriptions too), completion and log
    * level, each under its source manifest's `surface` policy and with a ledger row per read; needs the
-   * runtime's `pool`, `ledgerWriter` and `store`. Served to both revisions: a 2026-07-28 client's
+   * runtime's `pool` (the broker records the rows). Served to both revisions: a 2026-07-28 client's
    * read under `approval` asks by `input_required`, and its `subscriptions/listen` streams join the
    * subscriptions. @default true
    */

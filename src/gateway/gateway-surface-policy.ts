@@ -5,18 +5,9 @@
  * each read writes (see ARCHITECTURE.md, "The governed MCP gateway"). Independent of any transport:
  * every function takes the runtime, the caller and the request's params.
  */
-import { randomUUID } from "node:crypto";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
-import {
-  type ContentObject,
-  type ContentStore,
-  type InvocationRecord,
-  jsonObject,
-  jsonObjectAsIs,
-  type LedgerWriter,
-  stageObject,
-} from "../governance/audit/index.js";
+import type { Broker } from "../governance/broker/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { derivedSourceId, type SurfacePolicy } from "../governance/manifests/index.js";
 import type { SurfaceMethod, ToolServerPool } from "../mcp/index.js";
@@ -31,10 +22,8 @@ export interface SurfaceRuntime {
   pool: ToolServerPool;
   /** Where each server's source manifest, and so its `surface` policy, is found. */
   catalog: SourceCatalog;
-  /** Writes the row of each read. */
-  ledgerWriter: LedgerWriter;
-  /** Keeps what a row references when the ledger does not keep it inline. */
-  store: ContentStore;
+  /** Records each read as one row, as it records every call (`Broker.recordRead`). */
+  broker: Pick<Broker, "recordRead">;
   /** Stamps the rows. @default the system clock */
   clock?: Clock | undefined;
   /**
@@ -79,14 +68,11 @@ export interface SurfaceServer {
 /** MCP's error code for a resource the server does not have. */
 export const RESOURCE_NOT_FOUND = -32002;
 
-/** Whether the runtime can forward a server's surface (a pool that does it, a ledger to audit it). */
+/** Whether the runtime can forward a server's surface (a pool that does it, a broker to audit it). */
 export function hasSurface<T extends object>(runtime: T): runtime is T & SurfaceRuntime {
   const parts = runtime as { [K in keyof SurfaceRuntime]?: Partial<SurfaceRuntime[K]> | undefined };
   return (
-    parts.pool?.request !== undefined &&
-    parts.catalog !== undefined &&
-    parts.ledgerWriter !== undefined &&
-    parts.store !== undefined
+    parts.pool?.request !== undefined && parts.catalog !== undefined && parts.broker?.recordRead !== undefined
   );
 }
 
@@ -159,7 +145,7 @@ export interface SurfaceRequest {
  * caller's human first, and every read (each list too under `audited` and `approval`) is written as a
  * ledger row with its outcome, before the answer is returned. An upstream error is the client's
  * JSON-RPC error with the server's code and message.
- * @param runtime pool, ledger and content store
+ * @param runtime pool, catalog and the broker that records
  * @param caller session, principal, the question and the signal
  * @param request the server, method, object and params
  * @returns the server's result
@@ -243,8 +229,8 @@ export async function governedSurfaceRequest(
   return result;
 }
 
-/** Writes one row: source, method as the tool, the object as the MCP name, the outcome. */
-async function recordSurfaceRow(
+/** Has the broker write one row: source, method as the tool, the object as the MCP name, the outcome. */
+function recordSurfaceRow(
   runtime: SurfaceRuntime,
   caller: SurfaceCaller,
   request: SurfaceRequest,
@@ -253,46 +239,22 @@ async function recordSurfaceRow(
   startedMs: number,
   attempts: number,
 ): Promise<void> {
-  const clock = runtime.clock ?? systemClock;
-  const finishedMs = clock.now();
-  const inline: ContentObject[] = [];
-  const keep = (object: ContentObject) =>
-    stageObject(runtime.ledgerWriter.maxInlineBytes, runtime.store, inline, object);
-  const requestRef = await keep(
-    jsonObject({ serverId: request.server.serverId, method: request.method, params: request.params }),
-  );
-  const answerRef =
-    "result" in outcome && keepsAnswer ? await keep(jsonObjectAsIs(outcome.result)) : undefined;
-  const row: InvocationRecord = {
-    invocationId: randomUUID(),
+  const { server, method, params } = request;
+  return runtime.broker.recordRead({
+    sourceId: server.sourceId,
+    toolId: method,
+    name: request.name,
+    request: { serverId: server.serverId, method, params },
     sessionId: caller.sessionId,
+    principal: caller.principal,
+    // A gateway session is the thread its rows are keyed in.
     threadId: caller.sessionId,
-    ...(caller.callId === undefined ? {} : { toolCallId: caller.callId }),
-    sourceId: request.server.sourceId,
-    toolId: request.method,
-    mcpToolName: request.name,
-    status: "result" in outcome ? "ok" : "error",
-    startedAt: new Date(startedMs).toISOString(),
-    finishedAt: new Date(finishedMs).toISOString(),
-    durationMs: Math.max(0, finishedMs - startedMs),
+    toolCallId: caller.callId,
     attempts,
-    cacheHit: false,
-    queueWaitMs: 0,
-    requestRef,
-    ...(answerRef === undefined ? {} : { normalizedRef: answerRef }),
-    ...(caller.principal === undefined ? {} : { principal: caller.principal }),
-    ...("error" in outcome
-      ? {
-          error: {
-            code: outcome.error.code,
-            message: outcome.error.message,
-            retryable: outcome.error.retryable,
-            attempts,
-          },
-        }
-      : {}),
-  };
-  await runtime.ledgerWriter.append(row, inline);
+    startedMs,
+    finishedMs: (runtime.clock ?? systemClock).now(),
+    outcome: "error" in outcome ? outcome : { result: outcome.result, keep: keepsAnswer },
+  });
 }
 
 function partOf(method: SurfaceMethod): string {

@@ -2,6 +2,7 @@
 
 import type { ElicitRequestParams, ElicitResult } from "@modelcontextprotocol/client";
 import type { McpToolResult } from "../../contract/index.js";
+import type { GovernanceError } from "../../core/index.js";
 import type { ProtocolEra, UpstreamRelay } from "../../mcp/index.js";
 
 /**
@@ -92,4 +93,31 @@ export interface InvokeOutcome {
   replayed: boolean;
   attempts: number;
   queueWaitMs: number;
+}
+
+/**
+ * A request the broker did not send but records (see `Broker.recordRead`): a read of a server's
+ * surface beyond tools that the gateway forwarded under the source's `surface` policy (a prompt, a
+ * resource, a completion, a log level), or refused.
+ */
+export interface RecordedRead {
+  sourceId: string;
+  /** The row's `toolId`: the MCP method (`prompts/get`, `resources/read`, …). */
+  toolId: string;
+  /** The row's `mcpToolName`: the object read (a prompt's name, a resource's uri, a log level). */
+  name: string;
+  /** What was asked, stored as the row's `requestRef` (the server, the method and the params sent). */
+  request: Record<string, unknown>;
+  sessionId: string;
+  principal?: string | undefined;
+  threadId?: string;
+  /** Keys the row with `threadId`, as a tool call's. @default none */
+  toolCallId?: string | undefined;
+  /** The upstream requests made: 0 for a read refused before it was sent. */
+  attempts: number;
+  /** When the read began (before any question to a person) and ended, in the reader's clock. */
+  startedMs: number;
+  finishedMs: number;
+  /** The answer (its object is the row's `normalizedRef` when `keep`), or why it failed or was refused. */
+  outcome: { result: unknown; keep: boolean } | { error: GovernanceError };
 }

@@ -24,7 +24,13 @@ import type { SourceManifest, ToolManifest } from "../manifests/index.js";
 import type { AuthorizationRequest, Authorize, AuthorizeResult } from "../permissions/index.js";
 import { SessionSettings } from "../permissions/index.js";
 import type { QuotaAdmission, RateLimitAdmission } from "../rate-limit/index.js";
-import type { InvokeOutcome, InvokeRequest, RefusedCall, UpstreamQuestion } from "./broker-types.js";
+import type {
+  InvokeOutcome,
+  InvokeRequest,
+  RecordedRead,
+  RefusedCall,
+  UpstreamQuestion,
+} from "./broker-types.js";
 import {
   type Call,
   CallRecorder,
@@ -342,6 +348,18 @@ export class Broker {
   ): Promise<InvokeOutcome> {
     const request: InvokeRequest = { ...call };
     return this.#running.run((signal) => this.#invokeOnce({ ...request, signal }, prepared), request.signal);
+  }
+
+  /**
+   * Records a read the broker did not send (the gateway's prompts, resources, completion and log level,
+   * under their source's `surface` policy) as one row, built and written by the recorder of every call:
+   * the same stamps, the same inline limit and content store for its objects, the same writer.
+   * @param read the source, method, object and params read, by whom, when, and the answer or error
+   * @returns once the row is durable
+   * @throws what the writer throws; `CANCELLED` (no row) after `close()` began
+   */
+  recordRead(read: RecordedRead): Promise<void> {
+    return this.#running.run(() => this.#recorder.recordRead(read));
   }
 
   /**

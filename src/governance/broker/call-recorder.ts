@@ -17,7 +17,7 @@ import {
   withLedgerObjects,
 } from "../audit/index.js";
 import { neutralizeDeep, neutralizePromptTags } from "../envelope/index.js";
-import type { InvokeRequest } from "./broker-types.js";
+import type { InvokeRequest, RecordedRead } from "./broker-types.js";
 import type { PreparedCall } from "./in-process-source.js";
 import { checkingDepth } from "./refuse-too-deep.js";
 
@@ -131,6 +131,40 @@ export class CallRecorder {
     const appended = this.#writer.append(record, call.inline);
     if (authorized) await Promise.all([appended, authorized]);
     else await appended;
+  }
+
+  /**
+   * Builds and writes the one row of a read the broker did not send (`Broker.recordRead`), as a call's:
+   * its request object, the answer's object when kept, the error's message neutralized.
+   * @param read what was read, by whom, when, and its outcome
+   * @returns once the row is durable
+   * @throws what the writer throws
+   */
+  async recordRead(read: RecordedRead): Promise<void> {
+    const call: Call = {
+      row: {
+        ...this.newRow(read, read.startedMs),
+        mcpToolName: read.name,
+        attempts: read.attempts,
+        ...optional({ toolCallId: read.toolCallId }),
+      },
+      inline: [],
+      traced: false,
+    };
+    call.row.requestRef = await this.stage(call, jsonObject(read.request));
+    const { outcome } = read;
+    if ("error" in outcome) {
+      call.row.error = {
+        code: outcome.error.code,
+        // A server's error text is external: made inert as in every other row.
+        message: neutralizePromptTags(outcome.error.message),
+        retryable: outcome.error.retryable,
+        attempts: read.attempts,
+      };
+    } else if (outcome.keep) {
+      call.results = { normalized: jsonObjectAsIs(outcome.result) };
+    }
+    await this.record(call, "error" in outcome ? "error" : "ok", read.startedMs, read.finishedMs);
   }
 
   /** The content objects of a call's results on its row (large ones written to the content store first). */

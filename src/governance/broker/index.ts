@@ -2,6 +2,7 @@ export { Broker, type BrokerOptions } from "./broker.js";
 export type {
   InvokeOutcome,
   InvokeRequest,
+  RecordedRead,
   RefusedCall,
   UpstreamInput,
   UpstreamQuestion,
