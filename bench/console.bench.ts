@@ -37,7 +37,7 @@ async function open(rows: number): Promise<Side> {
   const page99 = await governance.ledger.query({ order: "desc", limit: Math.min(99 * 50, rows - 1) });
   const cursor = page99.at(-1)?.invocationId ?? "";
   const rowId = page99[Math.floor(page99.length / 2)]?.invocationId ?? "";
-  const server = await serveConsole(governance, { port: 0 });
+  const server = await serveConsole({ governance, port: 0 });
   return { governance, server, dir, cursor, rowId };
 }
 

@@ -28,7 +28,7 @@ const { governance } = await createTestGovernance({
   servers: { lab: upstream },
   manifests: [makeSource({ id: "lab", tools: [makeTool({ id: "search" })] })],
 });
-const gateway = createGatewayServer(governance, { eager: true });
+const gateway = createGatewayServer({ governance, eager: true });
 const http = await serveGatewayHttp(gateway);
 
 const v1 = new Client({ name: "bench-v1", version: "1" });

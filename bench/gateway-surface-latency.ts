@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     },
     storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
   });
-  const gateway = createGatewayServer(governance, { eager: true, toolNames: "upstream" });
+  const gateway = createGatewayServer({ governance, eager: true, toolNames: "upstream" });
   const through = await connected((transport) => gateway.connect(transport));
   const methods: Record<string, (client: Client, i: number) => Promise<unknown>> = {
     "tools/call": (client, i) => client.callTool({ name: "echo", arguments: { text: `call ${i}` } }),

@@ -134,7 +134,7 @@ export async function run(): Promise<BenchResult> {
       samples.copy.push(await timed(() => copyRaw(governance, join(dir, `copy-${round}`))));
       samples.export.push(
         await timed(async () => {
-          const crate = await exportResearchObject(governance, { sessionId: SESSION, answer });
+          const crate = await exportResearchObject({ governance, sessionId: SESSION, answer });
           await rm(zip, { force: true });
           await writeResearchObject(crate, zip);
           zipBytes = researchObjectZip(crate).byteLength;

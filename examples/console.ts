@@ -23,7 +23,7 @@ const governance = await createGovernance({
 });
 // A token of at least 16 characters: needed for any bind but loopback, and good practice on loopback too.
 const token = randomBytes(24).toString("base64url");
-const consoleServer = await serveConsole(governance, { port: 0, token }); // 127.0.0.1, read-only by default
+const consoleServer = await serveConsole({ governance, port: 0, token }); // 127.0.0.1, read-only by default
 
 try {
   const { invocationId } = await governance.broker.invoke({

@@ -21,7 +21,7 @@ const governance = await createGovernance({
   storage: { dataDir: mkdtempSync(join(tmpdir(), "sciencegate-gateway-")) },
 });
 // `eager: true` lists every enabled tool at once; the default lists `tool_search` and loads tools on demand.
-const gateway = createGatewayServer(governance, { eager: true });
+const gateway = createGatewayServer({ governance, eager: true });
 
 try {
   const [clientSide, gatewaySide] = InMemoryTransport.createLinkedPair();

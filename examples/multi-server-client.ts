@@ -38,7 +38,7 @@ try {
   const agent = createAgent({
     model,
     tools: [],
-    middleware: [governanceMiddleware(governance)],
+    middleware: [governanceMiddleware({ governance })],
     checkpointer: new MemorySaver(),
   });
   const { messages } = await agent.invoke(

@@ -41,7 +41,7 @@ try {
   assert.ok(first, "the search found a paper");
   // The agent's final answer: one fact, with the citation label of the record that backs it.
   answer = `- ${first.title} ${first.primaryCitation.label}`;
-  const crate = await exportResearchObject(governance, { sessionId: "ro-thread", answer });
+  const crate = await exportResearchObject({ governance, sessionId: "ro-thread", answer });
   assert.equal(crate.summary.invocations, 1);
   await writeResearchObject(crate, join(dir, "ro-thread.zip"));
   await writeResearchObject(crate, join(dir, "ro-thread")); // the same crate as a folder

@@ -54,7 +54,7 @@ try {
     );
 
   // One table serves both agents and every thread: each call runs in its own thread's session.
-  const table = prepareFixedToolTable(governance);
+  const table = prepareFixedToolTable({ governance });
   console.log(`Each agent's fixed tool table: ${table.length} tools (tool_search + every deferred tool).`);
   const literature = createReactAgent({
     llm: literatureModel,

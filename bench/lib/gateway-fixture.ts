@@ -200,7 +200,7 @@ export async function createGatewayFixture(): Promise<GatewayFixture> {
       env: providerEnv,
     });
     closers.push(() => governance.close());
-    const gatewayServer = createGatewayServer(governance, { eager: true });
+    const gatewayServer = createGatewayServer({ governance, eager: true });
     closers.push(() => gatewayServer.close());
     const inProcessDirect = await memoryClient("bench-direct", (t) =>
       createSourcesServer({ only: ["pubmed"], env: providerEnv }).connect(t),

@@ -165,10 +165,10 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
     }
     const promotion: PromotionState = promotionReducer(undefined, promote([trivial.modelName], surface));
 
-    const table = prepareFixedToolTable(sqlite);
+    const table = prepareFixedToolTable({ governance: sqlite });
     const tableTool = table.find((t) => t.name === trivial.modelName) as StructuredToolInterface | undefined;
     if (!tableTool) throw new Error(`The fixed table has no ${trivial.modelName}.`);
-    const middleware = governanceMiddleware(sqlite);
+    const middleware = governanceMiddleware({ governance: sqlite });
     const refuseHandler = () => {
       throw new Error("The middleware handed a governed call to the agent's own tool handler.");
     };

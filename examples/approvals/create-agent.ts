@@ -21,7 +21,7 @@ const { governance, close } = await offlineGovernance();
 const agent = createAgent({
   model: scriptedModel(),
   tools: [],
-  middleware: [governanceMiddleware(governance)],
+  middleware: [governanceMiddleware({ governance })],
   checkpointer: new MemorySaver(),
 });
 const config = { configurable: { thread_id: "create-agent-example" } };

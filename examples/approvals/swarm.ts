@@ -23,7 +23,7 @@ import {
 } from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
-const table = prepareFixedToolTable(governance); // every thread its own session
+const table = prepareFixedToolTable({ governance }); // every thread its own session
 const researcher = createReactAgent({
   llm: scriptedModel("researcher"),
   tools: [...table, createHandoffTool({ agentName: "writer" })],

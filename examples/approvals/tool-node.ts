@@ -19,7 +19,7 @@ import {
 } from "./offline-setup.js";
 
 const { governance, close } = await offlineGovernance();
-const tools = prepareFixedToolTable(governance); // every thread its own session
+const tools = prepareFixedToolTable({ governance }); // every thread its own session
 const model = scriptedModel().bindTools(tools);
 const app = new StateGraph(MessagesAnnotation)
   .addNode("agent", async (state) => ({ messages: [await model.invoke(state.messages)] }))

@@ -1,9 +1,9 @@
 /**
- * One fixed tool table for many users: `prepareFixedToolTable(governance)` is built once, without naming
+ * One fixed tool table for many users: `prepareFixedToolTable({ governance })` is built once, without naming
  * a session, and serves every thread of the app. Each call runs in its own thread's session, so Alice's
  * "allow matching" grant covers her later PubMed searches but never Bob's: his matching search, in his
  * own thread, raises its own card. (For threads that should share grants, say one user's, resolve their
- * session yourself: `prepareFixedToolTable(governance, { sessionId: (config) => userOf(config) })`.)
+ * session yourself: `prepareFixedToolTable({ governance, sessionId: (config) => userOf(config) })`.)
  * Run: `npx tsx examples/approvals/two-users.ts`
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -27,7 +27,7 @@ const model = fakeModel()
   .respond(reply("bob-answer-1", "Bob's search was not allowed."));
 
 const { governance, close } = await offlineGovernance(); // PubMed searches are dangerous here
-const table = prepareFixedToolTable(governance); // built once, no session named: each thread its own
+const table = prepareFixedToolTable({ governance }); // built once, no session named: each thread its own
 const agent = createReactAgent({ llm: model, tools: table, version: "v2", checkpointer: new MemorySaver() });
 
 /** Runs one user turn in a thread, answering every card with `decide`; prints what happened. */

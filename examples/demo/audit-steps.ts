@@ -16,7 +16,7 @@ export async function showEvidence(
   answer: string,
   sessionId: string,
 ): Promise<boolean> {
-  const report = await reviewAnswer(governance, answer, { sessionId });
+  const report = await reviewAnswer({ governance, answer, sessionId });
   for (const fact of report.facts) {
     console.log(`  ${fact.accepted ? "✓" : "✗"} ${fact.text.slice(0, 90)}`);
     for (const c of fact.citations) {

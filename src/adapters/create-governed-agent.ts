@@ -44,7 +44,7 @@ export interface GovernedAgentOptions {
   checkpointer?: BaseCheckpointSaver;
   /**
    * Asked before each MCP call that would execute; may `interrupt()`. `false` asks nothing.
-   * @default `createApprovalGate(governance)` when `governance` is a `createGovernance` runtime that
+   * @default `createApprovalGate({ governance })` when `governance` is a `createGovernance` runtime that
    *   enforces permissions (a dangerous call then pauses the thread with an approval card), else none
    */
   approvalHook?: ApprovalHook | false;

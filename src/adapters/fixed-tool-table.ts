@@ -26,6 +26,8 @@ const REMEMBERED_SESSIONS = 10_000;
 
 /** Options of `prepareFixedToolTable`. */
 export interface FixedToolTableOptions {
+  /** The runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`). */
+  governance: ArtifactBuiltinsRuntime;
   /**
    * The session of a call, read from each call's config (so one table serves many threads, each its
    * own session). Return a shared key (a user id from your server's config, say) for threads that
@@ -42,7 +44,7 @@ export interface FixedToolTableOptions {
   /**
    * Asked before each MCP call that would execute, inside the tool's graph task; may `interrupt()`.
    * `false` asks nothing (the broker then refuses a dangerous call that no grant or approval mode
-   * covers). @default `createApprovalGate(governance)` when `governance` is a `createGovernance`
+   * covers). @default `createApprovalGate({ governance })` when `governance` is a `createGovernance`
    * runtime that enforces permissions: a dangerous call pauses the run with an approval card
    */
   approvalHook?: ApprovalHookOption;
@@ -74,27 +76,26 @@ export interface FixedToolTableOptions {
  * approval gate (one card per call) when the tool runs inside a graph with a checkpointer; give the
  * executor one task per tool call (`createReactAgent({version: "v2"})`, or a `ToolNode` reached
  * through `Send`) so parallel calls get independent cards.
- * @param governance the runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`)
- * @param options session resolver, approval hook, card format, artifact built-ins and their data directory
+ * @param options `governance` (the runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`)), session resolver, approval hook, card format, artifact built-ins and their data directory
  * @returns the tools, ready for `createReactAgent({tools: [...table, ...appTools]})`
  * @throws GovernanceError `INVALID_CONFIG` when the second argument is a session id (the table is no
  *   longer built for one session); `DUPLICATE_ID` when two catalog tools share a model-visible name
  * @example
- * const tools = prepareFixedToolTable(governance); // one table, every thread its own session
+ * const tools = prepareFixedToolTable({ governance }); // one table, every thread its own session
  * const agent = createReactAgent({ llm, tools: [...tools, createHandoffTool({ agentName: "writer" })], name: "researcher" });
  */
-export function prepareFixedToolTable(
-  governance: ArtifactBuiltinsRuntime,
-  options: FixedToolTableOptions = {},
-): StructuredToolInterface[] {
-  if (typeof options !== "object" || options === null) {
+export function prepareFixedToolTable(options: FixedToolTableOptions): StructuredToolInterface[] {
+  // Plain JavaScript callers of the old signatures (the runtime, then a session id) are told the new one.
+  if (typeof options !== "object" || options === null || options.governance === undefined) {
     throw new GovernanceError(
       "INVALID_CONFIG",
-      `prepareFixedToolTable(governance, ${JSON.stringify(options)}): a table is no longer built for one session, ` +
-        "since every thread would then share its grants and approval modes. Call prepareFixedToolTable(governance): " +
-        "each call's session is its thread; pass { sessionId: (config) => … } for threads that share one.",
+      "prepareFixedToolTable takes one options object, { governance, sessionId?, … }, and a table is no " +
+        "longer built for one session, since every thread would then share its grants and approval modes. " +
+        "Call prepareFixedToolTable({ governance }): each call's session is its thread; pass " +
+        "{ governance, sessionId: (config) => … } for threads that share one.",
     );
   }
+  const { governance } = options;
   const runner = createGovernedRunner(governance, options);
   const tools = governance.tools(DEFAULT_SESSION_ID).filter((tool) => tool.deferred);
   const initial: PromotionState = promotionReducer(

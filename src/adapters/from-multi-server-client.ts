@@ -34,7 +34,7 @@ export type FromMultiServerClientOptions = Omit<GovernanceOptions, "mcp"> & {
  * @example
  * const client = new MultiServerMCPClient({ mcpServers: { chem: { command: "node", args: ["chem-server.js"] } } });
  * const governance = await fromMultiServerMCPClient(client, { storage: { dataDir: ".sciencegate" } });
- * const agent = createAgent({ model, tools: [], middleware: [governanceMiddleware(governance)] });
+ * const agent = createAgent({ model, tools: [], middleware: [governanceMiddleware({ governance })] });
  */
 export async function fromMultiServerMCPClient(
   client: MultiServerClientLike,

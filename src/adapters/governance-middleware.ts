@@ -103,6 +103,8 @@ export interface GovernanceMiddleware {
 
 /** Options of `governanceMiddleware`. */
 export interface GovernanceMiddlewareOptions {
+  /** The runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`). */
+  governance: GovernedRuntime;
   /**
    * The session of a call, read from each call's run (its `configurable` and `context`); a blank or
    * `undefined` answer defers to the thread. @default the run's `thread_id`, else `"default"` (see
@@ -132,7 +134,7 @@ export interface GovernanceMiddlewareOptions {
    * Asked before each governed MCP call that would execute, in that call's own task; may
    * `interrupt()`. `false` asks nothing (the broker then refuses a dangerous call that no grant or
    * approval mode covers). Give `createAgent` a checkpointer so the run can pause.
-   * @default `createApprovalGate(governance, {cardFormat})` when `governance` is a `createGovernance`
+   * @default `createApprovalGate({ governance, cardFormat })` when `governance` is a `createGovernance`
    *   runtime that enforces permissions: a dangerous call pauses the run with one approval card per call
    */
   approvalHook?: ApprovalHook | false | undefined;
@@ -151,18 +153,15 @@ export interface GovernanceMiddlewareOptions {
  * tools (`mcp__…` names of the session's surface) and of `tool_search` never reach the agent's tool
  * handler. A deferred tool the model calls before `tool_search` promoted it gets a retryable
  * `TOOL_UNAVAILABLE` "search first" message and nothing runs.
- * @param governance the runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`)
- * @param options session mapping, promotion scope and auto-promotion limit
+ * @param options `governance` (the runtime (`createGovernance`, or anything with a broker and `tools(sessionId)`)), session mapping, promotion scope and auto-promotion limit
  * @returns a middleware for `createAgent({ middleware: [...] })`
  * @throws GovernanceError `INVALID_CONFIG` when `deferredTools.tokenBudget` is not a positive number
  * @example
- * const agent = createAgent({ model, tools: [myTool], middleware: [governanceMiddleware(governance)], checkpointer });
+ * const agent = createAgent({ model, tools: [myTool], middleware: [governanceMiddleware({ governance })], checkpointer });
  * await agent.invoke({ messages: [{ role: "user", content: "Find PubMed papers on BRCA1" }] }, { configurable: { thread_id: "t1" } });
  */
-export function governanceMiddleware(
-  governance: GovernedRuntime,
-  options: GovernanceMiddlewareOptions = {},
-): GovernanceMiddleware {
+export function governanceMiddleware(options: GovernanceMiddlewareOptions): GovernanceMiddleware {
+  const { governance } = options;
   const runner = createGovernedRunner(governance, options);
   const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);
   const turnOptions = { ...options, deferredTools };

@@ -129,7 +129,7 @@ async function acquire(
   try {
     // The same card as `artifact_download`'s; the broker's permission step consumes the answer.
     await askDownload(runtime.broker, approval, request);
-    return fromResult(base, await downloadArtifact(runtime, request));
+    return fromResult(base, await downloadArtifact({ governance: runtime, ...request }));
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
     const governed = toGovernanceError(error);

@@ -32,6 +32,8 @@ const COLLECT = "collect";
 
 /** Options of {@link createPaperAcquisitionGraph}. */
 export interface PaperAcquisitionGraphOptions {
+  /** The runtime (`createGovernance`): downloads, data directory, and the catalog, ledger and permissions whose enforcement turns on the approval cards. */
+  governance: PaperAcquisitionRuntime;
   /**
    * Needed for approval cards when the graph runs on its own. Without one (and outside a parent
    * graph that has one) a dangerous download is denied with the approval gate's "cannot pause"
@@ -64,20 +66,16 @@ export interface PaperAcquisitionGraphOptions {
  * Each candidate's download is keyed by `thread_id` and a call id derived from the candidate, so a
  * resume, or the same candidate again in the thread, replays its outcome instead of downloading twice.
  * Download progress goes to the custom stream as `artifact_download_progress` events.
- * @param governance the runtime (`createGovernance`): downloads, data directory, and the catalog,
- *   ledger and permissions whose enforcement turns on the approval cards
- * @param options checkpointer, session resolver, card format and name
+ * @param options `governance` (the runtime (`createGovernance`): downloads, data directory, and the catalog, ledger and permissions whose enforcement turns on the approval cards), checkpointer, session resolver, card format and name
  * @returns the compiled graph: `invoke` it, or add it as a node of the app's own graph
  * @example
- * const acquire = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+ * const acquire = createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() });
  * const paused = await acquire.invoke({ candidates: [{ mcpInvocationId, candidateId }] }, config);
  * const answers = Object.fromEntries(paused.__interrupt__.map((i) => [i.id, { decision: "allow_once" }]));
  * const { papers } = await acquire.invoke(new Command({ resume: answers }), config);
  */
-export function createPaperAcquisitionGraph(
-  governance: PaperAcquisitionRuntime,
-  options: PaperAcquisitionGraphOptions = {},
-) {
+export function createPaperAcquisitionGraph(options: PaperAcquisitionGraphOptions) {
+  const { governance } = options;
   const extraction = { broker: governance.broker };
   // One approval core per graph, as for the downloads.
   const extractionApproval = createBuiltinApproval(governance, { cardFormat: options.cardFormat });

@@ -133,10 +133,10 @@ export interface ScienceExtension extends GovernanceExtension {
    * The ADK's `call_tool` over a runtime built with this extension: one governed call by
    * `provider.tool`, `mcp__source__tool` or an unambiguous bare name, with `[run].node_timeout_s` as
    * every call's deadline.
-   * @param governance the runtime `createGovernance` returned
+   * @param options `governance`: the runtime `createGovernance` returned
    * @returns the call function
    */
-  callTool(governance: Pick<Governance, "broker" | "catalog">): CallTool;
+  callTool(options: { governance: Pick<Governance, "broker" | "catalog"> }): CallTool;
 }
 
 /**
@@ -149,7 +149,7 @@ export interface ScienceExtension extends GovernanceExtension {
  * @example
  * const science = await scienceExtension({ path: "science.toml" });
  * const governance = await createGovernance({ extensions: [science] });
- * const callTool = science.callTool(governance);
+ * const callTool = science.callTool({ governance });
  * const { value } = await callTool("stats.mean_ratio", { numerator: [2], denominator: [1] });
  */
 export async function scienceExtension(options: ScienceExtensionOptions = {}): Promise<ScienceExtension> {
@@ -160,7 +160,7 @@ export async function scienceExtension(options: ScienceExtensionOptions = {}): P
   return {
     ...projectExtension(project, env),
     project,
-    callTool: (governance) =>
+    callTool: ({ governance }) =>
       createCallTool(governance.broker, governance.catalog, { timeoutMs: callTimeoutMs(project) }),
   };
 }

@@ -74,20 +74,25 @@ export function nodeRunId(runId: string, nodeId: string): string {
   return `${runId}#${nodeId}`;
 }
 
+/** What `toolUseVerified` checks. */
+export interface ToolUseCheck {
+  /** The ledger and catalog (`createGovernance` returns both). */
+  governance: ToolUseRuntime;
+  /** The run whose calls count. */
+  runId: string;
+  /** The nodes; a node without tools always passes. */
+  declarations: readonly ToolDeclaration[];
+}
+
 /**
  * Checks the declarations of one run against the ledger: each node by the calls recorded for it.
- * @param runtime the ledger and catalog (`createGovernance` returns both)
- * @param runId the run whose calls count
- * @param declarations the nodes; a node without tools always passes
+ * @param check the runtime (`governance`), the run and the node declarations
  * @returns the verdict, naming each failing node and its tools
  * @throws GovernanceError `INVALID_INPUT` when a declared bare name is ambiguous (naming the node and the
  *   qualified candidates)
  */
-export async function toolUseVerified(
-  runtime: ToolUseRuntime,
-  runId: string,
-  declarations: readonly ToolDeclaration[],
-): Promise<ToolUseVerdict> {
+export async function toolUseVerified(check: ToolUseCheck): Promise<ToolUseVerdict> {
+  const { governance: runtime, runId, declarations } = check;
   const failures: ToolUseFailure[] = [];
   let outsideNodes: InvocationRecord[] | undefined;
   for (const node of declarations) {

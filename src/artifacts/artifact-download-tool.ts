@@ -155,23 +155,27 @@ export interface DownloadArtifactRuntime {
   downloads: { readonly jobs: Pick<DownloadJobStore, "get"> };
 }
 
+/** Input of `downloadArtifact`: the runtime and the download. */
+export interface DownloadArtifactOptions extends DownloadRequest {
+  /** The broker and the job store (a `Governance`). */
+  governance: DownloadArtifactRuntime;
+}
+
 /**
  * Downloads one candidate: one `artifact_download` call through the broker, so one row and the broker's
  * replay rule (a `threadId:toolCallId` replays only the same session's, principal's same call; any other
  * use is refused). A job that failed or was cancelled is a result, as a completed one is.
- * @param runtime the broker and the job store (a `Governance`)
- * @param request invocation, candidate, destination, session, principal, call ids, progress hook and
- *   signal (aborting it cancels the job: it ends `cancelled` with its row)
+ * @param request the runtime (`governance`: the broker and the job store), invocation, candidate,
+ *   destination, session, principal, call ids, progress hook and signal (aborting it cancels the job:
+ *   it ends `cancelled` with its row)
  * @returns the terminal job result
  * @throws GovernanceError a refusal before any job (`NOT_FOUND`, `PERMISSION_DENIED`, `LICENSE_BLOCKED`,
  *   `INVALID_INPUT`, `SOURCE_DISABLED`), recorded on the call's row; `CANCELLED` (no row) after `close()`
  * @example
- * const result = await downloadArtifact(governance, { mcpInvocationId, candidateId, sessionId: "t1" });
+ * const result = await downloadArtifact({ governance, mcpInvocationId, candidateId, sessionId: "t1" });
  */
-export async function downloadArtifact(
-  runtime: DownloadArtifactRuntime,
-  request: DownloadRequest,
-): Promise<DownloadResult> {
+export async function downloadArtifact(request: DownloadArtifactOptions): Promise<DownloadResult> {
+  const runtime = request.governance;
   const { onProgress, signal } = request;
   try {
     const outcome = await runtime.broker.invoke({
@@ -318,7 +322,7 @@ export function createArtifactDownloadTool(options: ArtifactDownloadToolOptions)
         // A dangerous download gets the card every call gets, asked about the request the broker
         // authorizes; an invalid or refused call is not asked about: the broker records its refusal.
         await askDownload(options.broker, options.approval, request);
-        const result = await downloadArtifact(options, request);
+        const result = await downloadArtifact({ governance: options, ...request });
         return reply(result, result.status === "completed");
       } catch (error) {
         if (isGraphBubbleUp(error)) throw error;

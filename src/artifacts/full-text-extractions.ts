@@ -61,19 +61,21 @@ export async function loadExtractionIndex(runtime: EvidenceRuntime): Promise<Ext
 
 /**
  * The verified successful extractions of one source record, oldest first.
- * @param runtime the ledger and the CAS (a `Governance` fits)
- * @param paper the source and the record id; the id may carry a prefix, a version or a URL form
- *   (`arXiv:2403.01234v1` finds an extraction of `2403.01234`, see `workIdentifierKey`)
+ * @param paper the runtime (`governance`: the ledger and the CAS, a `Governance` fits), the source and the
+ *   record id; the id may carry a prefix, a version or a URL form (`arXiv:2403.01234v1` finds an
+ *   extraction of `2403.01234`, see `workIdentifierKey`)
  * @returns the extractions; empty when the paper's full text was never extracted
  * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the ledger is closed
  * @example
- * const [extraction] = await fullTextExtractions(governance, { sourceId: "arxiv", sourceRecordId: "2403.01234" });
+ * const [extraction] = await fullTextExtractions({ governance, sourceId: "arxiv", sourceRecordId: "2403.01234" });
  * if (extraction) console.log(extraction.textPath);
  */
-export async function fullTextExtractions(
-  runtime: EvidenceRuntime,
-  paper: { sourceId: string; sourceRecordId: string },
-): Promise<FullTextExtraction[]> {
+export async function fullTextExtractions(paper: {
+  governance: EvidenceRuntime;
+  sourceId: string;
+  sourceRecordId: string;
+}): Promise<FullTextExtraction[]> {
+  const runtime = paper.governance;
   const key = workIdentifierKey(paper.sourceRecordId);
   const { extractions } = await loadExtractionIndex(runtime);
   return extractions.filter(

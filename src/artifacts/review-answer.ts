@@ -1,5 +1,5 @@
 /**
- * `reviewAnswer(runtime, answer)`: the evidence check of a model's final text. The answer is split into
+ * `reviewAnswer({ governance, answer })`: the evidence check of a model's final text. The answer is split into
  * facts (a line, or a sentence of a longer line); each citation label of a fact (`[PMID:22663011]`,
  * optionally linked) is traced to the successful governed invocation that returned a record with that
  * label, and the facts are then judged by `reviewEvidence` (ledger row, intact CAS copies, record and
@@ -13,6 +13,10 @@ import { type ReviewedEvidence, reviewEvidence } from "./review-evidence.js";
 
 /** Options of `reviewAnswer`. */
 export interface ReviewAnswerOptions {
+  /** The ledger and the CAS (a `Governance` fits). */
+  governance: EvidenceRuntime;
+  /** The model's final text. */
+  answer: string;
   /** Only invocations of this session count (a LangGraph thread id). @default every session */
   sessionId?: string | undefined;
   /** Facts reviewed at most; later facts are left out and counted in `omittedFacts`. @default 200 */
@@ -97,20 +101,16 @@ interface Bracketed {
  * Reviews the facts of an answer with citation labels. A citation is a bracketed label that a searched
  * invocation returned (`[CHEMBL941]`), has a source label's `prefix:id` shape (`[PMID:22663011]`), or
  * carries a link (`[text](url)`); other bracketed text (`[sic]`) is prose.
- * @param runtime the ledger and the CAS (a `Governance` fits)
- * @param answer the model's final text
- * @param options the session whose invocations count, and the review's bounds
+ * @param options the runtime (`governance`), the `answer`, the session whose invocations count, and
+ *   the review's bounds
  * @returns one verdict per fact; `accepted` when the answer has facts and every one is backed
  * @throws GovernanceError `UPSTREAM_UNAVAILABLE` when the ledger is closed
  * @example
- * const review = await reviewAnswer(governance, "Base editing works [PMID:22663011].", { sessionId: threadId });
+ * const review = await reviewAnswer({ governance, answer: "Base editing works [PMID:22663011].", sessionId: threadId });
  * for (const fact of review.facts) if (!fact.accepted) console.log(fact.text, fact.problems);
  */
-export async function reviewAnswer(
-  runtime: EvidenceRuntime,
-  answer: string,
-  options: ReviewAnswerOptions = {},
-): Promise<AnswerReview> {
+export async function reviewAnswer(options: ReviewAnswerOptions): Promise<AnswerReview> {
+  const { governance: runtime, answer } = options;
   const maxFacts = options.maxFacts ?? 200;
   const maxCitations = options.maxCitations ?? 500;
   const all = splitFacts(answer);
@@ -182,11 +182,11 @@ export async function reviewAnswer(
       resolved.set(fact, traced);
     }
   }
-  const review = await reviewEvidence(
-    runtime,
+  const review = await reviewEvidence({
+    governance: runtime,
     claims,
-    options.sessionId === undefined ? {} : { sessionId: options.sessionId },
-  );
+    ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+  });
   const claimsById = new Map(review.claims.map((claim) => [claim.id, claim]));
   for (const fact of facts) {
     const claim = claimsById.get(fact.id);

@@ -1,5 +1,5 @@
 /**
- * `reviewEvidence(claims)`: accepts a claim only when every piece of its evidence is a successful,
+ * `reviewEvidence({ governance, claims })`: accepts a claim only when every piece of its evidence is a successful,
  * governed invocation of the ledger whose intact CAS copy returned the cited record and URL, and a
  * full-text claim only when that record's PDF was really extracted.
  */
@@ -74,6 +74,10 @@ export interface EvidenceReview {
 
 /** Options of `reviewEvidence`. */
 export interface ReviewEvidenceOptions {
+  /** The ledger and the CAS (a `Governance` fits). */
+  governance: EvidenceRuntime;
+  /** The claims with their evidence. */
+  claims: Claim[];
   /** Accept only invocations of this session (a LangGraph thread id). @default any session */
   sessionId?: string;
 }
@@ -94,22 +98,18 @@ interface Rejection {
  * citations' identifiers), and the cited URL is that record's `url` or a citation URL. A claim with
  * `fullText: true` also needs, for at least one accepted evidence record, a successful
  * `paper_extract_pdf` of the same source and work; an `artifactJobId` must be that extraction's job.
- * @param runtime the ledger and the CAS (a `Governance` fits)
- * @param claims the claims with their evidence
- * @param options session restriction
+ * @param options the runtime (`governance`), the `claims` with their evidence, and the session restriction
  * @returns one verdict per claim and evidence, with reason codes and fix-it messages
  * @throws GovernanceError `INVALID_INPUT` for malformed claims (`data.issues` names each path);
  *   `UPSTREAM_UNAVAILABLE` when the ledger is closed
  * @example
- * const review = await reviewEvidence(governance, [
- *   { text: "X binds Y", evidence: [{ mcpInvocationId: outcome.invocationId, recordId: "22663011" }] },
- * ]);
+ * const review = await reviewEvidence({
+ *   governance,
+ *   claims: [{ text: "X binds Y", evidence: [{ mcpInvocationId: outcome.invocationId, recordId: "22663011" }] }],
+ * });
  */
-export async function reviewEvidence(
-  runtime: EvidenceRuntime,
-  claims: Claim[],
-  options: ReviewEvidenceOptions = {},
-): Promise<EvidenceReview> {
+export async function reviewEvidence(options: ReviewEvidenceOptions): Promise<EvidenceReview> {
+  const { governance: runtime, claims } = options;
   const parsed = parseClaims(claims);
   const invocations = new Map<string, Promise<InvocationCheck>>();
   const checkOnce = (id: string) => {

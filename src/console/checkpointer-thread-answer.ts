@@ -22,7 +22,7 @@ export interface CheckpointerThreadAnswerOptions {
  * @returns the function the console calls with a thread id
  * @example
  * const checkpointer = SqliteSaver.fromConnString("checkpoints.sqlite");
- * await serveConsole(governance, { threadAnswer: checkpointerThreadAnswer(checkpointer) });
+ * await serveConsole({ governance, threadAnswer: checkpointerThreadAnswer(checkpointer) });
  */
 export function checkpointerThreadAnswer(
   checkpointer: BaseCheckpointSaver,

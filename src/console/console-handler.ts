@@ -22,6 +22,8 @@ import { ConsoleSecurity, setSecurityHeaders } from "./console-security.js";
 
 /** Options of `createConsoleHandler`. */
 export interface ConsoleHandlerOptions {
+  /** The runtime (`createGovernance`). */
+  governance: Governance;
   /** The path the console is mounted at (`/sciencegate`); requests outside it go to `next` or get 404. @default "" */
   basePath?: string;
   /**
@@ -86,17 +88,14 @@ const STATUS_OF: Record<string, number> = {
 /**
  * The console over an open runtime: the same ledger, content store, grants, session state and jobs
  * the app uses.
- * @param governance the runtime (`createGovernance`)
- * @param options base path, access token, writes, CSRF secret, body cap, clock
+ * @param options `governance` (the runtime (`createGovernance`)), base path, access token, writes, CSRF secret, body cap, clock
  * @returns the request listener
  * @example
- * const consoleHandler = createConsoleHandler(governance, { basePath: "/sciencegate" });
+ * const consoleHandler = createConsoleHandler({ governance, basePath: "/sciencegate" });
  * http.createServer((req, res) => consoleHandler(req, res, () => app(req, res))).listen(3000);
  */
-export function createConsoleHandler(
-  governance: Governance,
-  options: ConsoleHandlerOptions = {},
-): ConsoleHandler {
+export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
+  const { governance } = options;
   const basePath = normalizeBasePath(options.basePath ?? "");
   if (options.oauth !== undefined && options.token !== undefined) {
     throw new GovernanceError(

@@ -110,7 +110,11 @@ async function review(
       items += count;
     }
     // reviewEvidence validates each claim's shape (INVALID_INPUT naming the field).
-    const result: EvidenceReview = await reviewEvidence(context.governance, kept as Claim[], scope);
+    const result: EvidenceReview = await reviewEvidence({
+      governance: context.governance,
+      claims: kept as Claim[],
+      ...scope,
+    });
     const notes =
       kept.length < claims.length
         ? [
@@ -120,7 +124,9 @@ async function review(
     const accepted = result.accepted && kept.length > 0 && notes.length === 0;
     return { claims: claimsOfReview(result), notes, accepted, fromJson: true };
   }
-  const result: AnswerReview = await reviewAnswer(context.governance, answer, {
+  const result: AnswerReview = await reviewAnswer({
+    governance: context.governance,
+    answer,
     ...scope,
     maxFacts: EVIDENCE_MAX_CLAIMS,
     maxCitations: EVIDENCE_MAX_CITATIONS,

@@ -22,7 +22,8 @@ export const researchObjectRoutes: readonly ConsoleRoute[] = [
       const answer = request.form.get("answer")?.slice(0, MAX_ANSWER_CHARS) || undefined;
       if (session === undefined) return failed("Name the session to export.", 400);
       try {
-        const crate = await exportResearchObject(context.governance, {
+        const crate = await exportResearchObject({
+          governance: context.governance,
           sessionId: session,
           threadId: thread,
           answer,

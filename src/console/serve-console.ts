@@ -6,7 +6,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHostCheck } from "../gateway/index.js";
-import type { Governance } from "../runtime/index.js";
 import { type ConsoleHandlerOptions, createConsoleHandler } from "./console-handler.js";
 import { assertConsoleBind, setSecurityHeaders } from "./console-security.js";
 
@@ -32,21 +31,17 @@ export interface ConsoleServer {
 
 /**
  * Serves the console over an open runtime.
- * @param governance the runtime
- * @param options bind address and port, token, writes, allowed host names
+ * @param options `governance` (the runtime), bind address and port, token, writes, allowed host names
  * @returns the listening server
  * @throws GovernanceError `INVALID_CONFIG` for a non-loopback bind without a token or a short token
  */
-export async function serveConsole(
-  governance: Governance,
-  options: ConsoleServerOptions = {},
-): Promise<ConsoleServer> {
+export async function serveConsole(options: ConsoleServerOptions): Promise<ConsoleServer> {
   const host = options.host ?? "127.0.0.1";
   // A resource server authenticates every request: the bind rule asks only that someone does.
   if (options.oauth === undefined) assertConsoleBind(host, options.token);
   // The audience defaults to the URL served, known once listening.
   const needsUrl = options.oauth !== undefined && options.oauth.audience === undefined;
-  let handler = needsUrl ? undefined : createConsoleHandler(governance, options);
+  let handler = needsUrl ? undefined : createConsoleHandler(options);
   let hostAllowed: (header: string | undefined) => boolean = () => false;
   const server: Server = createServer((request, response) => {
     if (!hostAllowed(request.headers.host)) {
@@ -77,10 +72,7 @@ export async function serveConsole(
   const shownHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   const url = `http://${shownHost}:${port}`;
   if (handler === undefined && options.oauth !== undefined) {
-    handler = createConsoleHandler(governance, {
-      ...options,
-      oauth: { ...options.oauth, audience: `${url}/` },
-    });
+    handler = createConsoleHandler({ ...options, oauth: { ...options.oauth, audience: `${url}/` } });
   }
   let closed: Promise<void> | undefined;
   return {

@@ -4,7 +4,7 @@
  * @example
  * const science = await scienceExtension({ path: "science.toml" });
  * const governance = await createGovernance({ extensions: [science] });
- * const callTool = science.callTool(governance);
+ * const callTool = science.callTool({ governance });
  */
 
 export {

@@ -28,6 +28,7 @@ import { type ConversationStateStore, MemoryConversationStateStore } from "./gat
 import {
   createElicitationApproval,
   createElicitationBuiltinApproval,
+  type ElicitationApprovalOptions,
   type ElicitationApprovalRuntime,
   elicitationApprovalOptionsOf,
 } from "./gateway-elicitation.js";
@@ -56,6 +57,8 @@ export interface GatewayRuntime extends ArtifactBuiltinsRuntime {
 
 /** Options of `createGatewayServer`. */
 export interface GatewayServerOptions {
+  /** The runtime (`createGovernance`). */
+  governance: GatewayRuntime;
   /**
    * List every allowed tool from the start, for clients with a fixed tool table: each is promoted at
    * the definition it has when the session first sees it (as `prepareFixedToolTable` does); a tool
@@ -67,7 +70,7 @@ export interface GatewayServerOptions {
    * Asked before each governed MCP call that would execute; `false` asks nobody (the broker's
    * permission hook decides alone, so a dangerous call that no grant or approval mode covers is a
    * `PERMISSION_DENIED` tool error).
-   * @default `createElicitationApproval(governance)` when the runtime enforces permissions: a dangerous
+   * @default `createElicitationApproval({ governance })` when the runtime enforces permissions: a dangerous
    *   call asks the client's user through MCP elicitation, or is refused saying how to approve it
    */
   approval?: GatewayApprovalHook | false | undefined;
@@ -209,19 +212,16 @@ export interface GatewayServer {
  * Creates the governed MCP gateway over a runtime. Every `tools/call` of every session goes through
  * `executeGovernedToolCall`, so through `Broker.invoke` with the session's id: validation, permission,
  * cache, rate limits, retries, envelope checks, one ledger row per call.
- * @param governance the runtime (`createGovernance`)
- * @param options eager listing, approval hook (elicitation by default), built-ins, instructions budget, server info
+ * @param options the runtime (`governance`, from `createGovernance`), eager listing, approval hook (elicitation by default), built-ins, instructions budget, server info
  * @returns the gateway; `connect` one transport per client
  * @throws GovernanceError `INVALID_CONFIG` for an instructions budget that is not a positive number
  * @example
  * const governance = await createGovernance({ config: "extensions_config.json" });
- * const gateway = createGatewayServer(governance);
+ * const gateway = createGatewayServer({ governance });
  * await gateway.connect(new StdioServerTransport());
  */
-export function createGatewayServer(
-  governance: GatewayRuntime,
-  options: GatewayServerOptions = {},
-): GatewayServer {
+export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
+  const { governance } = options;
   const sessions = new Set<GatewaySession>();
   const onError =
     options.onError ??
@@ -244,7 +244,7 @@ export function createGatewayServer(
   const approval =
     options.approval === false
       ? undefined
-      : (options.approval ?? (asking && createElicitationApproval(asking)));
+      : (options.approval ?? (asking && createElicitationApproval({ governance: asking })));
   const toolNaming = namingOf(governance, options.toolNames ?? "qualified");
   const surfaceRuntime = options.upstreamSurface !== false && hasSurface(governance) ? governance : undefined;
   const surface = surfaceRuntime && {
@@ -282,7 +282,7 @@ export function createGatewayServer(
   // The multi-round-trip approval stands in for the default elicitation hook; an app's own hook
   // is asked as it is on 2025 sessions.
   const ledger = governance.ledger;
-  const elicitation =
+  const elicitation: Omit<ElicitationApprovalOptions, "governance"> | undefined =
     options.approval === undefined
       ? {}
       : options.approval === false

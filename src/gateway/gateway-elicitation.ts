@@ -47,6 +47,8 @@ export interface ElicitationApprovalRuntime {
 
 /** Options of {@link createElicitationApproval}. */
 export interface ElicitationApprovalOptions {
+  /** The catalog and the permission service (`createGovernance`). */
+  governance: ElicitationApprovalRuntime;
   /**
    * The commands that approve a call of a client without elicitation: the client is told their short
    * form, the operator (`report`) the complete one. @default none: the refusal says that the app
@@ -81,18 +83,16 @@ const MAX_TIMER_MS = 2_147_483_647;
  * `maxAttempts` times. The broker's permission hook then consumes the recorded decision. A client
  * cancellation or disconnect during the question records the card as `cancelled`. A client without
  * elicitation gets a `PERMISSION_DENIED` whose message and `data.approve` say how to approve out of band.
- * @param governance the catalog and the permission service (`createGovernance`)
- * @param options out-of-band commands, wait timeout, attempts
+ * @param options `governance` (the catalog and the permission service (`createGovernance`)), out-of-band commands, wait timeout, attempts
  * @returns the hook for `createGatewayServer({approval})` (its default when the runtime enforces permissions)
  * @example
- * const gateway = createGatewayServer(governance, {
- *   approval: createElicitationApproval(governance, { waitTimeoutMs: 300_000 }),
+ * const gateway = createGatewayServer({
+ *   governance,
+ *   approval: createElicitationApproval({ governance, waitTimeoutMs: 300_000 }),
  * });
  */
-export function createElicitationApproval(
-  governance: ElicitationApprovalRuntime,
-  options: ElicitationApprovalOptions = {},
-): GatewayApprovalHook {
+export function createElicitationApproval(options: ElicitationApprovalOptions): GatewayApprovalHook {
+  const { governance } = options;
   const { permissions } = governance;
   const hook: GatewayApprovalHook = async (call, context) => {
     const question = await approvalQuestion(governance, call);
@@ -192,7 +192,7 @@ export async function recordElicitedAnswer(
  */
 export function createElicitationBuiltinApproval(
   governance: Pick<ElicitationApprovalRuntime, "permissions">,
-  options: Omit<ElicitationApprovalOptions, "outOfBand"> = {},
+  options: Omit<ElicitationApprovalOptions, "outOfBand" | "governance"> = {},
 ): BuiltinCallApproval {
   const { permissions } = governance;
   return async (_sessionId, build, name) => {
@@ -230,7 +230,7 @@ async function elicit(
   card: PermissionCard,
   name: string,
   { request: mcp }: GatewayCallContext,
-  options: ElicitationApprovalOptions,
+  options: Omit<ElicitationApprovalOptions, "governance">,
 ): Promise<ApprovalHookResult | undefined> {
   const pending = permissions.notePending(request);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);

@@ -71,7 +71,7 @@ export interface GatewayHttpStats {
  * @throws GovernanceError `INVALID_CONFIG` for a non-loopback bind without a token, a short token, a bad
  *   origin or limit, or an address that cannot be bound (in use, not this machine's)
  * @example
- * const gateway = createGatewayServer(governance);
+ * const gateway = createGatewayServer({ governance });
  * const http = await serveGatewayHttp(gateway, { port: 8080, token: process.env.SCIENCEGATE_GATEWAY_TOKEN });
  * console.error(`listening on ${http.url}`);
  */

@@ -89,7 +89,7 @@ async function readResearchObject(
   sessionId: string,
 ): Promise<ReadResourceResult> {
   try {
-    const zip = researchObjectZip(await exportResearchObject(source, { sessionId }));
+    const zip = researchObjectZip(await exportResearchObject({ governance: source, sessionId }));
     if (zip.byteLength > MAX_ZIP_BYTES) {
       throw new McpError(
         ErrorCode.InternalError,

@@ -40,6 +40,8 @@ export interface ApprovalGateRuntime {
 
 /** Options of `createApprovalGate`. */
 export interface ApprovalGateOptions {
+  /** Catalog, ledger and permission service (`createGovernance`). */
+  governance: ApprovalGateRuntime;
   /**
    * A card unanswered for at least this long (by the permission service's clock) counts as denied
    * when its task next runs. @default none: a card waits forever
@@ -109,7 +111,7 @@ export interface ApprovalCall extends ApprovalAction {
  */
 export function createAuthorizationApproval(
   governance: ApprovalGateRuntime,
-  options: ApprovalGateOptions = {},
+  options: Omit<ApprovalGateOptions, "governance"> = {},
 ): AuthorizationApproval {
   const { permissions } = governance;
   const answers = new SessionAnswers();
@@ -139,19 +141,17 @@ export function createAuthorizationApproval(
  * `AuthorizationRequest` of each call. `deny` makes the broker refuse the call with a structured
  * `PERMISSION_DENIED` (with the human's message), audited in the ledger; an `edit` runs the call with
  * the edited arguments (same tool), recording the decision for that edited call.
- * @param governance catalog, ledger and permission service (`createGovernance`)
- * @param options the optional wait timeout and the card format (`hitl` by default)
+ * @param options `governance` (catalog, ledger and permission service, from `createGovernance`), the
+ *   optional wait timeout and the card format (`hitl` by default)
  * @returns the hook for `createGovernedToolNode({approvalHook})` / `createGovernedAgent`
  * @throws GovernanceError `INVALID_CONFIG` when the broker does not enforce permissions
  * @example
- * const agent = createGovernedAgent({ model, governance, checkpointer, approvalHook: createApprovalGate(governance) });
+ * const agent = createGovernedAgent({ model, governance, checkpointer, approvalHook: createApprovalGate({ governance }) });
  * const paused = await agent.invoke(input, config); // paused.__interrupt__: one HITLRequest per dangerous call
  * await agent.invoke(new Command({ resume: { [card.id]: { decisions: [{ type: "approve" }] } } }), config);
  */
-export function createApprovalGate(
-  governance: ApprovalGateRuntime,
-  options: ApprovalGateOptions = {},
-): ApprovalHook {
+export function createApprovalGate(options: ApprovalGateOptions): ApprovalHook {
+  const { governance } = options;
   if (governance.permissionsEnforced === false) {
     throw new GovernanceError(
       "INVALID_CONFIG",
@@ -203,7 +203,7 @@ async function recordAnswer(
   request: AuthorizationRequest,
   answer: ApprovalAnswer,
   action: ApprovalCall | undefined,
-  options: ApprovalGateOptions,
+  options: Omit<ApprovalGateOptions, "governance">,
 ): Promise<ApprovalHookResult | undefined> {
   const { editedArgs } = answer;
   // An edited call runs (or replays) with the edited arguments, also when it already ran.
@@ -244,7 +244,7 @@ async function waitOrPass(
   request: AuthorizationRequest,
   pause: unknown,
   answers: SessionAnswers,
-  options: ApprovalGateOptions,
+  options: Omit<ApprovalGateOptions, "governance">,
 ): Promise<ApprovalHookResult | undefined> {
   const { permissions } = governance;
   await answers.settled(request.sessionId);

@@ -26,7 +26,7 @@ export function resolveApprovalHook(
   if (option === false) return undefined;
   if (option !== undefined) return option;
   const runtime = enforcingRuntime(governance as Partial<ApprovalGateRuntime>);
-  return runtime && createApprovalGate(runtime, { cardFormat });
+  return runtime && createApprovalGate({ governance: runtime, cardFormat });
 }
 
 /** The parts of a full runtime whose broker enforces permissions, else `undefined`. */

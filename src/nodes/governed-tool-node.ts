@@ -22,7 +22,7 @@ export interface GovernedToolNodeOptions {
   /**
    * Asked before each MCP call that would execute; may `interrupt()`. `false` asks nothing (the broker
    * then refuses a dangerous call that no grant or approval mode covers).
-   * @default `createApprovalGate(governance)` when `governance` is a `createGovernance` runtime that
+   * @default `createApprovalGate({ governance })` when `governance` is a `createGovernance` runtime that
    *   enforces permissions: a dangerous call pauses the thread with an approval card
    */
   approvalHook?: ApprovalHook | false;

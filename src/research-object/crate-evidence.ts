@@ -52,7 +52,7 @@ export async function reviewCrateAnswer(
       }
     }
     for (const bytes of evidence.objects) await store.put(bytes);
-    return { review: await reviewAnswer({ ledger, store }, answer, { sessionId }), refusedRows };
+    return { review: await reviewAnswer({ governance: { ledger, store }, answer, sessionId }), refusedRows };
   } finally {
     await writer.close();
     await ledger.close();

@@ -48,6 +48,8 @@ export interface ResearchObjectSource {
 
 /** Options of {@link exportResearchObject}. */
 export interface ExportResearchObjectOptions {
+  /** The ledger, store, data directory, catalog and config (a `Governance` fits). */
+  governance: ResearchObjectSource;
   /** The session to export. */
   sessionId: string;
   /** Only the calls of this thread. @default every call of the session */
@@ -84,19 +86,16 @@ export interface ResearchObjectSummary {
 
 /**
  * Exports one session (or thread) as a research object.
- * @param source the ledger, store, data directory, catalog and config (a `Governance` fits)
- * @param options the session, the thread, the answer and the clock
+ * @param options `governance` (the ledger, store, data directory, catalog and config (a `Governance` fits)), the session, the thread, the answer and the clock
  * @returns the crate in memory; write it with `writeResearchObject`
  * @throws GovernanceError `NOT_FOUND` when the session has no recorded call; `INVALID_INPUT` for an
  *   empty session id
  * @example
- * const crate = await exportResearchObject(governance, { sessionId: "agent-demo", answer });
+ * const crate = await exportResearchObject({ governance, sessionId: "agent-demo", answer });
  * await writeResearchObject(crate, "agent-demo.zip");
  */
-export async function exportResearchObject(
-  source: ResearchObjectSource,
-  options: ExportResearchObjectOptions,
-): Promise<ResearchObject> {
+export async function exportResearchObject(options: ExportResearchObjectOptions): Promise<ResearchObject> {
+  const { governance: source } = options;
   const sessionId = options.sessionId.trim();
   const threadId = options.threadId?.trim() || undefined;
   if (sessionId === "") throw new GovernanceError("INVALID_INPUT", "Name the session to export (sessionId).");

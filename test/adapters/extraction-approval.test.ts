@@ -30,7 +30,7 @@ afterEach(async () => {
 /** A strict runtime with one completed download of session `s1`, made through the gateway (approved). */
 async function downloaded() {
   lab = await createDownloadLab({ permissions: { policy: { strict: true } } });
-  gateway = createGatewayServer(lab.governance, { eager: true });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await gateway.connect(serverSide, { sessionId: "s1" });
   const client = new Client(

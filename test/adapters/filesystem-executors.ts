@@ -188,10 +188,15 @@ export function buildExecutor(
     case "createAgent + governanceMiddleware":
       return executor(
         name,
-        createAgent({ model, tools: [], middleware: [governanceMiddleware(governance, options)], ...saver }),
+        createAgent({
+          model,
+          tools: [],
+          middleware: [governanceMiddleware({ governance, ...options })],
+          ...saver,
+        }),
       );
     case "swarm (createReactAgent v2 over the fixed tool table)": {
-      const table = prepareFixedToolTable(governance, options);
+      const table = prepareFixedToolTable({ governance, ...options });
       const writer = createReactAgent({
         llm: model,
         tools: [...table, createHandoffTool({ agentName: "reviewer" })],
@@ -209,7 +214,7 @@ export function buildExecutor(
       );
     }
     case "prebuilt ToolNode over the fixed tool table": {
-      const table = prepareFixedToolTable(governance, options);
+      const table = prepareFixedToolTable({ governance, ...options });
       const bound = model.bindTools!(table);
       const graph = new StateGraph(MessagesAnnotation)
         .addNode("agent", async (state) => ({ messages: [await bound.invoke(state.messages)] }))

@@ -32,7 +32,7 @@ function turn(
 describe("prepareFixedToolTable", () => {
   test("holds tool_search and every deferred tool a session starts with, with their schemas", async () => {
     const { governance: g } = await setup();
-    const table = prepareFixedToolTable(g);
+    const table = prepareFixedToolTable({ governance: g });
     // The demo source offers no download (no artifact-plan tool): no artifact built-ins.
     expect(table.map((t) => t.name)).toEqual(["tool_search", "mcp__demo__search", "mcp__demo__lookup"]);
     expect(table[1]?.schema).toMatchObject({ properties: { query: { type: "string" } } });
@@ -42,7 +42,7 @@ describe("prepareFixedToolTable", () => {
   test("a source switched off for one session is refused for that session only; the table stays whole", async () => {
     const { governance: g, counters } = await setup();
     g.sessions.disableSource("t-off", "demo");
-    const table = prepareFixedToolTable(g);
+    const table = prepareFixedToolTable({ governance: g });
     expect(table.map((t) => t.name)).toContain("mcp__demo__search");
     const search = table.find((t) => t.name === "mcp__demo__search");
     const callIn = async (thread: string, id: string) =>
@@ -67,7 +67,7 @@ describe("prepareFixedToolTable", () => {
 
   test("artifact built-ins: by default only when a source can offer a download; artifactTools: true adds them anyway", async () => {
     const { governance: g } = await setup();
-    expect(prepareFixedToolTable(g, { artifactTools: true }).map((t) => t.name)).toEqual([
+    expect(prepareFixedToolTable({ governance: g, artifactTools: true }).map((t) => t.name)).toEqual([
       "tool_search",
       "mcp__demo__search",
       "mcp__demo__lookup",
@@ -89,7 +89,7 @@ describe("prepareFixedToolTable", () => {
 
   test("bad input reaches the broker: a structured INVALID_INPUT and a ledger row, not a LangChain schema throw", async () => {
     const { governance: g, counters } = await setup();
-    const search = prepareFixedToolTable(g)[1];
+    const search = prepareFixedToolTable({ governance: g })[1];
     const message = (await search?.invoke(
       { type: "tool_call", id: "c1", name: "mcp__demo__search", args: { limit: "x" } },
       { configurable: { thread_id: "t1" } },
@@ -110,7 +110,7 @@ describe("prepareFixedToolTable", () => {
           ? g.tools(session).map((t) => ({ ...t, definitionHash: `${t.definitionHash}-v2` }))
           : g.tools(session),
     };
-    const [toolSearch, search] = prepareFixedToolTable(runtime);
+    const [toolSearch, search] = prepareFixedToolTable({ governance: runtime });
     changed = true;
     const callSearch = async (id: string) =>
       (await search?.invoke(
@@ -148,12 +148,12 @@ describe("prepareFixedToolTable", () => {
       .respond(turn("curator-2", [], "Both sources checked."));
     const researcher = createReactAgent({
       llm: researcherModel,
-      tools: [...prepareFixedToolTable(g), createHandoffTool({ agentName: "curator" })],
+      tools: [...prepareFixedToolTable({ governance: g }), createHandoffTool({ agentName: "curator" })],
       name: "researcher",
     });
     const curator = createReactAgent({
       llm: curatorModel,
-      tools: [...prepareFixedToolTable(g), createHandoffTool({ agentName: "researcher" })],
+      tools: [...prepareFixedToolTable({ governance: g }), createHandoffTool({ agentName: "researcher" })],
       name: "curator",
     });
     const swarm = createSwarm({ agents: [researcher, curator], defaultActiveAgent: "researcher" }).compile({

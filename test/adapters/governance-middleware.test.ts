@@ -37,11 +37,15 @@ const appTool = tool(
   { name: "echo_app", description: "The app's own tool.", schema: z.object({ text: z.string() }) },
 );
 
-function agentFor(g: Governance, model: RecordingModel, options: GovernanceMiddlewareOptions = {}) {
+function agentFor(
+  g: Governance,
+  model: RecordingModel,
+  options: Omit<GovernanceMiddlewareOptions, "governance"> = {},
+) {
   return createAgent({
     model,
     tools: [appTool],
-    middleware: [governanceMiddleware(g, options)],
+    middleware: [governanceMiddleware({ governance: g, ...options })],
     checkpointer: new MemorySaver(),
   });
 }
@@ -103,7 +107,7 @@ describe("governanceMiddleware with createAgent", () => {
     );
     expect(systemText(model, 0)).toContain("- demo: 2 tools.");
     expect(deferredSection(systemText(model, 0))).not.toContain("mcp__demo__lookup");
-    expect(() => governanceMiddleware(g, { deferredTools: { tokenBudget: -1 } })).toThrow(
+    expect(() => governanceMiddleware({ governance: g, deferredTools: { tokenBudget: -1 } })).toThrow(
       expect.objectContaining({ code: "INVALID_CONFIG" }),
     );
   });
@@ -183,7 +187,7 @@ describe("governanceMiddleware with createAgent", () => {
     const agent = createAgent({
       model,
       tools: [ask],
-      middleware: [governanceMiddleware(g)],
+      middleware: [governanceMiddleware({ governance: g })],
       checkpointer: new MemorySaver(),
     });
     const paused = await agent.invoke(user("hello"), config("t1"));
@@ -222,9 +226,9 @@ describe("governanceMiddleware with createAgent", () => {
         .respondWithTools([{ id: "c2", name: "mcp__demo__search", args: { query: "brca1" } }])
         .respond(new AIMessage("done"));
       // No checkpointer: LangGraph's savers refuse a run without a thread.
-      const agent = createAgent({ model, middleware: [governanceMiddleware(g)] });
+      const agent = createAgent({ model, middleware: [governanceMiddleware({ governance: g })] });
       await agent.invoke(user("find papers"), config);
-      const search = prepareFixedToolTable(g)[1];
+      const search = prepareFixedToolTable({ governance: g })[1];
       await search?.invoke(
         { type: "tool_call", id: "c3", name: "mcp__demo__search", args: { query: "tp53" } },
         config,

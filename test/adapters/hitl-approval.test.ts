@@ -39,12 +39,12 @@ const asLangchainRequest = (value: ApprovalHitlRequest): HITLRequest => value;
 /** Compile-time check: Sciencegate's answer (with `scope`) is a langchain `HITLResponse`. */
 const asLangchainResponse = (value: ApprovalHitlResponse): HITLResponse => value;
 
-async function setup(options: Parameters<typeof governanceMiddleware>[1] = {}) {
+async function setup(options: Omit<Parameters<typeof governanceMiddleware>[0], "governance"> = {}) {
   const { governance, root } = await openRuntime();
   const agent = createAgent({
     model: writerModel(root, FILES),
     tools: [],
-    middleware: [governanceMiddleware(governance, options)],
+    middleware: [governanceMiddleware({ governance, ...options })],
     checkpointer: new MemorySaver(),
   });
   const config = { configurable: { thread_id: "t1" } };
@@ -251,7 +251,7 @@ describe("createAgent + governanceMiddleware: approval cards as langchain HITL r
 describe("an edited call whose task runs again", () => {
   test("the same resume value replays the edited call: no second write, no 'already used for a different call'", async () => {
     const { governance, root } = await openRuntime();
-    const gate = createApprovalGate(governance, { cardFormat: "hitl" });
+    const gate = createApprovalGate({ governance, cardFormat: "hitl" });
     const tools = governance.tools("s1");
     const promotion = promotionReducer(undefined, promote([WRITE_FILE], tools));
     let runs = 0;

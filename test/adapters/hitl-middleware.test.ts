@@ -53,7 +53,7 @@ describe.each(ORDERS)("createAgent with humanInTheLoopMiddleware and governanceM
     // option and middleware types collapse to `never` under exactOptionalPropertyTypes, which this
     // repository sets: its zod v3 interop types; without that flag they check as written.)
     const hitl = humanInTheLoopMiddleware({ interruptOn: { save_note: true } } as never);
-    const governed = governanceMiddleware(governance);
+    const governed = governanceMiddleware({ governance });
     const agent = createAgent({
       model,
       tools: [saveNote],

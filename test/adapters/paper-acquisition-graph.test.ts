@@ -183,7 +183,7 @@ async function expectExtracted(paper: AcquiredPaper, pageCount: number, text: st
 describe("createPaperAcquisitionGraph", () => {
   test("two cards at once; one resume map downloads both in parallel, then extracts both in the next step", async () => {
     const { governance, papers, net, log, transfers } = await acquisitionRuntime();
-    const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+    const graph = createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() });
     const paused = await graph.invoke({ candidates: papers }, thread);
     const cards = cardsOf(paused);
     expect(cards.map((card) => card.value?.args.candidateId).sort()).toEqual([B, A].sort());
@@ -258,7 +258,7 @@ describe("createPaperAcquisitionGraph", () => {
     };
     const run = async (answer: unknown) => {
       const { governance, papers } = await acquisitionRuntime("t1", dangerousExtraction);
-      const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+      const graph = createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() });
       const paused = await graph.invoke({ candidates: papers.slice(0, 1) }, thread);
       expect(cardsOf(paused).map((card) => card.value?.toolId)).toEqual(["artifact_download"]);
       const second = await graph.invoke(allowOnce(paused), thread);
@@ -281,7 +281,8 @@ describe("createPaperAcquisitionGraph", () => {
   test("a principal resolver: that principal's always_allow covers the run, and its download and extraction rows carry it", async () => {
     const { governance, papers } = await acquisitionRuntime();
     await governance.permissions.setApprovalMode("t1", "always_allow", "p1");
-    const graph = createPaperAcquisitionGraph(governance, {
+    const graph = createPaperAcquisitionGraph({
+      governance,
       checkpointer: new MemorySaver(),
       principal: (config) => config.configurable?.user as string | undefined,
     });
@@ -298,7 +299,7 @@ describe("createPaperAcquisitionGraph", () => {
 
   test("deny refuses only its candidate; the other is still extracted", async () => {
     const { governance, papers, transfers } = await acquisitionRuntime();
-    const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+    const graph = createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() });
     const paused = await graph.invoke({ candidates: papers }, thread);
     const done = await graph.invoke(
       resume([
@@ -324,7 +325,8 @@ describe("createPaperAcquisitionGraph", () => {
 
   test('cardFormat: "native" raises the PermissionCard itself; an HITL reject answers it too', async () => {
     const { governance, papers, transfers } = await acquisitionRuntime();
-    const graph = createPaperAcquisitionGraph(governance, {
+    const graph = createPaperAcquisitionGraph({
+      governance,
       checkpointer: new MemorySaver(),
       cardFormat: "native",
     });
@@ -347,7 +349,7 @@ describe("createPaperAcquisitionGraph", () => {
 
   test("allow_matching on one card releases the other on the same resume", async () => {
     const { governance, papers, transfers } = await acquisitionRuntime();
-    const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+    const graph = createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() });
     const paused = await graph.invoke({ candidates: papers }, thread);
     const done = await graph.invoke(resume([[cardOf(paused, B), { decision: "allow_matching" }]]), thread);
     expect(cardsOf(done)).toEqual([]);
@@ -362,7 +364,7 @@ describe("createPaperAcquisitionGraph", () => {
 
   test("a partial resume, then the rest: each file transferred once, one ledger row per download", async () => {
     const { governance, papers, transfers } = await acquisitionRuntime();
-    const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+    const graph = createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() });
     const paused = await graph.invoke({ candidates: papers }, thread);
     const half = await graph.invoke(resume([[cardOf(paused, A), { decision: "allow_once" }]]), thread);
     expect(cardsOf(half).map((card) => card.id)).toEqual([cardOf(paused, B).id]);
@@ -388,7 +390,7 @@ describe("createPaperAcquisitionGraph", () => {
   test("a non-PDF candidate (a PDB mmCIF file) is downloaded but not extracted", async () => {
     const { governance, papers, structure, transfers } = await acquisitionRuntime();
     const cif = await structure();
-    const graph = createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() });
+    const graph = createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() });
     const paused = await graph.invoke({ candidates: [cif, papers[0] as PaperAcquisitionCandidate] }, thread);
     expect(cardsOf(paused)).toHaveLength(2);
     const done = await graph.invoke(allowOnce(paused), thread);
@@ -421,7 +423,7 @@ describe("createPaperAcquisitionGraph", () => {
       { mcpInvocationId: first.mcpInvocationId },
       first,
     ] as PaperAcquisitionCandidate[];
-    const done = await createPaperAcquisitionGraph(governance, { checkpointer: new MemorySaver() }).invoke(
+    const done = await createPaperAcquisitionGraph({ governance, checkpointer: new MemorySaver() }).invoke(
       { candidates },
       thread,
     );
@@ -446,7 +448,7 @@ describe("createPaperAcquisitionGraph", () => {
       summary: Annotation<string>(),
     });
     const parent = new StateGraph(Parent)
-      .addNode("acquire", createPaperAcquisitionGraph(governance))
+      .addNode("acquire", createPaperAcquisitionGraph({ governance }))
       .addNode("report", (state: typeof Parent.State) => ({
         summary: state.papers.map((p) => `${p.candidateId}=${p.status}`).join(","),
       }))
@@ -461,7 +463,7 @@ describe("createPaperAcquisitionGraph", () => {
 
   test("without a checkpointer the graph cannot pause: downloads are denied with a clear message", async () => {
     const { governance, papers, transfers } = await acquisitionRuntime("default");
-    const done = await createPaperAcquisitionGraph(governance).invoke({ candidates: papers });
+    const done = await createPaperAcquisitionGraph({ governance }).invoke({ candidates: papers });
     expect(cardsOf(done)).toEqual([]);
     for (const paper of papersOf(done)) {
       expect(paper).toMatchObject({ status: "denied", error: { code: "PERMISSION_DENIED" } });

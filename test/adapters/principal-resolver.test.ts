@@ -35,7 +35,8 @@ const call = async (
 
 test("rows carry the principal the resolver reads; one thread, two users", async () => {
   const { governance: g } = await setup();
-  const tools = prepareFixedToolTable(g, {
+  const tools = prepareFixedToolTable({
+    governance: g,
     principal: (config) => config.configurable?.langgraph_auth_user_id as string | undefined,
   });
   await call(tools, "c1", { thread_id: "t1", langgraph_auth_user_id: "alice" });
@@ -52,7 +53,7 @@ test("rows carry the principal the resolver reads; one thread, two users", async
 
 test("without a resolver a config's user id is not taken as a principal", async () => {
   const { governance: g } = await setup();
-  const tools = prepareFixedToolTable(g);
+  const tools = prepareFixedToolTable({ governance: g });
   await call(tools, "c1", { thread_id: "t1", langgraph_auth_user_id: "mallory" });
   const [row] = await g.ledger.query();
   expect(row?.principal).toBeUndefined();
@@ -60,7 +61,7 @@ test("without a resolver a config's user id is not taken as a principal", async 
 
 test("a resolver answer that is not a principal (a control character) is refused and nothing runs", async () => {
   const { governance: g, counters } = await setup();
-  const tools = prepareFixedToolTable(g, { principal: () => "alice\u0000admin" });
+  const tools = prepareFixedToolTable({ governance: g, principal: () => "alice\u0000admin" });
   await expect(call(tools, "c1", { thread_id: "t1" })).rejects.toMatchObject({ code: "INVALID_INPUT" });
   expect(counters.calls.search).toBeUndefined();
 });

@@ -10,7 +10,7 @@ import { cardsOf, filesystemGovernance, writerModel } from "./filesystem-executo
 test("a prebuilt ToolNode routed by toolsCondition (all calls in one task) shows the cards one at a time; each write runs once", async () => {
   const { governance, root } = await filesystemGovernance();
   try {
-    const table = prepareFixedToolTable(governance);
+    const table = prepareFixedToolTable({ governance });
     const model = writerModel(root, ["a.txt", "b.txt", "c.txt"]).bindTools(table);
     const app = new StateGraph(MessagesAnnotation)
       .addNode("agent", async (state) => ({ messages: [(await model.invoke(state.messages)) as AIMessage] }))

@@ -164,15 +164,19 @@ command = '"${process.execPath}" -e "process.exit(3)"'
       { id: "load", kind: "data" },
       { id: "analyze", kind: "algorithm", tools: ["local.takes_string"] },
     ];
-    expect(await toolUseVerified(governance, "run-gate", nodes)).toEqual({
+    expect(await toolUseVerified({ governance, runId: "run-gate", declarations: nodes })).toEqual({
       passed: true,
       score: 1,
       failures: [],
     });
-    const failing = await toolUseVerified(governance, "run-gate", [
-      ...nodes,
-      { id: "cross_check", kind: "algorithm", tools: ["pylocal.explode", "pubchem.search"] },
-    ]);
+    const failing = await toolUseVerified({
+      governance,
+      runId: "run-gate",
+      declarations: [
+        ...nodes,
+        { id: "cross_check", kind: "algorithm", tools: ["pylocal.explode", "pubchem.search"] },
+      ],
+    });
     expect(failing).toMatchObject({ passed: false, score: 0 });
     expect(failing.failures).toEqual([
       {
@@ -187,7 +191,11 @@ command = '"${process.execPath}" -e "process.exit(3)"'
 
   test("a declared tool resolves like callTool: an ambiguous bare name is INVALID_INPUT naming the node", async () => {
     await expect(
-      toolUseVerified(governance, "run-gate", [{ id: "analyze", tools: ["takes_string"] }]),
+      toolUseVerified({
+        governance,
+        runId: "run-gate",
+        declarations: [{ id: "analyze", tools: ["takes_string"] }],
+      }),
     ).rejects.toMatchObject({
       code: "INVALID_INPUT",
       message: expect.stringContaining("Node 'analyze': Tool name 'takes_string' is ambiguous"),
@@ -198,9 +206,11 @@ command = '"${process.execPath}" -e "process.exit(3)"'
   test("a call of another node, or of no node, does not count for a node", async () => {
     await governance.callTool("local.takes_number", { value: 1 }, { runId: "run-nodes", nodeId: "load" });
     await governance.callTool("local.takes_number", { value: 2 }, { runId: "run-nodes" });
-    const { failures } = await toolUseVerified(governance, "run-nodes", [
-      { id: "analyze", tools: ["local.takes_number"] },
-    ]);
+    const { failures } = await toolUseVerified({
+      governance,
+      runId: "run-nodes",
+      declarations: [{ id: "analyze", tools: ["local.takes_number"] }],
+    });
     expect(failures).toEqual([
       {
         nodeId: "analyze",

@@ -70,10 +70,11 @@ describe("withToolUseVerified judges each node by its own calls", () => {
     expect(await governance.ledger.query({ runId: "run-two#analyze" })).toMatchObject([
       { sourceId: "extra", toolId: "scale", status: "ok" },
     ]);
-    const verdict = await toolUseVerified(governance, "run-two", [
-      declaration("analyze"),
-      declaration("cross_check"),
-    ]);
+    const verdict = await toolUseVerified({
+      governance,
+      runId: "run-two",
+      declarations: [declaration("analyze"), declaration("cross_check")],
+    });
     expect(verdict.failures.map((f) => f.nodeId)).toEqual(["cross_check"]);
   });
 

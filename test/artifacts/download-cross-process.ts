@@ -229,7 +229,9 @@ export function describeCrossProcessJobs(name: string, openPair: () => Promise<S
       expect(events.at(-1)).toMatchObject({ jobId, status: "cancelled" });
       expect(clock.pendingTimers).toBe(0);
       // The replayed call returns the cancelled job; nothing runs or is recorded again.
-      expect(await downloadArtifact({ broker: lab1.broker, downloads: lab1.manager }, CALL)).toMatchObject({
+      expect(
+        await downloadArtifact({ governance: { broker: lab1.broker, downloads: lab1.manager }, ...CALL }),
+      ).toMatchObject({
         status: "cancelled",
       });
       expect(await lab1.rows()).toHaveLength(1);

@@ -187,7 +187,8 @@ export async function createBench(
   /** The broker that serves `artifact_download` (and records retries), as `createGovernance` makes it. */
   const broker = extractionBroker();
   /** One `artifact_download` call through the broker. */
-  const download = (request: DownloadRequest) => downloadArtifact({ broker, downloads: manager }, request);
+  const download = (request: DownloadRequest) =>
+    downloadArtifact({ governance: { broker, downloads: manager }, ...request });
   return {
     manager,
     broker,

@@ -14,7 +14,7 @@ describe("downloads follow the broker's permission hook", () => {
 
   test("enforced: a download nobody approved is refused with 'approval required' and recorded", async () => {
     const { governance, transfers } = await downloadRuntime();
-    await expect(downloadArtifact(governance, request)).rejects.toMatchObject({
+    await expect(downloadArtifact({ governance, ...request })).rejects.toMatchObject({
       code: "PERMISSION_DENIED",
       message: expect.stringContaining("approval required"),
     });
@@ -24,7 +24,7 @@ describe("downloads follow the broker's permission hook", () => {
 
   test("permissions.enforce: false downloads unasked, like the broker calls", async () => {
     const { governance, transfers } = await downloadRuntime({ permissions: { enforce: false } });
-    expect((await downloadArtifact(governance, request)).status).toBe("completed");
+    expect((await downloadArtifact({ governance, ...request })).status).toBe("completed");
     expect(transfers).toHaveLength(1);
     expect(await governance.ledger.listAuthorizations()).toEqual([]);
   });
@@ -39,7 +39,7 @@ describe("downloads follow the broker's permission hook", () => {
         },
       },
     });
-    await expect(downloadArtifact(governance, request)).rejects.toThrow(/no downloads in this app/);
+    await expect(downloadArtifact({ governance, ...request })).rejects.toThrow(/no downloads in this app/);
     expect(seen).toEqual(["artifact_download arxiv downloads/arxiv/2401.0000a.pdf"]);
   });
 });

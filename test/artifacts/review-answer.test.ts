@@ -74,11 +74,12 @@ async function bench() {
 
 describe("reviewAnswer", () => {
   test("every fact backed: each label names the invocation that returned it", async () => {
-    const report = await reviewAnswer(
-      await bench(),
-      "- Base editing works [PMID:1].\n- A preprint predicts off-targets [arXiv:2403.01234v2](https://arxiv.org/abs/2403.01234v2).",
-      { sessionId: "s1" },
-    );
+    const report = await reviewAnswer({
+      governance: await bench(),
+      answer:
+        "- Base editing works [PMID:1].\n- A preprint predicts off-targets [arXiv:2403.01234v2](https://arxiv.org/abs/2403.01234v2).",
+      sessionId: "s1",
+    });
     expect(report.accepted).toBe(true);
     expect(report.facts.map((f) => f.citations)).toMatchObject([
       [
@@ -131,7 +132,9 @@ describe("reviewAnswer", () => {
       problem: /^full_text_not_extracted: .*paper_extract_pdf/,
     },
   ])("refuses: $problem", async ({ answer, problem }) => {
-    const report = await reviewAnswer(await bench(), `Summary:\n- Cited fact [PMID:1].\n- ${answer}`, {
+    const report = await reviewAnswer({
+      governance: await bench(),
+      answer: `Summary:\n- Cited fact [PMID:1].\n- ${answer}`,
       sessionId: "s1",
     });
     expect(report.accepted).toBe(false);
@@ -168,15 +171,15 @@ describe("reviewAnswer", () => {
       queueWaitMs: 0,
       normalizedRef: ref,
     });
-    const report = await reviewAnswer(
-      sources,
-      [
+    const report = await reviewAnswer({
+      governance: sources,
+      answer: [
         "- Imatinib is in ChEMBL [CHEMBL941] [sic].",
         "- Its activity was measured [ChEMBL activity 7 (assay CHEMBL9)].",
         "- The docs say so [see the docs](https://docs.example/x).",
       ].join("\n"),
-      { sessionId: "s1" },
-    );
+      sessionId: "s1",
+    });
     expect(report.facts.map((f) => f.citations.map((c) => [c.label, c.invocationId]))).toEqual([
       [["CHEMBL941", "inv-chembl"]],
       [["ChEMBL activity 7 (assay CHEMBL9)", "inv-chembl"]],
@@ -189,7 +192,9 @@ describe("reviewAnswer", () => {
   });
 
   test("a sentence without a citation inside a cited line is its own unbacked fact", async () => {
-    const report = await reviewAnswer(await bench(), "Base editing works [PMID:1]. It cures everything.", {
+    const report = await reviewAnswer({
+      governance: await bench(),
+      answer: "Base editing works [PMID:1]. It cures everything.",
       sessionId: "s1",
     });
     expect(report.facts.map((f) => f.problems)).toEqual([[], ["no citation"]]);
@@ -227,7 +232,9 @@ describe("reviewAnswer", () => {
       queueWaitMs: 0,
       normalizedRef: ref,
     });
-    const report = await reviewAnswer(sources, "The full text says so [arXiv:2403.01234v2].", {
+    const report = await reviewAnswer({
+      governance: sources,
+      answer: "The full text says so [arXiv:2403.01234v2].",
       sessionId: "s1",
     });
     expect(report.accepted).toBe(true);
@@ -239,12 +246,14 @@ describe("reviewAnswer", () => {
   });
 
   test("an empty answer is not backed", async () => {
-    expect((await reviewAnswer(await bench(), "  \n")).accepted).toBe(false);
+    expect((await reviewAnswer({ governance: await bench(), answer: "  \n" })).accepted).toBe(false);
   });
 
   test("bounded: facts past maxFacts and labels past maxCitations are counted, not reviewed", async () => {
     const answer = Array.from({ length: 5 }, (_, i) => `- Fact ${i} [PMID:1] [PMID:999].`).join("\n");
-    const report = await reviewAnswer(await bench(), answer, {
+    const report = await reviewAnswer({
+      governance: await bench(),
+      answer,
       sessionId: "s1",
       maxFacts: 3,
       maxCitations: 5,
@@ -256,7 +265,9 @@ describe("reviewAnswer", () => {
     expect(report.facts[2]?.problems[0]).toBe("1 citation(s) past the review's limit were not checked");
     expect(report.accepted).toBe(false);
     // Limits never make an unreviewed answer pass: one accepted fact and one left out is not accepted.
-    const cut = await reviewAnswer(await bench(), "- A [PMID:1].\n- B [PMID:1].", {
+    const cut = await reviewAnswer({
+      governance: await bench(),
+      answer: "- A [PMID:1].\n- B [PMID:1].",
       sessionId: "s1",
       maxFacts: 1,
     });
@@ -265,14 +276,12 @@ describe("reviewAnswer", () => {
   });
 
   test("only the latest maxInvocations successful rows are searched for labels", async () => {
-    const report = await reviewAnswer(
-      await bench(),
-      "Old record [PMID:1]. Newer record [arXiv:2403.01234v2].",
-      {
-        sessionId: "s1",
-        maxInvocations: 1,
-      },
-    );
+    const report = await reviewAnswer({
+      governance: await bench(),
+      answer: "Old record [PMID:1]. Newer record [arXiv:2403.01234v2].",
+      sessionId: "s1",
+      maxInvocations: 1,
+    });
     expect(report).toMatchObject({ searchedInvocations: 1, searchLimited: true });
     expect(report.facts.map((f) => f.accepted)).toEqual([false, true]);
     expect(report.facts[0]?.problems).toEqual([
@@ -282,10 +291,18 @@ describe("reviewAnswer", () => {
 
   test("hostile text: a megabyte of unclosed labels is scanned in linear time", async () => {
     const started = performance.now();
-    const report = await reviewAnswer(await bench(), `${"[a:".repeat(350_000)}x`, { sessionId: "s1" });
+    const report = await reviewAnswer({
+      governance: await bench(),
+      answer: `${"[a:".repeat(350_000)}x`,
+      sessionId: "s1",
+    });
     expect(report.facts).toHaveLength(1);
     expect(report.facts[0]?.problems).toEqual(["no citation"]);
-    const links = await reviewAnswer(await bench(), `${"[a:1](".repeat(170_000)}x`, { sessionId: "s1" });
+    const links = await reviewAnswer({
+      governance: await bench(),
+      answer: `${"[a:1](".repeat(170_000)}x`,
+      sessionId: "s1",
+    });
     expect(links.facts[0]?.citations).toHaveLength(500);
     expect(links.omittedCitations).toBe(170_000 - 500);
     expect(performance.now() - started).toBeLessThan(5_000);

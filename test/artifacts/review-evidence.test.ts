@@ -264,7 +264,11 @@ describe("reviewEvidence rejects", () => {
       /extracted pubmed record "PMC9000001", not record "2403.01234"/,
     ],
   ])("%s", async (_name, evidence, options, reason, message) => {
-    const review = await reviewEvidence({ ledger, store }, claim([evidence()]), options);
+    const review = await reviewEvidence({
+      governance: { ledger, store },
+      claims: claim([evidence()]),
+      ...options,
+    });
     expect(review.accepted).toBe(false);
     expect(review.claims[0]?.accepted).toBe(false);
     expect(review.claims[0]?.evidence[0]).toMatchObject({
@@ -275,10 +279,10 @@ describe("reviewEvidence rejects", () => {
   });
 
   test("a full-text claim on a record whose PDF was never extracted, naming the fix", async () => {
-    const review = await reviewEvidence(
-      local,
-      claim([{ mcpInvocationId: ids.oldStyle, recordId: "hep-th/9901001" }], true),
-    );
+    const review = await reviewEvidence({
+      governance: local,
+      claims: claim([{ mcpInvocationId: ids.oldStyle, recordId: "hep-th/9901001" }], true),
+    });
     expect(review.claims[0]?.evidence[0]).toMatchObject({
       accepted: false,
       reason: "full_text_not_extracted",
@@ -290,7 +294,10 @@ describe("reviewEvidence rejects", () => {
   });
 
   test("a full-text claim whose only evidence cites no record", async () => {
-    const review = await reviewEvidence(local, claim([{ mcpInvocationId: ids.local }], true));
+    const review = await reviewEvidence({
+      governance: local,
+      claims: claim([{ mcpInvocationId: ids.local }], true),
+    });
     expect(review.claims[0]?.evidence[0]).toMatchObject({
       accepted: false,
       reason: "full_text_not_extracted",
@@ -299,10 +306,13 @@ describe("reviewEvidence rejects", () => {
   });
 
   test("one bad evidence rejects its claim but not the other claims", async () => {
-    const review = await reviewEvidence(sources, [
-      { id: "good", text: "A.", evidence: [{ mcpInvocationId: ids.arxiv, recordId: "2403.01234" }] },
-      { id: "bad", text: "B.", evidence: [{ mcpInvocationId: ids.arxiv }, { mcpInvocationId: "nope" }] },
-    ]);
+    const review = await reviewEvidence({
+      governance: sources,
+      claims: [
+        { id: "good", text: "A.", evidence: [{ mcpInvocationId: ids.arxiv, recordId: "2403.01234" }] },
+        { id: "bad", text: "B.", evidence: [{ mcpInvocationId: ids.arxiv }, { mcpInvocationId: "nope" }] },
+      ],
+    });
     expect(review.accepted).toBe(false);
     expect(review.claims.map((c) => [c.id, c.accepted])).toEqual([
       ["good", true],
@@ -326,7 +336,10 @@ describe("reviewEvidence accepts", () => {
     ],
     ["an empty optional field as absent", { recordId: "2403.01234", url: "" }],
   ])("arXiv evidence by %s", async (_name, cited) => {
-    const review = await reviewEvidence(sources, claim([{ mcpInvocationId: ids.arxiv, ...cited }]));
+    const review = await reviewEvidence({
+      governance: sources,
+      claims: claim([{ mcpInvocationId: ids.arxiv, ...cited }]),
+    });
     expect(review.accepted).toBe(true);
     const [evidence] = review.claims[0]?.evidence ?? [];
     expect(evidence).toMatchObject({
@@ -338,7 +351,10 @@ describe("reviewEvidence accepts", () => {
   });
 
   test("a local function tool's execution, as traceable as an MCP call", async () => {
-    const review = await reviewEvidence(local, claim([{ mcpInvocationId: ids.local }]));
+    const review = await reviewEvidence({
+      governance: local,
+      claims: claim([{ mcpInvocationId: ids.local }]),
+    });
     expect(review).toEqual({
       accepted: true,
       claims: [
@@ -359,10 +375,10 @@ describe("reviewEvidence accepts", () => {
   ] as const)(
     "a full-text claim on %s, and the record counts as full text",
     async (_name, key, recordId, job) => {
-      const review = await reviewEvidence(
-        sources,
-        claim([{ mcpInvocationId: ids[key], recordId, artifactJobId: job }], true),
-      );
+      const review = await reviewEvidence({
+        governance: sources,
+        claims: claim([{ mcpInvocationId: ids[key], recordId, artifactJobId: job }], true),
+      });
       expect(review.accepted).toBe(true);
       expect(review.claims[0]?.evidence[0]).toMatchObject({
         accepted: true,
@@ -377,16 +393,16 @@ describe("reviewEvidence accepts", () => {
   );
 
   test("a full-text claim with one extracted record keeps its abstract-level evidence at its stored scope", async () => {
-    const review = await reviewEvidence(
-      sources,
-      claim(
+    const review = await reviewEvidence({
+      governance: sources,
+      claims: claim(
         [
           { mcpInvocationId: ids.oldStyle, recordId: "hep-th/9901001" },
           { mcpInvocationId: ids.arxiv, recordId: "2403.01234" },
         ],
         true,
       ),
-    );
+    });
     expect(review.accepted).toBe(true);
     expect(
       review.claims[0]?.evidence.map((e) => [e.record?.contentScope, e.record?.fullTextRetrieved]),
@@ -397,10 +413,10 @@ describe("reviewEvidence accepts", () => {
   });
 
   test("the same evidence without fullText is accepted at abstract scope", async () => {
-    const review = await reviewEvidence(
-      sources,
-      claim([{ mcpInvocationId: ids.oldStyle, recordId: "HEP-TH/9901001v3" }]),
-    );
+    const review = await reviewEvidence({
+      governance: sources,
+      claims: claim([{ mcpInvocationId: ids.oldStyle, recordId: "HEP-TH/9901001v3" }]),
+    });
     expect(review.claims[0]?.evidence[0]).toMatchObject({
       accepted: true,
       record: { contentScope: "abstract" },
@@ -429,7 +445,9 @@ describe("reviewEvidence input", () => {
       "claims.0.fullText",
     ],
   ])("throws INVALID_INPUT with the path for %s", async (_name, claims, path) => {
-    const error = await reviewEvidence({ ledger, store }, claims as never).catch((e: unknown) => e);
+    const error = await reviewEvidence({ governance: { ledger, store }, claims: claims as never }).catch(
+      (e: unknown) => e,
+    );
     expect(isGovernanceError(error) && error.code).toBe("INVALID_INPUT");
     const issues = (isGovernanceError(error) ? error.data?.issues : []) as { path: string }[];
     expect(issues.map((issue) => issue.path)).toContain(path);
@@ -445,7 +463,7 @@ describe("fullTextExtractions", () => {
     ["pubmed", "2403.01234", []],
     ["arxiv", "hep-th/9901001", []],
   ])("%s %s → %j (a tampered extraction counts for nothing)", async (sourceId, sourceRecordId, jobs) => {
-    const found = await fullTextExtractions(sources, { sourceId, sourceRecordId });
+    const found = await fullTextExtractions({ governance: sources, sourceId, sourceRecordId });
     expect(found.map((entry) => entry.artifactJobId)).toEqual(jobs);
   });
 });

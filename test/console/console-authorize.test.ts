@@ -54,7 +54,7 @@ async function start(writable = true) {
     manifests: { dirs: [writeEchoManifests(dir)], builtin: false },
     storage: { dataDir: join(dir, "data") },
   });
-  const console = await serveConsole(governance, { port: 0, writable, token: TOKEN });
+  const console = await serveConsole({ governance, port: 0, writable, token: TOKEN });
   opened.push({ governance, console, dir });
   const headers = { authorization: `Bearer ${TOKEN}` };
   const get = async (path: string, withToken = true) => {

@@ -42,11 +42,12 @@ beforeAll(async () => {
     alice: [SCOPES.call, SCOPES.approve],
   });
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, { eager: true });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true });
   await callAs("alice", "write");
   await callAs("alice", "search");
   await callAs("bob", "search");
-  consoleServer = await serveConsole(lab.governance, {
+  consoleServer = await serveConsole({
+    governance: lab.governance,
     oauth: { issuer: issuer.issuer, jwksUrl: issuer.jwksUrl },
     writable: true,
   });

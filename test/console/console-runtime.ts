@@ -75,7 +75,7 @@ export interface ConsoleRuntime {
  * @param options what `serveConsole` gets besides the port
  */
 export async function startConsoleRuntime(
-  options: Omit<Parameters<typeof serveConsole>[1] & object, "port"> = {},
+  options: Omit<Parameters<typeof serveConsole>[0], "port" | "governance"> = {},
 ): Promise<ConsoleRuntime> {
   const dataDir = mkdtempSync(join(tmpdir(), "sciencegate-console-"));
   const provider = await startFakeProviderServer({ routes: [hostileChemblRoute(), ...chemblFakeRoutes()] });
@@ -89,7 +89,7 @@ export async function startConsoleRuntime(
       }),
     },
   });
-  const server = await serveConsole(governance, { ...options, port: 0 });
+  const server = await serveConsole({ governance, ...options, port: 0 });
   const read = async (response: Response): Promise<Fetched> => ({
     status: response.status,
     headers: response.headers,

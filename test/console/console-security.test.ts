@@ -20,8 +20,8 @@ let guarded: ConsoleServer;
 
 beforeAll(async () => {
   lab = await createLab();
-  open = await serveConsole(lab.governance, { port: 0 });
-  guarded = await serveConsole(lab.governance, { port: 0, token: TOKEN });
+  open = await serveConsole({ governance: lab.governance, port: 0 });
+  guarded = await serveConsole({ governance: lab.governance, port: 0, token: TOKEN });
 });
 
 afterAll(async () => {
@@ -51,15 +51,19 @@ describe("html", () => {
 
 describe("the bind rule", () => {
   test("a non-loopback bind needs a token, and a token of 16 characters at least", async () => {
-    await expect(serveConsole(lab.governance, { host: "0.0.0.0", port: 0 })).rejects.toMatchObject({
+    await expect(
+      serveConsole({ governance: lab.governance, host: "0.0.0.0", port: 0 }),
+    ).rejects.toMatchObject({
       code: "INVALID_CONFIG",
       message: expect.stringContaining("SCIENCEGATE_CONSOLE_TOKEN"),
     });
-    await expect(serveConsole(lab.governance, { port: 0, token: "short" })).rejects.toMatchObject({
-      code: "INVALID_CONFIG",
-      message: expect.stringContaining("at least 16"),
-    });
-    const wide = await serveConsole(lab.governance, { host: "0.0.0.0", port: 0, token: TOKEN });
+    await expect(serveConsole({ governance: lab.governance, port: 0, token: "short" })).rejects.toMatchObject(
+      {
+        code: "INVALID_CONFIG",
+        message: expect.stringContaining("at least 16"),
+      },
+    );
+    const wide = await serveConsole({ governance: lab.governance, host: "0.0.0.0", port: 0, token: TOKEN });
     try {
       expect((await get(`http://127.0.0.1:${wide.port}/sources`)).status).toBe(401);
     } finally {
@@ -106,7 +110,7 @@ describe("the access token", () => {
     const page = await get(`${guarded.url}/sources`, { cookie: pair });
     expect(page.status).toBe(200);
     // Another console with another token does not accept this cookie.
-    const other = await serveConsole(lab.governance, { port: 0, token: `${TOKEN}-other` });
+    const other = await serveConsole({ governance: lab.governance, port: 0, token: `${TOKEN}-other` });
     try {
       expect((await get(`${other.url}/sources`, { cookie: pair })).status).toBe(401);
     } finally {
@@ -118,7 +122,7 @@ describe("the access token", () => {
 describe("the cookie expires", () => {
   test("after 12 hours the cookie no longer lets a browser in; an expiry edited later is a forgery", async () => {
     const clock = new ManualClock(Date.now());
-    const timed = await serveConsole(lab.governance, { port: 0, token: TOKEN, clock });
+    const timed = await serveConsole({ governance: lab.governance, port: 0, token: TOKEN, clock });
     try {
       const visit = await get(`${timed.url}/sources?token=${TOKEN}`);
       const pair = (visit.headers.get("set-cookie") ?? "").split(";")[0] as string;
@@ -191,7 +195,7 @@ describe("writes", () => {
   let writable: ConsoleServer;
   let csrf = "";
   beforeAll(async () => {
-    writable = await serveConsole(lab.governance, { port: 0, writable: true });
+    writable = await serveConsole({ governance: lab.governance, port: 0, writable: true });
     const page = await (await get(`${writable.url}/permissions`)).text();
     csrf = /name="_csrf" value="([0-9a-f]{64})"/.exec(page)?.[1] ?? "";
     expect(csrf).not.toBe("");
@@ -274,7 +278,7 @@ describe("mounted in an app's server", () => {
   let server: Server;
   let origin: string;
   beforeAll(async () => {
-    const handler = createConsoleHandler(lab.governance, { basePath: "/sciencegate/" });
+    const handler = createConsoleHandler({ governance: lab.governance, basePath: "/sciencegate/" });
     server = createServer((req, res) =>
       handler(req, res, () => {
         res.end("the app's own page");
@@ -298,7 +302,9 @@ describe("mounted in an app's server", () => {
   });
 
   test("a base path that is not a path is refused", () => {
-    expect(() => createConsoleHandler(lab.governance, { basePath: "sciencegate" })).toThrow(/must be a path/);
+    expect(() => createConsoleHandler({ governance: lab.governance, basePath: "sciencegate" })).toThrow(
+      /must be a path/,
+    );
   });
 });
 

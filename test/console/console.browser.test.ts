@@ -37,7 +37,7 @@ beforeAll(async () => {
   expect(demo.output).toContain("citations checked");
   answer = demo.answer;
   runtime = await openDemoRuntime(dataDir, { fetch: pacedPaperFetch() });
-  server = await serveConsole(runtime.governance, { port: 0, writable: true });
+  server = await serveConsole({ governance: runtime.governance, port: 0, writable: true });
   browser = await launchChromium();
 });
 
@@ -219,7 +219,8 @@ describe("the console over the demo's data directory", () => {
     });
     const candidateId = offered.result.artifacts?.[0]?.candidateId as string;
     pacing.partDelayMs = 400;
-    const first = downloadArtifact(governance, {
+    const first = downloadArtifact({
+      governance,
       mcpInvocationId: offered.invocationId,
       candidateId,
       destinationPath: "console-test/paper.pdf",
@@ -282,7 +283,7 @@ describe("the console over the demo's data directory", () => {
  */
 async function dangerousCallAsks(threadId: string): Promise<boolean> {
   const { governance } = runtime;
-  const gate = createApprovalGate(governance);
+  const gate = createApprovalGate({ governance });
   const name = "mcp__europe-pmc__search";
   const promotion = promotionReducer(undefined, promote([name], governance.tools(DEMO_THREAD)));
   const graph = new StateGraph(z.object({ result: z.string().optional() }))

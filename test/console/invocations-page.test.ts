@@ -55,7 +55,7 @@ beforeAll(async () => {
     error: { code: "TOOL_FAILED", message: `<img src=x onerror=alert(1)>`, retryable: false, attempts: 1 },
     status: "error",
   });
-  server = await serveConsole(lab.governance, { port: 0 });
+  server = await serveConsole({ governance: lab.governance, port: 0 });
 });
 
 afterAll(async () => {

@@ -42,8 +42,8 @@ const gates: Gate[] = [];
 beforeEach(async () => {
   lab = await createDownloadLab();
   await lab.governance.permissions.setApprovalMode(SESSION, "always_allow");
-  writable = await serveConsole(lab.governance, { port: 0, writable: true });
-  readOnly = await serveConsole(lab.governance, { port: 0 });
+  writable = await serveConsole({ governance: lab.governance, port: 0, writable: true });
+  readOnly = await serveConsole({ governance: lab.governance, port: 0 });
 });
 
 afterEach(async () => {
@@ -79,7 +79,8 @@ async function startHeldDownload(release: Gate) {
     firstPart.open();
     return release.promise;
   };
-  const outcome: Promise<DownloadResult> = downloadArtifact(lab.governance, {
+  const outcome: Promise<DownloadResult> = downloadArtifact({
+    governance: lab.governance,
     ...offered,
     sessionId: SESSION,
     threadId: THREAD,
@@ -178,7 +179,7 @@ describe("the Downloads page", () => {
   });
 
   test("closing the console ends its open streams (the handler mounted in an app's own server)", async () => {
-    const handler = createConsoleHandler(lab.governance);
+    const handler = createConsoleHandler({ governance: lab.governance });
     const server = createServer((request, response) => handler(request, response));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
@@ -273,7 +274,7 @@ describe("the Downloads page", () => {
         grants: new MemoryGrantStore(),
       },
     });
-    const remote = await serveConsole(other, { port: 0, writable: true });
+    const remote = await serveConsole({ governance: other, port: 0, writable: true });
     try {
       expect(other.downloads.isRunning(jobId)).toBe(false);
       const html = await page(remote);
@@ -437,7 +438,7 @@ describe("the Downloads page", () => {
 
   test("a stream with nothing to say for 15 s sends a heartbeat comment (proxies keep it open)", async () => {
     const clock = new ManualClock(Date.now());
-    const quiet = await serveConsole(lab.governance, { port: 0, clock });
+    const quiet = await serveConsole({ governance: lab.governance, port: 0, clock });
     try {
       const events = eventReader(await fetch(`${quiet.url}/jobs/events`));
       expect((await events.next()).event).toBe("snapshot");

@@ -63,7 +63,7 @@ beforeAll(async () => {
     downloads: { lookup: offlineLookup, fetch: createOfflinePaperFetch({ host: "arxiv.org", body: PDF }) },
   });
   await governance.permissions.setApprovalMode(SESSION, "always_allow");
-  server = await serveConsole(governance, { port: 0 });
+  server = await serveConsole({ governance, port: 0 });
 });
 
 afterAll(async () => {
@@ -86,7 +86,7 @@ describe("the Papers page", () => {
 
   test("lists an extracted paper: job, record, pages, the pages that need vision, characters and parser", async () => {
     const offered = await offerPaper(governance, SESSION);
-    const download = await downloadArtifact(governance, { ...offered, sessionId: SESSION });
+    const download = await downloadArtifact({ governance, ...offered, sessionId: SESSION });
     expect(download.status).toBe("completed");
     jobId = download.jobId;
     const extracted = await extractDownloadedPaper(governance, { artifactJobId: jobId, sessionId: SESSION });

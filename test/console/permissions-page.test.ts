@@ -133,8 +133,8 @@ describe("the Permissions page over a runtime with SQLite grants and session sta
 
   beforeAll(async () => {
     governance = await openLab();
-    writable = await serveConsole(governance, { port: 0, writable: true });
-    readOnly = await serveConsole(governance, { port: 0 });
+    writable = await serveConsole({ governance, port: 0, writable: true });
+    readOnly = await serveConsole({ governance, port: 0 });
   });
   afterAll(async () => {
     await writable?.close();
@@ -435,7 +435,7 @@ describe("the Permissions page over session state shared in PostgreSQL", () => {
     const dbB = await openPostgres(url, { maxConnections: 2 });
     const governance = await openLab({ sessionState: await PostgresSessionStateStore.open(dbA) });
     const other = await PostgresSessionStateStore.open(dbB);
-    const console = await serveConsole(governance, { port: 0 });
+    const console = await serveConsole({ governance, port: 0 });
     try {
       await other.setApprovalMode("elsewhere", "always_allow");
       await other.setSourceSwitch("elsewhere", "notes", true);

@@ -13,9 +13,9 @@ afterEach(async () => {
   lab = undefined;
 });
 
-async function setup(options: Parameters<typeof createGatewayServer>[1] = {}) {
+async function setup(options: Omit<Parameters<typeof createGatewayServer>[0], "governance"> = {}) {
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, options);
+  gateway = createGatewayServer({ governance: lab.governance, ...options });
   return { lab, gateway };
 }
 

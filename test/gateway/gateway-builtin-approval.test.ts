@@ -29,7 +29,7 @@ afterEach(async () => {
 /** A strict runtime and an eager gateway. */
 async function strictGateway() {
   lab = await createDownloadLab({ permissions: { policy: { strict: true } } });
-  gateway = createGatewayServer(lab.governance, { eager: true });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true });
   return { lab, gateway };
 }
 

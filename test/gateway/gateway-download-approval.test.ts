@@ -20,7 +20,7 @@ afterEach(async () => {
 /** A session whose client answers each question with the next decision (no elicitation without any). */
 async function setup(decisions: string[] | undefined) {
   lab = await createDownloadLab();
-  gateway = createGatewayServer(lab.governance, { eager: true });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true });
   const { asked, call, sessionId } = await connectDeciding(gateway, decisions);
   const prepared = await call("mcp__arxiv__prepare_paper_download", { id: PAPER_ID });
   expect(prepared.isError).toBeUndefined();

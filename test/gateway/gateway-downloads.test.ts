@@ -32,7 +32,7 @@ interface Candidate {
 /** A runtime, an eager gateway, one client whose session allows downloads, and a candidate it prepared. */
 async function setup() {
   lab = await createDownloadLab();
-  gateway = createGatewayServer(lab.governance, { eager: true });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true });
   const a = await connectTapped(gateway);
   await lab.governance.permissions.setApprovalMode(a.session.sessionId, "always_allow");
   return { lab, gateway, a, candidate: await prepare(a) };

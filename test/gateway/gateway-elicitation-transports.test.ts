@@ -98,7 +98,7 @@ describe("approvals by elicitation over stdio and Streamable HTTP", () => {
 
   test("Streamable HTTP: the question arrives on the call's stream; allow matching runs it and covers the next call without asking", async () => {
     const lab = await createLab();
-    const gateway = createGatewayServer(lab.governance, { eager: true });
+    const gateway = createGatewayServer({ governance: lab.governance, eager: true });
     const http = await serveGatewayHttp(gateway, { onError: () => {} });
     const transport = new StreamableHTTPClientTransport(new URL(http.url));
     const { client, asked, call } = await answeringClient(transport, ["allow_matching"]);

@@ -43,11 +43,11 @@ interface Asked {
 
 async function setup(
   answers: Answer[] | undefined,
-  options: GatewayServerOptions & { capabilities?: ClientCapabilities } = {},
+  options: Omit<GatewayServerOptions, "governance"> & { capabilities?: ClientCapabilities } = {},
 ): Promise<{ lab: Lab; client: Asked }> {
   const { capabilities, ...gatewayOptions } = options;
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, { eager: true, ...gatewayOptions });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true, ...gatewayOptions });
   return { lab, client: await connect(gateway, answers, capabilities) };
 }
 
@@ -88,7 +88,7 @@ async function setupWithApproval(
   answers: Answer[] | undefined,
 ): Promise<{ lab: Lab; client: Asked }> {
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, { eager: true, approval: approvalOf(lab) });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true, approval: approvalOf(lab) });
   return { lab, client: await connect(gateway, answers) };
 }
 
@@ -303,7 +303,7 @@ describe("elicitation: bad answers, cancellation, timeouts", () => {
 
   test("waitTimeoutMs: an unanswered question ends as a wait_timeout denial", async () => {
     const { lab, client } = await setupWithApproval(
-      (made) => createElicitationApproval(made.governance, { waitTimeoutMs: 50 }),
+      (made) => createElicitationApproval({ governance: made.governance, waitTimeoutMs: 50 }),
       [() => new Promise<ElicitResult>(() => {})],
     );
     const result = await client.call("mcp__lab__write", { query: "x" });
@@ -352,7 +352,7 @@ describe("without elicitation", () => {
       report: (line: string) => reported.push(line),
     };
     const { lab, client } = await setupWithApproval(
-      (made) => createElicitationApproval(made.governance, { outOfBand }),
+      (made) => createElicitationApproval({ governance: made.governance, outOfBand }),
       undefined,
     );
     const refused = await client.call("mcp__lab__write", { query: "x" });

@@ -31,7 +31,7 @@ beforeAll(async () => {
     manifests: { builtin: false },
     storage: { ledger, contentStore: new MemoryContentStore() },
   });
-  gateway = createGatewayServer(governance, { eager: true, toolNames: "upstream" });
+  gateway = createGatewayServer({ governance, eager: true, toolNames: "upstream" });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await gateway.connect(serverSide);
   client = new Client({ name: "everything-through-gateway", version: "1.0.0" });

@@ -33,7 +33,7 @@ afterEach(async () => {
 
 async function serve(options: GatewayHttpOptions = {}) {
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance);
+  gateway = createGatewayServer({ governance: lab.governance });
   http = await serveGatewayHttp(gateway, { onError: () => {}, ...options });
   return { http, port: Number(new URL(http.url).port) };
 }
@@ -186,7 +186,7 @@ describe("limits are options", () => {
     ["a negative headers timeout", { headersTimeoutMs: -1 }, "headersTimeoutMs"],
   ])("%s is INVALID_CONFIG", async (_name, options, message) => {
     lab = await createLab();
-    gateway = createGatewayServer(lab.governance);
+    gateway = createGatewayServer({ governance: lab.governance });
     await expect(serveGatewayHttp(gateway, options)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
       message: expect.stringContaining(message),

@@ -47,10 +47,10 @@ afterEach(async () => {
 
 async function serve(
   options: GatewayHttpOptions = {},
-  gatewayOptions: (made: Lab) => GatewayServerOptions = () => ({}),
+  gatewayOptions: (made: Lab) => Omit<GatewayServerOptions, "governance"> = () => ({}),
 ) {
   lab = await createLab(options.clock ? { clock: options.clock } : {});
-  gateway = createGatewayServer(lab.governance, { eager: true, ...gatewayOptions(lab) });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true, ...gatewayOptions(lab) });
   const errors: string[] = [];
   http = await serveGatewayHttp(gateway, {
     onError: (error) => errors.push(String(error)),
@@ -206,7 +206,7 @@ describe("no transport identifier is a credential", () => {
 
   test("token and authenticate together are refused at start-up", async () => {
     lab = await createLab();
-    gateway = createGatewayServer(lab.governance);
+    gateway = createGatewayServer({ governance: lab.governance });
     await expect(
       serveGatewayHttp(gateway, { token: "0123456789abcdef0123", authenticate: () => ({ id: "x" }) }),
     ).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining("authenticate") });
@@ -300,7 +300,7 @@ describe("sessions: nobody locks others out", () => {
   test("a question nobody answers expires after the default wait (10 minutes): the call is denied and audited, and the session is then idle-closed", async () => {
     const clock = new ManualClock(0);
     const { lab, gateway, http } = await serve({ clock, idleTimeoutMs: 60_000 }, (made) => ({
-      approval: createElicitationApproval(made.governance, { clock }),
+      approval: createElicitationApproval({ governance: made.governance, clock }),
     }));
     const asked = await askedClient(http.url, () => new Promise<ElicitResult>(() => {}));
     const [session] = gateway.sessions();

@@ -39,7 +39,7 @@ afterEach(async () => {
 
 async function serve(options: GatewayHttpOptions = {}, eager = false) {
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, { eager });
+  gateway = createGatewayServer({ governance: lab.governance, eager });
   http = await serveGatewayHttp(gateway, { onError: () => {}, ...options });
   return { lab, gateway, http };
 }
@@ -217,7 +217,7 @@ describe("serveGatewayHttp: start-up refusals", () => {
     ["a body cap of zero", { maxBodyBytes: 0 }, "maxBodyBytes"],
   ])("%s is INVALID_CONFIG before anything listens", async (_name, options, message) => {
     lab = await createLab();
-    gateway = createGatewayServer(lab.governance);
+    gateway = createGatewayServer({ governance: lab.governance });
     await expect(serveGatewayHttp(gateway, options)).rejects.toMatchObject({
       code: "INVALID_CONFIG",
       message: expect.stringContaining(message),
@@ -240,7 +240,7 @@ describe("serveGatewayHttp: start-up refusals", () => {
     "the machine's non-loopback address needs the token; with it, clients that send it are served",
     async () => {
       lab = await createLab();
-      gateway = createGatewayServer(lab.governance);
+      gateway = createGatewayServer({ governance: lab.governance });
       await expect(serveGatewayHttp(gateway, { host: external })).rejects.toMatchObject({
         code: "INVALID_CONFIG",
         message: expect.stringContaining("SCIENCEGATE_GATEWAY_TOKEN"),

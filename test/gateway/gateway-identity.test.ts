@@ -46,7 +46,7 @@ beforeAll(async () => {
   // Another issuer that signs with the same key: only the issuer check tells its tokens apart.
   otherIssuer = await startLoopbackIssuer({ alice: [SCOPES.call, SCOPES.approve] }, { jwk: issuer.jwk });
   lab = await createLab({ quotas: "lab/search=2/1h" });
-  gateway = createGatewayServer(lab.governance, { eager: true });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true });
   // No jwksUrl: the keys are found through the issuer's metadata.
   http = await serveGatewayHttp(gateway, { oauth: { issuer: issuer.issuer, clock } });
   for (const user of ["alice", "bob", "eve"]) tokens[user] = await issuer.token(user, http.url);

@@ -66,7 +66,7 @@ describe("tool names", () => {
       { alpha: { command: "node" }, beta: { command: "node" } },
       { alpha: [plain("search"), plain("only_alpha"), plain("tool_search")], beta: [plain("search")] },
     );
-    gateway = createGatewayServer(rt, { eager: true, toolNames: "upstream" });
+    gateway = createGatewayServer({ governance: rt, eager: true, toolNames: "upstream" });
     const { client, toolNames } = await connectClient(gateway);
     expect((await toolNames()).sort()).toEqual(
       [
@@ -93,7 +93,7 @@ describe("tool names", () => {
       { alpha: { command: "node", gateway_tool_names: "upstream" }, beta: { command: "node" } },
       { alpha: [plain("one")], beta: [plain("two")] },
     );
-    gateway = createGatewayServer(rt, { eager: true });
+    gateway = createGatewayServer({ governance: rt, eager: true });
     expect((await (await connectClient(gateway)).toolNames()).sort()).toEqual(
       ["mcp__beta__two", "one", "tool_search"].sort(),
     );
@@ -104,7 +104,7 @@ describe("tool names", () => {
       { alpha: { command: "node" } },
       { alpha: [plain("mcp__beta__x"), plain("a b")] },
     );
-    gateway = createGatewayServer(rt, { eager: true, toolNames: "upstream" });
+    gateway = createGatewayServer({ governance: rt, eager: true, toolNames: "upstream" });
     const names = await (await connectClient(gateway)).toolNames();
     expect(names.every((name) => name === "tool_search" || name.startsWith("mcp__alpha__"))).toBe(true);
   });
@@ -113,7 +113,7 @@ describe("tool names", () => {
 describe("unknown tools", () => {
   test("are a JSON-RPC -32602 error, not a result, and the refusal is audited", async () => {
     const rt = await runtime({ alpha: { command: "node" } }, { alpha: [plain("one")] });
-    gateway = createGatewayServer(rt, { eager: true });
+    gateway = createGatewayServer({ governance: rt, eager: true });
     const { client } = await connectClient(gateway);
     const failure = await client.callTool({ name: "no_such_tool", arguments: {} }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(McpError);
@@ -125,7 +125,7 @@ describe("unknown tools", () => {
 
   test("a known tool's own failure is still an isError result", async () => {
     const rt = await runtime({ alpha: { command: "node" } }, { alpha: [plain("one")] });
-    gateway = createGatewayServer(rt, { eager: false });
+    gateway = createGatewayServer({ governance: rt, eager: false });
     const { client } = await connectClient(gateway);
     // Not loaded yet: a governance refusal the client can act on (search first), not a protocol error.
     const result = await client.callTool({ name: "mcp__alpha__one", arguments: {} });
@@ -155,7 +155,7 @@ describe("input schemas", () => {
         ],
       },
     );
-    gateway = createGatewayServer(rt, { eager: true });
+    gateway = createGatewayServer({ governance: rt, eager: true });
     const { client } = await connectClient(gateway);
     const { tools } = await client.listTools();
     const typed = tools.find((tool) => tool.name === "mcp__alpha__typed");

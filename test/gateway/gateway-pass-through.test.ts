@@ -68,7 +68,7 @@ async function runtime() {
 describe("pass-through with governance", () => {
   test("the gateway's client gets every block of a mixed result, each governed, the bytes stored", async () => {
     const rt = await runtime();
-    gateway = createGatewayServer(rt.governance, { eager: true });
+    gateway = createGatewayServer({ governance: rt.governance, eager: true });
     const { client } = await connectClient(gateway);
     const result = await client.callTool({ name: "mcp__media__mixed", arguments: {} });
     expect(result.isError).toBeUndefined();

@@ -18,7 +18,8 @@ const scratch = await mkdtemp(join(tmpdir(), "sciencegate-gateway-ro-"));
 
 beforeAll(async () => {
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, {
+  gateway = createGatewayServer({
+    governance: lab.governance,
     eager: true,
     approval: false,
     tools: () => [],

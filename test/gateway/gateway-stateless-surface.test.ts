@@ -38,7 +38,7 @@ afterEach(async () => {
 async function setup(manifests: SourceManifestInput[] = []) {
   const runtime = await surfaceRuntime(manifests);
   governance = runtime.governance;
-  gateway = createGatewayServer(runtime.governance, { eager: true, toolNames: "upstream" });
+  gateway = createGatewayServer({ governance: runtime.governance, eager: true, toolNames: "upstream" });
   http = await serveGatewayHttp(gateway);
   const rows = async (toolId?: string): Promise<InvocationRecord[]> =>
     (await runtime.ledger.query({})).filter((row) => toolId === undefined || row.toolId === toolId);

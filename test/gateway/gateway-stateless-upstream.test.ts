@@ -41,10 +41,11 @@ afterEach(async () => {
 /** A gateway over HTTP on a runtime; closed after the test (before the runtime). */
 async function serve(
   governance: Governance,
-  options: GatewayServerOptions = {},
+  options: Omit<GatewayServerOptions, "governance"> = {},
   authenticate?: GatewayHttpOptions["authenticate"],
 ) {
-  const gateway: GatewayServer = createGatewayServer(governance, {
+  const gateway: GatewayServer = createGatewayServer({
+    governance,
     eager: true,
     toolNames: "upstream",
     requestStateSecret: SECRET,

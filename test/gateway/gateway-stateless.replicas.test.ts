@@ -36,7 +36,8 @@ async function replica(url: string, calls: Record<string, number>) {
   const ledger = await PostgresLedger.open(db);
   const rt = await createLabRuntime({}, { sessionState: await openSharedSessionState(db), ledger, calls });
   closers.push(() => rt.close());
-  const gateway = createGatewayServer(rt.governance, {
+  const gateway = createGatewayServer({
+    governance: rt.governance,
     requestStateSecret: SECRET,
     conversations: await PostgresConversationStateStore.open(db),
   });

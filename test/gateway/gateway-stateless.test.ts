@@ -36,7 +36,7 @@ const closers: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, { clock });
+  gateway = createGatewayServer({ governance: lab.governance, clock });
   http = await serveGatewayHttp(gateway);
 });
 afterEach(async () => {
@@ -254,7 +254,7 @@ describe("attacks on the approval's requestState: refused, nothing run", () => {
 
 describe("another user's requestState", () => {
   test("is refused for the other user, with nothing run", async () => {
-    const users = createGatewayServer(lab.governance, { clock });
+    const users = createGatewayServer({ governance: lab.governance, clock });
     const served = await serveGatewayHttp(users, {
       authenticate: (request) => {
         const user = /^Bearer (alice|bob)$/.exec(request.headers.authorization ?? "")?.[1];
@@ -305,7 +305,10 @@ describe("another user's requestState", () => {
 });
 
 test("a gateway given createElicitationApproval (as the CLI does) asks 2026-07-28 clients by round trip too", async () => {
-  const own = createGatewayServer(lab.governance, { approval: createElicitationApproval(lab.governance) });
+  const own = createGatewayServer({
+    governance: lab.governance,
+    approval: createElicitationApproval({ governance: lab.governance }),
+  });
   const served = await serveGatewayHttp(own);
   closers.push(async () => {
     await served.close();

@@ -72,7 +72,7 @@ beforeAll(async () => {
     },
     storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
   });
-  gateway = createGatewayServer(governance, { eager: true, toolNames: "upstream" });
+  gateway = createGatewayServer({ governance, eager: true, toolNames: "upstream" });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await gateway.connect(serverSide);
   client = new Client({ name: "injection-test", version: "1.0.0" });

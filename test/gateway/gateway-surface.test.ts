@@ -36,7 +36,7 @@ afterEach(async () => {
 async function setup(manifests: SourceManifestInput[] = []) {
   const runtime = await surfaceRuntime(manifests);
   governance = runtime.governance;
-  gateway = createGatewayServer(runtime.governance, { eager: true, toolNames: "upstream" });
+  gateway = createGatewayServer({ governance: runtime.governance, eager: true, toolNames: "upstream" });
   const rows = async (toolId?: string): Promise<InvocationRecord[]> =>
     (await runtime.ledger.query({})).filter((row) => toolId === undefined || row.toolId === toolId);
   return { ...runtime, gateway, rows };

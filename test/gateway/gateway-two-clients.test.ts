@@ -41,7 +41,7 @@ describe.each(["allow_matching", "allow_always"])(
   (decision) => {
     test("Bob's dangerous call is not covered: refused, nothing runs upstream, and Alice keeps her cover", async () => {
       lab = await createLab();
-      gateway = createGatewayServer(lab.governance, { eager: true });
+      gateway = createGatewayServer({ governance: lab.governance, eager: true });
       const alice = await answeringClient(gateway, decision);
       const bob = await connectClient(gateway);
       expect(bob.session.sessionId).not.toBe(alice.session.sessionId);

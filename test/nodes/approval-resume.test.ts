@@ -102,7 +102,7 @@ describe("approval gate: resumes, grants and waiting", () => {
 
   test("a card unanswered past the wait timeout counts as denied when its task next runs, audited once", async () => {
     const rt = await lab();
-    const gate = createApprovalGate(rt.governance, { waitTimeoutMs: 60_000 });
+    const gate = createApprovalGate({ governance: rt.governance, waitTimeoutMs: 60_000 });
     const agent = labAgent(
       rt,
       [
@@ -163,8 +163,8 @@ describe("approval gate: resumes, grants and waiting", () => {
 
   test("the gate refuses to work with a broker that does not enforce permissions", async () => {
     const rt = await lab();
-    expect(() => createApprovalGate({ ...rt.governance, permissionsEnforced: false })).toThrow(
-      expect.objectContaining({ code: "INVALID_CONFIG" }),
-    );
+    expect(() =>
+      createApprovalGate({ governance: { ...rt.governance, permissionsEnforced: false } }),
+    ).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
   });
 });

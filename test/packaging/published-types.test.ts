@@ -54,7 +54,7 @@ export const messages: BaseMessage[] = state.messages;
 export const notText: string = state.messages;
 
 declare const governance: Governance;
-const middleware = governanceMiddleware(governance);
+const middleware = governanceMiddleware({ governance });
 export const stateSchema = middleware.stateSchema;
 // @ts-expect-error the middleware is typed, not any
 export const notNumber: number = middleware.wrapToolCall;

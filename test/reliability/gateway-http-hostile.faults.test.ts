@@ -32,7 +32,7 @@ afterEach(async () => {
 
 async function serve() {
   lab = await createLab();
-  gateway = createGatewayServer(lab.governance, { eager: true });
+  gateway = createGatewayServer({ governance: lab.governance, eager: true });
   http = await serveGatewayHttp(gateway, { onError: () => {} });
   return { http, port: Number(new URL(http.url).port) };
 }

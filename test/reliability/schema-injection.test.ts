@@ -108,7 +108,7 @@ describe("tool poisoning through a schema stays data", () => {
         mcp: { pool: createInMemoryPool({ hostile: () => hostileServer(calls) }) },
         storage: { ledger: new MemoryLedger(), contentStore: new MemoryContentStore() },
       });
-      const table = prepareFixedToolTable(governance);
+      const table = prepareFixedToolTable({ governance });
       // The hostile server offers no download: no artifact built-ins beside its tool.
       expect(table.map((t) => t.name)).toEqual(["tool_search", "mcp__hostile__lookup"]);
       const [toolSearch, lookup] = table;

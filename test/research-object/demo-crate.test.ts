@@ -36,7 +36,7 @@ const crateDir = join(scratch, "crate");
 beforeAll(async () => {
   ({ dataDir, answer } = await runOfflineDemo(scratch));
   governance = await openDemoData(dataDir);
-  crate = await exportResearchObject(governance, { sessionId: DEMO_SESSION, answer, clock });
+  crate = await exportResearchObject({ governance, sessionId: DEMO_SESSION, answer, clock });
   await writeResearchObject(crate, crateDir);
 }, 240_000);
 afterAll(async () => {
@@ -116,7 +116,7 @@ describe("the demo session's research object", () => {
   });
 
   test("links each claim to the calls that back it and records the review: 4 of 4, as the live ledger says", async () => {
-    const live = await reviewAnswer(governance, answer, { sessionId: DEMO_SESSION });
+    const live = await reviewAnswer({ governance, answer, sessionId: DEMO_SESSION });
     expect(live.facts.map((f) => f.accepted)).toEqual([true, true, true, true]);
     for (const fact of live.facts) {
       const claim = entity(crate.metadata, `#${fact.id}`);
@@ -152,23 +152,24 @@ describe("the demo session's research object", () => {
     const zip = join(scratch, "crate.zip");
     await writeResearchObject(crate, zip);
     expect((await verifyResearchObject(zip)).ok).toBe(true);
-    const again = await exportResearchObject(governance, { sessionId: DEMO_SESSION, answer, clock });
+    const again = await exportResearchObject({ governance, sessionId: DEMO_SESSION, answer, clock });
     expect(sha256Hex(researchObjectZip(again))).toBe(sha256Hex(await readFile(zip)));
   });
 });
 
 describe("which calls go in", () => {
   test("a thread keeps only its calls; a session or thread without calls is NOT_FOUND", async () => {
-    const thread = await exportResearchObject(governance, {
+    const thread = await exportResearchObject({
+      governance,
       sessionId: DEMO_SESSION,
       threadId: DEMO_SESSION,
       clock,
     });
     expect(thread.summary.invocations).toBe(6);
     await expect(
-      exportResearchObject(governance, { sessionId: DEMO_SESSION, threadId: "other", clock }),
+      exportResearchObject({ governance, sessionId: DEMO_SESSION, threadId: "other", clock }),
     ).rejects.toThrow("No governed call is recorded for session 'agent-demo' and thread 'other'.");
-    await expect(exportResearchObject(governance, { sessionId: "nobody", clock })).rejects.toMatchObject({
+    await expect(exportResearchObject({ governance, sessionId: "nobody", clock })).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
   });
@@ -293,7 +294,7 @@ describe("a tampered crate is reported precisely", () => {
 
 describe("licences", () => {
   test("the broker tour's LLM Wiki calls (a private source) are referenced by hash, never copied", async () => {
-    const tour = await exportResearchObject(governance, { sessionId: "demo", clock });
+    const tour = await exportResearchObject({ governance, sessionId: "demo", clock });
     const wikiCalls = graphOf(tour.metadata).filter(
       (e) =>
         e["@type"] === "CreateAction" &&

@@ -115,9 +115,9 @@ beforeAll(async () => {
       sessionId: "demo",
     });
     original = await runDemoGraph(governance);
-    crate = await exportResearchObject(governance, { sessionId: THREAD, answer: original.answer });
+    crate = await exportResearchObject({ governance, sessionId: THREAD, answer: original.answer });
     await writeResearchObject(crate, crateDir);
-    await writeResearchObject(await exportResearchObject(governance, { sessionId: "demo" }), tourCrateDir);
+    await writeResearchObject(await exportResearchObject({ governance, sessionId: "demo" }), tourCrateDir);
   } finally {
     await governance.close();
     await providers.server.close();

@@ -141,8 +141,18 @@ test("a session exported from PostgreSQL is byte-identical to the same session e
     }
     expect(inCas).toBeGreaterThan(0);
 
-    const fromSqlite = await exportResearchObject(sqlite, { sessionId: SESSION, answer: ANSWER, clock });
-    const fromPostgres = await exportResearchObject(postgres, { sessionId: SESSION, answer: ANSWER, clock });
+    const fromSqlite = await exportResearchObject({
+      governance: sqlite,
+      sessionId: SESSION,
+      answer: ANSWER,
+      clock,
+    });
+    const fromPostgres = await exportResearchObject({
+      governance: postgres,
+      sessionId: SESSION,
+      answer: ANSWER,
+      clock,
+    });
     expect(fromPostgres.summary).toEqual(fromSqlite.summary);
     expect(fromSqlite.summary).toMatchObject({ invocations: 5, facts: 2, acceptedFacts: 2 });
     expect(JSON.stringify(fromPostgres.metadata)).toBe(JSON.stringify(fromSqlite.metadata));

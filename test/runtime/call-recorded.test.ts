@@ -92,7 +92,7 @@ describe.each([
   let console: ConsoleServer;
   beforeAll(async () => {
     ({ governance, effects } = await runtime(await storage()));
-    console = await serveConsole(governance, { port: 0 });
+    console = await serveConsole({ governance, port: 0 });
   }, 60_000);
   afterAll(async () => {
     await console?.close();
@@ -121,9 +121,10 @@ describe.each([
         input: { query: `q${i}` },
         sessionId: "s-review",
       });
-      const review = await reviewEvidence(governance, [
-        { text: `claim ${i}`, evidence: [{ mcpInvocationId: outcome.invocationId }] },
-      ]);
+      const review = await reviewEvidence({
+        governance,
+        claims: [{ text: `claim ${i}`, evidence: [{ mcpInvocationId: outcome.invocationId }] }],
+      });
       expect(review.claims[0]?.evidence[0]?.reason, `call ${i} on ${backend}`).not.toBe("not_governed");
       expect(review.accepted, `call ${i} on ${backend}: ${JSON.stringify(review.claims[0]?.evidence)}`).toBe(
         true,

@@ -21,7 +21,8 @@ afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 /** The model's `artifact_download` call `dl-a` on thread t1, downloading candidate a. */
 const downloadA = (governance: Governance) =>
-  downloadArtifact(governance, {
+  downloadArtifact({
+    governance,
     mcpInvocationId: "inv-1",
     candidateId: "a",
     sessionId: "t1",

@@ -73,7 +73,8 @@ async function downloadAndExtract(g: Governance) {
       candidates: [makeCandidate()],
     },
   );
-  const download = await downloadArtifact(g, {
+  const download = await downloadArtifact({
+    governance: g,
     mcpInvocationId: "inv-1",
     candidateId: "c1",
     sessionId: "s1",

@@ -65,7 +65,8 @@ export async function consoleCommand(
     const stopped = new Promise<string>((resolve) => {
       stopSignals = process.onShutdownSignal(resolve);
     });
-    server = await serveConsole(runtime, {
+    server = await serveConsole({
+      governance: runtime,
       host: options.host ?? "127.0.0.1",
       port,
       writable: options.writable,

@@ -21,7 +21,8 @@ export async function exportCommand(
 ): Promise<ExitCode> {
   const answer =
     options.answer === undefined ? undefined : await readFile(resolve(io.cwd, options.answer), "utf8");
-  const crate = await exportResearchObject(runtime, {
+  const crate = await exportResearchObject({
+    governance: runtime,
     sessionId: options.session,
     threadId: options.thread,
     answer,

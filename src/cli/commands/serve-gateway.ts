@@ -101,12 +101,14 @@ export async function serveGatewayCommand(
       await runtime.close();
       throw error;
     }
-    const gateway = createGatewayServer(runtime, {
+    const gateway = createGatewayServer({
+      governance: runtime,
       requestStateSecret,
       ...(conversations ? { conversations: conversations.store } : {}),
       eager: options.eager,
       toolNames: options.upstreamNames === true ? "upstream" : "qualified",
-      approval: createElicitationApproval(runtime, {
+      approval: createElicitationApproval({
+        governance: runtime,
         outOfBand: outOfBandOf(io, options, runtime),
         waitTimeoutMs,
       }),

@@ -28,7 +28,7 @@ export async function verifyCommand(
   options: VerifyCommandOptions,
 ): Promise<ExitCode> {
   const declarations = await loadWorkflowDeclarations(resolve(io.cwd, options.workflow));
-  const verdict = await toolUseVerified(runtime, options.run, declarations);
+  const verdict = await toolUseVerified({ governance: runtime, runId: options.run, declarations });
   if (options.json) {
     io.stdout(`${JSON.stringify({ gate: "tool_use_verified", run: options.run, ...verdict }, null, 2)}\n`);
   } else {

@@ -97,7 +97,8 @@ async function bench() {
     );
   }
   // The session is the app's user, so that two sessions can share a thread.
-  const table = prepareFixedToolTable(governance, {
+  const table = prepareFixedToolTable({
+    governance,
     artifactTools: true,
     approvalHook: false,
     sessionId: (config) => config.configurable?.user as string | undefined,
