@@ -215,7 +215,7 @@ export async function meanRatio(dataDir: string): Promise<number> {
   const options: GovernanceOptions = { extensions: [science], storage: { dataDir } };
   const governance: Governance = await createGovernance(options);
   try {
-    const outcome = await science.callTool(governance)("mean_ratio", { numerator: [1], denominator: [2] });
+    const outcome = await science.callTool({ governance })("mean_ratio", { numerator: [1], denominator: [2] });
     const row = await governance.ledger.get(outcome.invocationId);
     return row?.status === "ok" ? Number(outcome.value) : Number.NaN;
   } catch (error) {

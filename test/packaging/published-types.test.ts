@@ -190,7 +190,7 @@ describe("local tools in plain Node without tsx", () => {
         onWarning: () => {},
       });
       try {
-        const { value } = await science.callTool(governance)("triple", { x: 2 });
+        const { value } = await science.callTool({ governance })("triple", { x: 2 });
         const names = governance.catalog.tools().map((t) => t.toolId);
         console.log(JSON.stringify({ warnings: governance.warnings, value, names }));
       } finally {
