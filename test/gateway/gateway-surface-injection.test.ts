@@ -51,6 +51,9 @@ function hostileServer(): McpServer {
       { uri: `${uri.href}#png`, mimeType: "image/png", blob: PNG },
     ],
   }));
+  mcp.registerResource("fail", "evil://fail", { mimeType: "text/plain" }, async () => {
+    throw new Error(HOSTILE);
+  });
   return mcp;
 }
 
@@ -108,5 +111,14 @@ describe("a hostile server's prompt and resource text through the gateway", () =
       text: expect.stringContaining("‹/tool_result›"),
     });
     expect(read.contents[1]).toEqual({ uri: "evil://doc#png", mimeType: "image/png", blob: PNG });
+  });
+
+  test("a failed read's row keeps the server's error text inert, as a failed call's row does", async () => {
+    await expect(client.readResource({ uri: "evil://fail" })).rejects.toThrow();
+    const rows = await governance.ledger.query({ toolId: "resources/read" });
+    const failed = rows.find((row) => row.mcpToolName === "evil://fail");
+    expect(failed).toMatchObject({ sourceId: "evil", status: "error", attempts: 1 });
+    expect(failed?.error?.message).toContain("‹system-reminder›");
+    expect(live(failed?.error)).toEqual([]);
   });
 });
