@@ -8,6 +8,7 @@ import type { Readable, Writable } from "node:stream";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/server";
 import {
   type ArtifactBuiltinsRuntime,
   type BuiltinCallIds,
@@ -342,11 +343,15 @@ export function createGatewayServer(
         user: checkPrincipal(connectOptions.principal, "connection's principal"),
         mayApprove: connectOptions.mayApprove ?? true,
       };
+      let modern: Server | undefined;
       const connection = serveGatewayStdio({
         ...stdio,
         legacy: (transport) => gateway.connect(transport, connectOptions),
+        // The connection's `subscriptions/listen` governed as over HTTP; updates sent by its server.
+        listen: stateless.stdioListen(caller, () => modern),
         modern: () => {
           const server = stateless.server(caller);
+          modern = server;
           stdioServers.add(server);
           const onclose = server.onclose;
           server.onclose = () => {

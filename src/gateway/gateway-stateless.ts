@@ -36,6 +36,7 @@ import {
   type StatelessApprovalSettings,
   type StatelessCallResult,
 } from "./gateway-stateless-approval.js";
+import type { StdioListenGovernance } from "./gateway-stdio.js";
 import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
 
 /** The `_meta` key of a request that names its conversation. */
@@ -97,6 +98,16 @@ export interface StatelessFace {
    * @returns the unconnected server
    */
   server(caller: StatelessCaller): Server;
+  /**
+   * The governance of one stdio connection's `subscriptions/listen` requests: each listen's resource
+   * subscriptions are governed as an HTTP listen's are, for the listen's conversation, and the servers'
+   * updates and list changes are sent by the connection's server (the SDK's stdio entry routes them
+   * onto the open listens).
+   * @param caller who is on the other end of the pipe
+   * @param server the connection's 2026-07-28 server, once pinned
+   * @returns the connection's listen governance (`close` when the connection ends)
+   */
+  stdioListen(caller: StatelessCaller, server: () => Server | undefined): StdioListenGovernance;
   /** Tells every `subscriptions/listen` stream that asked for it that the tool list changed. */
   toolsChanged(): void;
   close(): Promise<void>;
@@ -327,7 +338,7 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
 
   const listen = listenGovernance(settings.subscriptions, handler.notify);
   /** The session a listen stream belongs to; `undefined` for an invalid conversation handle. */
-  const listenerOf = (request: Request, caller: StatelessCaller, body: unknown) => {
+  const listenerOf = (request: Request | undefined, caller: StatelessCaller, body: unknown) => {
     try {
       const named = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta?.[
         CONVERSATION_META_KEY
@@ -358,6 +369,24 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
       return handler.fetch(request, { authInfo, ...(body === undefined ? {} : { parsedBody: body }) });
     },
     server: (caller) => serverFor(caller, DEFAULT_CONVERSATION),
+    stdioListen: (caller, server) => {
+      const send = (notify: (to: Server) => Promise<void>) => {
+        const to = server();
+        if (to !== undefined) void notify(to).catch(settings.onError);
+      };
+      const governance = listenGovernance(settings.subscriptions, {
+        toolsChanged: () => send((to) => to.sendToolListChanged()),
+        promptsChanged: () => send((to) => to.sendPromptListChanged()),
+        resourcesChanged: () => send((to) => to.sendResourceListChanged()),
+        resourceUpdated: (uri) => send((to) => to.sendResourceUpdated({ uri })),
+      });
+      return {
+        // A pipe has no headers: the listen's `_meta` names its conversation, else `default`.
+        govern: (request, signal) =>
+          governance.govern(request, listenerOf(undefined, caller, request), signal),
+        close: () => governance.close(),
+      };
+    },
     toolsChanged: () => handler.notify.toolsChanged(),
     close: async () => {
       settings.held.close();
