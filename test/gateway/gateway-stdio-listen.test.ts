@@ -58,10 +58,14 @@ function manifest(surface: SourceManifestInput["surface"]): SourceManifestInput 
  */
 async function stdioClient(
   gatewayServer: GatewayServer,
+  principal?: string,
 ): Promise<{ client: ClientV2; connection: GatewayStdioConnection }> {
   const toGateway = new PassThrough();
   const fromGateway = new PassThrough();
-  const connection = gatewayServer.connectStdio({ stdin: toGateway, stdout: fromGateway });
+  const connection = gatewayServer.connectStdio(
+    { stdin: toGateway, stdout: fromGateway },
+    principal === undefined ? {} : { principal },
+  );
   const client = new ClientV2(
     { name: "stdio-listen", version: "1.0.0" },
     { versionNegotiation: { mode: { pin: "2026-07-28" } } },
@@ -80,7 +84,7 @@ async function stdioClient(
 describe("subscriptions/listen for a 2026-07-28 client over stdio", () => {
   test("the subscription is governed and made upstream once, the update arrives, closing the listen releases it", async () => {
     const t = await setup();
-    const { client, connection } = await stdioClient(t.gateway);
+    const { client, connection } = await stdioClient(t.gateway, "ada");
     expect(connection.revision()).toBe("2026-07-28");
     const updates: string[] = [];
     client.setNotificationHandler("notifications/resources/updated", (notification) => {
@@ -99,7 +103,10 @@ describe("subscriptions/listen for a 2026-07-28 client over stdio", () => {
       promptsListChanged: true,
     });
     expect(t.upstream.subscribes).toEqual(["test://note"]);
-    expect((await t.rows("resources/subscribe")).map((row) => row.status)).toEqual(["ok"]);
+    const [row] = await t.rows("resources/subscribe");
+    expect(row).toMatchObject({ status: "ok", principal: "ada" });
+    // The SDK client's listen names no conversation (it sends only the envelope): the user's `default`.
+    expect(row?.sessionId).toMatch(/^gateway:conversation:[0-9a-f]{16}:default$/);
 
     await t.upstream.server().server.sendResourceUpdated({ uri: "test://note" });
     await until(() => updates.length >= 1);
