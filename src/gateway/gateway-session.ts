@@ -392,7 +392,11 @@ export class GatewaySession {
     const unknown = unknownToolOf(outcome.message);
     if (unknown !== undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${unknown}`);
     const result = toCallToolResult(outcome.message);
-    const paper = await this.#papers?.offer(outcome.message);
+    // The call ran and has its row: a store that cannot keep the paper costs the link, not the result.
+    const paper = await this.#papers?.offer(outcome.message).catch((error: unknown) => {
+      this.#settings.onError(error);
+      return undefined;
+    });
     if (paper) {
       result.content.push(paper.link);
       if (paper.added) {
