@@ -119,8 +119,9 @@ export interface GatewayServerOptions {
    */
   upstreamInputTimeoutMs?: number | undefined;
   /**
-   * Where a 2026-07-28 client's conversations keep their promotions between stateless requests
-   * (`PostgresConversationStateStore` for several replicas). The gateway does not close it.
+   * Where a 2026-07-28 client's conversations keep their promotions and extracted papers (text
+   * included, bounded) between stateless requests (`PostgresConversationStateStore` for several
+   * replicas). The gateway does not close it.
    * @default in this process's memory
    */
   conversations?: ConversationStateStore | undefined;
@@ -311,15 +312,17 @@ export function createGatewayServer(
               }),
         }
       : undefined;
+  const conversations = options.conversations ?? new MemoryConversationStateStore();
   const stateless = createStatelessFace({
     serverInfo,
     openSession: ({ sessionId, principal, mayApprove }) =>
       new GatewaySession({
         ...sessionSettings(sessionId, principal, mayApprove),
+        conversations,
         surface,
         onClose: () => {},
       }),
-    conversations: options.conversations ?? new MemoryConversationStateStore(),
+    conversations,
     approval: statelessApproval,
     codec,
     ledger,

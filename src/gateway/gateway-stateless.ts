@@ -305,6 +305,7 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         kind: "upstream",
         toolCallId: step.call,
         seq: step.seq,
+        ...(step.question.era === undefined ? {} : { upstreamEra: step.question.era }),
         tool: call.name,
         argsHash: argumentsHash(call.args),
         principal: session.principal ?? "",
@@ -332,7 +333,11 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
       call.inputResponses,
       extra,
     );
-    if (step.kind === "refused") refuseRequestState(HELD_REFUSALS[step.reason]);
+    if (step.kind === "refused") {
+      refuseRequestState(
+        step.reason === "not_held" ? notHeldReason(verified.state.upstreamEra) : HELD_REFUSALS[step.reason],
+      );
+    }
     return heldAnswer(session, call, step);
   };
 
@@ -406,11 +411,26 @@ interface StatelessCallOf {
 
 /** What each refusal of a held call's retry tells the client. */
 const HELD_REFUSALS = {
-  not_held:
-    "the upstream call it continues is not held by this gateway replica: it ended, its question timed out, or it is held by another replica (the retry of an upstream question must reach the replica that asked it)",
   stale: "replayed: that question was answered already",
   busy: "another retry of this call is being answered",
 } as const;
+
+/**
+ * Why a retry finds no held call. A 2025-11-25 server's question is a request in flight on one
+ * connection of the replica that asked: it cannot move, so the refusal says so.
+ * @param era the revision the upstream server asked in, as the verified state names it
+ */
+function notHeldReason(era: string | undefined): string {
+  const held =
+    "the upstream call it continues is not held by this gateway replica: it ended, its question timed out, or it is held by another replica (the retry of an upstream question must reach the replica that asked it)";
+  if (era === "2025-11-25") {
+    return `${held}; the upstream server (MCP 2025-11-25) asked mid-call, over its open request on that replica's connection, which cannot move to another replica: route retries to the replica that asked (sticky on requestState) or run one replica`;
+  }
+  if (era === "2026-07-28") {
+    return `${held}; the upstream server (MCP 2026-07-28) asked by an input_required round, which this gateway also holds on the replica that asked`;
+  }
+  return held;
+}
 
 /** Methods of a 2025-11-25 session that the 2026-07-28 revision does not have. */
 const SESSION_ONLY_METHODS = new Set(["resources/subscribe", "resources/unsubscribe", "logging/setLevel"]);
