@@ -8,6 +8,7 @@ import type { Readable, Writable } from "node:stream";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/server";
 import {
   type ArtifactBuiltinsRuntime,
   type BuiltinCallIds,
@@ -119,8 +120,9 @@ export interface GatewayServerOptions {
    */
   upstreamInputTimeoutMs?: number | undefined;
   /**
-   * Where a 2026-07-28 client's conversations keep their promotions between stateless requests
-   * (`PostgresConversationStateStore` for several replicas). The gateway does not close it.
+   * Where a 2026-07-28 client's conversations keep their promotions and extracted papers (text
+   * included, bounded) between stateless requests (`PostgresConversationStateStore` for several
+   * replicas). The gateway does not close it.
    * @default in this process's memory
    */
   conversations?: ConversationStateStore | undefined;
@@ -308,15 +310,17 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
               }),
         }
       : undefined;
+  const conversations = options.conversations ?? new MemoryConversationStateStore();
   const stateless = createStatelessFace({
     serverInfo,
     openSession: ({ sessionId, principal, mayApprove }) =>
       new GatewaySession({
         ...sessionSettings(sessionId, principal, mayApprove),
+        conversations,
         surface,
         onClose: () => {},
       }),
-    conversations: options.conversations ?? new MemoryConversationStateStore(),
+    conversations,
     approval: statelessApproval,
     codec,
     ledger,
@@ -340,11 +344,15 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
         user: checkPrincipal(connectOptions.principal, "connection's principal"),
         mayApprove: connectOptions.mayApprove ?? true,
       };
+      let modern: Server | undefined;
       const connection = serveGatewayStdio({
         ...stdio,
         legacy: (transport) => gateway.connect(transport, connectOptions),
+        // The connection's `subscriptions/listen` governed as over HTTP; updates sent by its server.
+        listen: stateless.stdioListen(caller, () => modern),
         modern: () => {
           const server = stateless.server(caller);
+          modern = server;
           stdioServers.add(server);
           const onclose = server.onclose;
           server.onclose = () => {

@@ -18,6 +18,8 @@ export interface HeldQuestion {
   key: string;
   method: "elicitation/create" | "sampling/createMessage";
   params: Record<string, unknown>;
+  /** The revision the upstream server asked in (`2025-11-25`: mid-call; `2026-07-28`: a round). */
+  era?: string | undefined;
 }
 
 /** What a round of a held call ends with: the call's result, or the question to answer first. */
@@ -242,7 +244,7 @@ export class HeldCalls {
     const sendRequest = (
       message: { method: string; params?: unknown },
       schema: { safeParse(value: unknown): { success: true; data: unknown } | { success: false } },
-      options?: { signal?: AbortSignal | undefined },
+      options?: { signal?: AbortSignal | undefined; upstreamEra?: string | undefined },
     ): Promise<unknown> => {
       if (message.method !== "elicitation/create" && message.method !== "sampling/createMessage") {
         return Promise.reject(
@@ -263,6 +265,7 @@ export class HeldCalls {
           key: `upstream_${++keys}`,
           method: message.method as HeldQuestion["method"],
           params: (message.params ?? {}) as Record<string, unknown>,
+          ...(options?.upstreamEra === undefined ? {} : { era: options.upstreamEra }),
         };
         const pending: Pending = { question, parse: (value) => schema.safeParse(value), resolve, reject };
         const signal = options?.signal;

@@ -12,6 +12,9 @@ import type { McpHttpHandler } from "@modelcontextprotocol/server";
 import type { GatewaySubscriptions, SurfaceSubscriber } from "./gateway-subscriptions.js";
 import type { SurfaceCaller } from "./gateway-surface-policy.js";
 
+/** The resource uris one stream may subscribe to; further uris are left out of its filter. */
+export const MAX_LISTEN_URIS = 256;
+
 /** Who opens a stream: the governance session of its conversation and its user. */
 export type ListenCaller = Pick<SurfaceCaller, "sessionId" | "principal">;
 
@@ -90,7 +93,8 @@ export function listenGovernance(
     // No question can be asked on a stream: a uri under `approval` is refused (and recorded).
     const surfaceCaller: SurfaceCaller | undefined = caller && { ...caller, signal };
     if (subscriptions && surfaceCaller) {
-      for (const uri of new Set(asked)) {
+      // Each uri is a governed request and a ledger row: a stream's list is bounded (the rest is left out).
+      for (const uri of [...new Set(asked)].slice(0, MAX_LISTEN_URIS)) {
         if (typeof uri !== "string") continue;
         try {
           await subscriptions.subscribe(surfaceCaller, subscriber, uri);

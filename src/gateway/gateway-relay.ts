@@ -71,7 +71,7 @@ export function upstreamRelay(
       const answer = await request.sendRequest(
         { method: "elicitation/create", params: params as never },
         ElicitResultSchema,
-        { signal: AbortSignal.any([request.signal, context.signal]), timeout: MAX_TIMER_MS },
+        askedIn(context.era, AbortSignal.any([request.signal, context.signal])),
       );
       return answer as UpstreamElicitResult;
     },
@@ -86,7 +86,7 @@ export function upstreamRelay(
       const answer = await request.sendRequest(
         { method: "sampling/createMessage", params: params as never },
         CreateMessageResultSchema,
-        { signal: AbortSignal.any([request.signal, context.signal]), timeout: MAX_TIMER_MS },
+        askedIn(context.era, AbortSignal.any([request.signal, context.signal])),
       );
       return answer as UpstreamSamplingResult;
     };
@@ -98,6 +98,15 @@ export function upstreamRelay(
       notify({ method: "notifications/progress", params: { progressToken, ...progress } });
   }
   return relay;
+}
+
+/**
+ * The options of a relayed question's request: its signal, no timeout of its own, and the revision the
+ * upstream server asked in (`upstreamEra`), which a held call's state names so that a retry refused
+ * on another replica can say why the question cannot move.
+ */
+function askedIn(era: string, signal: AbortSignal) {
+  return { signal, timeout: MAX_TIMER_MS, upstreamEra: era } as { signal: AbortSignal; timeout: number };
 }
 
 /**

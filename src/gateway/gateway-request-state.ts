@@ -24,6 +24,8 @@ export interface ApprovalRoundState {
   toolCallId: string;
   /** For a held call: the question this state asks (each answer advances it). */
   seq?: number | undefined;
+  /** For a held call: the revision its upstream server asked in (what a refusal elsewhere explains). */
+  upstreamEra?: string | undefined;
   /** The model-visible tool name called. */
   tool: string;
   /** SHA-256 of the canonical JSON of the call's arguments. */

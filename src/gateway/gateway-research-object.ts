@@ -55,7 +55,7 @@ export function serveResearchObject(
 ): void {
   const resources = researchObjectResources(source, sessionId, papers);
   server.registerCapabilities({ resources: { listChanged: true } });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await resources.list() }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(request.params.uri));
 }
@@ -71,9 +71,9 @@ export function researchObjectResources(
   source: ResearchObjectSource,
   sessionId: string,
   papers: GatewayPaperResources | undefined,
-): { list(): Resource[]; read(uri: string): Promise<ReadResourceResult> } {
+): { list(): Promise<Resource[]>; read(uri: string): Promise<ReadResourceResult> } {
   return {
-    list: () => [...(papers?.list() ?? []), RESOURCE],
+    list: async () => [...((await papers?.list()) ?? []), RESOURCE],
     read: async (uri) => {
       if (uri === RESEARCH_OBJECT_URI) return readResearchObject(source, sessionId);
       if (papers) return papers.read(uri);

@@ -45,6 +45,7 @@ import {
   type SurfaceTool,
 } from "../visibility/index.js";
 import { toCallToolResult } from "./gateway-call-result.js";
+import type { ConversationStateStore } from "./gateway-conversation-store.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
 import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
@@ -123,6 +124,11 @@ export interface GatewaySessionSettings {
   builtins: (session: GatewaySession) => readonly StructuredToolInterface[];
   /** Where `paper_extract_pdf` writes `papers/<jobId>/`: the session's paper resources are read there. */
   dataDir: string;
+  /**
+   * The store of a 2026-07-28 conversation: its papers are kept there (text included), under the
+   * session id, so any replica lists and reads them. @default the session's own memory
+   */
+  conversations?: ConversationStateStore | undefined;
   /** Offer the session's research object as a resource, exported from this runtime. @default not offered */
   researchObject?: ResearchObjectSource | undefined;
   instructions: DeferredToolsSectionOptions;
@@ -220,7 +226,12 @@ export class GatewaySession {
     this.methods.registerCapabilities({ tools: { listChanged: true } });
     this.#builtins = settings.builtins(this);
     const extracts = this.#builtins.some((tool) => tool.name === PAPER_EXTRACT_TOOL_ID);
-    this.#papers = extracts ? new GatewayPaperResources(settings.dataDir) : undefined;
+    const conversation = settings.conversations && {
+      store: settings.conversations,
+      key: this.sessionId,
+      principal: this.principal,
+    };
+    this.#papers = extracts ? new GatewayPaperResources(settings.dataDir, conversation) : undefined;
     // The upstream surface (subscriptions, notifications, elicited approvals) is served on the 2025
     // session's server; without it the gateway's own resources serve both faces.
     if (settings.surface) this.#serveSurface(settings.surface);
@@ -381,7 +392,11 @@ export class GatewaySession {
     const unknown = unknownToolOf(outcome.message);
     if (unknown !== undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${unknown}`);
     const result = toCallToolResult(outcome.message);
-    const paper = this.#papers?.offer(outcome.message);
+    // The call ran and has its row: a store that cannot keep the paper costs the link, not the result.
+    const paper = await this.#papers?.offer(outcome.message).catch((error: unknown) => {
+      this.#settings.onError(error);
+      return undefined;
+    });
     if (paper) {
       result.content.push(paper.link);
       if (paper.added) {

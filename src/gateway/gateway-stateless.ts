@@ -36,6 +36,7 @@ import {
   type StatelessApprovalSettings,
   type StatelessCallResult,
 } from "./gateway-stateless-approval.js";
+import type { StdioListenGovernance } from "./gateway-stdio.js";
 import type { GatewaySubscriptions } from "./gateway-subscriptions.js";
 
 /** The `_meta` key of a request that names its conversation. */
@@ -97,6 +98,16 @@ export interface StatelessFace {
    * @returns the unconnected server
    */
   server(caller: StatelessCaller): Server;
+  /**
+   * The governance of one stdio connection's `subscriptions/listen` requests: each listen's resource
+   * subscriptions are governed as an HTTP listen's are, for the listen's conversation, and the servers'
+   * updates and list changes are sent by the connection's server (the SDK's stdio entry routes them
+   * onto the open listens).
+   * @param caller who is on the other end of the pipe
+   * @param server the connection's 2026-07-28 server, once pinned
+   * @returns the connection's listen governance (`close` when the connection ends)
+   */
+  stdioListen(caller: StatelessCaller, server: () => Server | undefined): StdioListenGovernance;
   /** Tells every `subscriptions/listen` stream that asked for it that the tool list changed. */
   toolsChanged(): void;
   close(): Promise<void>;
@@ -294,6 +305,7 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         kind: "upstream",
         toolCallId: step.call,
         seq: step.seq,
+        ...(step.question.era === undefined ? {} : { upstreamEra: step.question.era }),
         tool: call.name,
         argsHash: argumentsHash(call.args),
         principal: session.principal ?? "",
@@ -321,13 +333,17 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
       call.inputResponses,
       extra,
     );
-    if (step.kind === "refused") refuseRequestState(HELD_REFUSALS[step.reason]);
+    if (step.kind === "refused") {
+      refuseRequestState(
+        step.reason === "not_held" ? notHeldReason(verified.state.upstreamEra) : HELD_REFUSALS[step.reason],
+      );
+    }
     return heldAnswer(session, call, step);
   };
 
   const listen = listenGovernance(settings.subscriptions, handler.notify);
   /** The session a listen stream belongs to; `undefined` for an invalid conversation handle. */
-  const listenerOf = (request: Request, caller: StatelessCaller, body: unknown) => {
+  const listenerOf = (request: Request | undefined, caller: StatelessCaller, body: unknown) => {
     try {
       const named = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta?.[
         CONVERSATION_META_KEY
@@ -358,6 +374,24 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
       return handler.fetch(request, { authInfo, ...(body === undefined ? {} : { parsedBody: body }) });
     },
     server: (caller) => serverFor(caller, DEFAULT_CONVERSATION),
+    stdioListen: (caller, server) => {
+      const send = (notify: (to: Server) => Promise<void>) => {
+        const to = server();
+        if (to !== undefined) void notify(to).catch(settings.onError);
+      };
+      const governance = listenGovernance(settings.subscriptions, {
+        toolsChanged: () => send((to) => to.sendToolListChanged()),
+        promptsChanged: () => send((to) => to.sendPromptListChanged()),
+        resourcesChanged: () => send((to) => to.sendResourceListChanged()),
+        resourceUpdated: (uri) => send((to) => to.sendResourceUpdated({ uri })),
+      });
+      return {
+        // A pipe has no headers: the listen's `_meta` names its conversation, else `default`.
+        govern: (request, signal) =>
+          governance.govern(request, listenerOf(undefined, caller, request), signal),
+        close: () => governance.close(),
+      };
+    },
     toolsChanged: () => handler.notify.toolsChanged(),
     close: async () => {
       settings.held.close();
@@ -377,11 +411,26 @@ interface StatelessCallOf {
 
 /** What each refusal of a held call's retry tells the client. */
 const HELD_REFUSALS = {
-  not_held:
-    "the upstream call it continues is not held by this gateway replica: it ended, its question timed out, or it is held by another replica (the retry of an upstream question must reach the replica that asked it)",
   stale: "replayed: that question was answered already",
   busy: "another retry of this call is being answered",
 } as const;
+
+/**
+ * Why a retry finds no held call. A 2025-11-25 server's question is a request in flight on one
+ * connection of the replica that asked: it cannot move, so the refusal says so.
+ * @param era the revision the upstream server asked in, as the verified state names it
+ */
+function notHeldReason(era: string | undefined): string {
+  const held =
+    "the upstream call it continues is not held by this gateway replica: it ended, its question timed out, or it is held by another replica (the retry of an upstream question must reach the replica that asked it)";
+  if (era === "2025-11-25") {
+    return `${held}; the upstream server (MCP 2025-11-25) asked mid-call, over its open request on that replica's connection, which cannot move to another replica: route retries to the replica that asked (sticky on requestState) or run one replica`;
+  }
+  if (era === "2026-07-28") {
+    return `${held}; the upstream server (MCP 2026-07-28) asked by an input_required round, which this gateway also holds on the replica that asked`;
+  }
+  return held;
+}
 
 /** Methods of a 2025-11-25 session that the 2026-07-28 revision does not have. */
 const SESSION_ONLY_METHODS = new Set(["resources/subscribe", "resources/unsubscribe", "logging/setLevel"]);

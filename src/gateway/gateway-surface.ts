@@ -37,7 +37,7 @@ import {
 
 /** The gateway's own resources of a session (its papers, its research object). */
 export interface LocalResources {
-  list(): Resource[];
+  list(): Promise<Resource[]>;
   /** Reads one `sciencegate://` uri. */
   read(uri: string): Promise<ReadResourceResult>;
 }
@@ -79,7 +79,10 @@ export function serveGatewaySurface(
     getGatewayPrompt(runtime, surface.caller(extra), request.params),
   );
   server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
-    resources: [...(local?.list() ?? []), ...(await listUpstreamResources(runtime, surface.caller(extra)))],
+    resources: [
+      ...((await local?.list()) ?? []),
+      ...(await listUpstreamResources(runtime, surface.caller(extra))),
+    ],
   }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
     resourceTemplates: await listUpstreamResourceTemplates(runtime, surface.caller(extra)),
