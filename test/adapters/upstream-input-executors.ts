@@ -26,6 +26,8 @@ export async function upstreamGovernance(options: {
   protocol: ProtocolSetting;
   effects: string;
   dataDir?: string;
+  /** A PostgreSQL URL: the ledger and the shared state there (replicas of one app). */
+  postgres?: string;
   samplingModel?: BaseChatModel;
 }): Promise<Governance> {
   return createGovernance({
@@ -33,7 +35,10 @@ export async function upstreamGovernance(options: {
       servers: [stdioUpstream("up", { effects: options.effects, config: { protocol: options.protocol } })],
     },
     manifests: { builtin: false, dirs: [] },
-    storage: { dataDir: options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-upstream-data-"))) },
+    storage: {
+      dataDir: options.dataDir ?? (await mkdtemp(join(tmpdir(), "sciencegate-upstream-data-"))),
+      ...(options.postgres ? { postgres: options.postgres } : {}),
+    },
     ...(options.samplingModel ? { mcp: { sampling: { model: options.samplingModel } } } : {}),
   });
 }

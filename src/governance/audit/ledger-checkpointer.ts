@@ -20,7 +20,12 @@ export type SqliteWriteOp =
       values: unknown[];
       objects: readonly { sha256: string; size: number; bytes: Uint8Array }[];
     }
-  | { kind: "authorization"; id: string; values: unknown[] };
+  | {
+      kind: "authorization";
+      id: string;
+      values: unknown[];
+      objects: readonly { sha256: string; size: number; bytes: Uint8Array }[];
+    };
 
 /** What applying one write found. */
 export type SqliteWriteResult =

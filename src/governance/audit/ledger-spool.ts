@@ -55,18 +55,14 @@ export class LedgerSpool {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const body: SpoolFile = {
       version: 1,
-      writes: writes.map((write) =>
-        write.kind === "invocation"
-          ? {
-              kind: write.kind,
-              record: write.record,
-              objects: write.objects.map((o) => ({
-                sha256: o.sha256,
-                bytes: toBuffer(o.bytes).toString("base64"),
-              })),
-            }
-          : { kind: write.kind, record: write.record },
-      ),
+      writes: writes.map((write) => ({
+        kind: write.kind,
+        record: write.record,
+        objects: (write.objects ?? []).map((o) => ({
+          sha256: o.sha256,
+          bytes: toBuffer(o.bytes).toString("base64"),
+        })),
+      })),
     };
     // Names sort in the order batches were spooled, so replay keeps append order.
     const name = `${Date.now().toString().padStart(15, "0")}-${randomUUID()}${SUFFIX}`;
@@ -112,16 +108,15 @@ export class LedgerSpool {
     const body = JSON.parse(text) as SpoolFile;
     if (body.version !== 1 || !Array.isArray(body.writes)) throw new Error(`${name} is not a spooled batch.`);
     return body.writes.map((write): LedgerWrite => {
-      if (write.kind === "authorization") {
-        return { kind: "authorization", record: write.record as AuthorizationRecord };
-      }
       const objects = (write.objects ?? []).map((o): ContentObject => {
         const bytes = Buffer.from(o.bytes, "base64");
         if (sha256Hex(bytes) !== o.sha256)
           throw new Error(`${name} holds an object that does not match sha256:${o.sha256}.`);
         return { ref: `sha256:${o.sha256}`, sha256: o.sha256, size: bytes.byteLength, bytes };
       });
-      return { kind: "invocation", record: write.record as InvocationRecord, objects };
+      return write.kind === "authorization"
+        ? { kind: "authorization", record: write.record as AuthorizationRecord, objects }
+        : { kind: "invocation", record: write.record as InvocationRecord, objects };
     });
   }
 

@@ -162,16 +162,22 @@ export class LedgerWriter {
   }
 
   /**
-   * Appends one authorization row.
+   * Appends one authorization row; with `objects`, also the content its `resource` names, in the same
+   * commit (so that every replica of a shared ledger reads it).
    * @param record the row
+   * @param objects content the row references, each at most `maxInlineBytes`
    * @returns once the row is durable
-   * @throws GovernanceError `INVALID_INPUT` for a malformed record; `DUPLICATE_ID` for a known `id`;
-   *   `UPSTREAM_UNAVAILABLE` after `close()`, or when the row could be neither committed nor spooled
+   * @throws GovernanceError `INVALID_INPUT` for a malformed record or objects the store cannot take;
+   *   `DUPLICATE_ID` for a known `id`; `UPSTREAM_UNAVAILABLE` after `close()`, or when the row could be
+   *   neither committed nor spooled
    */
-  appendAuthorization(record: AuthorizationRecord): Promise<void> {
+  appendAuthorization(record: AuthorizationRecord, objects: readonly ContentObject[] = []): Promise<void> {
     try {
       this.#ensureOpen();
-      return this.#enqueue({ kind: "authorization", record: normalizeAuthorizationRecord(record) }, 0);
+      const clean = normalizeAuthorizationRecord(record);
+      checkInlineObjects(objects, this.maxInlineBytes);
+      const bytes = objects.reduce((sum, object) => sum + object.size, 0);
+      return this.#enqueue({ kind: "authorization", record: clean, objects }, bytes);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -427,7 +433,7 @@ export class LedgerWriter {
 function normalizeWrite(write: LedgerWrite): LedgerWrite {
   return write.kind === "invocation"
     ? { kind: "invocation", record: normalizeInvocationRecord(write.record), objects: write.objects }
-    : { kind: "authorization", record: normalizeAuthorizationRecord(write.record) };
+    : { kind: "authorization", record: normalizeAuthorizationRecord(write.record), objects: write.objects };
 }
 
 function unrecordedError(cause: string, error: unknown): GovernanceError {

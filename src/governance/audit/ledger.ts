@@ -229,10 +229,13 @@ export interface LedgerReader {
   readonly objects?: LedgerObjects | undefined;
 }
 
-/** One write of a batch: a normalized row (see `normalizeInvocationRecord`) and, for an invocation, its objects. */
+/**
+ * One write of a batch: a normalized row (see `normalizeInvocationRecord`) and the objects it references
+ * that are kept with it (an authorization's are the records of an upstream server's questions).
+ */
 export type LedgerWrite =
   | { kind: "invocation"; record: InvocationRecord; objects: readonly ContentObject[] }
-  | { kind: "authorization"; record: AuthorizationRecord };
+  | { kind: "authorization"; record: AuthorizationRecord; objects?: readonly ContentObject[] | undefined };
 
 /**
  * What a batch append did with one write: stored, or refused on its own (`DUPLICATE_ID` naming the

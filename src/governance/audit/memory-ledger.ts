@@ -1,5 +1,6 @@
 /** An in-process ledger store with the semantics of the SQLite one, for tests and ephemeral sessions. */
 import { GovernanceError, sha256Hex } from "../../core/index.js";
+import type { ContentObject } from "./content-object.js";
 import type {
   AuthorizationListOptions,
   AuthorizationRecord,
@@ -212,6 +213,18 @@ export class MemoryLedger implements LedgerStore {
     this.#closed = true;
   }
 
+  /** Keeps a row's objects, or says why the row is refused. */
+  #keepObjects(objects: readonly ContentObject[]): GovernanceError | undefined {
+    if (objects.length > 0 && this.#maxInlineBytes === undefined) {
+      return new GovernanceError("INVALID_INPUT", "This ledger keeps no objects.");
+    }
+    for (const object of objects) {
+      // Copied, so a caller that reuses its buffer cannot change what was recorded.
+      if (!this.#objects.has(object.sha256)) this.#objects.set(object.sha256, new Uint8Array(object.bytes));
+    }
+    return undefined;
+  }
+
   #apply(write: LedgerWrite, again: boolean): LedgerWriteResult {
     if (write.kind === "authorization") {
       const { record } = write;
@@ -220,6 +233,8 @@ export class MemoryLedger implements LedgerStore {
           ? { stored: true }
           : { refused: duplicateError(`Authorization ${record.id} is already recorded.`) };
       }
+      const refused = this.#keepObjects(write.objects ?? []);
+      if (refused !== undefined) return { refused };
       const clean = structuredClone(record);
       this.#authorizationsById.set(clean.id, clean);
       insertInOrder(this.#authorizations, {
@@ -246,13 +261,8 @@ export class MemoryLedger implements LedgerStore {
         ),
       };
     }
-    if (write.objects.length > 0 && this.#maxInlineBytes === undefined) {
-      return { refused: new GovernanceError("INVALID_INPUT", "This ledger keeps no objects.") };
-    }
-    for (const object of write.objects) {
-      // Copied, so a caller that reuses its buffer cannot change what was recorded.
-      if (!this.#objects.has(object.sha256)) this.#objects.set(object.sha256, new Uint8Array(object.bytes));
-    }
+    const refused = this.#keepObjects(write.objects);
+    if (refused !== undefined) return { refused };
     const stored = { seq: ++this.#seq, at: Date.parse(clean.startedAt), record: clean };
     insertInOrder(this.#invocations, stored);
     this.#byId.set(clean.invocationId, stored);

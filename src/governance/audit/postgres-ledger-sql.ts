@@ -124,8 +124,8 @@ const INSERT_AUTHORIZATIONS = (param: string) =>
   insertFromJson("sciencegate_authorizations", AUTHORIZATION_FIELDS, { created_ms: "BIGINT" }, "id", param);
 
 /**
- * The one statement of a batch: its invocation rows, its authorization rows and, for the invocation
- * rows stored, their objects, all in one commit. Its rows are `{ kind: "i" | "a", id }` (encoded ids)
+ * The one statement of a batch: its invocation rows, its authorization rows and, for the rows
+ * stored, their objects, all in one commit. Its rows are `{ kind: "i" | "a", id }` (encoded ids)
  * of what it stored; a write whose id is missing was a duplicate. The batch must not repeat an id.
  * @param writes the batch
  * @returns the statement and its values
@@ -136,16 +136,18 @@ export function insertBatchStatement(writes: readonly LedgerWrite[]): { sql: str
   const params: SqlValue[] = ["", ""];
   const objectRows: string[] = [];
   writes.forEach((write, ord) => {
+    let owner: string;
     if (write.kind === "authorization") {
       authorizations.push(authorizationRow(write.record, ord));
-      return;
+      owner = `a:${encodeLedgerText(write.record.id)}`;
+    } else {
+      invocations.push(invocationRow(write.record, ord));
+      owner = `i:${encodeLedgerText(write.record.invocationId)}`;
     }
-    const { record } = write;
-    invocations.push(invocationRow(record, ord));
-    for (const object of write.objects) {
+    for (const object of write.objects ?? []) {
       const n = params.length + 1;
       objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
-      params.push(encodeLedgerText(record.invocationId), object.sha256, toBuffer(object.bytes));
+      params.push(owner, object.sha256, toBuffer(object.bytes));
     }
   });
   params[0] = JSON.stringify(invocations);
@@ -155,8 +157,8 @@ export function insertBatchStatement(writes: readonly LedgerWrite[]): { sql: str
       ? ""
       : `, objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
            SELECT o.sha256, octet_length(o.bytes), o.bytes
-           FROM (VALUES ${objectRows.join(", ")}) AS o(invocation_id, sha256, bytes)
-           WHERE o.invocation_id IN (SELECT invocation_id FROM invocations)
+           FROM (VALUES ${objectRows.join(", ")}) AS o(owner, sha256, bytes)
+           WHERE o.owner IN (SELECT 'i:' || invocation_id FROM invocations UNION ALL SELECT 'a:' || id FROM authorizations)
            ON CONFLICT (sha256) DO NOTHING)`;
   const sql = `WITH invocations AS (${INSERT_INVOCATIONS("$1")}),
       authorizations AS (${INSERT_AUTHORIZATIONS("$2")})${objects}

@@ -46,17 +46,14 @@ function createWriter(db, sql) {
       if (found) throw new Refused(found);
     }
     try {
-      if (op.kind === "authorization") {
-        statements.insertAuthorization.run(op.values);
-      } else {
-        for (const object of op.objects) {
-          const bytes = Buffer.isBuffer(object.bytes)
-            ? object.bytes
-            : Buffer.from(object.bytes.buffer, object.bytes.byteOffset, object.bytes.byteLength);
-          statements.insertObject.run(object.sha256, object.size, bytes);
-        }
-        statements.insertInvocation.run(op.values);
+      for (const object of op.objects) {
+        const bytes = Buffer.isBuffer(object.bytes)
+          ? object.bytes
+          : Buffer.from(object.bytes.buffer, object.bytes.byteOffset, object.bytes.byteLength);
+        statements.insertObject.run(object.sha256, object.size, bytes);
       }
+      if (op.kind === "authorization") statements.insertAuthorization.run(op.values);
+      else statements.insertInvocation.run(op.values);
     } catch (error) {
       const code = error?.code;
       const found =

@@ -429,7 +429,7 @@ function toOp(write: LedgerWrite): SqliteWriteOp {
     const { record } = write;
     const values: unknown[] = AUTHORIZATION_FIELDS.map((field) => encodeValue(record[field]));
     values.push(Date.parse(record.createdAt));
-    return { kind: "authorization", id: encodeLedgerText(record.id), values };
+    return { kind: "authorization", id: encodeLedgerText(record.id), values, objects: write.objects ?? [] };
   }
   const { record } = write;
   const values: unknown[] = INVOCATION_FIELDS.map((field) => encodeValue(record[field]));

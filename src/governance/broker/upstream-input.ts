@@ -25,11 +25,12 @@ import type {
   UpstreamRequestContext,
 } from "../../mcp/index.js";
 import {
+  type ContentObject,
   type ContentStore,
   jsonObject,
   type LedgerReader,
   type LedgerWriter,
-  putObjectIn,
+  stageObject,
 } from "../audit/index.js";
 import type { InvokeRequest, UpstreamQuestion } from "./broker-types.js";
 
@@ -311,21 +312,26 @@ export class UpstreamInputs {
     const { request } = call;
     // A row that names the call's authorization never lands before it.
     await call.commitAuthorization?.();
-    const { ref } = await putObjectIn(this.#o.store, jsonObject(object));
+    // Kept with its row where the ledger keeps objects: a replica that continues the call reads it there.
+    const inline: ContentObject[] = [];
+    const ref = await stageObject(this.#o.ledger.maxInlineBytes, this.#o.store, inline, jsonObject(object));
     try {
-      await this.#o.ledger.appendAuthorization({
-        id: options.id ?? this.#o.newId(),
-        sessionId: request.sessionId,
-        ...optional({ principal: request.principal }),
-        sourceId: call.sourceId,
-        toolId: call.toolId,
-        action,
-        resource: ref,
-        decisionSource,
-        createdAt: new Date(this.#o.clock.now()).toISOString(),
-        epoch: await this.#o.epoch(request.sessionId),
-        ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
-      });
+      await this.#o.ledger.appendAuthorization(
+        {
+          id: options.id ?? this.#o.newId(),
+          sessionId: request.sessionId,
+          ...optional({ principal: request.principal }),
+          sourceId: call.sourceId,
+          toolId: call.toolId,
+          action,
+          resource: ref,
+          decisionSource,
+          createdAt: new Date(this.#o.clock.now()).toISOString(),
+          epoch: await this.#o.epoch(request.sessionId),
+          ...optional({ threadId: request.threadId, toolCallId: request.toolCallId }),
+        },
+        inline,
+      );
       return true;
     } catch (error) {
       if (options.id !== undefined && isGovernanceError(error) && error.code === "DUPLICATE_ID") return false;

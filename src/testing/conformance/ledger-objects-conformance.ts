@@ -84,6 +84,31 @@ export function ledgerObjectsTests(open: () => Promise<LedgerUnderTest>): void {
     for (const object of twin.objects) expect(await ledger.objects.get(object.sha256)).toBeUndefined();
   });
 
+  test("an authorization's objects are stored with it; a refused twin stores none of its own", async () => {
+    const ledger = await open();
+    if (ledger.objects === undefined) return;
+    const question = jsonObject({ index: 1, message: "Really delete x?" });
+    const authorization = {
+      id: `obj-auth-${++counter}`,
+      sessionId: "s-objects",
+      sourceId: "up",
+      toolId: "confirm_action",
+      action: "elicitation",
+      resource: question.ref,
+      decisionSource: "upstream_asked",
+      createdAt: new Date(Date.UTC(2025, 5, 1) + counter * 1000).toISOString(),
+      epoch: 0,
+    };
+    await ledger.appendAuthorization(authorization, [question]);
+    expect(await ledger.getAuthorization(authorization.id)).toEqual(authorization);
+    expect(text(await ledger.objects.get(question.sha256))).toBe(text(question.bytes));
+    const twin = jsonObject({ index: 1, message: "another question" });
+    await expect(
+      ledger.appendAuthorization({ ...authorization, resource: twin.ref }, [twin]),
+    ).rejects.toMatchObject({ code: "DUPLICATE_ID" });
+    expect(await ledger.objects.get(twin.sha256)).toBeUndefined();
+  });
+
   test("an object past maxInlineBytes is refused with INVALID_INPUT, and its row is not recorded", async () => {
     const ledger = await open();
     if (ledger.objects === undefined) return;

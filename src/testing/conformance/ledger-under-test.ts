@@ -16,7 +16,7 @@ export interface LedgerUnderTest extends LedgerReader {
   readonly store: LedgerStore;
   readonly writer: LedgerWriter;
   append(record: InvocationRecord, objects?: readonly ContentObject[]): Promise<void>;
-  appendAuthorization(record: AuthorizationRecord): Promise<void>;
+  appendAuthorization(record: AuthorizationRecord, objects?: readonly ContentObject[]): Promise<void>;
   /** Closes the writer, then the store. */
   close(): Promise<void>;
 }
@@ -39,7 +39,7 @@ export function ledgerUnderTest(
       return store.objects;
     },
     append: (record, objects) => writer.append(record, objects),
-    appendAuthorization: (record) => writer.appendAuthorization(record),
+    appendAuthorization: (record, objects) => writer.appendAuthorization(record, objects),
     get: (id) => store.get(id),
     findByCall: (threadId, toolCallId) => store.findByCall(threadId, toolCallId),
     query: (query) => store.query(query),

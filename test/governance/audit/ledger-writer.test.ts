@@ -187,8 +187,26 @@ describe("LedgerWriter", () => {
     const object = jsonObject({ result: "spooled" });
     await writer.append(row("spooled-1", { sessionId: "s\u0000nul", normalizedRef: object.ref }), [object]);
     const attemptsBefore = store.commits.length;
-    // While the store is down, the next batch tries it once and goes to the spool.
-    await writer.append(row("spooled-2"));
+    // While the store is down, the next batch tries it once and goes to the spool: an authorization's
+    // object travels with it as an invocation's does.
+    const question = jsonObject({ question: "spooled" });
+    await Promise.all([
+      writer.append(row("spooled-2")),
+      writer.appendAuthorization(
+        {
+          id: "spooled-auth",
+          sessionId: "s",
+          sourceId: "up",
+          toolId: "t",
+          action: "elicitation",
+          resource: question.ref,
+          decisionSource: "upstream_asked",
+          createdAt: new Date(0).toISOString(),
+          epoch: 0,
+        },
+        [question],
+      ),
+    ]);
     expect(store.commits.length).toBe(attemptsBefore + 1);
     expect(await store.count()).toBe(0);
     expect(warnings).toHaveLength(1);
@@ -205,6 +223,8 @@ describe("LedgerWriter", () => {
     expect((await store.query()).map((r) => r.invocationId)).toEqual(["spooled-1", "spooled-2"]);
     expect((await store.get("spooled-1"))?.sessionId).toBe("s\u0000nul");
     expect(await store.objects?.get(object.sha256)).toBeDefined();
+    expect((await store.getAuthorization("spooled-auth"))?.resource).toBe(question.ref);
+    expect(await store.objects?.get(question.sha256)).toBeDefined();
     // The store answers again: the next append commits at once.
     await writer.append(row("after"));
     expect(await store.count()).toBe(3);
