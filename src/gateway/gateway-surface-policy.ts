@@ -9,6 +9,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
 import type { Broker } from "../governance/broker/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
+import { neutralizeDeep, neutralizePromptTags } from "../governance/envelope/index.js";
 import { derivedSourceId, type SurfacePolicy } from "../governance/manifests/index.js";
 import type { SurfaceMethod, ToolServerPool } from "../mcp/index.js";
 import { SurfaceInputRequired } from "./gateway-round.js";
@@ -290,8 +291,13 @@ function rpcCodeOf(error: unknown): number | undefined {
 export function toMcpError(failure: GovernanceError, cause?: unknown): McpError {
   const upstream = rpcCodeOf(cause);
   if (upstream !== undefined) {
-    const data = (cause as { data?: unknown }).data;
-    return new McpError(upstream, failure.message.replace(/^MCP error -?\d+: /, ""), data);
+    // The server's own words reach the client as its results do: prompt tags inert.
+    const data = neutralizeDeep((cause as { data?: unknown }).data);
+    return new McpError(
+      upstream,
+      neutralizePromptTags(failure.message.replace(/^MCP error -?\d+: /, "")),
+      data,
+    );
   }
   const code =
     failure.code === "PERMISSION_DENIED" ||

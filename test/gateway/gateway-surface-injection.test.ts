@@ -113,8 +113,13 @@ describe("a hostile server's prompt and resource text through the gateway", () =
     expect(read.contents[1]).toEqual({ uri: "evil://doc#png", mimeType: "image/png", blob: PNG });
   });
 
-  test("a failed read's row keeps the server's error text inert, as a failed call's row does", async () => {
-    await expect(client.readResource({ uri: "evil://fail" })).rejects.toThrow();
+  test("a failed read's error and row keep the server's error text inert, as a failed call's do", async () => {
+    const refused = await client.readResource({ uri: "evil://fail" }).then(
+      () => undefined,
+      (error: unknown) => error as { message: string; data?: unknown },
+    );
+    expect(refused?.message).toContain("‹system-reminder›");
+    expect(live({ message: refused?.message, data: refused?.data })).toEqual([]);
     const rows = await governance.ledger.query({ toolId: "resources/read" });
     const failed = rows.find((row) => row.mcpToolName === "evil://fail");
     expect(failed).toMatchObject({ sourceId: "evil", status: "error", attempts: 1 });
