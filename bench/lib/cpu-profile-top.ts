@@ -2,7 +2,9 @@
  * Reads the newest `.cpuprofile` in a folder (what `node --cpu-prof` writes) and prints the functions
  * with the most self time, and the self time per source file (node_modules grouped by package).
  *
- * Usage: `tsx bench/lib/cpu-profile-top.ts DIR [N]`
+ * Usage: `tsx bench/lib/cpu-profile-top.ts DIR [N]`. `PROFILE_CALLERS=run,get` also prints, for each named
+ * function, its self time split by the stack of callers above it (the five nearest non-native frames), to
+ * tell which statement of which module a native frame belongs to.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +13,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 interface Profile {
@@ -82,3 +85,26 @@ console.log(`Top ${n} functions by self time:`);
 console.log(top(byFunction, n, total).join("\n"));
 console.log(`\nSelf time by file or package (top ${n}):`);
 console.log(top(byFile, n, total).join("\n"));
+
+const callers = (process.env.PROFILE_CALLERS ?? "").split(",").filter((name) => name !== "");
+if (callers.length > 0) {
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  for (const wanted of callers) {
+    const stacks = new Map<string, number>();
+    for (const [id, us] of selfUs) {
+      const frame = (byId.get(id) as ProfileNode).callFrame;
+      if (frame.functionName !== wanted) continue;
+      const chain: string[] = [];
+      for (let at = parent.get(id); at !== undefined && chain.length < 5; at = parent.get(at)) {
+        const up = (byId.get(at) as ProfileNode).callFrame;
+        if (up.url === "") continue;
+        chain.push(`${up.functionName || "(anonymous)"}@${where(up.url)}:${up.lineNumber + 1}`);
+      }
+      const key = chain.join(" < ");
+      stacks.set(key, (stacks.get(key) ?? 0) + us);
+    }
+    console.log(`\nCallers of ${wanted} (self time by caller stack):`);
+    console.log(top(stacks, 10, total).join("\n"));
+  }
+}

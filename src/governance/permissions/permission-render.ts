@@ -56,16 +56,26 @@ export function renderPermission(call: {
   const resource = renderTemplate(resourceTemplate, values, ",");
   const normalizedResource = normalizeResource(resource);
   const scoped = scopeTemplate === undefined ? undefined : renderScope(scopeTemplate, values);
+  // The two texts only a card shows are rendered when first read: a call the policy allows needs
+  // the action and the scope alone, and rendering them is most of this function's cost.
+  let scopeDescription: string | undefined;
+  let summary: string | undefined;
   return {
     action,
     resource,
     normalizedResource,
     scope: scoped ?? normalizedResource,
-    scopeDescription:
-      scoped !== undefined && scopeTemplate !== undefined
-        ? `every ${action} call with ${describeScope(scopeTemplate, values)}, for the rest of this session`
-        : describeDefaultScope(action, resource, normalizedResource),
-    summary: renderTemplate(summaryTemplate, values),
+    get scopeDescription() {
+      scopeDescription ??=
+        scoped !== undefined && scopeTemplate !== undefined
+          ? `every ${action} call with ${describeScope(scopeTemplate, values)}, for the rest of this session`
+          : describeDefaultScope(action, resource, normalizedResource);
+      return scopeDescription;
+    },
+    get summary() {
+      summary ??= renderTemplate(summaryTemplate, values);
+      return summary;
+    },
   };
 }
 
