@@ -14,12 +14,10 @@ import {
   type GatewayServer,
   serveGatewayHttp,
 } from "../../src/gateway/index.js";
-import type { InvocationRecord } from "../../src/governance/audit/index.js";
 import type { SourceManifestInput } from "../../src/governance/manifests/index.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
-import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { until } from "../governance/rate-limit/rate-limit-conformance.js";
-import { surfaceClient, surfaceRuntime } from "./gateway-surface-harness.js";
+import { surfaceClient, surfaceRuntime, upManifest } from "./gateway-surface-harness.js";
 
 const closers: Array<() => Promise<unknown>> = [];
 let governance: Governance | undefined;
@@ -40,19 +38,7 @@ async function setup(manifests: SourceManifestInput[] = []) {
   governance = runtime.governance;
   gateway = createGatewayServer({ governance: runtime.governance, eager: true, toolNames: "upstream" });
   http = await serveGatewayHttp(gateway);
-  const rows = async (toolId?: string): Promise<InvocationRecord[]> =>
-    (await runtime.ledger.query({})).filter((row) => toolId === undefined || row.toolId === toolId);
-  return { ...runtime, gateway, http, rows };
-}
-
-/** A manifest for `up` with a surface policy (its tools as the server offers them). */
-function manifest(surface: SourceManifestInput["surface"]): SourceManifestInput {
-  const schema = { type: "object" as const, properties: {} };
-  return makeSource({
-    id: "up",
-    surface,
-    tools: ["ask", "sample", "work"].map((id) => makeTool({ id, inputSchema: schema })),
-  });
+  return { ...runtime, gateway, http };
 }
 
 /** The SDK v2 client pinned to 2026-07-28; `decide` answers the gateway's forms (absent: no elicitation). */
@@ -123,7 +109,7 @@ describe("the upstream surface for a 2026-07-28 client", () => {
   });
 
   test("denied: neither listed nor read (as for a 2025-11-25 session, the name is unknown)", async () => {
-    const t = await setup([manifest({ prompts: "denied", resources: "denied" })]);
+    const t = await setup([upManifest({ prompts: "denied", resources: "denied" })]);
     const modern = await modernClient(t.http.url);
     expect((await modern.listPrompts()).prompts).toEqual([]);
     expect((await modern.listResources()).resources.map((r) => r.uri)).not.toContain("test://note");
@@ -140,7 +126,7 @@ describe("the upstream surface for a 2026-07-28 client", () => {
 
 describe("a read under `approval` for a 2026-07-28 client", () => {
   test("asks by an input_required round trip: allow reads once, deny and no elicitation refuse, each one row", async () => {
-    const t = await setup([manifest({ prompts: "approval", resources: "approval" })]);
+    const t = await setup([upManifest({ prompts: "approval", resources: "approval" })]);
     const questions: string[] = [];
     let decision = "allow";
     const asking = await modernClient(t.http.url, {
@@ -175,7 +161,7 @@ describe("a read under `approval` for a 2026-07-28 client", () => {
   });
 
   test("the answered state is used once; another read's or another conversation's state is refused", async () => {
-    const t = await setup([manifest({ prompts: "approval" })]);
+    const t = await setup([upManifest({ prompts: "approval" })]);
     const manual = await modernClient(t.http.url, { decide: () => "allow", manual: true });
     const first = (await manual.getPrompt({ name: "greet", arguments: { who: "Ada" } }, {
       allowInputRequired: true,
@@ -238,7 +224,7 @@ describe("subscriptions/listen for a 2026-07-28 client", () => {
   });
 
   test("a uri the policy refuses (or no server offers) is left out of the acknowledgement, the refusal recorded", async () => {
-    const t = await setup([manifest({ resources: "approval" })]);
+    const t = await setup([upManifest({ resources: "approval" })]);
     const modern = await modernClient(t.http.url, { decide: () => "allow" });
     const listening = await modern.listen({
       resourceSubscriptions: ["test://note"],

@@ -15,12 +15,10 @@ import {
   type GatewayServer,
   type GatewayStdioConnection,
 } from "../../src/gateway/index.js";
-import type { InvocationRecord } from "../../src/governance/audit/index.js";
 import type { SourceManifestInput } from "../../src/governance/manifests/index.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
-import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { until } from "../governance/rate-limit/rate-limit-conformance.js";
-import { surfaceRuntime } from "./gateway-surface-harness.js";
+import { surfaceRuntime, upManifest } from "./gateway-surface-harness.js";
 
 const closers: Array<() => Promise<unknown>> = [];
 let governance: Governance | undefined;
@@ -37,19 +35,7 @@ async function setup(manifests: SourceManifestInput[] = []) {
   const runtime = await surfaceRuntime(manifests);
   governance = runtime.governance;
   gateway = createGatewayServer({ governance: runtime.governance, eager: true, toolNames: "upstream" });
-  const rows = async (toolId?: string): Promise<InvocationRecord[]> =>
-    (await runtime.ledger.query({})).filter((row) => toolId === undefined || row.toolId === toolId);
-  return { ...runtime, gateway, rows };
-}
-
-/** A manifest for `up` with a surface policy. */
-function manifest(surface: SourceManifestInput["surface"]): SourceManifestInput {
-  const schema = { type: "object" as const, properties: {} };
-  return makeSource({
-    id: "up",
-    surface,
-    tools: ["ask", "sample", "work"].map((id) => makeTool({ id, inputSchema: schema })),
-  });
+  return { ...runtime, gateway };
 }
 
 /**
@@ -166,7 +152,7 @@ describe("subscriptions/listen for a 2026-07-28 client over stdio", () => {
   ] as const)(
     "a source whose surface policy for resources is %s: no subscription upstream, no update",
     async (policy, refusals) => {
-      const t = await setup([manifest({ resources: policy })]);
+      const t = await setup([upManifest({ resources: policy })]);
       const { client } = await stdioClient(t.gateway);
       const updates: string[] = [];
       client.setNotificationHandler("notifications/resources/updated", (notification) => {

@@ -20,9 +20,11 @@ import {
 import { z } from "zod";
 import type { GatewayServer } from "../../src/gateway/index.js";
 import { MemoryContentStore } from "../../src/governance/audit/content-store.js";
+import type { InvocationRecord } from "../../src/governance/audit/index.js";
 import { MemoryLedger } from "../../src/governance/audit/memory-ledger.js";
 import type { SourceManifestInput } from "../../src/governance/manifests/index.js";
 import { createGovernance, type Governance } from "../../src/runtime/create-governance.js";
+import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 
 /** The upstream server and what it saw. */
 export interface Upstream {
@@ -142,9 +144,13 @@ export function createUpstream(): { upstream: Upstream; build: () => McpServer }
  * A runtime over the upstream through the real `ServerPool`, its ledger in memory.
  * @param manifests the source manifests (none: the server's derived one)
  */
-export async function surfaceRuntime(
-  manifests: SourceManifestInput[] = [],
-): Promise<{ governance: Governance; ledger: MemoryLedger; upstream: Upstream }> {
+export async function surfaceRuntime(manifests: SourceManifestInput[] = []): Promise<{
+  governance: Governance;
+  ledger: MemoryLedger;
+  upstream: Upstream;
+  /** The ledger's rows, of one tool (a method of the surface) when given. */
+  rows: (toolId?: string) => Promise<InvocationRecord[]>;
+}> {
   const { upstream, build } = createUpstream();
   const ledger = new MemoryLedger();
   const dir = mkdtempSync(join(tmpdir(), "sciencegate-surface-manifests-"));
@@ -163,7 +169,19 @@ export async function surfaceRuntime(
     },
     storage: { ledger, contentStore: new MemoryContentStore() },
   });
-  return { governance, ledger, upstream };
+  const rows = async (toolId?: string): Promise<InvocationRecord[]> =>
+    (await ledger.query({})).filter((row) => toolId === undefined || row.toolId === toolId);
+  return { governance, ledger, upstream, rows };
+}
+
+/** A manifest for `up` with a surface policy (its tools as the server offers them). */
+export function upManifest(surface: SourceManifestInput["surface"]): SourceManifestInput {
+  const schema = { type: "object" as const, properties: {} };
+  return makeSource({
+    id: "up",
+    surface,
+    tools: ["ask", "sample", "work"].map((id) => makeTool({ id, inputSchema: schema })),
+  });
 }
 
 /**

@@ -17,12 +17,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { createGatewayServer, type GatewayServer } from "../../src/gateway/index.js";
-import type { InvocationRecord } from "../../src/governance/audit/index.js";
 import type { SourceManifestInput } from "../../src/governance/manifests/index.js";
 import type { Governance } from "../../src/runtime/create-governance.js";
-import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
 import { until } from "../governance/rate-limit/rate-limit-conformance.js";
-import { surfaceClient, surfaceRuntime } from "./gateway-surface-harness.js";
+import { surfaceClient, surfaceRuntime, upManifest } from "./gateway-surface-harness.js";
 
 let governance: Governance | undefined;
 let gateway: GatewayServer | undefined;
@@ -37,19 +35,7 @@ async function setup(manifests: SourceManifestInput[] = []) {
   const runtime = await surfaceRuntime(manifests);
   governance = runtime.governance;
   gateway = createGatewayServer({ governance: runtime.governance, eager: true, toolNames: "upstream" });
-  const rows = async (toolId?: string): Promise<InvocationRecord[]> =>
-    (await runtime.ledger.query({})).filter((row) => toolId === undefined || row.toolId === toolId);
-  return { ...runtime, gateway, rows };
-}
-
-/** A manifest for `up` with a surface policy (its tools as the server offers them). */
-function manifest(surface: SourceManifestInput["surface"]): SourceManifestInput {
-  const schema = { type: "object" as const, properties: {} };
-  return makeSource({
-    id: "up",
-    surface,
-    tools: ["ask", "sample", "work"].map((id) => makeTool({ id, inputSchema: schema })),
-  });
+  return { ...runtime, gateway };
 }
 
 describe("the upstream surface through the gateway", () => {
@@ -154,7 +140,7 @@ describe("the upstream surface through the gateway", () => {
 
 describe("surface policies of the manifest", () => {
   test("denied: not listed, refused, the refusal recorded", async () => {
-    const t = await setup([manifest({ resources: "denied", prompts: "denied" })]);
+    const t = await setup([upManifest({ resources: "denied", prompts: "denied" })]);
     const client = await surfaceClient(t.gateway);
     expect((await client.listPrompts()).prompts).toEqual([]);
     expect((await client.listResources()).resources.map((r) => r.uri)).not.toContain("test://note");
@@ -164,7 +150,7 @@ describe("surface policies of the manifest", () => {
   });
 
   test("approval: each get asks the client's human; allow runs, deny and no elicitation refuse; all recorded", async () => {
-    const t = await setup([manifest({ prompts: "approval" })]);
+    const t = await setup([upManifest({ prompts: "approval" })]);
     const questions: string[] = [];
     let decision = "allow";
     const asking = await surfaceClient(t.gateway, { elicitation: {} }, (client) =>
@@ -197,7 +183,7 @@ describe("surface policies of the manifest", () => {
   });
 
   test("audited: the read's answer is in the content store under the row's ref", async () => {
-    const t = await setup([manifest({ resources: "audited" })]);
+    const t = await setup([upManifest({ resources: "audited" })]);
     const client = await surfaceClient(t.gateway);
     await client.readResource({ uri: "test://note" });
     const [row] = await t.rows("resources/read");
@@ -260,7 +246,7 @@ describe("what the upstream asks or tells during a tool call", () => {
 
 describe("a source switched off for a session", () => {
   test("its prompts and resources are neither listed nor read for that session; another session keeps them", async () => {
-    const t = await setup([manifest({})]);
+    const t = await setup([upManifest({})]);
     await t.governance.sessions.disableSource("off", "up");
     const connect = async (sessionId: string) => {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
