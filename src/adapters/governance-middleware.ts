@@ -10,9 +10,11 @@
  * shape is described with `@langchain/core` and `@langchain/langgraph` types, and langchain's
  * `createAgent` accepts it as an `AgentMiddleware` (the middleware tests type-check that).
  */
+
 import type { AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage } from "@langchain/core/messages";
 import type { ClientTool, ServerTool } from "@langchain/core/tools";
 import { Command, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { requireGovernanceOption } from "../core/index.js";
 import {
   type ApprovalCardFormat,
   type ApprovalHook,
@@ -161,6 +163,7 @@ export interface GovernanceMiddlewareOptions {
  * await agent.invoke({ messages: [{ role: "user", content: "Find PubMed papers on BRCA1" }] }, { configurable: { thread_id: "t1" } });
  */
 export function governanceMiddleware(options: GovernanceMiddlewareOptions): GovernanceMiddleware {
+  requireGovernanceOption(options, "governanceMiddleware");
   const { governance } = options;
   const runner = createGovernedRunner(governance, options);
   const deferredTools = resolveDeferredToolsSectionOptions(options.deferredTools);

@@ -5,7 +5,9 @@
  * download of the run in one step, concurrently); each completed PDF sends one extraction task into
  * the next step; `collect` lists the outcomes once every extraction is in.
  */
+
 import { type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
+import { requireGovernanceOption } from "../core/index.js";
 import type { ApprovalCardFormat, PrincipalResolver, SessionIdResolver } from "../nodes/index.js";
 import { createBuiltinApproval } from "./artifact-builtins.js";
 import {
@@ -75,6 +77,7 @@ export interface PaperAcquisitionGraphOptions {
  * const { papers } = await acquire.invoke(new Command({ resume: answers }), config);
  */
 export function createPaperAcquisitionGraph(options: PaperAcquisitionGraphOptions) {
+  requireGovernanceOption(options, "createPaperAcquisitionGraph");
   const { governance } = options;
   const extraction = { broker: governance.broker };
   // One approval core per graph, as for the downloads.

@@ -4,10 +4,12 @@
  * `scienceExtension()` to `createGovernance`; the CLI uses `createScienceGovernance`, which also finds
  * `./science.toml` on its own.
  */
+
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { requireGovernanceOption } from "../core/index.js";
 import { createCappedFetch } from "../mcp/index.js";
 import {
   createGovernance as createRuntime,
@@ -160,8 +162,11 @@ export async function scienceExtension(options: ScienceExtensionOptions = {}): P
   return {
     ...projectExtension(project, env),
     project,
-    callTool: ({ governance }) =>
-      createCallTool(governance.broker, governance.catalog, { timeoutMs: callTimeoutMs(project) }),
+    callTool: (options) => {
+      requireGovernanceOption(options, "science.callTool");
+      const { governance } = options;
+      return createCallTool(governance.broker, governance.catalog, { timeoutMs: callTimeoutMs(project) });
+    },
   };
 }
 

@@ -5,7 +5,7 @@
  * the run id `<runId>#<nodeId>`, so the ledger alone says which node made it.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { GovernanceError, isGovernanceError } from "../core/index.js";
+import { GovernanceError, isGovernanceError, requireGovernanceOption } from "../core/index.js";
 import type { InvocationRecord, LedgerReader } from "../governance/audit/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import { type ResolvedTool, resolveToolName } from "./tool-resolver.js";
@@ -92,6 +92,7 @@ export interface ToolUseCheck {
  *   qualified candidates)
  */
 export async function toolUseVerified(check: ToolUseCheck): Promise<ToolUseVerdict> {
+  requireGovernanceOption(check, "toolUseVerified");
   const { governance: runtime, runId, declarations } = check;
   const failures: ToolUseFailure[] = [];
   let outsideNodes: InvocationRecord[] | undefined;

@@ -16,6 +16,7 @@ import {
   isGovernanceError,
   optional,
   principalOf,
+  requireGovernanceOption,
   sessionIdOf,
   threadIdOf,
   toErrorBody,
@@ -175,6 +176,7 @@ export interface DownloadArtifactOptions extends DownloadRequest {
  * const result = await downloadArtifact({ governance, mcpInvocationId, candidateId, sessionId: "t1" });
  */
 export async function downloadArtifact(request: DownloadArtifactOptions): Promise<DownloadResult> {
+  requireGovernanceOption(request, "downloadArtifact");
   const runtime = request.governance;
   const { onProgress, signal } = request;
   try {

@@ -4,7 +4,7 @@
  */
 
 import type { McpRecord } from "../contract/index.js";
-import { isGovernanceError } from "../core/index.js";
+import { isGovernanceError, requireGovernanceOption } from "../core/index.js";
 import type { ContentStore, LedgerReader } from "../governance/audit/index.js";
 import { EXTRACTION_LEDGER_TOOL_ID, type ExtractionLedgerEntry } from "./artifact-ledger-types.js";
 import { recordWorkKeys, workIdentifierKey } from "./identifier-match.js";
@@ -75,6 +75,7 @@ export async function fullTextExtractions(paper: {
   sourceId: string;
   sourceRecordId: string;
 }): Promise<FullTextExtraction[]> {
+  requireGovernanceOption(paper, "fullTextExtractions");
   const runtime = paper.governance;
   const key = workIdentifierKey(paper.sourceRecordId);
   const { extractions } = await loadExtractionIndex(runtime);

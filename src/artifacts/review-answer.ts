@@ -6,7 +6,7 @@
  * URL really returned, full text only after a successful extraction).
  */
 import type { McpRecord } from "../contract/index.js";
-import { isGovernanceError } from "../core/index.js";
+import { isGovernanceError, requireGovernanceOption } from "../core/index.js";
 import type { Claim, Evidence } from "./evidence-claims.js";
 import { type EvidenceRuntime, readJson } from "./full-text-extractions.js";
 import { type ReviewedEvidence, reviewEvidence } from "./review-evidence.js";
@@ -110,6 +110,7 @@ interface Bracketed {
  * for (const fact of review.facts) if (!fact.accepted) console.log(fact.text, fact.problems);
  */
 export async function reviewAnswer(options: ReviewAnswerOptions): Promise<AnswerReview> {
+  requireGovernanceOption(options, "reviewAnswer");
   const { governance: runtime, answer } = options;
   const maxFacts = options.maxFacts ?? 200;
   const maxCitations = options.maxCitations ?? 500;

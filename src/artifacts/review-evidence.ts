@@ -5,6 +5,7 @@
  */
 
 import type { Citation, ContentScope, McpRecord } from "../contract/index.js";
+import { requireGovernanceOption } from "../core/index.js";
 import type { InvocationRecord } from "../governance/audit/index.js";
 import { type Claim, type Evidence, parseClaims } from "./evidence-claims.js";
 import {
@@ -109,6 +110,7 @@ interface Rejection {
  * });
  */
 export async function reviewEvidence(options: ReviewEvidenceOptions): Promise<EvidenceReview> {
+  requireGovernanceOption(options, "reviewEvidence");
   const { governance: runtime, claims } = options;
   const parsed = parseClaims(claims);
   const invocations = new Map<string, Promise<InvocationCheck>>();

@@ -6,7 +6,13 @@
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Clock, GovernanceError, isGovernanceError, systemClock } from "../core/index.js";
+import {
+  type Clock,
+  GovernanceError,
+  isGovernanceError,
+  requireGovernanceOption,
+  systemClock,
+} from "../core/index.js";
 import { createOAuthResourceServer, isIdentityRefusal, type OAuthResourceOptions } from "../gateway/index.js";
 import type { Governance } from "../runtime/index.js";
 import {
@@ -95,6 +101,7 @@ const STATUS_OF: Record<string, number> = {
  * http.createServer((req, res) => consoleHandler(req, res, () => app(req, res))).listen(3000);
  */
 export function createConsoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
+  requireGovernanceOption(options, "createConsoleHandler");
   const { governance } = options;
   const basePath = normalizeBasePath(options.basePath ?? "");
   if (options.oauth !== undefined && options.token !== undefined) {

@@ -3,8 +3,10 @@
  * default, a token required on any other address, and the `Host` header checked against the bound
  * names (DNS rebinding) before the console sees a request.
  */
+
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { requireGovernanceOption } from "../core/index.js";
 import { createHostCheck } from "../gateway/index.js";
 import { type ConsoleHandlerOptions, createConsoleHandler } from "./console-handler.js";
 import { assertConsoleBind, setSecurityHeaders } from "./console-security.js";
@@ -36,6 +38,7 @@ export interface ConsoleServer {
  * @throws GovernanceError `INVALID_CONFIG` for a non-loopback bind without a token or a short token
  */
 export async function serveConsole(options: ConsoleServerOptions): Promise<ConsoleServer> {
+  requireGovernanceOption(options, "serveConsole");
   const host = options.host ?? "127.0.0.1";
   // A resource server authenticates every request: the bind rule asks only that someone does.
   if (options.oauth === undefined) assertConsoleBind(host, options.token);

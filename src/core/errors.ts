@@ -161,3 +161,24 @@ export function toErrorBody(error: GovernanceError): GovernanceErrorBody {
   if (error.data !== undefined) body.data = error.data;
   return body;
 }
+
+/**
+ * Refuses a call of a public function that takes the runtime as `{ governance, … }` made the way it was
+ * before (the runtime as a positional argument), so a plain JavaScript caller learns the new form
+ * instead of meeting a `TypeError` deep inside.
+ * @param options what the function was given
+ * @param name the function's name, for the message
+ * @throws GovernanceError `INVALID_CONFIG` when `options` is not an object with a `governance` field
+ */
+export function requireGovernanceOption(options: unknown, name: string): void {
+  if (
+    typeof options === "object" &&
+    options !== null &&
+    (options as { governance?: unknown }).governance != null
+  )
+    return;
+  throw new GovernanceError(
+    "INVALID_CONFIG",
+    `${name} takes one options object with the runtime in its governance field: ${name}({ governance, … }).`,
+  );
+}

@@ -7,6 +7,7 @@ export {
   type GovernanceErrorCode,
   type GovernanceErrorOptions,
   isGovernanceError,
+  requireGovernanceOption,
   toErrorBody,
 } from "./errors.js";
 export { atExit } from "./exit-steps.js";

@@ -15,7 +15,13 @@ import {
   builtinAuthorizationRequest,
   createArtifactBuiltins,
 } from "../adapters/index.js";
-import { type Clock, checkPrincipal, GovernanceError, PACKAGE_VERSION } from "../core/index.js";
+import {
+  type Clock,
+  checkPrincipal,
+  GovernanceError,
+  PACKAGE_VERSION,
+  requireGovernanceOption,
+} from "../core/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
 import type { ResearchObjectSource } from "../research-object/index.js";
 import { resolveDataDir } from "../runtime/index.js";
@@ -223,6 +229,7 @@ export interface GatewayServer {
  * await gateway.connect(new StdioServerTransport());
  */
 export function createGatewayServer(options: GatewayServerOptions): GatewayServer {
+  requireGovernanceOption(options, "createGatewayServer");
   const { governance } = options;
   const sessions = new Set<GatewaySession>();
   const onError =

@@ -17,6 +17,7 @@ import {
   SPAN_ATTRIBUTES as A,
   type Clock,
   recordingActiveSpan,
+  requireGovernanceOption,
   SPAN_NAMES,
   startTimer,
   systemClock,
@@ -92,6 +93,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * });
  */
 export function createElicitationApproval(options: ElicitationApprovalOptions): GatewayApprovalHook {
+  requireGovernanceOption(options, "createElicitationApproval");
   const { governance } = options;
   const { permissions } = governance;
   const hook: GatewayApprovalHook = async (call, context) => {

@@ -7,7 +7,13 @@
  */
 import { interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import { z } from "zod";
-import { SPAN_ATTRIBUTES as A, GovernanceError, recordingActiveSpan, SPAN_NAMES } from "../core/index.js";
+import {
+  SPAN_ATTRIBUTES as A,
+  GovernanceError,
+  recordingActiveSpan,
+  requireGovernanceOption,
+  SPAN_NAMES,
+} from "../core/index.js";
 import type { LedgerReader } from "../governance/audit/index.js";
 import { hasUpstreamQuestions } from "../governance/broker/index.js";
 import type { SourceCatalog } from "../governance/catalog/index.js";
@@ -151,6 +157,7 @@ export function createAuthorizationApproval(
  * await agent.invoke(new Command({ resume: { [card.id]: { decisions: [{ type: "approve" }] } } }), config);
  */
 export function createApprovalGate(options: ApprovalGateOptions): ApprovalHook {
+  requireGovernanceOption(options, "createApprovalGate");
   const { governance } = options;
   if (governance.permissionsEnforced === false) {
     throw new GovernanceError(

@@ -6,7 +6,7 @@
  * referenced by hash, and the crate says why.
  */
 import type { ExtensionsConfig } from "../config/index.js";
-import { type Clock, GovernanceError, systemClock } from "../core/index.js";
+import { type Clock, GovernanceError, requireGovernanceOption, systemClock } from "../core/index.js";
 import type { ContentStore } from "../governance/audit/index.js";
 import type { CatalogSnapshot } from "../governance/catalog/index.js";
 import type { SourceManifest } from "../governance/manifests/index.js";
@@ -95,6 +95,7 @@ export interface ResearchObjectSummary {
  * await writeResearchObject(crate, "agent-demo.zip");
  */
 export async function exportResearchObject(options: ExportResearchObjectOptions): Promise<ResearchObject> {
+  requireGovernanceOption(options, "exportResearchObject");
   const { governance: source } = options;
   const sessionId = options.sessionId.trim();
   const threadId = options.threadId?.trim() || undefined;
