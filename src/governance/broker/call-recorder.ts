@@ -3,7 +3,6 @@
  * row (small ones inline, in the row's commit; large ones in the content store first) and the one append
  * through the ledger's writer, which settles once the row is durable (see ARCHITECTURE.md, "Record").
  */
-
 import { type McpToolResult, toGovernanceError } from "../../contract/index.js";
 import { type Clock, GovernanceError, hashCanonical, optional } from "../../core/index.js";
 import {

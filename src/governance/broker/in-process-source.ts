@@ -1,8 +1,8 @@
 /**
  * A governed source that runs in the broker's own process instead of behind an MCP server (the
- * built-ins `artifact_download` and `paper_extract_pdf`). Its calls take the one call path of every tool (see ARCHITECTURE.md,
- * "The one call path"): the same replay rule, validation against its manifest, permission and quota,
- * one row each. Only two steps are its own: before the permission step it prepares the call (every
+ * built-ins `artifact_download` and `paper_extract_pdf`). Its calls take the one call path of every
+ * tool (see ARCHITECTURE.md, "The one call path"): the same replay rule, validation against its
+ * manifest, permission and quota, one row each. Only two steps are its own: before the permission step it prepares the call (every
  * check that needs no effect), and instead of the MCP request it runs the prepared call.
  */
 import type { McpToolResult } from "../../contract/index.js";
