@@ -332,6 +332,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     codec,
     ledger,
     held: new HeldCalls({ timeoutMs: options.upstreamInputTimeoutMs }),
+    questions: (threadId, toolCallId) => governance.broker.upstreamQuestions(threadId, toolCallId),
     subscriptions: surface?.subscriptions,
     onError,
   });

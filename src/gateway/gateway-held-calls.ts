@@ -1,11 +1,12 @@
 /**
- * A 2026-07-28 client's `tools/call` whose upstream server asks something mid-call (elicitation or
- * sampling from a 2025-11-25 server, an `input_required` round of a 2026-07-28 one). The upstream
- * call is in flight and its question is a pending request: the call is held open on this replica, the
- * question goes to the client as `input_required`, and the retry that carries the answer resumes the
- * same call, which then answers, or asks again. Nothing is started twice: a retry that reaches another
- * replica, or comes after the question's timeout, finds no held call and is refused; the held call
- * itself ended with its one ledger row (see ARCHITECTURE.md, "The governed MCP gateway").
+ * A 2026-07-28 client's `tools/call` whose upstream server asks something that needs its live
+ * connection: a 2025-11-25 server's mid-call elicitation, or a sampling request of either revision (a
+ * 2026-07-28 server's elicitation round pauses the call instead; see `gateway-stateless.ts`). The
+ * upstream call is in flight and its question is a pending request: the call is held open on this
+ * replica, the question goes to the client as `input_required`, and the retry that carries the answer
+ * resumes the same call, which then answers, or asks again. Nothing is started twice: a retry that
+ * reaches another replica, or comes after the question's timeout, finds no held call and is refused;
+ * the held call itself ended with its one ledger row (see ARCHITECTURE.md, "The governed MCP gateway").
  */
 import { randomUUID } from "node:crypto";
 import { GovernanceError } from "../core/index.js";

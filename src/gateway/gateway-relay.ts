@@ -158,8 +158,14 @@ export function isSurfaceApproved(answer: unknown): boolean {
   return parsed.success && parsed.data.action === "accept" && parsed.data.content?.decision === "allow";
 }
 
-/** Form mode is what a client supports when it declares `elicitation` without naming a mode. */
-function supportsElicitation(capabilities: ClientCapabilities | undefined, mode: string): boolean {
+/**
+ * Whether the client can answer an elicitation of a mode. Form mode is what a client supports when it
+ * declares `elicitation` without naming a mode.
+ * @param capabilities what the client declared
+ * @param mode the elicitation's mode
+ * @returns true when the client declared it
+ */
+export function supportsElicitation(capabilities: ClientCapabilities | undefined, mode: string): boolean {
   const elicitation = capabilities?.elicitation as { form?: unknown; url?: unknown } | undefined;
   if (elicitation === undefined) return false;
   if (mode === "url") return elicitation.url !== undefined;

@@ -9,9 +9,10 @@ import { type Clock, canonicalJson, GovernanceError, sha256Hex, systemClock } fr
 
 /**
  * What a state continues: a tool call's approval, a surface read's approval (`tool` is the method,
- * the arguments its params), or a call held open for its upstream server's question.
+ * the arguments its params), a call held open for its upstream server's question, or a call paused
+ * at its upstream server's 2026-07-28 round (recorded in the ledger, continued on any replica).
  */
-export type RoundKind = "approval" | "surface" | "upstream";
+export type RoundKind = "approval" | "surface" | "upstream" | "paused";
 
 /** What one approval round trip carries to the next. */
 export interface ApprovalRoundState {
@@ -26,6 +27,11 @@ export interface ApprovalRoundState {
   seq?: number | undefined;
   /** For a held call: the revision its upstream server asked in (what a refusal elsewhere explains). */
   upstreamEra?: string | undefined;
+  /**
+   * For a paused call: the answers to its earlier questions, in order (the retry adds the answer to
+   * the question this state asks, the next one, and the call continues with them all).
+   */
+  answers?: unknown[] | undefined;
   /** The model-visible tool name called. */
   tool: string;
   /** SHA-256 of the canonical JSON of the call's arguments. */
@@ -86,6 +92,11 @@ export interface ApprovalStateCodec {
 }
 
 const MIN_SECRET_BYTES = 32;
+/**
+ * The longest state accepted: a paused call's carries the answers given so far (the gateway refuses an
+ * answer that would make it longer), the others are a few hundred bytes.
+ */
+export const MAX_REQUEST_STATE_CHARS = 65_536;
 
 /**
  * Creates the codec of the gateway's approval states. Written here rather than with the SDK's
@@ -107,7 +118,8 @@ export function createApprovalStateCodec(options: ApprovalStateCodecOptions = {}
       return `v1.${payload}.${sign(payload).toString("base64url")}`;
     },
     verify(wire, expected) {
-      if (typeof wire !== "string" || wire.length > 4_096) return { ok: false, reason: "malformed" };
+      if (typeof wire !== "string" || wire.length > MAX_REQUEST_STATE_CHARS)
+        return { ok: false, reason: "malformed" };
       const [version, payload, signature, ...rest] = wire.split(".");
       if (version !== "v1" || !payload || !signature || rest.length > 0)
         return { ok: false, reason: "malformed" };
@@ -144,12 +156,12 @@ export function createApprovalStateCodec(options: ApprovalStateCodecOptions = {}
  * @returns its kind, `undefined` when it is not a state
  */
 export function roundKindOf(wire: unknown): RoundKind | undefined {
-  if (typeof wire !== "string" || wire.length > 4_096) return undefined;
+  if (typeof wire !== "string" || wire.length > MAX_REQUEST_STATE_CHARS) return undefined;
   const payload = wire.split(".")[1];
   if (!payload) return undefined;
   try {
     const kind = (JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { kind?: unknown }).kind;
-    return kind === "surface" || kind === "upstream" ? kind : "approval";
+    return kind === "surface" || kind === "upstream" || kind === "paused" ? kind : "approval";
   } catch {
     return undefined;
   }

@@ -16,6 +16,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  type ElicitResult,
   ErrorCode,
   type Implementation,
   ListToolsRequestSchema,
@@ -49,7 +50,7 @@ import type { ConversationStateStore } from "./gateway-conversation-store.js";
 import { gatewayInstructions } from "./gateway-instructions.js";
 import { GatewayPaperResources } from "./gateway-paper-resources.js";
 import { progressRelay } from "./gateway-progress.js";
-import { askSurfaceApproval, upstreamRelay } from "./gateway-relay.js";
+import { askSurfaceApproval, supportsElicitation, upstreamRelay } from "./gateway-relay.js";
 import { researchObjectResources, serveResearchObject } from "./gateway-research-object.js";
 import { roundOf } from "./gateway-round.js";
 import type { GatewaySubscriptions, SurfaceSubscriber } from "./gateway-subscriptions.js";
@@ -328,8 +329,12 @@ export class GatewaySession {
    * @param request the MCP request (signal, related messages)
    * @param options `toolCallId` to run the call under a reserved id (a multi-round-trip approval
    *   recorded its decision under it), `ask: false` to run without the approval hook (the broker's
-   *   permission hook decides alone), `approval` to ask this hook instead of the session's
+   *   permission hook decides alone), `approval` to ask this hook instead of the session's, `rounds`
+   *   for a 2026-07-28 request whose client continues an upstream server's rounds by retrying: a
+   *   2026-07-28 server's question the client can answer pauses the call (the broker records it and
+   *   throws `INPUT_REQUIRED`), and `answers` are the ones given so far
    * @returns the MCP result; every failure is `isError` with the governance error body
+   * @throws the broker's pause for upstream input, with `rounds`
    */
   async callTool(
     name: string,
@@ -339,6 +344,7 @@ export class GatewaySession {
       toolCallId?: string | undefined;
       ask?: boolean | undefined;
       approval?: GatewayApprovalHook | undefined;
+      rounds?: { answers: readonly ElicitResult[] } | undefined;
     } = {},
   ): Promise<CallToolResult> {
     // A user who may not approve is never asked: the broker refuses what no grant or mode covers.
@@ -356,12 +362,20 @@ export class GatewaySession {
     // What the upstream server asks or tells during the call goes to this request's client: a 2026-07-28
     // request brings its own capabilities and log level (no level: no log messages).
     const round = roundOf(request);
+    const capabilities = round ? round.capabilities : this.server.getClientCapabilities();
     const relay = upstreamRelay(
       request,
-      round ? round.capabilities : this.server.getClientCapabilities(),
+      capabilities,
       round ? () => round.logLevel ?? null : () => this.#logLevel,
       this.#settings.onError,
     );
+    // A 2026-07-28 server's round needs no live connection: it is recorded and continued by a retry,
+    // on any replica. A 2025-11-25 server's question is a request in flight, relayed while it waits.
+    const resumable = options.rounds && {
+      pause: (params: { mode?: string | undefined }, context: { era: string }) =>
+        context.era === "2026-07-28" && supportsElicitation(capabilities, params.mode ?? "form"),
+      answers: options.rounds.answers,
+    };
     // The download tool's approval asks through this request (`currentGatewayCall`).
     const outcome = await runInGatewayCall({ session: this, request }, () =>
       executeGovernedToolCall(
@@ -377,6 +391,7 @@ export class GatewaySession {
           signal: request.signal,
           approval: hook && { hook, config },
           upstream: relay.upstream,
+          ...(resumable ? { resumable } : {}),
           ...(relay.onProgress ? { onProgress: relay.onProgress } : {}),
         },
       ),

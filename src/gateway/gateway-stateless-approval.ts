@@ -62,6 +62,11 @@ export interface StatelessCall {
   capabilities: ClientCapabilities | undefined;
   inputResponses: Record<string, unknown> | undefined;
   requestState: unknown;
+  /**
+   * The call continues its upstream server's 2026-07-28 rounds by retries (`GatewaySession.callTool`'s
+   * `rounds`): the first round trip has no answers yet. @default none: every question is held
+   */
+  rounds?: { answers: readonly ElicitResult[] } | undefined;
 }
 
 const elicitResultSchema = z.discriminatedUnion("action", [
@@ -94,7 +99,7 @@ export async function callWithStatelessApproval(
   if ((governed === undefined && builtin === undefined) || !session.mayApprove) {
     if (call.requestState !== undefined)
       refuseRequestState("the call no longer needs an approval round trip");
-    return session.callTool(call.name, call.args, request, { ask: false });
+    return session.callTool(call.name, call.args, request, { ask: false, rounds: call.rounds });
   }
   const approval = {
     name: governed?.name ?? call.name,
@@ -114,10 +119,15 @@ export async function callWithStatelessApproval(
     const toolCallId = randomUUID();
     const question = await questionOf(toolCallId);
     if (question === undefined)
-      return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
+      return session.callTool(call.name, call.args, request, { toolCallId, ask: false, rounds: call.rounds });
     if (!supportsFormElicitation(call.capabilities)) {
       // Without a form to answer, the built-in's own permission step refuses it (and records it).
-      if (!governed) return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
+      if (!governed)
+        return session.callTool(call.name, call.args, request, {
+          toolCallId,
+          ask: false,
+          rounds: call.rounds,
+        });
       const denial = refuseWithoutQuestion(
         question.card,
         { ...approval, tool: governed.tool, toolCallId },
@@ -126,6 +136,7 @@ export async function callWithStatelessApproval(
       // The executor records the refusal (one row) and shapes the error, as for a 2025 client.
       return session.callTool(call.name, call.args, request, {
         toolCallId,
+        rounds: call.rounds,
         approval: () => denial,
       });
     }
@@ -146,7 +157,7 @@ export async function callWithStatelessApproval(
   const question = await questionOf(toolCallId);
   // Covered meanwhile (a grant, the mode): the broker decides alone.
   if (question === undefined)
-    return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
+    return session.callTool(call.name, call.args, request, { toolCallId, ask: false, rounds: call.rounds });
   const answer = elicitResultSchema.safeParse(call.inputResponses?.[APPROVAL_INPUT_KEY]);
   if (!answer.success) {
     return ask(settings, question.card, approval, toolCallId, "The approval answer is missing or malformed.");
@@ -159,7 +170,7 @@ export async function callWithStatelessApproval(
   );
   if (!recorded.recorded) return ask(settings, question.card, approval, toolCallId, recorded.error);
   // The broker consumes the recorded decision of this tool call id: allowed, the call runs once.
-  return session.callTool(call.name, call.args, request, { toolCallId, ask: false });
+  return session.callTool(call.name, call.args, request, { toolCallId, ask: false, rounds: call.rounds });
 }
 
 /** The question about a built-in's request: `undefined` when it is safe or covered. */

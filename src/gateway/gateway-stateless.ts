@@ -8,7 +8,12 @@
  */
 
 import { randomUUID } from "node:crypto";
-import type { ClientCapabilities, Implementation, LoggingLevel } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  ClientCapabilities,
+  ElicitResult,
+  Implementation,
+  LoggingLevel,
+} from "@modelcontextprotocol/sdk/types.js";
 import {
   type AuthInfo,
   CLIENT_CAPABILITIES_META_KEY,
@@ -19,8 +24,10 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { sha256Hex } from "../core/index.js";
+import { GovernanceError, sha256Hex } from "../core/index.js";
 import type { LedgerReader } from "../governance/audit/index.js";
+import { isUpstreamPause, type UpstreamQuestion } from "../governance/broker/index.js";
+import { parseUpstreamAnswer } from "../nodes/index.js";
 import type { ConversationStateStore } from "./gateway-conversation-store.js";
 import { supportsFormElicitation } from "./gateway-elicitation.js";
 import type { HeldCalls, HeldStep } from "./gateway-held-calls.js";
@@ -34,6 +41,7 @@ import {
   callWithStatelessApproval,
   refuseRequestState,
   type StatelessApprovalSettings,
+  type StatelessCall,
   type StatelessCallResult,
 } from "./gateway-stateless-approval.js";
 import type { StdioListenGovernance } from "./gateway-stdio.js";
@@ -75,6 +83,11 @@ export interface StatelessFaceSettings {
   ledger: Pick<LedgerReader, "findByCall"> | undefined;
   /** The calls held open while their upstream server waits for the client's answer. */
   held: HeldCalls;
+  /**
+   * The questions the broker recorded for a paused call (`Broker.upstreamQuestions`). With `ledger`,
+   * a 2026-07-28 server's rounds pause the call and any replica continues it; absent: they are held.
+   */
+  questions?: ((threadId: string, toolCallId: string) => Promise<UpstreamQuestion[]>) | undefined;
   /** The upstream surface's subscriptions, which `subscriptions/listen` streams join. @default none */
   subscriptions?: GatewaySubscriptions | undefined;
   onError: (error: unknown) => void;
@@ -184,18 +197,22 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         capabilities: capabilitiesOf(rctx),
         inputResponses: rctx.mcpReq.inputResponses,
         requestState: rctx.mcpReq.requestState(),
+        ...(pausing ? { rounds: { answers: [] } } : {}),
       };
       const extra = extraOf(rctx, roundOf(rctx));
       const result = await withProtocolErrors(async () => {
+        const kind = roundKindOf(call.requestState);
         // The retry of a call held open for its upstream server's question: answer it, go on.
-        if (roundKindOf(call.requestState) === "upstream") return resumeHeld(session, call, extra);
+        if (kind === "upstream") return resumeHeld(session, call, extra);
+        // The retry of a call paused at its upstream server's round: continue it with the answers.
+        if (kind === "paused") return resumePaused(session, call, extra);
         return heldAnswer(
           session,
           call,
           await settings.held.start(extra, (held) =>
             settings.approval
               ? callWithStatelessApproval(session, call, held, settings.approval)
-              : session.callTool(call.name, args, held),
+              : session.callTool(call.name, args, held, { rounds: call.rounds }),
           ),
         );
       });
@@ -210,6 +227,9 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
     });
     return server;
   };
+
+  /** A 2026-07-28 server's rounds pause a call (any replica continues it) where the face can continue it. */
+  const pausing = settings.questions !== undefined && settings.ledger !== undefined;
 
   const handler: McpHttpHandler = createMcpHandler(
     async (ctx) => serverFor(callerOf(ctx.authInfo), handleOfHeader(ctx.requestInfo)),
@@ -286,12 +306,16 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
   };
 
   /** A held call's step as the round's answer: the call's result, or its question as `input_required`. */
-  const heldAnswer = (
+  const heldAnswer = async (
     session: GatewaySession,
     call: { name: string; args: Record<string, unknown> },
     step: HeldStep<StatelessCallResult> | HeldStep<unknown>,
-  ): StatelessCallResult => {
-    if (step.kind === "failed") throw step.error;
+    answers: readonly ElicitResult[] = [],
+  ): Promise<StatelessCallResult> => {
+    if (step.kind === "failed") {
+      if (isUpstreamPause(step.error)) return pausedAnswer(session, call, step.error, answers);
+      throw step.error;
+    }
     if (step.kind === "done") return step.result as StatelessCallResult;
     return {
       resultType: "input_required",
@@ -312,6 +336,109 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
         sessionId: session.sessionId,
       }),
     };
+  };
+
+  /**
+   * A call paused at its upstream server's round, as `input_required`: the recorded question, and a
+   * state that carries the answers given so far.
+   */
+  const pausedAnswer = (
+    session: GatewaySession,
+    call: { name: string; args: Record<string, unknown> },
+    pause: GovernanceError,
+    answers: readonly ElicitResult[],
+    invalid?: string,
+  ): StatelessCallResult => {
+    const data = pause.data as { toolCallId?: unknown; questions?: UpstreamQuestion[] } | undefined;
+    const question = data?.questions?.[answers.length];
+    if (typeof data?.toolCallId !== "string" || question === undefined) throw pause;
+    const params = question.params as Record<string, unknown>;
+    return {
+      resultType: "input_required",
+      inputRequests: {
+        [pausedKey(question.index)]: {
+          method: "elicitation/create",
+          params:
+            invalid === undefined
+              ? params
+              : { ...params, message: `${invalid}\n\n${String(params.message)}` },
+        },
+      },
+      requestState: settings.codec.mint({
+        kind: "paused",
+        toolCallId: data.toolCallId,
+        answers: [...answers],
+        upstreamEra: question.era,
+        tool: call.name,
+        argsHash: argumentsHash(call.args),
+        principal: session.principal ?? "",
+        sessionId: session.sessionId,
+      }),
+    };
+  };
+
+  /**
+   * Continues a paused call on this replica, whichever asked: the state must verify, the call must have
+   * no row yet and its recorded questions must stop at the one this state asks (else it was answered
+   * already). A missing, malformed or too long answer asks the same question again; the broker claims
+   * the continuation once, so two retries of one state never both run it.
+   */
+  const resumePaused = async (
+    session: GatewaySession,
+    call: StatelessCallOf & { capabilities: StatelessCall["capabilities"] },
+    extra: GatewayRequestExtra,
+  ): Promise<StatelessCallResult> => {
+    const verified = settings.codec.verify(call.requestState, {
+      kind: "paused",
+      tool: call.name,
+      args: call.args,
+      principal: session.principal,
+      sessionId: session.sessionId,
+    });
+    if (!verified.ok) refuseRequestState(verified.reason);
+    const { toolCallId } = verified.state;
+    const answers = (verified.state.answers ?? []) as ElicitResult[];
+    if (settings.questions === undefined || settings.ledger === undefined) {
+      refuseRequestState("this gateway does not continue paused calls");
+    }
+    if (await settings.ledger.findByCall(session.threadId, toolCallId)) refuseRequestState("replayed");
+    const questions = await settings.questions(session.threadId, toolCallId);
+    if (questions.length > answers.length + 1) {
+      refuseRequestState("replayed: that question was answered already");
+    }
+    const question = questions[answers.length];
+    if (question === undefined) refuseRequestState("the question it answers is not recorded");
+    const pause = new GovernanceError("INPUT_REQUIRED", "The upstream server's question is unanswered.", {
+      data: { toolCallId, questions },
+    });
+    const given = parseUpstreamAnswer(call.inputResponses?.[pausedKey(question.index)], question, {
+      name: call.name,
+      sourceId: "",
+      toolId: "",
+      toolCallId,
+    });
+    if (!given.success) {
+      return pausedAnswer(session, call, pause, answers, `The answer was not used: ${given.issues}.`);
+    }
+    const all = [...answers, given.result];
+    if (JSON.stringify(all).length > MAX_CARRIED_ANSWER_CHARS) {
+      return pausedAnswer(
+        session,
+        call,
+        pause,
+        answers,
+        `The answers to this call's questions may take ${MAX_CARRIED_ANSWER_CHARS} characters of JSON in all; answer more briefly.`,
+      );
+    }
+    const rounds = { answers: all };
+    return heldAnswer(
+      session,
+      call,
+      await settings.held.start(extra, (held) =>
+        session.callTool(call.name, call.args, held, { toolCallId, ask: false, rounds }),
+      ),
+      all,
+    );
   };
 
   const resumeHeld = async (
@@ -409,6 +536,17 @@ interface StatelessCallOf {
   requestState: unknown;
 }
 
+/**
+ * The longest JSON of a paused call's answers, all carried in its state (which must stay under
+ * `MAX_REQUEST_STATE_CHARS` once encoded and signed).
+ */
+const MAX_CARRIED_ANSWER_CHARS = 32_768;
+
+/** The key of a paused call's question in `inputRequests` and `inputResponses`. */
+function pausedKey(index: number): string {
+  return `upstream_${index}`;
+}
+
 /** What each refusal of a held call's retry tells the client. */
 const HELD_REFUSALS = {
   stale: "replayed: that question was answered already",
@@ -416,8 +554,8 @@ const HELD_REFUSALS = {
 } as const;
 
 /**
- * Why a retry finds no held call. A 2025-11-25 server's question is a request in flight on one
- * connection of the replica that asked: it cannot move, so the refusal says so.
+ * Why a retry finds no held call. A 2025-11-25 server's question (or a sampling) is a request in
+ * flight on one connection of the replica that asked: it cannot move, so the refusal says so.
  * @param era the revision the upstream server asked in, as the verified state names it
  */
 function notHeldReason(era: string | undefined): string {
@@ -427,7 +565,7 @@ function notHeldReason(era: string | undefined): string {
     return `${held}; the upstream server (MCP 2025-11-25) asked mid-call, over its open request on that replica's connection, which cannot move to another replica: route retries to the replica that asked (sticky on requestState) or run one replica`;
   }
   if (era === "2026-07-28") {
-    return `${held}; the upstream server (MCP 2026-07-28) asked by an input_required round, which this gateway also holds on the replica that asked`;
+    return `${held}; the upstream server (MCP 2026-07-28) asked for a sampling, which this gateway holds on the replica that asked`;
   }
   return held;
 }

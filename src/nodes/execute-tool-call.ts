@@ -15,7 +15,7 @@ import {
   toErrorBody,
   withActiveSpan,
 } from "../core/index.js";
-import type { Broker, InvokeRequest } from "../governance/broker/index.js";
+import { type Broker, type InvokeRequest, isUpstreamPause } from "../governance/broker/index.js";
 import { neutralizePromptTags } from "../governance/envelope/index.js";
 import type { UpstreamRelay } from "../mcp/index.js";
 import type { PromotionState, PromotionUpdate, SurfaceTool } from "../visibility/index.js";
@@ -28,7 +28,7 @@ import {
 import { type ApprovalHook, type ApprovalOutcome, runApprovalHook } from "./approval-hook.js";
 import type { ApprovalCardFormat } from "./hitl-protocol.js";
 import { toolMessageContent } from "./tool-message-content.js";
-import { invokeAnsweringUpstream } from "./upstream-input.js";
+import { invokeAnsweringUpstream, type UpstreamTask } from "./upstream-input.js";
 
 /** What graph code needs of a governance runtime (`createGovernance` returns one). */
 export interface GovernedRuntime {
@@ -91,6 +91,12 @@ export interface ToolCallContext {
    * server's elicitations, sampling requests and log messages go here instead of to cards.
    */
   upstream?: UpstreamRelay | undefined;
+  /**
+   * With `upstream`, for a caller that continues some questions in a later request (the gateway's
+   * 2026-07-28 face, see `UpstreamTask.resumable`): the broker's pause is thrown, not turned into a
+   * message. @default none
+   */
+  resumable?: UpstreamTask["resumable"];
   /** The server's progress notifications of the call (the gateway relays them). */
   onProgress?: InvokeRequest["onProgress"];
 }
@@ -112,7 +118,8 @@ export interface ToolCallOutcome {
  * whole `InvokeOutcome` as its `artifact` for code. Failures become `ToolMessage`s with `status:
  * "error"` and a JSON body `{code, message, retryable, ...}`; a refusal before the broker (unknown or
  * unpromoted tool, an approval step that said no) is audited with `Broker.recordRefusal`, so every
- * error the model sees has a ledger row. LangGraph control flow (interrupts) is rethrown.
+ * error the model sees has a ledger row. LangGraph control flow (interrupts) is rethrown, and so is the
+ * broker's pause for upstream input when the caller continues it (`context.resumable`).
  * @param runtime the broker and the session's tools
  * @param call the tool call
  * @param context session, thread, run, promotion state and the app's tools
@@ -251,6 +258,7 @@ async function runToolCall(
         call: { name: call.name, sourceId: tool.sourceId, toolId: tool.toolId, toolCallId },
         cardFormat: context.cardFormat,
         relay: context.upstream,
+        resumable: context.resumable,
       },
     );
     if (traced) span.setAttribute(A.invocationId, outcome.invocationId);
@@ -264,6 +272,7 @@ async function runToolCall(
     };
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
+    if (context.resumable !== undefined && isUpstreamPause(error)) throw error;
     // Broker failures are GovernanceErrors already; anything else was thrown by the app's own tool
     // (or tool_search), so without a structured signal it is that tool's failure, not an upstream's.
     const failure = toGovernanceError(error, { unrecognized: "TOOL_FAILED" });

@@ -50,3 +50,4 @@ export {
 export { createModelNode, type ModelNodeOptions } from "./model-node.js";
 export { prepareModelTurn, runStart } from "./model-turn.js";
 export { inert as inertText } from "./tool-message-text.js";
+export { parseUpstreamAnswer } from "./upstream-input.js";

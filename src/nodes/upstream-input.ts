@@ -11,7 +11,13 @@ import { interrupt, isGraphInterrupt, type LangGraphRunnableConfig } from "@lang
 import type { ElicitResult } from "@modelcontextprotocol/client";
 import { z } from "zod";
 import { isGovernanceError } from "../core/index.js";
-import type { Broker, InvokeOutcome, InvokeRequest, UpstreamQuestion } from "../governance/broker/index.js";
+import type {
+  Broker,
+  InvokeOutcome,
+  InvokeRequest,
+  UpstreamInput,
+  UpstreamQuestion,
+} from "../governance/broker/index.js";
 import { InputValidator } from "../governance/catalog/index.js";
 import type { UpstreamRelay } from "../mcp/index.js";
 import type { ApprovalCardFormat, HitlActionRequest, HitlReviewConfig } from "./hitl-protocol.js";
@@ -150,13 +156,14 @@ export function upstreamInputCard(
  * @param answer the resume value
  * @param question the question
  * @param call the tool call (an edit must keep its name)
- * @returns the elicitation result to send, or why the answer is refused (the card then asks again)
+ * @returns the elicitation result to send, or why the answer is refused (the card then asks again):
+ *   `error` for a card, `issues` alone for a caller with its own way to answer
  */
 export function parseUpstreamAnswer(
   answer: unknown,
   question: UpstreamQuestion,
   call: UpstreamCallInfo,
-): { success: true; result: ElicitResult } | { success: false; error: string } {
+): { success: true; result: ElicitResult } | { success: false; error: string; issues: string } {
   const params = question.params as { mode?: string; requestedSchema?: Record<string, unknown> };
   const isUrl = params.mode === "url";
   let result: ElicitResult;
@@ -185,7 +192,9 @@ export function parseUpstreamAnswer(
     const schema = params.requestedSchema ?? { type: "object" };
     const checked = validator.validate(schema, result.content ?? {});
     if (!checked.ok) {
-      return invalid(checked.issues.map((issue) => `content${issue.path}: ${issue.message}`).join("; "));
+      return invalid(
+        checked.issues.map((issue) => `${contentPath(issue.path)}: ${issue.message}`).join("; "),
+      );
     }
   }
   return { success: true, result };
@@ -200,6 +209,12 @@ export interface UpstreamTask {
   cardFormat?: ApprovalCardFormat | undefined;
   /** A caller that answers at once instead (the gateway): no card is raised. */
   relay?: UpstreamRelay | undefined;
+  /**
+   * For a caller with a relay that continues some questions in a later request of its own (the
+   * gateway's 2026-07-28 face): the questions `pause` picks end the invocation with the broker's
+   * `INPUT_REQUIRED` pause, thrown to the caller, and `answers` are those given so far, in order.
+   */
+  resumable?: { pause: NonNullable<UpstreamInput["pause"]>; answers: readonly ElicitResult[] } | undefined;
 }
 
 /**
@@ -233,6 +248,14 @@ export async function invokeAnsweringUpstream(
       : (progress) =>
           writer({ type: "upstream_progress", toolCallId: call.toolCallId, name: call.name, ...progress }));
   const relay: UpstreamRelay | undefined = task.relay ?? (onLog === undefined ? undefined : { onLog });
+  // The caller asks its own client and calls again with the answers: one invocation, its pause thrown.
+  if (task.resumable !== undefined) {
+    return broker.invoke({
+      ...request,
+      ...(onProgress === undefined ? {} : { onProgress }),
+      upstream: { relay, pause: task.resumable.pause, answers: [...task.resumable.answers] },
+    });
+  }
   const pause = task.relay === undefined && canPause(config) && request.threadId !== undefined;
   let questions =
     pause && wasInterrupted(config) && request.threadId !== undefined && request.toolCallId !== undefined
@@ -319,9 +342,15 @@ function issuesOf(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join(".") || "(value)"}: ${issue.message}`).join("; ");
 }
 
-function invalid(issues: string): { success: false; error: string } {
+/** Where in an answer's content an issue is (`content.name`, `content[0]`; `content` for the whole). */
+function contentPath(path: string): string {
+  return path === "" || path.startsWith("[") ? `content${path}` : `content.${path}`;
+}
+
+function invalid(issues: string): { success: false; error: string; issues: string } {
   return {
     success: false,
+    issues,
     error: `Invalid answer (${issues}). Resume with {action: "accept", content?: {...}} | {action: "decline"} | {action: "cancel"}, or {decisions: [{type: "approve"} | {type: "edit", editedAction: {name, args}} | {type: "reject"}]}.`,
   };
 }

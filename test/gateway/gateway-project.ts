@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { bundledServerCommand } from "../../src/config/default-config.js";
 import { REPO_ROOT, TSX_LOADER, tempDir, testServerEntry, writeJson } from "../cli/cli-harness.js";
 import { makeSource, makeTool } from "../governance/manifests/manifest-factory.js";
+import { upstreamServerPath } from "../mcp/upstream-fixture.js";
 
 /** The CLI run from source, as the gateway's command line. */
 export const GATEWAY_COMMAND = {
@@ -30,7 +31,7 @@ export interface GatewayProject {
  * Writes the project.
  * @param options `sources`: add the bundled sources server (PubMed only); `dangerousEcho`: `echo` not
  *   declared read-only (a call to it needs a human); `env`: more variables (the fake providers' base URLs);
- *   `serverEnv`: the test server's variables
+ *   `serverEnv`: the test server's variables; `upstreamEffects`: the upstream-input fixture as server `up`
  */
 export function writeGatewayProject(
   options: {
@@ -39,6 +40,8 @@ export function writeGatewayProject(
     env?: Record<string, string>;
     /** The test server's own environment (`TEST_SERVER_CALL_LOG`). */
     serverEnv?: Record<string, string>;
+    /** Add the upstream-input fixture (2026-07-28 only) as server `up`, writing its effects here. */
+    upstreamEffects?: string;
   } = {},
 ): GatewayProject {
   const dir = tempDir();
@@ -77,6 +80,13 @@ export function writeGatewayProject(
     servers["sciencegate-sources"] = {
       type: "stdio",
       ...bundledServerCommand("sources", ["--only", "pubmed"]),
+    };
+  }
+  if (options.upstreamEffects !== undefined) {
+    servers.up = {
+      command: process.execPath,
+      args: ["--import", TSX_LOADER, upstreamServerPath, "--stdio", "--modern-only"],
+      env: { UPSTREAM_EFFECTS: options.upstreamEffects },
     };
   }
   const config = writeJson(dir, "extensions_config.json", { mcpServers: servers });

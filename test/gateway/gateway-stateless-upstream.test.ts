@@ -340,3 +340,152 @@ describe("the fixture server over stdio: its effect happens once", () => {
     expect((await t.rows()).map((row) => row.status)).toEqual(["ok", "ok"]);
   }, 30_000);
 });
+
+describe("a 2026-07-28 server's round pauses the call: recorded, and continued by any gateway", () => {
+  async function fixture() {
+    const effects = effectsFile();
+    const governance = await createGovernance({
+      config: { servers: [stdioUpstream("up", { effects: effects.path, modernOnly: true })] },
+      manifests: { builtin: false, dirs: [] },
+      storage: { dataDir: await mkdtemp(join(tmpdir(), "sciencegate-paused-")) },
+    });
+    closers.push(() => governance.close());
+    const rows = async (toolId: string) =>
+      (await governance.ledger.query({})).filter((row) => row.toolId === toolId);
+    const lines = (tool: string) => effects.lines().filter((line) => line.startsWith(`effect ${tool}`));
+    return { governance, rows, lines };
+  }
+
+  const round = (client: ClientV2, name: string, extra: Record<string, unknown> = {}) =>
+    client.callTool({ name, arguments: {}, ...extra } as never, {
+      allowInputRequired: true,
+    }) as unknown as Promise<Round & { content?: Array<{ text?: string }> }>;
+  const allowOnce = (state: Round) => ({
+    inputResponses: { approval: { action: "accept", content: { decision: "allow_once" } } },
+    requestState: state.requestState,
+  });
+
+  test("two questions, each answered through the other gateway: one upstream effect, one row", async () => {
+    const t = await fixture();
+    // Two gateways on one runtime and one secret, nothing shared but the ledger: two replicas.
+    const a = await modernClient((await serve(t.governance)).url, answering({}), true);
+    const b = await modernClient((await serve(t.governance)).url, answering({}), true);
+    const approval = await round(a, "two_questions");
+    const first = await round(a, "two_questions", allowOnce(approval));
+    expect(first.inputRequests).toEqual({
+      upstream_1: {
+        method: "elicitation/create",
+        params: expect.objectContaining({ message: "Your name?" }),
+      },
+    });
+    const second = await round(b, "two_questions", {
+      inputResponses: { upstream_1: { action: "accept", content: { name: "Ada" } } },
+      requestState: first.requestState,
+    });
+    expect(Object.keys(second.inputRequests)).toEqual(["upstream_2"]);
+    expect(second.inputRequests.upstream_2?.params.message).toBe("Ada, your favourite colour?");
+    // The first state again: its question was answered, and the call went on without it.
+    expect(
+      await refusalOf(
+        round(a, "two_questions", {
+          inputResponses: { upstream_1: { action: "accept", content: { name: "Eve" } } },
+          requestState: first.requestState,
+        }),
+      ),
+    ).toMatch(/-32602.*answered already/);
+    const done = await round(a, "two_questions", {
+      inputResponses: { upstream_2: { action: "accept", content: { colour: "blue" } } },
+      requestState: second.requestState,
+    });
+    expect(textOf(done)).toBe("Ada likes blue");
+    expect(t.lines("two_questions")).toEqual(["effect two_questions Ada blue"]);
+    expect((await t.rows("two_questions")).map((row) => row.status)).toEqual(["ok"]);
+    const decisions = (await t.governance.ledger.listAuthorizations({}))
+      .filter((row) => row.toolId === "two_questions")
+      .map((row) => row.decisionSource);
+    expect(decisions).toEqual([
+      "user_once",
+      "upstream_asked",
+      "user_answered",
+      "upstream_asked",
+      "user_answered",
+    ]);
+    // Both answered states again, on either gateway: refused, nothing more runs.
+    for (const [client, state, key] of [
+      [b, first, "upstream_1"],
+      [b, second, "upstream_2"],
+    ] as const) {
+      expect(
+        await refusalOf(
+          round(client, "two_questions", {
+            inputResponses: { [key]: { action: "accept", content: { name: "Eve", colour: "red" } } },
+            requestState: state.requestState,
+          }),
+        ),
+      ).toMatch(/-32602.*replayed/);
+    }
+    expect(t.lines("two_questions")).toHaveLength(1);
+  }, 60_000);
+
+  test("an answer that does not fit the question's form asks it again; nothing runs until one does", async () => {
+    const t = await fixture();
+    const client = await modernClient((await serve(t.governance)).url, answering({}), true);
+    const approval = await round(client, "two_questions");
+    const first = await round(client, "two_questions", allowOnce(approval));
+    const again = await round(client, "two_questions", {
+      inputResponses: { upstream_1: { action: "accept", content: { name: 42 } } },
+      requestState: first.requestState,
+    });
+    expect(again.resultType).toBe("input_required");
+    expect(again.inputRequests.upstream_1?.params.message).toBe(
+      "The answer was not used: content.name: must be string.\n\nYour name?",
+    );
+    const none = await round(client, "two_questions", { requestState: first.requestState });
+    expect(Object.keys(none.inputRequests)).toEqual(["upstream_1"]);
+    expect(t.lines("two_questions")).toEqual([]);
+    expect(await t.rows("two_questions")).toEqual([]);
+  }, 60_000);
+
+  test("a paused call's state is its user's, signed and expiring: another user's, forged or expired retry runs nothing", async () => {
+    const t = await fixture();
+    let skew = 0;
+    const clock = {
+      now: () => Date.now() + skew,
+      sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+    };
+    const http = await serve(t.governance, { clock, requestStateTtlMs: 60_000 }, (request) => {
+      const user = /^Bearer (alice|bob)$/.exec(request.headers.authorization ?? "")?.[1];
+      return user === undefined ? undefined : { id: user, user };
+    });
+    const alice = await modernClient(http.url, answering({}), true, "alice");
+    const bob = await modernClient(http.url, answering({}), true, "bob");
+    const approval = await round(alice, "confirm_action", { arguments: { action: "go" } });
+    const asked = await round(alice, "confirm_action", {
+      arguments: { action: "go" },
+      ...allowOnce(approval),
+    });
+    const answer = (state: string) => ({
+      arguments: { action: "go" },
+      inputResponses: { upstream_1: { action: "accept", content: { confirm: true } } },
+      requestState: state,
+    });
+    expect(await refusalOf(round(bob, "confirm_action", answer(asked.requestState)))).toMatch(
+      /-32602.*other_principal/,
+    );
+    const [head, payload, signature] = asked.requestState.split(".");
+    const decoded = JSON.parse(Buffer.from(payload as string, "base64url").toString("utf8"));
+    const forged = Buffer.from(JSON.stringify({ ...decoded, principal: "bob" })).toString("base64url");
+    expect(await refusalOf(round(bob, "confirm_action", answer(`${head}.${forged}.${signature}`)))).toMatch(
+      /-32602.*bad_signature/,
+    );
+    skew = 61_000;
+    expect(await refusalOf(round(alice, "confirm_action", answer(asked.requestState)))).toMatch(
+      /-32602.*expired/,
+    );
+    expect(t.lines("confirm_action")).toEqual([]);
+    skew = 0;
+    expect(textOf(await round(alice, "confirm_action", answer(asked.requestState)))).toBe("done: go");
+    const rows = await t.rows("confirm_action");
+    expect(rows.map((row) => [row.status, row.principal])).toEqual([["ok", "alice"]]);
+  }, 60_000);
+});

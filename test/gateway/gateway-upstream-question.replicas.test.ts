@@ -36,7 +36,6 @@ async function replica(url: string, effects: string, modernOnly: boolean) {
     manifests: { builtin: false, dirs: [] },
     storage: { dataDir: await mkdtemp(join(tmpdir(), "sciencegate-upq-")), postgres: url },
   });
-  closers.push(() => governance.close());
   const gateway = createGatewayServer({
     governance,
     eager: true,
@@ -44,11 +43,16 @@ async function replica(url: string, effects: string, modernOnly: boolean) {
     requestStateSecret: SECRET,
   });
   const http = await serveGatewayHttp(gateway);
-  closers.push(async () => {
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     await http.close();
     await gateway.close();
-  });
-  return { governance, url: http.url };
+    await governance.close();
+  };
+  closers.push(stop);
+  return { governance, url: http.url, stop };
 }
 
 async function client(url: string) {
@@ -79,56 +83,132 @@ const refusalOf = (promise: Promise<unknown>) =>
     (error: { code?: number; message?: string }) => `${error.code}: ${error.message}`,
   );
 
-describe.each([
-  {
-    era: "2025-11-25",
-    modernOnly: false,
-    why: /MCP 2025-11-25\) asked mid-call.*cannot move to another replica/,
-  },
-  { era: "2026-07-28", modernOnly: true, why: /MCP 2026-07-28\) asked by an input_required round.*holds/ },
-])("a $era upstream server's question", ({ modernOnly, why }) => {
+async function askedOn(onA: ClientV2) {
+  const args = { action: "launch" };
+  const call = (by: ClientV2, extra: Record<string, unknown> = {}) =>
+    by.callTool({ name: "confirm_action", arguments: args, ...extra } as never, {
+      allowInputRequired: true,
+    }) as unknown as Promise<Round & { content?: Array<{ text?: string }>; isError?: boolean }>;
+  // The gateway's own approval first (any replica may answer it), then the server's question.
+  const approval = await call(onA);
+  expect(Object.keys(approval.inputRequests)).toEqual(["approval"]);
+  const asked = await call(onA, {
+    inputResponses: { approval: { action: "accept", content: { decision: "allow_once" } } },
+    requestState: approval.requestState,
+  });
+  expect(asked.resultType).toBe("input_required");
+  const [key, question] = Object.entries(asked.inputRequests)[0] ?? [];
+  expect(question?.params.message).toBe("Really launch?");
+  const answer = {
+    inputResponses: { [key as string]: { action: "accept", content: { confirm: true } } },
+    requestState: asked.requestState,
+  };
+  return { call, answer };
+}
+
+const launched = (effects: ReturnType<typeof effectsFile>) =>
+  effects.lines().filter((line) => line.startsWith("effect confirm_action"));
+
+describe("a 2025-11-25 upstream server's question (mid-call, held on the replica that asked)", () => {
   test("the retry on replica B is refused (saying why) and runs nothing; on replica A it runs once, one row", async () => {
     const url = await server.createDatabase();
     const effects = effectsFile();
-    const a = await replica(url, effects.path, modernOnly);
-    const b = await replica(url, effects.path, modernOnly);
-    const onA = await client(a.url);
+    const a = await replica(url, effects.path, false);
+    const b = await replica(url, effects.path, false);
     const onB = await client(b.url);
-    const args = { action: "launch" };
-    const call = (by: ClientV2, extra: Record<string, unknown> = {}) =>
-      by.callTool({ name: "confirm_action", arguments: args, ...extra } as never, {
-        allowInputRequired: true,
-      }) as unknown as Promise<Round & { content?: Array<{ text?: string }>; isError?: boolean }>;
+    const { call, answer } = await askedOn(await client(a.url));
 
-    // The gateway's own approval first (any replica may answer it), then the server's question.
-    const approval = await call(onA);
-    expect(Object.keys(approval.inputRequests)).toEqual(["approval"]);
-    const asked = await call(onA, {
-      inputResponses: { approval: { action: "accept", content: { decision: "allow_once" } } },
-      requestState: approval.requestState,
-    });
-    expect(asked.resultType).toBe("input_required");
-    const [key, question] = Object.entries(asked.inputRequests)[0] ?? [];
-    expect(question?.params.message).toBe("Really launch?");
-    const answer = {
-      inputResponses: { [key as string]: { action: "accept", content: { confirm: true } } },
-      requestState: asked.requestState,
-    };
+    expect(await refusalOf(call(onB, answer))).toMatch(
+      /MCP 2025-11-25\) asked mid-call.*cannot move to another replica/,
+    );
+    expect(launched(effects)).toEqual([]);
 
-    expect(await refusalOf(call(onB, answer))).toMatch(why);
-    expect(effects.lines().filter((line) => line.startsWith("effect confirm_action"))).toEqual([]);
-
-    const done = await call(onA, answer);
+    const done = await call(await client(a.url), answer);
     expect(done.content?.map((c) => c.text).join("")).toBe("done: launch");
-    expect(effects.lines().filter((line) => line.startsWith("effect confirm_action"))).toEqual([
-      "effect confirm_action launch",
-    ]);
+    expect(launched(effects)).toEqual(["effect confirm_action launch"]);
     // One invocation row in the shared ledger, whichever replica reads it.
     const rows = (await b.governance.ledger.query({})).filter((row) => row.toolId === "confirm_action");
     expect(rows.map((row) => row.status)).toEqual(["ok"]);
     // The answered state again, on either replica: refused, nothing more runs.
     expect(await refusalOf(call(onB, answer))).toMatch(/-32602/);
-    expect(await refusalOf(call(onA, answer))).toMatch(/-32602/);
-    expect(effects.lines().filter((line) => line.startsWith("effect confirm_action"))).toHaveLength(1);
+    expect(await refusalOf(call(await client(a.url), answer))).toMatch(/-32602/);
+    expect(launched(effects)).toHaveLength(1);
+  }, 90_000);
+});
+
+describe("a 2026-07-28 upstream server's input_required round (paused, recorded in the shared ledger)", () => {
+  test("asked on replica A, answered on replica B: the call runs once, one row; the state again is refused on both", async () => {
+    const url = await server.createDatabase();
+    const effects = effectsFile();
+    const a = await replica(url, effects.path, true);
+    const b = await replica(url, effects.path, true);
+    const onA = await client(a.url);
+    const onB = await client(b.url);
+    const { call, answer } = await askedOn(onA);
+    expect(launched(effects)).toEqual([]);
+
+    const done = await call(onB, answer);
+    expect(done.content?.map((c) => c.text).join("")).toBe("done: launch");
+    expect(launched(effects)).toEqual(["effect confirm_action launch"]);
+    const rows = (await a.governance.ledger.query({})).filter((row) => row.toolId === "confirm_action");
+    expect(rows.map((row) => row.status)).toEqual(["ok"]);
+    const decisions = (await a.governance.ledger.listAuthorizations({}))
+      .filter((row) => row.toolId === "confirm_action")
+      .map((row) => row.decisionSource);
+    expect(decisions).toEqual(["user_once", "upstream_asked", "user_answered"]);
+
+    expect(await refusalOf(call(onB, answer))).toMatch(/-32602.*replayed/);
+    expect(await refusalOf(call(onA, answer))).toMatch(/-32602.*replayed/);
+    expect(launched(effects)).toHaveLength(1);
+  }, 90_000);
+
+  test("replica A stopped between the round trips: B continues the call, once", async () => {
+    const url = await server.createDatabase();
+    const effects = effectsFile();
+    const a = await replica(url, effects.path, true);
+    const b = await replica(url, effects.path, true);
+    const { call, answer } = await askedOn(await client(a.url));
+    await a.stop();
+    const done = await call(await client(b.url), answer);
+    expect(done.content?.map((c) => c.text).join("")).toBe("done: launch");
+    expect(launched(effects)).toEqual(["effect confirm_action launch"]);
+    const rows = (await b.governance.ledger.query({})).filter((row) => row.toolId === "confirm_action");
+    expect(rows.map((row) => row.status)).toEqual(["ok"]);
+  }, 90_000);
+
+  test("a forged state, or the state in another conversation, answers nothing", async () => {
+    const url = await server.createDatabase();
+    const effects = effectsFile();
+    const a = await replica(url, effects.path, true);
+    const b = await replica(url, effects.path, true);
+    const { call, answer } = await askedOn(await client(a.url));
+    const onB = await client(b.url);
+    // The answers travel in the state: one changed character of its payload breaks its signature.
+    const [head, payload, signature] = answer.requestState.split(".");
+    const decoded = JSON.parse(Buffer.from(payload as string, "base64url").toString("utf8"));
+    const forged = Buffer.from(JSON.stringify({ ...decoded, answers: [{ action: "accept" }] })).toString(
+      "base64url",
+    );
+    expect(await refusalOf(call(onB, { ...answer, requestState: `${head}.${forged}.${signature}` }))).toMatch(
+      /-32602.*bad_signature/,
+    );
+    // The same state for another conversation (another session of the same user) is another call's.
+    const other = new ClientV2(
+      { name: "upstream-question-client", version: "1" },
+      {
+        capabilities: { elicitation: { form: {} } },
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    await other.connect(
+      new HttpV2(new URL(b.url), { requestInit: { headers: { "Sciencegate-Conversation": "elsewhere" } } }),
+    );
+    closers.push(() => other.close());
+    expect(await refusalOf(call(other, answer))).toMatch(/-32602.*other_call/);
+    expect(launched(effects)).toEqual([]);
+    // The state is still good for the call it belongs to.
+    const done = await call(onB, answer);
+    expect(done.content?.map((c) => c.text).join("")).toBe("done: launch");
   }, 90_000);
 });

@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, expect, test, vi } from "vitest";
 import { openPostgres } from "../../src/core/index.js";
 import { PostgresLedger } from "../../src/governance/audit/index.js";
 import { runCli, tempDir } from "../cli/cli-harness.js";
+import { effectsFile } from "../mcp/upstream-fixture.js";
 import { openTestPostgres, type TestPostgres } from "../postgres/test-postgres.js";
 import { GATEWAY_COMMAND, type GatewayProject, writeGatewayProject } from "./gateway-project.js";
 
@@ -87,6 +88,55 @@ function upstreamCalls(log: string): { pid: number; name: string; arguments: unk
     .filter(Boolean)
     .map((line) => JSON.parse(line));
 }
+
+test("a 2026-07-28 upstream server's round: asked through A, A SIGKILLed, answered through B: the effect once, one row", async () => {
+  const database = await server.createDatabase();
+  const effects = effectsFile();
+  const project = writeGatewayProject({ upstreamEffects: effects.path });
+  const env = { SCIENCEGATE_DATABASE_URL: database, SCIENCEGATE_REQUEST_STATE_SECRET: SECRET };
+  const [a, b] = await Promise.all([replica(project, env), replica(project, env)]);
+  const call = (by: Client, extra: Record<string, unknown> = {}) =>
+    by.callTool({ name: "mcp__up__confirm_action", arguments: { action: "launch" }, ...extra } as never, {
+      allowInputRequired: true,
+    }) as unknown as Promise<{
+      resultType?: string;
+      requestState: string;
+      inputRequests: Record<string, { params: { message?: string } }>;
+      content?: Array<{ text?: string }>;
+    }>;
+
+  const onA = await client(a.url);
+  await onA.callTool({ name: "tool_search", arguments: { query: "select:mcp__up__confirm_action" } });
+  const approval = await call(onA);
+  expect(Object.keys(approval.inputRequests)).toEqual(["approval"]);
+  const asked = await call(onA, {
+    inputResponses: { approval: { action: "accept", content: { decision: "allow_once" } } },
+    requestState: approval.requestState,
+  });
+  expect(asked.inputRequests.upstream_1?.params.message).toBe("Really launch?");
+  a.proc.kill("SIGKILL");
+  expect(await a.exited).toBe("SIGKILL");
+
+  const answer = {
+    inputResponses: { upstream_1: { action: "accept", content: { confirm: true } } },
+    requestState: asked.requestState,
+  };
+  const onB = await client(b.url);
+  const done = await call(onB, answer);
+  expect(done.content?.map((c) => c.text).join("")).toBe("done: launch");
+  await expect(call(onB, answer)).rejects.toMatchObject({ code: -32602 });
+  expect(effects.lines().filter((line) => line.startsWith("effect confirm_action"))).toEqual([
+    "effect confirm_action launch",
+  ]);
+  const db = await openPostgres(database, { maxConnections: 1 });
+  try {
+    const ledger = await PostgresLedger.open(db);
+    expect((await ledger.query({ toolId: "confirm_action" })).map((row) => row.status)).toEqual(["ok"]);
+    await ledger.close();
+  } finally {
+    await db.close();
+  }
+}, 120_000);
 
 test("first round trip on A, A SIGKILLed, retry on B: one upstream call, one ledger row, one authorization; the replay is refused", async () => {
   const database = await server.createDatabase();

@@ -3,7 +3,7 @@
 import type { ElicitRequestParams, ElicitResult } from "@modelcontextprotocol/client";
 import type { McpToolResult } from "../../contract/index.js";
 import type { GovernanceError } from "../../core/index.js";
-import type { ProtocolEra, UpstreamRelay } from "../../mcp/index.js";
+import type { ProtocolEra, UpstreamRelay, UpstreamRequestContext } from "../../mcp/index.js";
 
 /**
  * How the caller of one governed call meets what the upstream server asks during it
@@ -19,9 +19,11 @@ export interface UpstreamInput {
   /**
    * Pause for a person: the first question without an answer is recorded and the invocation ends with
    * `INPUT_REQUIRED` (`data.questions`) and no invocation row; nothing else of the call is recorded
-   * until it is invoked again with the answers. Needs `threadId` and `toolCallId`. @default false
+   * until it is invoked again with the answers. Needs `threadId` and `toolCallId`. A function pauses
+   * only the questions it returns true for, before the relay is asked; the others go to the relay (the
+   * gateway pauses a 2026-07-28 server's rounds, which any replica can continue). @default false
    */
-  pause?: boolean | undefined;
+  pause?: boolean | ((params: ElicitRequestParams, context: UpstreamRequestContext) => boolean) | undefined;
   /**
    * The answers to the call's questions so far, in the order the server asked them (as
    * `INPUT_REQUIRED` listed them). The call then continues on the authorization of the invocation

@@ -1,7 +1,8 @@
 /**
  * What an upstream server asks during a governed call, on the broker's side (ARCHITECTURE.md "Upstream
  * requests"). A caller that answers at once (the gateway) passes a relay. A caller that must pause for
- * a person (a LangGraph task) passes `pause`: the first unanswered question is recorded (an
+ * a person (a LangGraph task; the gateway for a 2026-07-28 server's round, by a `pause` function that
+ * picks the questions) passes `pause`: the first unanswered question is recorded (an
  * authorization row naming the question's object) and the invocation ends with `INPUT_REQUIRED` and no
  * invocation row; the caller asks the person and invokes the same call again with the answers, in order.
  * That invocation claims the continuation once (a second row, unique per number of answers, so two
@@ -196,8 +197,9 @@ export class UpstreamInputs {
   }
 
   /**
-   * The relay the pool hands a call's server requests to: recorded answers first, then the caller's
-   * relay, then (when the caller pauses) a recorded question and `INPUT_REQUIRED`, else `cancel`.
+   * The relay the pool hands a call's server requests to: recorded answers first, then a pause the
+   * caller asks for this question, then the caller's relay, then (when the caller pauses) a recorded
+   * question and `INPUT_REQUIRED`, else `cancel`.
    * @param call the call, its arguments and authorization
    * @param continuation the claimed continuation, when the call resumes
    * @returns the relay for `PoolCallOptions.relay`
@@ -212,6 +214,9 @@ export class UpstreamInputs {
           const asked = continuation?.questions[context.index - 1];
           if (asked?.fingerprint !== questionFingerprint(params)) throw changedQuestion(call, context.index);
           return answer;
+        }
+        if (typeof upstream?.pause === "function" && upstream.pause(params, context)) {
+          throw await this.#pause(call, params, context);
         }
         if (upstream?.relay?.elicit) return upstream.relay.elicit(params, context);
         if (upstream?.pause !== true) return { action: "cancel" };
