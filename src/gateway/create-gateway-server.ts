@@ -121,10 +121,16 @@ export interface GatewayServerOptions {
   requestStateTtlMs?: number | undefined;
   /**
    * How long a 2026-07-28 client's call is held open on this replica while its upstream server waits
-   * for the answer to a question (elicitation, sampling) relayed as `input_required`; then the question
-   * fails upstream and the call ends. The retry must reach this replica. @default 5 minutes
+   * for the answer to a question it asked mid-call (a 2025-11-25 server's elicitation, a sampling)
+   * relayed as `input_required`; then the question fails upstream and the call ends. The retry must
+   * reach this replica (a 2026-07-28 server's elicitation round is not held). @default 5 minutes
    */
   upstreamInputTimeoutMs?: number | undefined;
+  /**
+   * `subscriptions/listen` streams one user may hold open on this replica over HTTP; more are refused
+   * with `-32603` (the handler's own limit, 1,024, is for all users together). @default 64
+   */
+  maxListensPerUser?: number | undefined;
   /**
    * Where a 2026-07-28 client's conversations keep their promotions and extracted papers (text
    * included, bounded) between stateless requests (`PostgresConversationStateStore` for several
@@ -332,6 +338,7 @@ export function createGatewayServer(options: GatewayServerOptions): GatewayServe
     codec,
     ledger,
     held: new HeldCalls({ timeoutMs: options.upstreamInputTimeoutMs }),
+    maxListensPerUser: options.maxListensPerUser,
     questions: (threadId, toolCallId) => governance.broker.upstreamQuestions(threadId, toolCallId),
     subscriptions: surface?.subscriptions,
     onError,

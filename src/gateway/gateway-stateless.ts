@@ -93,6 +93,11 @@ export interface StatelessFaceSettings {
   onError: (error: unknown) => void;
   /** Conversation sessions kept open in this process between requests. @default 256 */
   maxCachedSessions?: number | undefined;
+  /**
+   * `subscriptions/listen` streams one user may hold open on this replica over HTTP; more are refused
+   * (`-32603`), so that one user cannot take the handler's whole limit from the others. @default 64
+   */
+  maxListensPerUser?: number | undefined;
 }
 
 /** The stateless face: a web-standard handler, and the notifier of its `subscriptions/listen` streams. */
@@ -469,6 +474,40 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
   };
 
   const listen = listenGovernance(settings.subscriptions, handler.notify);
+  /** Open listen streams per user (`""`: the single user). */
+  const listening = new Map<string, number>();
+  const maxListens = settings.maxListensPerUser ?? DEFAULT_MAX_LISTENS_PER_USER;
+  /** Counts a body's listens against its user until its response closes; a refusal when over. */
+  const holdListens = (caller: StatelessCaller, body: unknown, signal: AbortSignal): Response | undefined => {
+    const messages = (Array.isArray(body) ? body : [body]) as Array<{
+      id?: unknown;
+      method?: unknown;
+    } | null>;
+    const listens = messages.filter((message) => message?.method === "subscriptions/listen");
+    const user = caller.user ?? "";
+    const open = listening.get(user) ?? 0;
+    if (open + listens.length > maxListens) {
+      settings.onError(new Error(`subscriptions/listen refused: ${maxListens} streams open for one user`));
+      const errors = listens.map((message) => ({
+        jsonrpc: "2.0",
+        id: message?.id ?? null,
+        error: {
+          code: -32603,
+          message: `Subscription limit reached: a user may hold ${maxListens} listen streams open on this gateway`,
+        },
+      }));
+      return Response.json(Array.isArray(body) ? errors : errors[0], { status: 200 });
+    }
+    listening.set(user, open + listens.length);
+    const release = () => {
+      const left = (listening.get(user) ?? listens.length) - listens.length;
+      if (left > 0) listening.set(user, left);
+      else listening.delete(user);
+    };
+    if (signal.aborted) release();
+    else signal.addEventListener("abort", release, { once: true });
+    return undefined;
+  };
   /** The session a listen stream belongs to; `undefined` for an invalid conversation handle. */
   const listenerOf = (request: Request | undefined, caller: StatelessCaller, body: unknown) => {
     try {
@@ -494,6 +533,8 @@ export function createStatelessFace(settings: StatelessFaceSettings): StatelessF
           .json()
           .catch(() => undefined));
       if (body !== undefined && isListenBody(body)) {
+        const refused = holdListens(caller, body, request.signal);
+        if (refused !== undefined) return refused;
         const message = Array.isArray(body) ? body[0] : body;
         const governed = await listen.govern(body, listenerOf(request, caller, message), request.signal);
         return handler.fetch(request, { authInfo, parsedBody: governed });
@@ -569,6 +610,9 @@ function notHeldReason(era: string | undefined): string {
   }
   return held;
 }
+
+/** Listen streams one user may hold open on one replica over HTTP (a stdio pipe holds as many). */
+const DEFAULT_MAX_LISTENS_PER_USER = 64;
 
 /** Methods of a 2025-11-25 session that the 2026-07-28 revision does not have. */
 const SESSION_ONLY_METHODS = new Set(["resources/subscribe", "resources/unsubscribe", "logging/setLevel"]);

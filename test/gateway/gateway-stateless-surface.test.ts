@@ -239,3 +239,47 @@ describe("subscriptions/listen for a 2026-07-28 client", () => {
     await listening.close();
   });
 });
+
+describe("listen streams per user over HTTP", () => {
+  test("a user over the limit is refused; another user and the same user after a close are not", async () => {
+    const runtime = await surfaceRuntime();
+    governance = runtime.governance;
+    gateway = createGatewayServer({ governance, eager: true, toolNames: "upstream", maxListensPerUser: 2 });
+    http = await serveGatewayHttp(gateway, {
+      authenticate: (request) => {
+        const user = /^Bearer (alice|bob)$/.exec(request.headers.authorization ?? "")?.[1];
+        return user === undefined ? undefined : { id: user, user };
+      },
+    });
+    const url = http.url;
+    const as = async (user: string) => {
+      const client = new ClientV2(
+        { name: `listener-${user}`, version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      );
+      await client.connect(
+        new HttpV2(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${user}` } } }),
+      );
+      closers.push(() => client.close());
+      return client;
+    };
+    const alice = await as("alice");
+    const bob = await as("bob");
+    const first = await alice.listen({ resourceSubscriptions: ["test://note"] });
+    const second = await alice.listen({ toolsListChanged: true });
+    expect(await refusalOf(alice.listen({ toolsListChanged: true }))).toMatch(
+      /-32603.*a user may hold 2 listen streams/,
+    );
+    // Alice's streams are hers: bob opens his own.
+    const bobs = await bob.listen({ toolsListChanged: true });
+    expect(bobs.honoredFilter).toEqual({ toolsListChanged: true });
+    // One of alice's closed: she may open one again.
+    await first.close();
+    await until(
+      async () =>
+        (await refusalOf(alice.listen({ toolsListChanged: true }).then((l) => l.close()))) === "ran",
+    );
+    await second.close();
+    await bobs.close();
+  });
+});
