@@ -8,6 +8,7 @@
  */
 import { createRemoteJWKSet, customFetch, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { type Clock, checkPrincipal, GovernanceError, systemClock } from "../core/index.js";
+import { createCappedFetch } from "../mcp/index.js";
 
 /** What a principal may do; each is granted by one scope of its token. */
 export type IdentityAbility = "call" | "approve" | "administer";
@@ -63,8 +64,8 @@ export interface OAuthResourceOptions {
   /** The clock tokens are checked against. @default the system clock */
   clock?: Clock | undefined;
   /**
-   * Reads the issuer's metadata and keys (loopback tests use the global one; an app may pass a proxy's).
-   * @default `globalThis.fetch`
+   * Reads the issuer's metadata and keys (loopback tests use the global one; an app may pass a proxy's),
+   * each answer under `UNCAPPED_REQUEST_MAX_BYTES`. @default `globalThis.fetch`
    */
   fetch?: typeof globalThis.fetch | undefined;
 }
@@ -163,7 +164,9 @@ export function createOAuthResourceServer(
   const scopes = { ...DEFAULT_IDENTITY_SCOPES, ...options.scopes };
   const algorithms = [...(options.algorithms ?? DEFAULT_IDENTITY_ALGORITHMS)];
   const clock = options.clock ?? systemClock;
-  const doFetch = options.fetch ?? globalThis.fetch;
+  // The issuer's metadata and keys are read under a bound, like every answer of a third party.
+  const capped = createCappedFetch(options.fetch ?? ((url, init) => globalThis.fetch(url, init)));
+  const doFetch = ((url: string | URL, init?: RequestInit) => capped(url, init)) as typeof globalThis.fetch;
   const claim = options.principalClaim ?? "sub";
   // RFC 9728 §3.1: the well-known segment goes between the host and the resource's path.
   const path = resourceUrl.pathname === "/" ? "" : resourceUrl.pathname.replace(/\/$/, "");

@@ -13,6 +13,7 @@ import { type Clock, GovernanceError, redactUrls } from "../core/index.js";
 import type { OAuthCredentialStore } from "./oauth-credential-store.js";
 import { unauthenticatedChallenge } from "./oauth-discovery.js";
 import { createOAuthProvider } from "./oauth-provider.js";
+import { createCappedFetch } from "./response-cap.js";
 
 /** Options of {@link beginAuthorization}. */
 export interface BeginAuthorizationOptions {
@@ -26,7 +27,7 @@ export interface BeginAuthorizationOptions {
   /** @default process.env */
   env?: Record<string, string | undefined> | undefined;
   clock?: Clock | undefined;
-  /** @default the global fetch */
+  /** @default the global fetch, each answer read under `UNCAPPED_REQUEST_MAX_BYTES` (`createCappedFetch`) */
   fetch?: FetchLike | undefined;
   /** Whose credentials. @default "default" */
   principal?: string | undefined;
@@ -62,7 +63,8 @@ export async function beginAuthorization(
       `MCP server '${server.id}' is not authorized with OAuth (${server.transport === "stdio" ? "a stdio server gets its credentials in env" : 'its "oauth" is false'}).`,
     );
   }
-  const fetchFn = options.fetch;
+  // The server's and its authorization server's answers are theirs: read under a bound.
+  const fetchFn = createCappedFetch(options.fetch);
   const challenge = await unauthenticatedChallenge(server.url, fetchFn);
   const scope = joinScopes(challenge.scope, options.scope);
   await forgetOutgrownRegistration(options, scope);
@@ -87,7 +89,7 @@ export async function beginAuthorization(
       ? {}
       : { resourceMetadataUrl: challenge.resourceMetadataUrl }),
     ...(scope === undefined ? {} : { scope }),
-    ...(fetchFn === undefined ? {} : { fetchFn }),
+    fetchFn,
   };
   const started = await wrap(server.id, () => auth(provider, { ...common, forceReauthorization: true }));
   if (started === "AUTHORIZED") return { status: "authorized" };

@@ -26,7 +26,19 @@ interface CallCap {
   maxBytes: number;
   /** Ends the call with the error (the reading already stopped). */
   stop(error: GovernanceError): void;
+  /** `maxBytes` counts wire bytes (no allowance for escapes): the cap of answers outside a call. */
+  wire?: boolean;
 }
+
+/**
+ * The content bytes one message may take when no call's cap applies (`initialize`, `tools/list`, the
+ * standalone stream, OAuth metadata and token answers of the server or its authorization server): far
+ * above any real list or document, but a server cannot fill the process's memory with one answer.
+ */
+export const UNCAPPED_REQUEST_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Outside a call (and for error answers): the wire bytes are counted as they are, and only the reading stops. */
+const OUTSIDE_CALL: CallCap = { maxBytes: UNCAPPED_REQUEST_MAX_BYTES, wire: true, stop: () => {} };
 
 const currentCap = new AsyncLocalStorage<CallCap>();
 
@@ -53,16 +65,17 @@ export function withResponseCap<T>(
  * i.e. per JSON-RPC message, since one stream may carry progress notifications before the answer; any
  * other body is counted as a whole. Crossing the limit cancels the body (the socket is closed, so the
  * server stops sending) and ends the call with `RESPONSE_TOO_LARGE`. Requests sent outside a capped call
- * (initialize, `tools/list`, the standalone GET stream) are read as before.
+ * (initialize, `tools/list`, the standalone GET stream, OAuth discovery and tokens) are read under
+ * {@link UNCAPPED_REQUEST_MAX_BYTES} per message; crossing it fails that request only.
  * @param base the underlying fetch (default: the global `fetch`)
  * @returns the capped fetch
  */
 export function createCappedFetch(base: FetchLike = (url, init) => fetch(url, init)): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
-    const cap = currentCap.getStore();
-    // Redirects and error statuses are the SDK's to read: only answers carrying messages are capped.
-    if (!cap || !response.body || !response.ok) return response;
+    if (!response.body) return response;
+    // An error answer is the SDK's to read (for its message), under the cap of answers outside a call.
+    const cap = (response.ok ? currentCap.getStore() : undefined) ?? OUTSIDE_CALL;
     const isEventStream = response.headers.get("content-type")?.includes("text/event-stream") ?? false;
     const body = response.body.pipeThrough(countingStream(cap, isEventStream));
     return new Response(body, {
@@ -81,7 +94,7 @@ const CR = 0x0d;
  * stream (which cancels the body) and stops the call.
  */
 function countingStream(cap: CallCap, isEventStream: boolean): TransformStream<Uint8Array, Uint8Array> {
-  const limit = wireLimitBytes(cap.maxBytes);
+  const limit = cap.wire ? cap.maxBytes : wireLimitBytes(cap.maxBytes);
   let inMessage = 0;
   // SSE: an event ends at an empty line; `atLineStart` says the last byte ended a line, `afterCR` that it
   // was a CR (so that a following LF completes CRLF rather than making an empty line).
@@ -110,7 +123,9 @@ function countingStream(cap: CallCap, isEventStream: boolean): TransformStream<U
         }
       }
       if (inMessage > limit) {
-        const error = tooLarge(cap.maxBytes, inMessage);
+        const error = cap.wire
+          ? tooLargeOutsideCall(cap.maxBytes, inMessage)
+          : tooLarge(cap.maxBytes, inMessage);
         cap.stop(error);
         controller.error(error);
         return;
@@ -124,6 +139,14 @@ function tooLarge(maxBytes: number, read: number): GovernanceError {
   return new GovernanceError(
     "RESPONSE_TOO_LARGE",
     `The response is larger than the source's cap of ${maxBytes} bytes: reading stopped after ${read} bytes of one message. Ask the tool for less (a narrower query, fewer records or pages), or raise the source's governance.maxResponseBytes.`,
+    { retryable: false, data: { bytes: read, maxBytes } },
+  );
+}
+
+function tooLargeOutsideCall(maxBytes: number, read: number): GovernanceError {
+  return new GovernanceError(
+    "RESPONSE_TOO_LARGE",
+    `An answer outside a tool call (the server's tool list or handshake, an error, OAuth metadata or a token) is larger than ${maxBytes} bytes in one message: reading stopped after ${read} bytes.`,
     { retryable: false, data: { bytes: read, maxBytes } },
   );
 }

@@ -2,7 +2,12 @@ import { ReadBuffer } from "@modelcontextprotocol/client";
 import { describe, expect, test } from "vitest";
 import type { GovernanceError } from "../../src/core/errors.js";
 import { readBufferLimitOf } from "../../src/mcp/connection-failure.js";
-import { createCappedFetch, wireLimitBytes, withResponseCap } from "../../src/mcp/response-cap.js";
+import {
+  createCappedFetch,
+  UNCAPPED_REQUEST_MAX_BYTES,
+  wireLimitBytes,
+  withResponseCap,
+} from "../../src/mcp/response-cap.js";
 
 const MiB = 1024 * 1024;
 const CAP = 1024;
@@ -65,11 +70,33 @@ describe("createCappedFetch", () => {
     expect(stops[0]?.data?.bytes).toBeLessThanOrEqual(LIMIT + 64 * 1024);
   });
 
-  test("outside a capped call, and for an error status, the answer is read in full", async () => {
+  test("outside a capped call, and for an error status, the answer is read in full up to 16 MiB a message", async () => {
     const body = event(LIMIT + 10);
     expect(await (await answering(body, sse)("http://127.0.0.1/mcp")).text()).toBe(body);
     const { read, stops } = await readCapped(answering(body, { ...sse, status: 500 }));
     expect(await read).toBe(body);
+    expect(stops).toEqual([]);
+    // Many events past it in total pass: the standalone stream lives long.
+    const many = event(4 * MiB).repeat(5);
+    expect(await (await answering(many, sse)("http://127.0.0.1/mcp")).text()).toBe(many);
+  });
+
+  test.each([
+    ["OAuth metadata (JSON)", { headers: { "content-type": "application/json" } }],
+    ["one SSE event", sse],
+  ])("%s outside a call past 16 MiB stops the read", async (_label, init) => {
+    const body = `{"issuer":"${"x".repeat(UNCAPPED_REQUEST_MAX_BYTES)}"}`;
+    const response = await answering(body, init)("http://127.0.0.1/.well-known/oauth-authorization-server");
+    await expect(response.text()).rejects.toMatchObject({
+      code: "RESPONSE_TOO_LARGE",
+      message: expect.stringContaining("outside a tool call"),
+    });
+  });
+
+  test("an error answer past 16 MiB inside a call stops its read, not the call", async () => {
+    const body = `{"error":"${"x".repeat(UNCAPPED_REQUEST_MAX_BYTES)}"}`;
+    const { read, stops } = await readCapped(answering(body, { status: 401 }));
+    await expect(read).rejects.toMatchObject({ code: "RESPONSE_TOO_LARGE" });
     expect(stops).toEqual([]);
   });
 
