@@ -5,15 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import {
-  ErrorCode,
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { type Clock, startTimer } from "../core/index.js";
 import type { GatewayServer } from "./create-gateway-server.js";
 import type { GatewayPrincipal } from "./gateway-http-guard.js";
@@ -127,8 +119,11 @@ export class GatewayHttpSession {
     };
     const send = this.transport.send.bind(this.transport);
     this.transport.send = (message, options) => {
-      const answered = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
-      if (answered && message.id !== undefined) this.#settle(message.id);
+      // What the session's server sends is a well-formed message (no need for the SDK's guards, which
+      // parse all of it): an answer is the one with a result or an error.
+      const answer = message as { result?: unknown; error?: unknown; id?: RequestId };
+      const answered = "result" in answer || "error" in answer;
+      if (answered && answer.id !== undefined) this.#settle(answer.id);
       return send(message, options);
     };
     this.#touch();
@@ -170,11 +165,12 @@ export class GatewayHttpSession {
     await (this.#session?.close() ?? this.transport.close());
   }
 
+  /** A message the transport parsed (`JSONRPCMessageSchema`): its keys tell its kind. */
   #received(message: JSONRPCMessage): void {
-    if (isJSONRPCRequest(message)) {
+    if ("method" in message && "id" in message) {
       this.#open.add(message.id);
       this.#touch();
-    } else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+    } else if ("method" in message && message.method === "notifications/cancelled") {
       const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId;
       if (requestId !== undefined) this.#settle(requestId);
     }
