@@ -179,6 +179,8 @@ export class GatewaySession {
    * `#promotion`, so a call (which looks its name up in the list) rebuilds nothing unless one changed.
    */
   #listed: { tools: readonly SurfaceTool[]; promotion: PromotionState; list: GatewayToolList } | undefined;
+  /** The last `instructions()`, with what they were written from (as `#listed`). */
+  #instructed: { tools: readonly SurfaceTool[]; promotion: PromotionState; text: string } | undefined;
   /** This connection among the gateway's subscribers (two connections may share one session id). */
   readonly #subscriberKey = randomUUID();
   /** This session among the gateway's subscribers, once it serves the upstream surface. */
@@ -259,7 +261,14 @@ export class GatewaySession {
 
   /** @returns the `instructions` a client is given now */
   instructions(): string | undefined {
-    return gatewayInstructions(this.#governedTools(), this.#promotion, this.#settings.instructions);
+    // Asked for each 2026-07-28 request (its server is built per request): kept like the list, for the
+    // tools and promotions it was written from.
+    const tools = this.#governedTools();
+    const last = this.#instructed;
+    if (last?.tools === tools && last.promotion === this.#promotion) return last.text;
+    const text = gatewayInstructions(tools, this.#promotion, this.#settings.instructions);
+    this.#instructed = { tools, promotion: this.#promotion, text };
+    return text;
   }
 
   /** @returns the session's methods by name, for a face that dispatches without the session's server */
