@@ -180,14 +180,35 @@ export class GatewayHttpSession {
     if (this.#open.delete(id) && this.#open.size === 0) this.#touch();
   }
 
-  /** Restarts the idle timer, or stops it while a request is open. */
+  /** Marks activity: the session is idle once its timeout has passed since the last with none open. */
   #touch(): void {
     this.#lastActiveAt = this.#settings.clock.now();
-    this.#cancelIdle?.();
-    this.#cancelIdle = undefined;
-    if (this.#closed || this.#open.size > 0) return;
+    this.#arm();
+  }
+
+  /**
+   * Starts the idle timer unless one runs or a request is open. A running timer is not restarted on
+   * each request (three times a call): when it fires it looks at the last activity and, if the session
+   * was active since, waits out the rest.
+   */
+  #arm(): void {
+    if (this.#closed || this.#open.size > 0 || this.#cancelIdle !== undefined) return;
+    this.#wait(this.#timeoutMs());
+  }
+
+  #wait(ms: number): void {
+    this.#cancelIdle = startTimer(this.#settings.clock, ms, () => {
+      this.#cancelIdle = undefined;
+      // A request open now re-arms the timer when it is answered (`#settle`).
+      if (this.#closed || this.#open.size > 0) return;
+      const rest = this.#lastActiveAt + this.#timeoutMs() - this.#settings.clock.now();
+      if (rest > 0) this.#wait(rest);
+      else this.#settings.onIdle(this);
+    });
+  }
+
+  #timeoutMs(): number {
     const { idleTimeoutMs, unusedTimeoutMs } = this.#settings;
-    const timeout = this.#used ? idleTimeoutMs : Math.min(unusedTimeoutMs, idleTimeoutMs);
-    this.#cancelIdle = startTimer(this.#settings.clock, timeout, () => this.#settings.onIdle(this));
+    return this.#used ? idleTimeoutMs : Math.min(unusedTimeoutMs, idleTimeoutMs);
   }
 }
