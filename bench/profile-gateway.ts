@@ -54,7 +54,7 @@ function gatewayCommand(extra: string[], dir: string) {
     manifests,
     ...extra,
   ]);
-  const flags = PROFILING ? ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "100"] : [];
+  const flags = PROFILING ? ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-interval", "250"] : [];
   return { command: base.command, args: [...flags, ...base.args] };
 }
 
