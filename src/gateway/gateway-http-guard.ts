@@ -232,9 +232,15 @@ export function createHostCheck(
 ): (hostHeader: string | undefined) => boolean {
   const hostNames = boundHostNames(settings);
   for (const name of settings.allowedHosts) hostNames.add(hostNameOf(bracket(name)) ?? name.toLowerCase());
+  // A client sends the same Host on every request: the last header's answer is kept (one entry, so a
+  // client varying it costs a URL parse per request as before, and nothing grows).
+  let last: { header: string | undefined; allowed: boolean } | undefined;
   return (header) => {
+    if (last !== undefined && last.header === header) return last.allowed;
     const host = hostNameOf(header ?? "");
-    return host !== undefined && hostNames.has(host);
+    const allowed = host !== undefined && hostNames.has(host);
+    last = { header, allowed };
+    return allowed;
   };
 }
 

@@ -5,15 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import {
-  ErrorCode,
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { type Clock, startTimer } from "../core/index.js";
 import type { GatewayServer } from "./create-gateway-server.js";
 import type { GatewayPrincipal } from "./gateway-http-guard.js";
@@ -127,8 +119,11 @@ export class GatewayHttpSession {
     };
     const send = this.transport.send.bind(this.transport);
     this.transport.send = (message, options) => {
-      const answered = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
-      if (answered && message.id !== undefined) this.#settle(message.id);
+      // What the session's server sends is a well-formed message (no need for the SDK's guards, which
+      // parse all of it): an answer is the one with a result or an error.
+      const answer = message as { result?: unknown; error?: unknown; id?: RequestId };
+      const answered = "result" in answer || "error" in answer;
+      if (answered && answer.id !== undefined) this.#settle(answer.id);
       return send(message, options);
     };
     this.#touch();
@@ -170,11 +165,12 @@ export class GatewayHttpSession {
     await (this.#session?.close() ?? this.transport.close());
   }
 
+  /** A message the transport parsed (`JSONRPCMessageSchema`): its keys tell its kind. */
   #received(message: JSONRPCMessage): void {
-    if (isJSONRPCRequest(message)) {
+    if ("method" in message && "id" in message) {
       this.#open.add(message.id);
       this.#touch();
-    } else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+    } else if ("method" in message && message.method === "notifications/cancelled") {
       const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId;
       if (requestId !== undefined) this.#settle(requestId);
     }
@@ -184,14 +180,35 @@ export class GatewayHttpSession {
     if (this.#open.delete(id) && this.#open.size === 0) this.#touch();
   }
 
-  /** Restarts the idle timer, or stops it while a request is open. */
+  /** Marks activity: the session is idle once its timeout has passed since the last with none open. */
   #touch(): void {
     this.#lastActiveAt = this.#settings.clock.now();
-    this.#cancelIdle?.();
-    this.#cancelIdle = undefined;
-    if (this.#closed || this.#open.size > 0) return;
+    this.#arm();
+  }
+
+  /**
+   * Starts the idle timer unless one runs or a request is open. A running timer is not restarted on
+   * each request (three times a call): when it fires it looks at the last activity and, if the session
+   * was active since, waits out the rest.
+   */
+  #arm(): void {
+    if (this.#closed || this.#open.size > 0 || this.#cancelIdle !== undefined) return;
+    this.#wait(this.#timeoutMs());
+  }
+
+  #wait(ms: number): void {
+    this.#cancelIdle = startTimer(this.#settings.clock, ms, () => {
+      this.#cancelIdle = undefined;
+      // A request open now re-arms the timer when it is answered (`#settle`).
+      if (this.#closed || this.#open.size > 0) return;
+      const rest = this.#lastActiveAt + this.#timeoutMs() - this.#settings.clock.now();
+      if (rest > 0) this.#wait(rest);
+      else this.#settings.onIdle(this);
+    });
+  }
+
+  #timeoutMs(): number {
     const { idleTimeoutMs, unusedTimeoutMs } = this.#settings;
-    const timeout = this.#used ? idleTimeoutMs : Math.min(unusedTimeoutMs, idleTimeoutMs);
-    this.#cancelIdle = startTimer(this.#settings.clock, timeout, () => this.#settings.onIdle(this));
+    return this.#used ? idleTimeoutMs : Math.min(unusedTimeoutMs, idleTimeoutMs);
   }
 }

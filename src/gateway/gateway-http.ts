@@ -287,9 +287,15 @@ function reusedRequestId(
   entry: GatewayHttpSession | undefined,
 ): HttpRefusal | undefined {
   const seen = new Set<RequestId>();
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
+    // The SDK's guard parses the whole message: it is asked only of a message whose id is in use, or
+    // whose id later ones of the batch are checked against (a fresh single request skips it).
+    const id = (message as { id?: unknown } | null)?.id;
+    if (typeof id !== "string" && typeof id !== "number") continue;
+    const inUse = seen.has(id) || entry?.isOpen(id) === true;
+    if (!inUse && index === messages.length - 1) continue;
     if (!isJSONRPCRequest(message)) continue;
-    if (seen.has(message.id) || entry?.isOpen(message.id)) {
+    if (inUse) {
       return {
         status: 400,
         code: -32600,

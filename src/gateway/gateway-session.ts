@@ -56,7 +56,7 @@ import { roundOf } from "./gateway-round.js";
 import type { GatewaySubscriptions, SurfaceSubscriber } from "./gateway-subscriptions.js";
 import { type LocalResources, serveGatewaySurface } from "./gateway-surface.js";
 import type { SurfaceCaller, SurfaceRuntime } from "./gateway-surface-policy.js";
-import { type GatewayToolNaming, gatewayToolList } from "./gateway-tool-list.js";
+import { type GatewayToolList, type GatewayToolNaming, gatewayToolList } from "./gateway-tool-list.js";
 
 /** The MCP request a gateway call answers (its signal, `sendRequest`, `sendNotification`, `_meta`). */
 export type GatewayRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -174,6 +174,14 @@ export class GatewaySession {
   readonly #eagerSeen = new Set<string>();
   /** The fingerprint of the list the client was last shown or told about. */
   #announced: string;
+  /**
+   * The last list built, with what it was built from: the runtime answers `tools(sessionId)` with the
+   * same array until the catalog or the session's sources change, and a promotion replaces
+   * `#promotion`, so a call (which looks its name up in the list) rebuilds nothing unless one changed.
+   */
+  #listed: { tools: readonly SurfaceTool[]; promotion: PromotionState; list: GatewayToolList } | undefined;
+  /** The last `instructions()`, with what they were written from (as `#listed`). */
+  #instructed: { tools: readonly SurfaceTool[]; promotion: PromotionState; text: string } | undefined;
   /** This connection among the gateway's subscribers (two connections may share one session id). */
   readonly #subscriberKey = randomUUID();
   /** This session among the gateway's subscribers, once it serves the upstream surface. */
@@ -254,7 +262,14 @@ export class GatewaySession {
 
   /** @returns the `instructions` a client is given now */
   instructions(): string | undefined {
-    return gatewayInstructions(this.#governedTools(), this.#promotion, this.#settings.instructions);
+    // Asked for each 2026-07-28 request (its server is built per request): kept like the list, for the
+    // tools and promotions it was written from.
+    const tools = this.#governedTools();
+    const last = this.#instructed;
+    if (last?.tools === tools && last.promotion === this.#promotion) return last.text;
+    const text = gatewayInstructions(tools, this.#promotion, this.#settings.instructions);
+    this.#instructed = { tools, promotion: this.#promotion, text };
+    return text;
   }
 
   /** @returns the session's methods by name, for a face that dispatches without the session's server */
@@ -314,7 +329,8 @@ export class GatewaySession {
   listTools(): Tool[] {
     const list = this.#list(this.#governedTools());
     this.#announced = list.fingerprint;
-    return list.tools;
+    // A copy: the list is kept for the next call, and the caller may change what it is given.
+    return [...list.tools];
   }
 
   /**
@@ -481,8 +497,12 @@ export class GatewaySession {
     return this.#settings.runtime.tools(this.sessionId);
   }
 
-  #list(tools = this.#governedTools()) {
-    return gatewayToolList(tools, this.#promotion, this.#builtins, this.#settings.toolNaming);
+  #list(tools = this.#governedTools()): GatewayToolList {
+    const listed = this.#listed;
+    if (listed?.tools === tools && listed.promotion === this.#promotion) return listed.list;
+    const list = gatewayToolList(tools, this.#promotion, this.#builtins, this.#settings.toolNaming);
+    this.#listed = { tools, promotion: this.#promotion, list };
+    return list;
   }
 
   /** Sends `list_changed` when the list differs from what the client knows. */

@@ -155,12 +155,15 @@ function connectionWire(inner: StdioServerTransport, onClosed: () => void, liste
   let inbound: Promise<void> = Promise.resolve();
   const receive = async (message: JSONRPCMessage): Promise<JSONRPCMessage> => {
     if (listen === undefined) return message;
-    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+    // The method is compared first: the SDK's guards parse the whole message, and most messages are
+    // neither a cancellation nor a listen.
+    const method = (message as { method?: unknown }).method;
+    if (method === "notifications/cancelled" && isJSONRPCNotification(message)) {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
       if (typeof id === "string" || typeof id === "number") end(id);
       return message;
     }
-    if (!isListenRequest(message) || !listen.applies()) return message;
+    if (method !== LISTEN_METHOD || !isListenRequest(message) || !listen.applies()) return message;
     // The SDK's router keeps the latest listen of an id: the earlier one's subscriptions go.
     end(message.id);
     const listening = new AbortController();
@@ -204,8 +207,12 @@ function connectionWire(inner: StdioServerTransport, onClosed: () => void, liste
       return inner.start();
     },
     send: (message) => {
-      // A listen's one answer (its graceful end, or a refusal) ends it.
-      if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) {
+      // A listen's one answer (its graceful end, or a refusal) ends it (no listen open: nothing to end).
+      if (
+        open.size > 0 &&
+        (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
+        message.id !== undefined
+      ) {
         end(message.id as string | number);
       }
       return inner.send(message);
@@ -215,9 +222,11 @@ function connectionWire(inner: StdioServerTransport, onClosed: () => void, liste
   return outer;
 }
 
+const LISTEN_METHOD = "subscriptions/listen";
+
 /** A `subscriptions/listen` request claiming a revision in its `_meta` (the SDK refuses it otherwise). */
 function isListenRequest(message: JSONRPCMessage): message is JSONRPCRequest {
-  if (!isJSONRPCRequest(message) || message.method !== "subscriptions/listen") return false;
+  if (!isJSONRPCRequest(message) || message.method !== LISTEN_METHOD) return false;
   const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
   return meta !== undefined && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
 }
