@@ -4,6 +4,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import {
   type BaseCheckpointSaver,
   END,
+  type LangGraphRunnableConfig,
   MemorySaver,
   MessagesAnnotation,
   Send,
@@ -20,6 +21,8 @@ import {
   governedToolsCondition,
   prepareFixedToolTable,
 } from "../../src/index.js";
+import type { GovernedToolTask } from "../../src/nodes/index.js";
+import { toolMessageContent } from "../../src/nodes/tool-message-content.js";
 import { type PromotionState, promote, promotionReducer } from "../../src/visibility/index.js";
 import { openTestPostgres, type TestPostgres } from "../../test/postgres/test-postgres.js";
 import { extensionsConfig, type SdkClient, startUserServers, type UserServer } from "./user-servers.js";
@@ -54,6 +57,19 @@ export interface GovernedFixture {
     /** Baselines: the same graphs with a node that calls the SDK directly. */
     rawGraph: Executor;
     rawGraphCheckpointed: Executor;
+    /**
+     * Breakdown: the SDK node in the governed graph's shape (`GovernedStateAnnotation`, routed by
+     * `governedToolsCondition`, the promotion in the input): minus the raw graph, what the state schema costs.
+     */
+    schemaGraph: Executor;
+    schemaGraphCheckpointed: Executor;
+    /**
+     * Breakdown: the same governed-shape graph whose node calls `governance.broker.invoke` itself with
+     * the request the tool node makes (session = thread, `threadId:toolCallId`, the task's signal) and
+     * builds the same ToolMessage: the runtime inside a graph task, without the tool node around it.
+     */
+    brokerGraph: Executor;
+    brokerGraphCheckpointed: Executor;
   };
   /** Governed calls each runtime has been asked to make (checked against its ledger). */
   calls: { sqlite: number; postgres: number };
@@ -98,6 +114,62 @@ function rawGraph(sdk: SdkClient, server: UserServer, checkpointer?: BaseCheckpo
       const last = state.messages.at(-1) as AIMessage;
       return (last.tool_calls ?? []).map((call) => new Send("tools", { toolCall: call }));
     })
+    .addEdge("tools", END)
+    .compile(checkpointer ? { checkpointer } : {});
+}
+
+/**
+ * The SDK node of `rawGraph` in the governed graph's shape: the state schema's cost, without Sciencegate's
+ * node or runtime.
+ */
+function schemaGraph(sdk: SdkClient, server: UserServer, checkpointer?: BaseCheckpointSaver) {
+  return new StateGraph(GovernedStateAnnotation)
+    .addNode("tools", async (task: GovernedToolTask) => {
+      const { toolCall } = task;
+      const result = (await sdk.client.callTool({
+        name: server.mcpToolName,
+        arguments: toolCall.args,
+      })) as CallToolResult;
+      server.check(result);
+      const [first] = result.content;
+      const content = first?.type === "text" ? first.text : JSON.stringify(result.content);
+      return {
+        messages: [new ToolMessage({ tool_call_id: toolCall.id ?? "", name: toolCall.name, content })],
+      };
+    })
+    .addConditionalEdges(START, governedToolsCondition)
+    .addEdge("tools", END)
+    .compile(checkpointer ? { checkpointer } : {});
+}
+
+/**
+ * The governed graph's shape with a node that calls the runtime directly: the request and the
+ * ToolMessage (text and artifact) of the tool node, without its lookup, approval step and spans.
+ */
+function brokerGraph(governance: Governance, server: UserServer, checkpointer?: BaseCheckpointSaver) {
+  return new StateGraph(GovernedStateAnnotation)
+    .addNode("tools", async (task: GovernedToolTask, config: LangGraphRunnableConfig) => {
+      const { toolCall } = task;
+      const threadId = String(config.configurable?.thread_id);
+      const outcome = await governance.broker.invoke({
+        sourceId: server.sourceId,
+        toolId: server.toolId,
+        input: toolCall.args,
+        sessionId: threadId,
+        threadId,
+        toolCallId: toolCall.id ?? "",
+        ...(config.signal ? { signal: config.signal } : {}),
+      });
+      const content = toolMessageContent(outcome.invocationId, outcome.result);
+      const message = new ToolMessage({
+        tool_call_id: toolCall.id ?? "",
+        name: toolCall.name,
+        content,
+        artifact: outcome,
+      });
+      return { messages: [message] };
+    })
+    .addConditionalEdges(START, governedToolsCondition)
     .addEdge("tools", END)
     .compile(checkpointer ? { checkpointer } : {});
 }
@@ -176,6 +248,10 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
     const graphCheckpointed = governedGraph(sqlite, new MemorySaver());
     const raw = rawGraph(sdkTrivial, trivial);
     const rawCheckpointed = rawGraph(sdkTrivial, trivial, new MemorySaver());
+    const schema = schemaGraph(sdkTrivial, trivial);
+    const schemaCheckpointed = schemaGraph(sdkTrivial, trivial, new MemorySaver());
+    const broker = brokerGraph(sqlite, trivial);
+    const brokerCheckpointed = brokerGraph(sqlite, trivial, new MemorySaver());
     // A fresh thread per graph run, so a checkpointed thread's state stays one turn long.
     const runGraph = (compiled: typeof graph, index: number, prefix: string, governed: boolean) => {
       const call = toolCall(trivial, index, prefix);
@@ -229,6 +305,20 @@ export async function createGovernedFixture(options: { postgres: boolean }): Pro
           lastToolMessage(
             await runGraph(rawCheckpointed as unknown as typeof graph, index, "raw-saver", false),
           );
+        },
+        async schemaGraph(index) {
+          lastToolMessage(await runGraph(schema, index, "schema", true));
+        },
+        async schemaGraphCheckpointed(index) {
+          lastToolMessage(await runGraph(schemaCheckpointed, index, "schema-saver", true));
+        },
+        async brokerGraph(index) {
+          calls.sqlite++;
+          lastToolMessage(await runGraph(broker, index, "broker", true));
+        },
+        async brokerGraphCheckpointed(index) {
+          calls.sqlite++;
+          lastToolMessage(await runGraph(brokerCheckpointed, index, "broker-saver", true));
         },
       },
       close,
