@@ -19,6 +19,7 @@ import { extensionsConfig, trivialServer } from "./lib/user-servers.js";
 
 const CALLS = Number(process.env.PG_CALLS ?? 500);
 const WARMUP = 200;
+const STATS_SETTLE_MS = 11_000;
 
 /** Client-side round trips per statement text (normalised), while `counting` is on. */
 const seen = new Map<string, { n: number; ms: number }>();
@@ -91,7 +92,8 @@ try {
         sessionId: "statements",
       });
     for (let i = 0; i < WARMUP; i++) await call(i);
-    await sleep(1_500);
+    // A backend publishes its counters at most once a second, and 10 s after it went idle at the latest.
+    await sleep(STATS_SETTLE_MS);
     const counters = async () => {
       await admin.query("SELECT pg_stat_clear_snapshot()");
       const xact = await admin.query(
@@ -112,7 +114,7 @@ try {
     }
     const wall = performance.now() - start;
     counting = false;
-    await sleep(1_500);
+    await sleep(STATS_SETTLE_MS);
     const after = await counters();
     // The admin connection's own statements (pg_stat_clear_snapshot, the counters) are left out by user/app name below.
     const statements = await admin.query(
@@ -136,9 +138,23 @@ try {
     }
     console.log("\nClient (driver round trips), per call: count, ms per round trip");
     for (const [text, { n, ms }] of [...seen].sort((a, b) => b[1].n - a[1].n)) {
-      if (n < CALLS / 20) continue;
       console.log(`${(n / CALLS).toFixed(2).padStart(6)}  ${(ms / n).toFixed(3).padStart(7)} ms  ${text}`);
     }
+    // The floor on this server: one bare round trip, and one durable commit (a one-row insert that waits for its flush).
+    await admin.query("CREATE TABLE IF NOT EXISTS bench_floor (n INTEGER)");
+    const p50Of = async (sql: string) => {
+      const times: number[] = [];
+      for (let i = 0; i < CALLS; i++) {
+        const t = performance.now();
+        await admin.query(sql);
+        times.push(performance.now() - t);
+      }
+      times.sort((a, b) => a - b);
+      return times[Math.floor(CALLS / 2)]?.toFixed(3);
+    };
+    console.log(
+      `\nFloor, p50 of ${CALLS}: SELECT 1 ${await p50Of("SELECT 1")} ms; durable one-row INSERT ${await p50Of("INSERT INTO bench_floor VALUES (1)")} ms`,
+    );
   } finally {
     await governance.close();
   }
