@@ -38,6 +38,8 @@ const CONCURRENT_CALLS = 1_000;
 const CONCURRENT_ROUNDS = QUICK ? 1 : 3;
 /** Sequential PostgreSQL calls whose transactions and WAL flushes are counted. */
 const POSTGRES_COUNTED_CALLS = QUICK ? 100 : 500;
+/** How long before reading PostgreSQL's counters: past the server's 10 s idle stats interval. */
+const STATS_SETTLE_MS = 11_000;
 const SESSION = "bench";
 
 /** The issue's targets (ratios in one run); printed with PASS/MISS, never enforced. */
@@ -149,8 +151,9 @@ async function countPostgresWrites(
         .catch(() => [{ n: null }]);
       return { xact: Number(xact?.n), fsyncs: wal[0]?.n == null ? Number.NaN : Number(wal[0].n) };
     };
-    // Backends publish their counters at most once a second, and within a second of going idle.
-    await sleep(1_500);
+    // A backend publishes its counters at most once a second; one that went idle sooner after its last
+    // publication holds them for 10 s (PostgreSQL's idle stats interval): read after that, or some are missed.
+    await sleep(STATS_SETTLE_MS);
     const before = await read();
     for (let i = 0; i < calls; i++) {
       f.calls.postgres++;
@@ -161,7 +164,7 @@ async function countPostgresWrites(
         sessionId: SESSION,
       });
     }
-    await sleep(1_500);
+    await sleep(STATS_SETTLE_MS);
     const after = await read();
     // This reader's own two statements per read are in the database's count too.
     return {
@@ -409,7 +412,7 @@ export async function run(): Promise<BenchResult> {
         `Sequential: ${WARMUP} warm-up calls per case, then ${BLOCKS} block(s) of ${BLOCK_SIZE} calls per case, the cases alternating block by block (the first case rotating); each block ends by awaiting two event-loop turns and a 2 ms timer inside its timing, so deferred work is charged to its case. CPU per call = CPU over the case's blocks / calls: main thread from /proc schedstat, other threads = process.cpuUsage() - main (SQLite's checkpoint thread, GC helpers, libuv).`,
         "Targets: overhead = runtime percentile - SDK percentile (a); an executor's extra = its p50 - the runtime's p50 (table, middleware), and for graphs (governed graph - SDK graph) - (runtime - SDK), so LangGraph's own cost is not counted as ours. That graph extra = state schema (governed-state SDK graph - SDK graph) + runtime in a task (broker.invoke graph - governed-state SDK graph - (runtime - SDK)) + tool node (governed graph - broker.invoke graph).",
         `Throughput: ${CONCURRENT_CALLS} calls started at once, ${CONCURRENT_ROUNDS} round(s) per case alternating, median calls/s.`,
-        `PostgreSQL writes: ${POSTGRES_COUNTED_CALLS} sequential governed calls, counted from pg_stat_database.xact_commit (every statement outside a transaction is one) and pg_stat_io WAL fsyncs (durable flushes), read 1.5 s after the calls so every backend has published its counters.`,
+        `PostgreSQL writes: ${POSTGRES_COUNTED_CALLS} sequential governed calls, counted from pg_stat_database.xact_commit (every statement outside a transaction is one) and pg_stat_io WAL fsyncs (durable flushes), read 11 s after the calls so every backend has published its counters.`,
       ],
     };
   } finally {

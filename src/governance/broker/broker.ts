@@ -32,6 +32,7 @@ import type {
   UpstreamQuestion,
 } from "./broker-types.js";
 import {
+  authorizationHeld,
   type Call,
   CallRecorder,
   callDigest,
@@ -485,6 +486,7 @@ export class Broker {
         : "";
     const hit = cacheKey ? this.#o.cache.get(cacheKey) : undefined;
     if (hit) {
+      await this.#authorizationHeld(call, resolved);
       row.cacheHit = true;
       // The hit's row stores the object again (kept once), so that it never depends on another row.
       call.results = { normalized: hit.normalized };
@@ -498,7 +500,16 @@ export class Broker {
       continuation,
     );
     const raw = await callUpstream(
-      { request, source, tool, input, tally: row, traced: call.traced, ...upstream },
+      {
+        request,
+        source,
+        tool,
+        input,
+        tally: row,
+        traced: call.traced,
+        authorized: () => this.#authorizationHeld(call, resolved),
+        ...upstream,
+      },
       this.#o,
     );
     const result = checkingDepth(() =>
@@ -553,6 +564,7 @@ export class Broker {
         : await this.#authorize(request, tool, prepared.subject ?? input);
     const timeoutMs = request.timeoutMs ?? tool.manifest.timeoutMs ?? this.#o.defaultTimeoutMs;
     await this.#admitDecision(request, call, tool, decision, timeoutMs);
+    await this.#authorizationHeld(call, tool);
     const { onEvent } = request;
     const emit =
       onEvent &&
@@ -588,6 +600,8 @@ export class Broker {
     if (decision.authorizationId !== undefined) row.authorizationId = decision.authorizationId;
     // Written with the call's row (or before the first row the call records that names it).
     if (decision.allowed && decision.commit) call.commitAuthorization = decision.commit;
+    // Awaited just before the call starts (after its rate-limit admission, for an MCP call).
+    if (decision.allowed && decision.ready) call.authorizationReady = decision.ready;
     // Only a call with a thread has a row to replay; one without is refused below.
     if (!decision.allowed && decision.runningElsewhere === true && request.threadId !== undefined) {
       throw new RunningElsewhere(timeoutMs + RECORDING_GRACE_MS);
@@ -607,6 +621,18 @@ export class Broker {
       sourceId: tool.source.id,
       toolId: tool.toolId,
     });
+  }
+
+  /** Waits until the call's authorization row is held; refuses the call, as a throwing hook would, when it cannot be. */
+  async #authorizationHeld(call: Call, tool: ResolvedTool): Promise<void> {
+    const failure = await authorizationHeld(call);
+    if (failure === undefined) return;
+    const reason = errorMessage(failure);
+    throw new GovernanceError(
+      "PERMISSION_DENIED",
+      `Call to ${tool.source.id}/${tool.toolId} was not authorized: ${reason}`,
+      { data: { reason }, cause: failure },
+    );
   }
 
   /** Asks the permission hook about a call (a throwing hook refuses it). */

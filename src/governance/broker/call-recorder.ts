@@ -42,8 +42,34 @@ export interface Call {
    * called just before the call's own row, so that both share one commit.
    */
   commitAuthorization?: (() => Promise<void>) | undefined;
+  /**
+   * Resolves once the authorization row `commitAuthorization` writes is numbered and held (the
+   * permission hook's `ready`): nothing of the call starts before; see `authorizationHeld`.
+   */
+  authorizationReady?: (() => Promise<void>) | undefined;
   /** A run its source prepared already (`Broker.recordRun`): nothing is prepared or authorized again. */
   prepared?: PreparedCall | undefined;
+}
+
+/**
+ * Waits (once) until the call's held authorization row is numbered and held. When it cannot be (the
+ * grant store failed), the row is never written: the call loses its authorization, as if the hook had
+ * refused it.
+ * @param call the call
+ * @returns `undefined`, or what the hook's `ready` threw
+ */
+export async function authorizationHeld(call: Call): Promise<unknown> {
+  const ready = call.authorizationReady;
+  if (ready === undefined) return undefined;
+  call.authorizationReady = undefined;
+  try {
+    await ready();
+    return undefined;
+  } catch (error) {
+    call.commitAuthorization = undefined;
+    delete call.row.authorizationId;
+    return error ?? new Error("The authorization could not be held.");
+  }
 }
 
 /** Builds and writes the rows of one broker's calls. */
@@ -124,6 +150,8 @@ export class CallRecorder {
       finishedAt: new Date(finishedMs).toISOString(),
       durationMs: Math.max(0, finishedMs - startedMs),
     };
+    // A call that ended before anything of it started may not have waited for its row to be held.
+    await authorizationHeld(call);
     // The authorization row the call ran on, when not written yet, is queued first, in the same turn:
     // the two share a commit. The call is recorded once both are durable.
     const authorized = call.commitAuthorization?.();

@@ -57,6 +57,11 @@ export interface UpstreamCall {
   relay?: UpstreamRelay | undefined;
   /** The 2026-07-28 round a continued call resumes from. */
   continueFrom?: ContinuedRound | undefined;
+  /**
+   * Resolves once the call's authorization is recorded or held, so that it may start; awaited after
+   * the rate-limit admission (the two overlap), before the first attempt.
+   */
+  authorized?: (() => Promise<void>) | undefined;
 }
 
 /** One MCP request, named and attributed as the MCP semantic conventions' client span. */
@@ -90,6 +95,7 @@ export async function callUpstream(
   if (lease) tally.queueWaitMs = lease.queueWaitMs;
   const timeoutMs = upstreamTimeoutMs(request, tool, options);
   try {
+    await call.authorized?.();
     const { value, attempts } = await runWithRetry<CallToolResult>(
       ({ attempt, signal }) => {
         tally.attempts = attempt;

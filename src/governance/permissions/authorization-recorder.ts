@@ -5,7 +5,7 @@
  */
 
 import type { Clock } from "../../core/index.js";
-import type { AuthorizationRecord, LedgerWriter } from "../audit/index.js";
+import type { AuthorizationRecord, HeldAuthorization, LedgerWriter } from "../audit/index.js";
 import type { AuthorizationRequest } from "./authorization.js";
 import type { GrantStore } from "./grant-store.js";
 import type { RenderedPermission } from "./permission-render.js";
@@ -90,37 +90,49 @@ export class AuthorizationRecorder {
     rendered: RenderedPermission,
     decisionSource: PermissionDecisionSource | PendingEndSource,
   ): Promise<string> {
-    const record = await this.#record(request, rendered, decisionSource);
+    const record = await this.#record(this.#newId(), request, rendered, decisionSource);
     await this.#ledger.appendAuthorization(record);
     return record.id;
   }
 
   /**
    * Like `append`, but the ledger's writer holds the row until `release` queues it with the row of
-   * the call it allows (one commit for both; see `LedgerWriter.hold`).
+   * the call it allows (one commit for both; see `LedgerWriter.hold`). Returns at once: the session's
+   * next epoch is asked for meanwhile, and `ready` says when the row has it and is held.
    * @param request the call
    * @param rendered `renderPermission(request)`
    * @param decisionSource why the call was allowed
-   * @returns the new authorization id, and `release`, which queues the row and resolves once it is durable
-   * @throws whatever the grant store throws, or the writer's `hold`
+   * @returns the new authorization id; `ready`, which resolves once the row is held (nothing of the
+   *   call may start before) and rejects with what the grant store or the writer's `hold` threw; and
+   *   `release`, which queues the row (at once after `ready`) and resolves once it is durable
    */
-  async hold(
+  hold(
     request: AuthorizationRequest,
     rendered: RenderedPermission,
     decisionSource: PermissionDecisionSource,
-  ): Promise<{ id: string; release: () => Promise<void> }> {
-    const record = await this.#record(request, rendered, decisionSource);
-    const held = this.#ledger.hold(record);
-    return { id: record.id, release: () => held.release() };
+  ): { id: string; ready: () => Promise<void>; release: () => Promise<void> } {
+    const id = this.#newId();
+    let held: HeldAuthorization | undefined;
+    const holding = this.#record(id, request, rendered, decisionSource).then((record) => {
+      held = this.#ledger.hold(record);
+    });
+    // Whoever awaits `ready` or `release` sees a failure; nothing else should report it.
+    holding.catch(() => {});
+    return {
+      id,
+      ready: () => holding,
+      // Once held, queued in this same turn: the call's own row, appended right after, shares its commit.
+      release: () => (held ? held.release() : holding.then(() => (held as HeldAuthorization).release())),
+    };
   }
 
   /** The row of one decision, numbered by the session's next permission epoch. */
   async #record(
+    id: string,
     request: AuthorizationRequest,
     rendered: RenderedPermission,
     decisionSource: PermissionDecisionSource | PendingEndSource,
   ): Promise<AuthorizationRecord> {
-    const id = this.#newId();
     const epoch = await this.#grants.nextEpoch(request.sessionId);
     return {
       id,

@@ -28,7 +28,10 @@ export interface AuthorizationRequest {
  * the call: `policy_not_dangerous`): the caller lets the call run and calls `commit` once, just before
  * it appends the call's own row, so that both share one commit (the authorization first); anything
  * the call records earlier that names the authorization calls it first. It resolves once the row is
- * durable. `runningElsewhere`
+ * durable. `ready`, when present, resolves once that held row is numbered (its session's permission
+ * epoch) and held by the ledger's writer: the caller starts nothing of the call before it (so the
+ * epoch's round trip overlaps the caller's own steps, such as rate-limit admission), and refuses the
+ * call when it rejects. `runningElsewhere`
  * says that another invocation of the same `threadId:toolCallId` (another replica's, over a shared
  * session state) consumed the human's decision for this call and runs it: the broker then waits for
  * that invocation's row and replays it, and records nothing itself.
@@ -39,6 +42,8 @@ export type AuthorizeResult =
       authorizationId?: string;
       /** Writes the held authorization row with the call's own row (see above); resolves once it is durable. */
       commit?: () => Promise<void>;
+      /** Resolves once the row `commit` writes is held; nothing of the call starts before (see above). */
+      ready?: () => Promise<void>;
     }
   | { allowed: false; reason: string; authorizationId?: string; runningElsewhere?: boolean };
 

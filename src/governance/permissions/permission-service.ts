@@ -353,8 +353,8 @@ export class PermissionService {
       if (verdict.decisionSource === "policy_not_dangerous") {
         // Nobody decided anything about a safe call: its row is written with the invocation row, in
         // the same commit, ahead of it (ARCHITECTURE.md, "Record"); the call runs meanwhile.
-        const { id, release } = await this.#recorder.hold(request, rendered, verdict.decisionSource);
-        return { allowed: true, authorizationId: id, commit: release };
+        const { id, ready, release } = this.#recorder.hold(request, rendered, verdict.decisionSource);
+        return { allowed: true, authorizationId: id, commit: release, ready };
       }
       const id = await this.#recorder.append(request, rendered, verdict.decisionSource);
       return { allowed: true, authorizationId: id };

@@ -1,7 +1,7 @@
 import { parseRetryAfterMs } from "../../contract/index.js";
 import type { Clock, PostgresDatabase } from "../../core/index.js";
 import { GovernanceError } from "../../core/index.js";
-import { LEAVE_SQL, RELEASE_SQL } from "./postgres-rate-limit-schema.js";
+import { CLEAR_SQL, LEAVE_SQL, RELEASE_SQL } from "./postgres-rate-limit-schema.js";
 import type { ResolvedRateLimit } from "./rate-limit-config.js";
 import type { RateLimitLease } from "./rate-limit-group.js";
 
@@ -63,6 +63,11 @@ export class PostgresRateLimitGroup {
   #pumping = false;
   #dirty = false;
   #nap: AbortController | undefined;
+  /**
+   * No cap and no pacing: a lease row would count nothing, so a caller admitted while the group is clear
+   * (no cooldown, nobody queued) gets a lease without a row, and its release costs no statement.
+   */
+  readonly #rowless: boolean;
   /** Local time before which the registered head need not ask again (pacing it was told). */
   #headDueAt = 0;
   #closed = false;
@@ -71,6 +76,7 @@ export class PostgresRateLimitGroup {
     this.#name = name;
     this.#limits = limits;
     this.#ctx = ctx;
+    this.#rowless = !Number.isFinite(limits.maxConcurrent) && limits.intervalMs === 0;
   }
 
   /** How many of this replica's callers wait. */
@@ -186,22 +192,14 @@ export class PostgresRateLimitGroup {
    * @returns the decision, or undefined when the database could not be reached (every waiter failed)
    */
   async #decide(waiter: Waiter): Promise<Decision | undefined> {
-    const { db, replica, leaseTtlMs } = this.#ctx;
+    const { db } = this.#ctx;
     const limits = this.#limits;
     let decision: Decision;
     try {
-      [decision] = (await db.query<Decision>(
-        "SELECT outcome, id::TEXT AS id, wait_ms FROM sciencegate_rate_limit_admit($1, $2, $3, $4, $5, $6, $7)",
-        [
-          this.#name,
-          replica,
-          waiter.rowId ?? null,
-          Number.isFinite(limits.maxConcurrent) ? limits.maxConcurrent : null,
-          limits.intervalMs,
-          Number.isFinite(limits.maxQueueDepth) ? limits.maxQueueDepth : null,
-          leaseTtlMs,
-        ],
-      )) as [Decision];
+      decision =
+        this.#rowless && waiter.rowId === undefined && (await this.#isClear())
+          ? ROWLESS
+          : await this.#admit(waiter);
     } catch (error) {
       const failure = unavailable(this.#name, db.label, error);
       for (const w of [...this.#waiters]) this.#leave(w, failure);
@@ -209,7 +207,7 @@ export class PostgresRateLimitGroup {
     }
     const { outcome, id } = decision;
     if (outcome === "admitted") {
-      const lease = this.#lease(id!, this.#ctx.clock.now() - waiter.enqueuedAt);
+      const lease = this.#lease(id, this.#ctx.clock.now() - waiter.enqueuedAt);
       if (waiter.rowId !== undefined) this.#ctx.untrack("waiter", waiter.rowId);
       waiter.rowId = undefined;
       if (waiter.left) lease.release();
@@ -241,6 +239,35 @@ export class PostgresRateLimitGroup {
     return decision;
   }
 
+  /**
+   * Whether nothing holds the group back: no cooldown and nobody queued, as the database sees it now.
+   * A read (no lock, no write, no commit to wait for); a cooldown or a queue another replica committed
+   * is seen as the full admission sees it, and then the caller takes the full admission (and queues).
+   */
+  async #isClear(): Promise<boolean> {
+    const [row] = await this.#ctx.db.query<{ clear: boolean }>(CLEAR_SQL, [this.#name]);
+    return row?.clear === true;
+  }
+
+  /** The full admission: one statement that locks the group's row and admits, queues or refuses. */
+  async #admit(waiter: Waiter): Promise<Decision> {
+    const { db, replica, leaseTtlMs } = this.#ctx;
+    const limits = this.#limits;
+    const [decision] = await db.query<Decision>(
+      "SELECT outcome, id::TEXT AS id, wait_ms FROM sciencegate_rate_limit_admit($1, $2, $3, $4, $5, $6, $7)",
+      [
+        this.#name,
+        replica,
+        waiter.rowId ?? null,
+        Number.isFinite(limits.maxConcurrent) ? limits.maxConcurrent : null,
+        limits.intervalMs,
+        Number.isFinite(limits.maxQueueDepth) ? limits.maxQueueDepth : null,
+        leaseTtlMs,
+      ],
+    );
+    return decision as Decision;
+  }
+
   #leave(waiter: Waiter, reason: unknown): void {
     if (waiter.left) return;
     waiter.left = true;
@@ -258,9 +285,10 @@ export class PostgresRateLimitGroup {
     this.#ctx.db.query(LEAVE_SQL, [rowId]).then(() => this.wake(), ignore);
   }
 
-  #lease(id: string, queueWaitMs: number): RateLimitLease {
+  /** A lease on row `id`, or (`null`) one without a row: nothing to renew, nothing to delete. */
+  #lease(id: string | null, queueWaitMs: number): RateLimitLease {
     const { db } = this.#ctx;
-    this.#ctx.track("lease", id);
+    if (id !== null) this.#ctx.track("lease", id);
     const released = new AbortController();
     let cooldown: Promise<unknown> = Promise.resolve();
     return {
@@ -268,6 +296,7 @@ export class PostgresRateLimitGroup {
       release: () => {
         if (released.signal.aborted) return;
         released.abort(leaseReleased());
+        if (id === null) return;
         this.#ctx.untrack("lease", id);
         // Not deleted (database unreachable): the row expires after the lease TTL.
         db.query(RELEASE_SQL, [id]).then(() => this.wake(), ignore);
@@ -333,6 +362,9 @@ export class PostgresRateLimitGroup {
     }
   }
 }
+
+/** What a clear look at a group without cap or pacing decides: admitted, with no lease row. */
+const ROWLESS: Decision = Object.freeze({ outcome: "admitted", id: null, wait_ms: 0 });
 
 function isBlocked(outcome: Outcome): boolean {
   return outcome === "behind" || outcome === "full" || outcome === "paced";

@@ -198,6 +198,15 @@ export const HEARTBEAT_SQL = `WITH leases AS (
 UPDATE sciencegate_rate_limit_waiters SET expires_at = clock_timestamp() + $3 * INTERVAL '1 millisecond'
 WHERE id = ANY($2::BIGINT[])`;
 
+/**
+ * Whether group `$1` is clear: no cooldown in force and no live waiter (admission or retry turn). Only
+ * reads, so its transaction takes no lock and writes nothing.
+ */
+export const CLEAR_SQL = `SELECT NOT EXISTS (
+    SELECT 1 FROM sciencegate_rate_limit_groups WHERE name = $1 AND cooldown_until > clock_timestamp())
+  AND NOT EXISTS (
+    SELECT 1 FROM sciencegate_rate_limit_waiters WHERE group_name = $1 AND expires_at > clock_timestamp()) AS clear`;
+
 /** Live leases, queued callers and the running cooldown of a group, by the database clock. */
 export const STATS_SQL = `SELECT
   (SELECT count(*) FROM sciencegate_rate_limit_leases WHERE group_name = $1 AND expires_at > clock_timestamp())::INTEGER AS active,

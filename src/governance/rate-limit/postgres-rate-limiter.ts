@@ -48,7 +48,9 @@ export interface PostgresRateLimiterOptions {
  * Rate limits that hold for all replicas together: the same concurrency cap, pacing, FIFO queue
  * (depth and timeout) and 429 cooldown as `RateLimiter`, kept in PostgreSQL. A lease is a row with
  * an expiry that the replica's heartbeat renews every third of the TTL, so the slot of a replica that
- * dies comes back after at most the TTL. When the database cannot be reached, `acquire` fails closed
+ * dies comes back after at most the TTL. A group with neither a cap nor pacing keeps no lease rows: its
+ * admission reads whether a cooldown or a queue holds it back (no lock, no write) and its release sends
+ * nothing. When the database cannot be reached, `acquire` fails closed
  * with a retryable `UPSTREAM_UNAVAILABLE`: nothing is sent unlimited.
  * @example
  * const db = await openPostgres(url);
@@ -129,7 +131,8 @@ export class PostgresRateLimiter implements RateLimitAdmission {
   /**
    * A snapshot of one group across all replicas, by the database clock.
    * @param group the group name
-   * @returns live leases, queued callers and the cooldown end (epoch ms) while one runs
+   * @returns live leases, queued callers and the cooldown end (epoch ms) while one runs; a group with
+   *   neither `maxConcurrentRequests` nor pacing counts no leases (its admissions write no row)
    */
   async stats(group: string): Promise<RateLimitStats> {
     const [row] = await this.#db.query<{ active: number; queued: number; cooldown_until: number | null }>(

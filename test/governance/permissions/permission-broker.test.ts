@@ -21,14 +21,45 @@ afterEach(async () => {
   harness = undefined;
 });
 
-async function setup(policy: PermissionPolicy = {}): Promise<{ h: Harness; permissions: PermissionService }> {
+/** Grants in memory whose epoch increments wait between `gate()` and `ungate()`, or fail once `failing` is set. */
+class GatedGrantStore extends MemoryGrantStore {
+  #gate: Promise<void> | undefined;
+  #open: (() => void) | undefined;
+  failing = false;
+  asked = 0;
+  gate(): void {
+    this.#gate = new Promise((resolve) => {
+      this.#open = resolve;
+    });
+  }
+  ungate(): void {
+    this.#open?.();
+    this.#gate = undefined;
+  }
+  override async nextEpoch(sessionId: string): Promise<number> {
+    this.asked++;
+    await this.#gate;
+    if (this.failing) throw new Error("grant store unreachable");
+    return super.nextEpoch(sessionId);
+  }
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 2));
+  expect(check()).toBe(true);
+}
+
+async function setup(
+  policy: PermissionPolicy = {},
+  grants: MemoryGrantStore = new MemoryGrantStore(),
+): Promise<{ h: Harness; permissions: PermissionService }> {
   let permissions: PermissionService | undefined;
   // The service needs the harness's ledger, the harness needs the service's hook: bind late.
   const h = await createHarness({
     authorize: (request) => (permissions as PermissionService).authorize(request),
   });
   harness = h;
-  permissions = new PermissionService({ ledgerWriter: h.writer, grants: new MemoryGrantStore(), policy });
+  permissions = new PermissionService({ ledgerWriter: h.writer, grants, policy });
   return { h, permissions };
 }
 
@@ -42,6 +73,42 @@ const call = (toolId: string, toolCallId: string, extra: Partial<InvokeRequest> 
 });
 
 describe("PermissionService as the broker's hook", () => {
+  test("a safe call starts only once its authorization row is numbered and held; both rows share its epoch", async () => {
+    const grants = new GatedGrantStore();
+    const { h } = await setup({}, grants);
+    grants.gate();
+    let settled = false;
+    const running = h.broker.invoke(call("search", "c1")).finally(() => {
+      settled = true;
+    });
+    await until(() => grants.asked === 1);
+    // The epoch is asked for; until it comes, nothing is sent upstream.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(h.state.calls.search).toBeUndefined();
+    expect(settled).toBe(false);
+    grants.ungate();
+    await running;
+    expect(h.state.calls.search).toBe(1);
+    const [authorization] = await h.ledger.listAuthorizations();
+    expect(authorization).toMatchObject({ decisionSource: "policy_not_dangerous", epoch: 1 });
+    expect((await h.ledger.query())[0]?.authorizationId).toBe(authorization?.id);
+  });
+
+  test("a safe call whose epoch cannot be taken is refused before any I/O, with no authorization row", async () => {
+    const grants = new GatedGrantStore();
+    grants.failing = true;
+    const { h } = await setup({}, grants);
+    await expect(h.broker.invoke(call("search", "c1"))).rejects.toMatchObject({
+      code: "PERMISSION_DENIED",
+      message: expect.stringContaining("grant store unreachable"),
+    });
+    expect(h.state.calls.search).toBeUndefined();
+    expect(await h.ledger.listAuthorizations()).toEqual([]);
+    const [refused] = await h.ledger.query();
+    expect(refused).toMatchObject({ status: "error", error: { code: "PERMISSION_DENIED" } });
+    expect(refused?.authorizationId).toBeUndefined();
+  });
+
   test("a dangerous tool is refused with approval required before any I/O; allow_once lets it run once", async () => {
     const { h, permissions } = await setup();
     const refused = h.broker.invoke(call("write", "c1"));

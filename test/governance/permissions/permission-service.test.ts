@@ -242,7 +242,9 @@ describe("authorize and decide", () => {
       allowed: true,
       authorizationId: expect.any(String),
       commit: expect.any(Function),
+      ready: expect.any(Function),
     });
+    await (decision.allowed && decision.ready?.());
     expect(await ledger.listAuthorizations()).toEqual([]);
     await (decision.allowed && decision.commit?.());
     expect(await ledger.listAuthorizations()).toEqual([

@@ -182,6 +182,38 @@ describe("PostgresRateLimiter across replicas", () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
+  test("a group without cap or pacing: a 429 on one replica holds the other's admissions until the cooldown ends, in FIFO order", async () => {
+    const { dbs, limiters } = await replicas(2, {});
+    const [a, b] = limiters as [PostgresRateLimiter, PostgresRateLimiter];
+    const lease = await a.acquire("g");
+    const leaseRows = async () =>
+      (
+        await dbs[0]!.query<{ n: number }>("SELECT count(*)::INTEGER AS n FROM sciencegate_rate_limit_leases")
+      )[0]?.n;
+    // Admitted while the group was clear: no lease row.
+    expect(await leaseRows()).toBe(0);
+    const noted = performance.now();
+    lease.noteRateLimited(0.4);
+    await until(async () => (await b.stats("g")).cooldownUntil !== undefined);
+    const order: string[] = [];
+    const first = b.acquire("g").then((l) => {
+      order.push("b");
+      return l;
+    });
+    await counts(a, 0, 1);
+    const second = a.acquire("g").then((l) => {
+      order.push("a");
+      return l;
+    });
+    await counts(a, 0, 2);
+    const [firstLease, secondLease] = await Promise.all([first, second]);
+    expect(performance.now() - noted).toBeGreaterThanOrEqual(400 - 30);
+    expect(order).toEqual(["b", "a"]);
+    for (const l of [lease, firstLease, secondLease]) l.release();
+    // Those admitted through the full admission had rows; their releases deleted them.
+    await until(async () => (await leaseRows()) === 0);
+  });
+
   test("a retry turn goes before a waiting admission of another replica", async () => {
     const { limiters } = await replicas(2, {
       groups: { g: { maxConcurrentRequests: 2, minIntervalMs: 200 } },
@@ -265,5 +297,34 @@ describe("PostgresRateLimiter failure and cost", () => {
     console.log(
       `PostgresRateLimiter: ${statements.admit / calls} statement to admit (${(acquireMs / calls).toFixed(2)} ms each on loopback), ${statements.release / calls} to release, ${statements.other} heartbeats in ${calls} calls`,
     );
+  });
+
+  test("cost per call of a group without cap or pacing: one read to admit, nothing to release, no lease row", async () => {
+    const url = await freshDatabase();
+    const db = await openPostgres(url);
+    opened.push(db);
+    const statements = { clear: 0, admit: 0, release: 0, other: 0 };
+    const counting: PostgresDatabase = {
+      label: db.label,
+      query: (sql: string, params?: readonly SqlValue[]) => {
+        if (sql.includes("sciencegate_rate_limit_admit")) statements.admit++;
+        else if (sql.includes("DELETE FROM sciencegate_rate_limit_leases")) statements.release++;
+        else if (sql.includes("AS clear")) statements.clear++;
+        else statements.other++;
+        return db.query(sql, params);
+      },
+      transaction: (work, options) => db.transaction(work, options),
+      close: () => db.close(),
+    } as PostgresDatabase;
+    // A queue bound alone holds nothing back while the group is clear.
+    const limiter = await PostgresRateLimiter.open(counting, { groups: { g: { maxQueueDepth: 5 } } });
+    opened.push(limiter);
+    const calls = 200;
+    for (let i = 0; i < calls; i++) (await limiter.acquire("g")).release();
+    expect(statements).toEqual({ clear: calls, admit: 0, release: 0, other: 0 });
+    const [row] = await db.query<{ n: number }>(
+      "SELECT count(*)::INTEGER AS n FROM sciencegate_rate_limit_leases",
+    );
+    expect(row?.n).toBe(0);
   });
 });

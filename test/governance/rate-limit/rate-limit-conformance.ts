@@ -252,9 +252,12 @@ export function describeRateLimitConformance(name: string, open: OpenLimiter): v
       try {
         const calls = Array.from({ length: 30 }, () => acquire());
         await until(() => calls.every((c) => c.status === "fulfilled"));
-        // Nobody waited for anybody: all 30 hold a slot at once, none queued. (Not a bound on
-        // queueWaitMs: a database round trip on a loaded machine can take a second by itself.)
-        expect(await limiter.stats("g")).toEqual({ active: 30, queued: 0 });
+        // Nobody waited for anybody: all 30 were admitted at once, none queued. (Not a bound on
+        // queueWaitMs: a database round trip on a loaded machine can take a second by itself.) Only a
+        // capped or paced group counts its leases in PostgreSQL, so `active` is 30 or 0.
+        const { active, queued } = await limiter.stats("g");
+        expect(queued).toBe(0);
+        expect([30, 0]).toContain(active);
         for (const c of calls) c.lease!.release();
       } finally {
         await close();
