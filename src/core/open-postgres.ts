@@ -36,12 +36,23 @@ export interface SqlRunner {
    * Runs one statement.
    * @param sql text with `$1`, `$2`, … placeholders (never values spliced into the text)
    * @param params the values, in order
+   * @param options `name`: prepare the statement once per connection under this name and run it
+   *   prepared from then on (one name must always carry the same text); for a statement run on
+   *   every call whose planning costs more than its execution
    * @returns the rows
    */
   query<Row extends QueryResultRow = Record<string, unknown>>(
     sql: string,
     params?: readonly SqlValue[],
+    options?: { name?: string | undefined },
   ): Promise<Row[]>;
+}
+
+/** The driver's form of a statement: named (prepared once per connection) when a name is given. */
+function statementOf(sql: string, params: readonly SqlValue[], name: string | undefined) {
+  return name === undefined
+    ? { text: sql, values: params as SqlValue[] }
+    : { name, text: sql, values: params as SqlValue[] };
 }
 
 /**
@@ -184,11 +195,12 @@ class PoolDatabase implements PostgresDatabase {
   async query<Row extends QueryResultRow = Record<string, unknown>>(
     sql: string,
     params: readonly SqlValue[] = [],
+    options: { name?: string | undefined } = {},
   ): Promise<Row[]> {
     for (let attempt = 1; ; attempt++) {
       if (this.#closed !== undefined) throw closedDatabaseError(this.label);
       try {
-        const result = await this.#pool.query<Row>(sql, params as SqlValue[]);
+        const result = await this.#pool.query<Row>(statementOf(sql, params, options.name));
         return result.rows;
       } catch (error) {
         // The server ended the session before the statement committed: it never ran, whatever it was.
@@ -205,8 +217,11 @@ class PoolDatabase implements PostgresDatabase {
     try {
       await client.query(options.serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN");
       const runner: SqlRunner = {
-        query: async <Row extends QueryResultRow>(sql: string, params: readonly SqlValue[] = []) =>
-          (await client.query<Row>(sql, params as SqlValue[])).rows,
+        query: async <Row extends QueryResultRow>(
+          sql: string,
+          params: readonly SqlValue[] = [],
+          options: { name?: string | undefined } = {},
+        ) => (await client.query<Row>(statementOf(sql, params, options.name))).rows,
       };
       const value = await work(runner);
       await client.query("COMMIT");

@@ -128,9 +128,13 @@ const INSERT_AUTHORIZATIONS = (param: string) =>
  * stored, their objects, all in one commit. Its rows are `{ kind: "i" | "a", id }` (encoded ids)
  * of what it stored; a write whose id is missing was a duplicate. The batch must not repeat an id.
  * @param writes the batch
- * @returns the statement and its values
+ * @returns the statement, its values, and its name for a prepared statement (`undefined`: unnamed)
  */
-export function insertBatchStatement(writes: readonly LedgerWrite[]): { sql: string; params: SqlValue[] } {
+export function insertBatchStatement(writes: readonly LedgerWrite[]): {
+  sql: string;
+  params: SqlValue[];
+  name: string | undefined;
+} {
   const invocations: Row[] = [];
   const authorizations: Row[] = [];
   const params: SqlValue[] = ["", ""];
@@ -164,8 +168,15 @@ export function insertBatchStatement(writes: readonly LedgerWrite[]): { sql: str
       authorizations AS (${INSERT_AUTHORIZATIONS("$2")})${objects}
     SELECT 'i' AS kind, invocation_id AS id FROM invocations
     UNION ALL SELECT 'a' AS kind, id FROM authorizations`;
-  return { sql, params };
+  // The text depends only on the number of objects: prepared per connection under a name for it (its
+  // planning took longer than its execution), up to a bound, so that a connection keeps few.
+  const name =
+    objectRows.length <= MAX_PREPARED_OBJECTS ? `sciencegate_ledger_batch_${objectRows.length}` : undefined;
+  return { sql, params, name };
 }
+
+/** The most objects a batch statement may carry and still run prepared (a name per count). */
+const MAX_PREPARED_OBJECTS = 16;
 
 /** The JSON of one invocation row in a batch insert, its texts encoded. */
 function invocationRow(record: InvocationRecord, ord: number): Row {

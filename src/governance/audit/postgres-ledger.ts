@@ -272,10 +272,10 @@ export class PostgresLedger implements LedgerStore {
     again: boolean,
     results: Map<LedgerWrite, LedgerWriteResult>,
   ): Promise<void> {
-    const { sql, params } = insertBatchStatement(writes);
+    const { sql, params, name } = insertBatchStatement(writes);
     let stored: { kind: string; id: string }[];
     try {
-      stored = await this.#db.query<{ kind: string; id: string }>(sql, params);
+      stored = await this.#db.query<{ kind: string; id: string }>(sql, params, { name });
     } catch (error) {
       // A value PostgreSQL refuses fails the whole statement: then each write goes alone, so that it
       // fails alone.

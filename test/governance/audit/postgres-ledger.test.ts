@@ -268,6 +268,47 @@ describe("PostgresLedger across replicas", () => {
   });
 });
 
+describe("PostgresLedger's batch statement", () => {
+  test("runs prepared on its connection, one statement per count of objects; past 16 objects unnamed", async () => {
+    const db = await openPostgres(await schemas.next(), { maxConnections: 1 });
+    const ledger = await PostgresLedger.open(db);
+    try {
+      const objects = (n: number, tag: string) =>
+        Array.from({ length: n }, (_, i) => contentObject(Buffer.from(`${tag} object ${i}`)));
+      const write = (id: string, n: number) => ({
+        kind: "invocation" as const,
+        record: row(id),
+        objects: objects(n, id),
+      });
+      for (const [id, n] of [
+        ["p-1", 2],
+        ["p-2", 2],
+        ["p-3", 3],
+        ["p-4", 17],
+      ] as const) {
+        expect(await ledger.appendBatch([write(id, n)])).toEqual([{ stored: true }]);
+      }
+      // The pool's one connection: what it prepared is visible to its next statement.
+      const prepared = await db.query<{ name: string }>(
+        "SELECT name FROM pg_prepared_statements WHERE name LIKE 'sciencegate_ledger_batch_%' ORDER BY name",
+      );
+      expect(prepared.map((p) => p.name)).toEqual([
+        "sciencegate_ledger_batch_2",
+        "sciencegate_ledger_batch_3",
+      ]);
+      expect((await ledger.query({})).map((r) => r.invocationId).sort()).toEqual([
+        "p-1",
+        "p-2",
+        "p-3",
+        "p-4",
+      ]);
+    } finally {
+      await ledger.close();
+      await db.close();
+    }
+  });
+});
+
 describe("PostgresLedger objects through withLedgerObjects and checkStoreIntegrity", () => {
   test("inline objects read back through the layered store; a corrupted one is reported", async () => {
     const url = await schemas.next();
