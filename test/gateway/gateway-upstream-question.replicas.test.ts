@@ -55,7 +55,7 @@ async function replica(url: string, effects: string, modernOnly: boolean) {
   return { governance, url: http.url, stop };
 }
 
-async function client(url: string) {
+async function client(url: string, conversation = "asked") {
   const c = new ClientV2(
     { name: "upstream-question-client", version: "1" },
     {
@@ -65,7 +65,7 @@ async function client(url: string) {
     },
   );
   await c.connect(
-    new HttpV2(new URL(url), { requestInit: { headers: { "Sciencegate-Conversation": "asked" } } }),
+    new HttpV2(new URL(url), { requestInit: { headers: { "Sciencegate-Conversation": conversation } } }),
   );
   closers.push(() => c.close());
   return c;
@@ -183,7 +183,7 @@ describe("a 2026-07-28 upstream server's input_required round (paused, recorded 
     const b = await replica(url, effects.path, true);
     const { call, answer } = await askedOn(await client(a.url));
     const onB = await client(b.url);
-    // The answers travel in the state: one changed character of its payload breaks its signature.
+    // The answers travel in the state: other answers in its payload, its signature kept, are refused.
     const [head, payload, signature] = answer.requestState.split(".");
     const decoded = JSON.parse(Buffer.from(payload as string, "base64url").toString("utf8"));
     const forged = Buffer.from(JSON.stringify({ ...decoded, answers: [{ action: "accept" }] })).toString(
@@ -193,18 +193,7 @@ describe("a 2026-07-28 upstream server's input_required round (paused, recorded 
       /-32602.*bad_signature/,
     );
     // The same state for another conversation (another session of the same user) is another call's.
-    const other = new ClientV2(
-      { name: "upstream-question-client", version: "1" },
-      {
-        capabilities: { elicitation: { form: {} } },
-        versionNegotiation: { mode: { pin: "2026-07-28" } },
-        inputRequired: { autoFulfill: false },
-      },
-    );
-    await other.connect(
-      new HttpV2(new URL(b.url), { requestInit: { headers: { "Sciencegate-Conversation": "elsewhere" } } }),
-    );
-    closers.push(() => other.close());
+    const other = await client(b.url, "elsewhere");
     expect(await refusalOf(call(other, answer))).toMatch(/-32602.*other_call/);
     expect(launched(effects)).toEqual([]);
     // The state is still good for the call it belongs to.
