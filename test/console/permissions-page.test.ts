@@ -439,15 +439,24 @@ describe("the Permissions page over session state shared in PostgreSQL", () => {
     try {
       await other.setApprovalMode("elsewhere", "always_allow");
       await other.setSourceSwitch("elsewhere", "notes", true);
+      // Each write reaches this process by its own notification: the switch may show a moment after the mode.
+      const mode = '<tr data-id="elsewhere" data-mode="always_allow">';
+      const sourceSwitch = '<tr data-session="elsewhere" data-source="notes" data-enabled="on">';
+      let body = "";
       await expect
-        .poll(async () => element((await page(console)).body, "approval-modes"), { timeout: 5_000 })
-        .toContain('<tr data-id="elsewhere" data-mode="always_allow">');
-      const { body } = await page(console);
+        .poll(
+          async () => {
+            body = (await page(console)).body;
+            return (
+              element(body, "approval-modes").includes(mode) &&
+              element(body, "source-switches").includes(sourceSwitch)
+            );
+          },
+          { timeout: 5_000 },
+        )
+        .toBe(true);
       expect(body).toContain('id="session-state-note" data-shared="true"');
       expect(body).not.toContain("live in this process");
-      expect(element(body, "source-switches")).toContain(
-        '<tr data-session="elsewhere" data-source="notes" data-enabled="on">',
-      );
     } finally {
       await console.close();
       await other.close();
