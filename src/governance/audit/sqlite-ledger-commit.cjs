@@ -134,9 +134,8 @@ function messageOf(error) {
 }
 
 if (!isMainThread && workerData && workerData.ledgerCheckpointer) {
-  // The checkpointer thread: its own connection, one PASSIVE checkpoint per request. The writing
-  // connection holds its commits meanwhile, so the checkpoint reaches the end of the log and the next
-  // commit starts the log over.
+  // The checkpointer thread: its own connection, one PASSIVE checkpoint per request, which commits of
+  // the writing connection may overlap (see ledger-checkpointer.ts for when they are held back).
   const Sqlite = require(workerData.module);
   const db = new Sqlite(workerData.path, { fileMustExist: true });
   db.pragma("busy_timeout = 5000");

@@ -189,7 +189,8 @@ export interface SqliteLedgerOptions {
  * safe to open from several processes at once. Small objects of a row live in its `objects` table,
  * written in the row's transaction. A batch commits in one IMMEDIATE transaction, each write in a
  * savepoint of its own, so one refused row does not undo the others. WAL checkpoints run in a thread
- * of the ledger's own (`LedgerCheckpointer`); a batch waits while one runs. Text goes through the
+ * of the ledger's own (`LedgerCheckpointer`) while batches go on; a batch waits only for one that holds
+ * commits back, once the log has grown past its bound. Text goes through the
  * ledger's reversible encoding (`ledger-text.ts`), so a NUL character is stored and searched like any other.
  * @example
  * const store = await SqliteLedger.open(join(resolveDataDir(), "ledger.sqlite"));
@@ -241,9 +242,16 @@ export class SqliteLedger implements LedgerStore {
     return new SqliteLedger(opened.db, opened.path, maxInlineBytes, options.checkpointThread ?? true);
   }
 
-  /** Whether checkpoints run in the ledger's thread, and how many it has run. For tests and diagnostics. */
-  get checkpoints(): { thread: boolean; count: number } {
-    return { thread: this.#checkpointer?.active ?? false, count: this.#checkpointer?.checkpoints ?? 0 };
+  /**
+   * Whether checkpoints run in the ledger's thread, how many it has run and how many of them held commits
+   * back. For tests and diagnostics.
+   */
+  get checkpoints(): { thread: boolean; count: number; held: number } {
+    return {
+      thread: this.#checkpointer?.active ?? false,
+      count: this.#checkpointer?.checkpoints ?? 0,
+      held: this.#checkpointer?.held ?? 0,
+    };
   }
 
   async appendBatch(
@@ -251,7 +259,7 @@ export class SqliteLedger implements LedgerStore {
     options: LedgerBatchOptions = {},
   ): Promise<LedgerWriteResult[]> {
     this.#ensureOpen();
-    // A checkpoint reaches the end of the log only while no commit adds to it.
+    // A checkpoint that holds commits back reaches the end of the log: no commit adds to it meanwhile.
     if (this.#checkpointer?.busy) {
       await new Promise<void>((resolve) => this.#waitingForCheckpoint.push(resolve));
       this.#ensureOpen();
