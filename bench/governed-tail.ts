@@ -7,13 +7,12 @@
  *
  * Usage: `npx tsx bench/governed-tail.ts` (`CALLS`, `BLOCK`, `SLOW_MS` to change the sizes).
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, PerformanceObserver, performance } from "node:perf_hooks";
-import { createGovernance } from "../src/index.js";
 import { quantile } from "./lib/latency.js";
-import { connectStdio, extensionsConfig, trivialServer } from "./lib/user-servers.js";
+import { connectStdio, trivialRuntime } from "./lib/user-servers.js";
 
 const CALLS = Number(process.env.CALLS ?? 3_000);
 const BLOCK = Number(process.env.BLOCK ?? 250);
@@ -21,16 +20,7 @@ const WARMUP = 300;
 const SLOW_MS = Number(process.env.SLOW_MS ?? 3);
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-tail-"));
-const manifests = join(scratch, "manifests");
-await mkdir(manifests);
-const trivial = await trivialServer(manifests);
-const governance = await createGovernance({
-  config: extensionsConfig([trivial]),
-  manifests: { dirs: [manifests] },
-  storage: { dataDir: join(scratch, "data") },
-  env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-  mcp: { failOnError: true },
-});
+const { trivial, governance, call } = await trivialRuntime(scratch, "tail");
 const sdk = await connectStdio("tail-bench", trivial.command, trivial.env);
 
 interface Case {
@@ -51,13 +41,7 @@ const cases: Case[] = [
   },
   {
     name: "runtime invoke (SQLite)",
-    call: (i: number) =>
-      governance.broker.invoke({
-        sourceId: trivial.sourceId,
-        toolId: trivial.toolId,
-        input: trivial.args(i),
-        sessionId: "tail",
-      }),
+    call,
   },
 ].map((c) => ({ ...c, starts: [], times: [], delays: [] }));
 

@@ -8,14 +8,13 @@
  *
  *   npx tsx bench/postgres-statements.ts      (`PG_CALLS=N` sets the number of calls)
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { createGovernance } from "../src/index.js";
-import { extensionsConfig, trivialServer } from "./lib/user-servers.js";
+import { trivialRuntime } from "./lib/user-servers.js";
 
 const CALLS = Number(process.env.PG_CALLS ?? 500);
 const WARMUP = 200;
@@ -73,24 +72,8 @@ const admin = new pg.Client({ connectionString: url });
 await admin.connect();
 try {
   await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  const manifests = join(scratch, "manifests");
-  await mkdir(manifests);
-  const trivial = await trivialServer(manifests);
-  const governance = await createGovernance({
-    config: extensionsConfig([trivial]),
-    manifests: { dirs: [manifests] },
-    storage: { postgres: url, dataDir: join(scratch, "data") },
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-    mcp: { failOnError: true },
-  });
+  const { governance, call } = await trivialRuntime(scratch, "statements", url);
   try {
-    const call = (index: number) =>
-      governance.broker.invoke({
-        sourceId: trivial.sourceId,
-        toolId: trivial.toolId,
-        input: trivial.args(index),
-        sessionId: "statements",
-      });
     for (let i = 0; i < WARMUP; i++) await call(i);
     // A backend publishes its counters at most once a second, and 10 s after it went idle at the latest.
     await sleep(STATS_SETTLE_MS);

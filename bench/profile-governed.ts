@@ -16,33 +16,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { createGovernance } from "../src/index.js";
 import { cpuBetween, selfCpu } from "./lib/cpu-meter.js";
-import { extensionsConfig, trivialServer } from "./lib/user-servers.js";
+import { trivialRuntime } from "./lib/user-servers.js";
 
 const CALLS = Number(process.env.PROFILE_CALLS ?? 10_000);
 const WARMUP = 500;
 
 const scratch = await mkdtemp(join(tmpdir(), "sciencegate-profile-"));
 try {
-  const manifests = join(scratch, "manifests");
-  await mkdir(manifests);
-  const trivial = await trivialServer(manifests);
-  const governance = await createGovernance({
-    config: extensionsConfig([trivial]),
-    manifests: { dirs: [manifests] },
-    storage: { dataDir: join(scratch, "data") },
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-    mcp: { failOnError: true },
-  });
+  const { governance, call } = await trivialRuntime(scratch, "profile");
   try {
-    const call = (index: number) =>
-      governance.broker.invoke({
-        sourceId: trivial.sourceId,
-        toolId: trivial.toolId,
-        input: trivial.args(index),
-        sessionId: "profile",
-      });
     for (let i = 0; i < WARMUP; i++) await call(i);
     const profiling = process.env.PROFILE !== "0";
     const session = new Session();

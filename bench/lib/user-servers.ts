@@ -16,6 +16,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { builtinManifestDir } from "../../src/governance/manifests/manifest-loader.js";
 import type { SourceManifestInput } from "../../src/governance/manifests/manifest-schema.js";
+import { createGovernance, type Governance } from "../../src/index.js";
 import {
   type FakeProviderServer,
   providerEnvFor,
@@ -201,6 +202,47 @@ export function extensionsConfig(servers: readonly UserServer[]): { mcpServers: 
       ]),
     ),
   };
+}
+
+/** The runtime a user gets from `createGovernance` over the trivial server alone, and its governed call. */
+export interface TrivialRuntime {
+  trivial: UserServer;
+  governance: Governance;
+  /** One governed `lookup` (distinct arguments per index) in the session. */
+  call(index: number): ReturnType<Governance["broker"]["invoke"]>;
+}
+
+/**
+ * Writes the trivial server's manifest under a scratch folder and opens the runtime over it: SQLite and
+ * the file CAS in `<scratch>/data`, or PostgreSQL when a URL is given.
+ * @param scratch a fresh folder of the benchmark's
+ * @param sessionId the session of every call
+ * @param postgres a `postgres://` URL for the ledger, grants and jobs
+ * @returns the runtime; close it with `governance.close()`
+ */
+export async function trivialRuntime(
+  scratch: string,
+  sessionId: string,
+  postgres?: string,
+): Promise<TrivialRuntime> {
+  const manifests = join(scratch, "manifests");
+  await mkdir(manifests);
+  const trivial = await trivialServer(manifests);
+  const governance = await createGovernance({
+    config: extensionsConfig([trivial]),
+    manifests: { dirs: [manifests] },
+    storage: { ...(postgres === undefined ? {} : { postgres }), dataDir: join(scratch, "data") },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    mcp: { failOnError: true },
+  });
+  const call = (index: number) =>
+    governance.broker.invoke({
+      sourceId: trivial.sourceId,
+      toolId: trivial.toolId,
+      input: trivial.args(index),
+      sessionId,
+    });
+  return { trivial, governance, call };
 }
 
 /**
