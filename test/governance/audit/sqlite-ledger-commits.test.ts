@@ -60,23 +60,42 @@ async function logFrames(path: string): Promise<number> {
   }
 }
 
+type OpenLedger = Awaited<ReturnType<typeof open>>;
+
+/** Appends rows one awaited commit at a time (each its own commit, the worst case for the log). */
+async function appendOneByOne(
+  ledger: OpenLedger,
+  prefix: string,
+  count: number,
+  after?: (i: number) => void,
+) {
+  for (let i = 0; i < count; i++) {
+    const objects = objectsOf(i);
+    await ledger.append(row(`${prefix}${i}`, objects), objects);
+    after?.(i);
+  }
+}
+
+/** A ledger whose checkpointer thread runs (it starts in the background; one row is committed first). */
+async function openWithThread(path: string, prefix: string): Promise<OpenLedger> {
+  const ledger = await open(path);
+  await ledger.append(row(`${prefix}-first`, objectsOf(0)), objectsOf(0));
+  await expect.poll(() => ledger.checkpoints().thread).toBe(true);
+  return ledger;
+}
+
 const walBytes = (path: string) => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0);
 
 describe("SqliteLedger commits", () => {
   test("checkpoints run in the ledger's thread while rows keep coming; the log stays bounded, and few of them hold commits back", async () => {
     const path = freshPath();
-    const ledger = await open(path);
+    const ledger = await openWithThread(path, "r");
     try {
-      await ledger.append(row("r-first", objectsOf(0)), objectsOf(0));
-      await expect.poll(() => ledger.checkpoints().thread).toBe(true);
       const rows = 3_000;
       let heldEarly = -1;
-      for (let i = 0; i < rows; i++) {
-        const objects = objectsOf(i);
-        // One awaited append at a time: every row is its own commit, the worst case for the log.
-        await ledger.append(row(`r${i}`, objects), objects);
+      await appendOneByOne(ledger, "r", rows, (i) => {
         if (i === 300) heldEarly = ledger.checkpoints().held;
-      }
+      });
       const { count, held } = ledger.checkpoints();
       // A checkpoint every 64 rows, less those that fell while one was still running.
       expect(count).toBeGreaterThan(10);
@@ -95,14 +114,9 @@ describe("SqliteLedger commits", () => {
 
   test("a pause in commits checkpoints the whole log: the next commit starts it over", async () => {
     const path = freshPath();
-    const ledger = await open(path);
+    const ledger = await openWithThread(path, "p");
     try {
-      await ledger.append(row("p-first", objectsOf(0)), objectsOf(0));
-      await expect.poll(() => ledger.checkpoints().thread).toBe(true);
-      for (let i = 0; i < 600; i++) {
-        const objects = objectsOf(i);
-        await ledger.append(row(`p${i}`, objects), objects);
-      }
+      await appendOneByOne(ledger, "p", 600);
       // The checkpoints overlapped the commits: the log has grown past a few checkpoints' worth (without
       // a checkpoint from here, which would reach its end itself).
       expect(walBytes(path)).toBeGreaterThan(16 * 1024 * 1024);
@@ -123,10 +137,7 @@ describe("SqliteLedger commits", () => {
     const path = freshPath();
     const ledger = await open(path, { checkpointThread: false });
     try {
-      for (let i = 0; i < 1_500; i++) {
-        const objects = objectsOf(i);
-        await ledger.append(row(`r${i}`, objects), objects);
-      }
+      await appendOneByOne(ledger, "r", 1_500);
       expect(ledger.checkpoints()).toEqual({ thread: false, count: 0, held: 0 });
       expect(walBytes(path)).toBeLessThan(8 * 1024 * 1024);
       expect((await ledger.summary()).calls).toBe(1_500);
