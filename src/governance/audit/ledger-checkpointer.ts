@@ -8,7 +8,7 @@
  * commit overlapped. When commits pause, a checkpoint runs in the pause and reaches the end by itself.
  * Under commits that never pause the log grows; once it is past a bound the next checkpoint holds
  * commits back (`busy`, then `onIdle`) so that it reaches the end. A call waits for a checkpoint only
- * then: once every few dozen checkpoints under sustained load, never in bursts with pauses between.
+ * then, once the log has grown to that bound, never in bursts with pauses between.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
