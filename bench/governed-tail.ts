@@ -5,6 +5,11 @@
  * garbage collection, and the event loop's delay while the case ran (a high delay means the main thread
  * was held: by a collection, by synchronous work, or by not being scheduled on a busy machine).
  *
+ * A third case is the control: the SDK's call followed by arithmetic on the main thread for as long as
+ * the runtime's median exceeds the SDK's (measured as the blocks go). It has no ledger, no checkpoint and
+ * allocates nothing, so its slow calls are what a call that long meets on the machine itself; the
+ * runtime's slow calls beyond the control's are the runtime's own.
+ *
  * Usage: `npx tsx bench/governed-tail.ts` (`CALLS`, `BLOCK`, `SLOW_MS` to change the sizes).
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -43,10 +48,49 @@ const cases: Case[] = [
     name: "runtime invoke (SQLite)",
     call,
   },
+  {
+    name: "SDK callTool + main-thread spin",
+    call: async (i: number) => {
+      const result = await sdk.client.callTool({ name: trivial.mcpToolName, arguments: trivial.args(i) });
+      spin(spinIterations);
+      return trivial.check(result as never);
+    },
+  },
 ].map((c) => ({ ...c, starts: [], times: [], delays: [] }));
 
+/**
+ * The control: the SDK's call made as long as the runtime's by spinning on the main thread for the
+ * difference of their warm-up medians. Its slow calls are what a call that long meets on this machine
+ * without a ledger, a checkpoint or a collection of the runtime's.
+ */
+let spinMs = 0;
+let spinIterations = 0;
+/** Arithmetic only, so that the control allocates nothing a collection would have to clear. */
+let spinSink = 0;
+function spin(iterations: number) {
+  let x = spinSink | 0;
+  for (let i = 0; i < iterations; i++) x = (x * 1_103_515_245 + 12_345) | 0;
+  spinSink = x;
+}
+const calibration = performance.now();
+spin(50_000_000);
+const iterationsPerMs = 50_000_000 / (performance.now() - calibration);
 let index = 0;
-for (let i = 0; i < WARMUP; i++) for (const c of cases) await c.call(index++);
+const warm: number[][] = cases.map(() => []);
+for (let i = 0; i < WARMUP; i++)
+  for (const [k, c] of cases.entries()) {
+    const start = performance.now();
+    await c.call(index++);
+    warm[k]?.push(performance.now() - start);
+  }
+// The second half of the warm-up, once the code is compiled.
+const warmMedian = (k: number) =>
+  quantile(
+    (warm[k] ?? []).slice(WARMUP / 2).sort((a, b) => a - b),
+    0.5,
+  );
+spinMs = Math.max(0, warmMedian(1) - warmMedian(0));
+spinIterations = Math.round(spinMs * iterationsPerMs);
 
 /** Garbage collections as [start, end] in `performance.now()` time. */
 const collections: [number, number][] = [];
@@ -71,13 +115,27 @@ for (let block = 0; block < CALLS / BLOCK; block++) {
     delay.disable();
     c.delays.push({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 });
   }
+  // The control follows the runtime: its spin is the difference of the medians measured so far.
+  const sdkTimes = cases[0]?.times ?? [];
+  const runtimeTimes = cases[1]?.times ?? [];
+  if (sdkTimes.length > 0 && runtimeTimes.length > 0) {
+    const median = (times: number[]) =>
+      quantile(
+        [...times].sort((a, b) => a - b),
+        0.5,
+      );
+    spinMs = Math.max(0, median(runtimeTimes) - median(sdkTimes));
+    spinIterations = Math.round(spinMs * iterationsPerMs);
+  }
 }
 observer.disconnect();
 
 const overlapsCollection = (start: number, time: number) =>
   collections.some(([from, to]) => from < start + time && to > start);
 const ms = (value: number) => `${value.toFixed(2)} ms`;
-console.log(`${CALLS} calls per case in blocks of ${BLOCK}; slow = over ${SLOW_MS} ms`);
+console.log(
+  `${CALLS} calls per case in blocks of ${BLOCK}; slow = over ${SLOW_MS} ms; control spin ${ms(spinMs)} per call at the end`,
+);
 for (const c of cases) {
   const sorted = [...c.times].sort((a, b) => a - b);
   const slow = c.times
