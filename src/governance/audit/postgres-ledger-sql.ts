@@ -112,16 +112,52 @@ function insertFromJson(
     ON CONFLICT DO NOTHING RETURNING ${key}`;
 }
 
-const INSERT_INVOCATIONS = (param: string) =>
-  insertFromJson(
-    "sciencegate_invocations",
-    INVOCATION_FIELDS,
-    { cache_hit: "BOOLEAN", started_ms: "BIGINT", error: "JSONB" },
-    "invocation_id",
-    param,
-  );
-const INSERT_AUTHORIZATIONS = (param: string) =>
-  insertFromJson("sciencegate_authorizations", AUTHORIZATION_FIELDS, { created_ms: "BIGINT" }, "id", param);
+const INSERT_INVOCATIONS = insertFromJson(
+  "sciencegate_invocations",
+  INVOCATION_FIELDS,
+  { cache_hit: "BOOLEAN", started_ms: "BIGINT", error: "JSONB" },
+  "invocation_id",
+  "$1",
+);
+const INSERT_AUTHORIZATIONS = insertFromJson(
+  "sciencegate_authorizations",
+  AUTHORIZATION_FIELDS,
+  { created_ms: "BIGINT" },
+  "id",
+  "$2",
+);
+
+/** Each record field with its column, named once (not per row). */
+const INVOCATION_COLUMN_PAIRS = INVOCATION_FIELDS.map((field) => [field, column(field)] as const);
+const AUTHORIZATION_COLUMN_PAIRS = AUTHORIZATION_FIELDS.map((field) => [field, column(field)] as const);
+
+/** The batch statement's text for a number of objects: it depends on nothing else. */
+const batchTexts = new Map<number, string>();
+
+function batchText(objectCount: number): string {
+  const known = batchTexts.get(objectCount);
+  if (known !== undefined) return known;
+  // Objects take three parameters each, after the two JSON arrays.
+  const objectRows = Array.from({ length: objectCount }, (_, i) => {
+    const n = 3 + 3 * i;
+    return `($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`;
+  });
+  const objects =
+    objectCount === 0
+      ? ""
+      : `, objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
+           SELECT o.sha256, octet_length(o.bytes), o.bytes
+           FROM (VALUES ${objectRows.join(", ")}) AS o(owner, sha256, bytes)
+           WHERE o.owner IN (SELECT 'i:' || invocation_id FROM invocations UNION ALL SELECT 'a:' || id FROM authorizations)
+           ON CONFLICT (sha256) DO NOTHING)`;
+  const sql = `WITH invocations AS (${INSERT_INVOCATIONS}),
+      authorizations AS (${INSERT_AUTHORIZATIONS})${objects}
+    SELECT 'i' AS kind, invocation_id AS id FROM invocations
+    UNION ALL SELECT 'a' AS kind, id FROM authorizations`;
+  // Kept for the counts that run prepared; a larger batch is rare and its text is built again.
+  if (objectCount <= MAX_PREPARED_OBJECTS) batchTexts.set(objectCount, sql);
+  return sql;
+}
 
 /**
  * The one statement of a batch: its invocation rows, its authorization rows and, for the rows
@@ -138,7 +174,7 @@ export function insertBatchStatement(writes: readonly LedgerWrite[]): {
   const invocations: Row[] = [];
   const authorizations: Row[] = [];
   const params: SqlValue[] = ["", ""];
-  const objectRows: string[] = [];
+  let objectCount = 0;
   writes.forEach((write, ord) => {
     let owner: string;
     if (write.kind === "authorization") {
@@ -149,30 +185,16 @@ export function insertBatchStatement(writes: readonly LedgerWrite[]): {
       owner = `i:${encodeLedgerText(write.record.invocationId)}`;
     }
     for (const object of write.objects ?? []) {
-      const n = params.length + 1;
-      objectRows.push(`($${n}::text, $${n + 1}::text, $${n + 2}::bytea)`);
+      objectCount++;
       params.push(owner, object.sha256, toBuffer(object.bytes));
     }
   });
   params[0] = JSON.stringify(invocations);
   params[1] = JSON.stringify(authorizations);
-  const objects =
-    objectRows.length === 0
-      ? ""
-      : `, objects AS (INSERT INTO sciencegate_ledger_objects (sha256, size, bytes)
-           SELECT o.sha256, octet_length(o.bytes), o.bytes
-           FROM (VALUES ${objectRows.join(", ")}) AS o(owner, sha256, bytes)
-           WHERE o.owner IN (SELECT 'i:' || invocation_id FROM invocations UNION ALL SELECT 'a:' || id FROM authorizations)
-           ON CONFLICT (sha256) DO NOTHING)`;
-  const sql = `WITH invocations AS (${INSERT_INVOCATIONS("$1")}),
-      authorizations AS (${INSERT_AUTHORIZATIONS("$2")})${objects}
-    SELECT 'i' AS kind, invocation_id AS id FROM invocations
-    UNION ALL SELECT 'a' AS kind, id FROM authorizations`;
   // The text depends only on the number of objects: prepared per connection under a name for it (its
   // planning took longer than its execution), up to a bound, so that a connection keeps few.
-  const name =
-    objectRows.length <= MAX_PREPARED_OBJECTS ? `sciencegate_ledger_batch_${objectRows.length}` : undefined;
-  return { sql, params, name };
+  const name = objectCount <= MAX_PREPARED_OBJECTS ? `sciencegate_ledger_batch_${objectCount}` : undefined;
+  return { sql: batchText(objectCount), params, name };
 }
 
 /** The most objects a batch statement may carry and still run prepared (a name per count). */
@@ -182,7 +204,7 @@ const MAX_PREPARED_OBJECTS = 16;
 function invocationRow(record: InvocationRecord, ord: number): Row {
   const { error } = record;
   return {
-    ...columnsOf(record as unknown as Row, INVOCATION_FIELDS),
+    ...columnsOf(record as unknown as Row, INVOCATION_COLUMN_PAIRS),
     ord,
     cache_hit: record.cacheHit,
     started_ms: Date.parse(record.startedAt),
@@ -196,7 +218,7 @@ function invocationRow(record: InvocationRecord, ord: number): Row {
 /** The JSON of one authorization row in a batch insert, its texts encoded. */
 function authorizationRow(record: AuthorizationRecord, ord: number): Row {
   return {
-    ...columnsOf(record as unknown as Row, AUTHORIZATION_FIELDS),
+    ...columnsOf(record as unknown as Row, AUTHORIZATION_COLUMN_PAIRS),
     ord,
     created_ms: Date.parse(record.createdAt),
   };
@@ -204,22 +226,22 @@ function authorizationRow(record: AuthorizationRecord, ord: number): Row {
 
 /** An authorization as stored, back as a record. */
 export function toAuthorization(row: Row): AuthorizationRecord {
-  return fromColumns<AuthorizationRecord>(row, AUTHORIZATION_FIELDS);
+  return fromColumns<AuthorizationRecord>(row, AUTHORIZATION_COLUMN_PAIRS);
 }
 
-function columnsOf(record: Row, fields: readonly string[]): Row {
+function columnsOf(record: Row, pairs: readonly (readonly [string, string])[]): Row {
   const out: Row = {};
-  for (const field of fields) {
+  for (const [field, name] of pairs) {
     const value = record[field];
-    out[column(field)] = typeof value === "string" ? encodeLedgerText(value) : (value ?? null);
+    out[name] = typeof value === "string" ? encodeLedgerText(value) : (value ?? null);
   }
   return out;
 }
 
-function fromColumns<T>(row: Row, fields: readonly string[]): T {
+function fromColumns<T>(row: Row, pairs: readonly (readonly [string, string])[]): T {
   const out: Row = {};
-  for (const field of fields) {
-    const value = row[column(field)];
+  for (const [field, name] of pairs) {
+    const value = row[name];
     if (value === null || value === undefined) continue;
     if (NUMERIC_FIELDS.has(field)) out[field] = Number(value);
     else out[field] = typeof value === "string" ? decodeLedgerText(value) : value;
@@ -229,7 +251,7 @@ function fromColumns<T>(row: Row, fields: readonly string[]): T {
 
 /** An invocation as stored, back as a record. */
 export function toInvocation(row: Row): InvocationRecord {
-  const record = fromColumns<InvocationRecord>(row, INVOCATION_FIELDS);
+  const record = fromColumns<InvocationRecord>(row, INVOCATION_COLUMN_PAIRS);
   record.cacheHit = row.cache_hit === true;
   if (row.error !== null && row.error !== undefined) {
     const error = row.error as NonNullable<InvocationRecord["error"]>;

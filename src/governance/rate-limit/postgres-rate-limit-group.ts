@@ -289,13 +289,16 @@ export class PostgresRateLimitGroup {
   #lease(id: string | null, queueWaitMs: number): RateLimitLease {
     const { db } = this.#ctx;
     if (id !== null) this.#ctx.track("lease", id);
-    const released = new AbortController();
+    // Made by the first retry turn only: most leases are released without one.
+    let released: AbortController | undefined;
+    let isReleased = false;
     let cooldown: Promise<unknown> = Promise.resolve();
     return {
       queueWaitMs,
       release: () => {
-        if (released.signal.aborted) return;
-        released.abort(leaseReleased());
+        if (isReleased) return;
+        isReleased = true;
+        released?.abort(leaseReleased());
         if (id === null) return;
         this.#ctx.untrack("lease", id);
         // Not deleted (database unreachable): the row expires after the lease TTL.
@@ -313,7 +316,8 @@ export class PostgresRateLimitGroup {
           .catch(ignore);
       },
       waitForTurn: async (signal) => {
-        if (released.signal.aborted) throw leaseReleased();
+        if (isReleased) throw leaseReleased();
+        released ??= new AbortController();
         await cooldown;
         await this.#waitForTurn(released.signal, signal);
       },
