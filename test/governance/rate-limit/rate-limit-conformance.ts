@@ -305,5 +305,27 @@ export function describeRateLimitConformance(name: string, open: OpenLimiter): v
         await close();
       }
     });
+
+    test("a lease released while its retry turn waits out a cooldown ends the wait with CANCELLED", async () => {
+      const { acquire, close } = await setup({});
+      try {
+        const first = acquire();
+        await until(() => first.status === "fulfilled");
+        first.lease!.noteRateLimited(30);
+        const waited = first.lease!.waitForTurn().then(
+          () => "started",
+          (e: unknown) => e,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const released = performance.now();
+        first.lease!.release();
+        const error = await waited;
+        expect(isGovernanceError(error) && error.code).toBe("CANCELLED");
+        // Ended by the release, not by the 30 s cooldown.
+        expect(performance.now() - released).toBeLessThan(5_000);
+      } finally {
+        await close();
+      }
+    });
   });
 }
