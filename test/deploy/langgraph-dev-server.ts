@@ -34,6 +34,16 @@ export interface DevServer {
    * @returns whether every process ended within the grace period
    */
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<boolean>;
+  /**
+   * Sends `signal` to the API server's own process only, as a container runtime signals its main
+   * process, waits up to `graceMs` for it to end, then stops the rest of the group (`stop`). The dev
+   * CLI runs the server under tsx's watcher, which, when the whole group is signalled, passes the signal
+   * on and kills the server 30 ms later unless it has heard back from the server by then: a server
+   * still closing its stores under load is killed mid-close. Signalling the server alone leaves the
+   * close to the server.
+   * @returns whether the server process ended within the grace period and the group after it
+   */
+  stopServer(signal?: NodeJS.Signals, graceMs?: number): Promise<boolean>;
 }
 
 /** Options of {@link startDevServer}. */
@@ -114,6 +124,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       stopping ??= stopGroup(pgid, child, signal, graceMs).finally(() => process.off("exit", killOnExit));
       return stopping;
     },
+    stopServer: async (signal = "SIGTERM", graceMs = 15_000) => {
+      const entry = groupProcesses(pgid).find((p) => isApiServer(p.args));
+      if (entry === undefined) throw new Error(`no API server process in the group:\n${output}`);
+      process.kill(entry.pid, signal);
+      const deadline = Date.now() + graceMs;
+      while (Date.now() < deadline && groupProcesses(pgid).some((p) => p.pid === entry.pid)) await sleep(50);
+      const ended = !groupProcesses(pgid).some((p) => p.pid === entry.pid);
+      return (await server.stop(signal, graceMs)) && ended;
+    },
   };
   try {
     await waitUntilReady(server.url, child, options.startTimeoutMs ?? 120_000, () => output);
@@ -164,6 +183,11 @@ async function stopGroup(
   child.stdout?.destroy();
   child.stderr?.destroy();
   return false;
+}
+
+/** The API server's own process: the API entrypoint run with tsx's loader (not tsx's watcher above it). */
+function isApiServer(args: string): boolean {
+  return args.includes("preflight.cjs") && args.includes("langgraph-api/dist/cli/entrypoint.mjs");
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {

@@ -168,7 +168,8 @@ test("the server process runs one governance runtime, whatever the number of run
 
 test("SIGTERM closes the governance before the server exits; the ledger has a row per call", async () => {
   const { values } = await threadState();
-  const stopped = await server?.stop("SIGTERM", 20_000);
+  // The server's process alone, as a container stop does (see `stopServer` for why not the group).
+  const stopped = await server?.stopServer("SIGTERM", 20_000);
   expect(stopped, server?.log()).toBe(true);
   expect(server?.log()).not.toContain("closing governance failed");
   // Closed SQLite databases leave no write-ahead log behind; a process that exited mid-close would.
