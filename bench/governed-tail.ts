@@ -59,9 +59,8 @@ const cases: Case[] = [
 ].map((c) => ({ ...c, starts: [], times: [], delays: [] }));
 
 /**
- * The control: the SDK's call made as long as the runtime's by spinning on the main thread for the
- * difference of their warm-up medians. Its slow calls are what a call that long meets on this machine
- * without a ledger, a checkpoint or a collection of the runtime's.
+ * The control's spin: the runtime's median less the SDK's, first from the warm-up, then from the blocks
+ * measured so far (see the header).
  */
 let spinMs = 0;
 let spinIterations = 0;
@@ -75,6 +74,16 @@ function spin(iterations: number) {
 const calibration = performance.now();
 spin(50_000_000);
 const iterationsPerMs = 50_000_000 / (performance.now() - calibration);
+const median = (times: number[]) =>
+  quantile(
+    [...times].sort((a, b) => a - b),
+    0.5,
+  );
+/** Sets the control's spin from the SDK's and the runtime's times. */
+function followRuntime(sdkTimes: number[], runtimeTimes: number[]) {
+  spinMs = Math.max(0, median(runtimeTimes) - median(sdkTimes));
+  spinIterations = Math.round(spinMs * iterationsPerMs);
+}
 let index = 0;
 const warm: number[][] = cases.map(() => []);
 for (let i = 0; i < WARMUP; i++)
@@ -84,13 +93,7 @@ for (let i = 0; i < WARMUP; i++)
     warm[k]?.push(performance.now() - start);
   }
 // The second half of the warm-up, once the code is compiled.
-const warmMedian = (k: number) =>
-  quantile(
-    (warm[k] ?? []).slice(WARMUP / 2).sort((a, b) => a - b),
-    0.5,
-  );
-spinMs = Math.max(0, warmMedian(1) - warmMedian(0));
-spinIterations = Math.round(spinMs * iterationsPerMs);
+followRuntime((warm[0] ?? []).slice(WARMUP / 2), (warm[1] ?? []).slice(WARMUP / 2));
 
 /** Garbage collections as [start, end] in `performance.now()` time. */
 const collections: [number, number][] = [];
@@ -115,18 +118,8 @@ for (let block = 0; block < CALLS / BLOCK; block++) {
     delay.disable();
     c.delays.push({ p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 });
   }
-  // The control follows the runtime: its spin is the difference of the medians measured so far.
-  const sdkTimes = cases[0]?.times ?? [];
-  const runtimeTimes = cases[1]?.times ?? [];
-  if (sdkTimes.length > 0 && runtimeTimes.length > 0) {
-    const median = (times: number[]) =>
-      quantile(
-        [...times].sort((a, b) => a - b),
-        0.5,
-      );
-    spinMs = Math.max(0, median(runtimeTimes) - median(sdkTimes));
-    spinIterations = Math.round(spinMs * iterationsPerMs);
-  }
+  // Both have run a block by now: the control follows the runtime.
+  followRuntime(cases[0]?.times ?? [], cases[1]?.times ?? []);
 }
 observer.disconnect();
 

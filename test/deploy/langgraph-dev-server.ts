@@ -128,10 +128,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       const entry = groupProcesses(pgid).find((p) => isApiServer(p.args));
       if (entry === undefined) throw new Error(`no API server process in the group:\n${output}`);
       process.kill(entry.pid, signal);
+      const alive = () => groupProcesses(pgid).some((p) => p.pid === entry.pid);
       const deadline = Date.now() + graceMs;
-      while (Date.now() < deadline && groupProcesses(pgid).some((p) => p.pid === entry.pid)) await sleep(50);
-      const ended = !groupProcesses(pgid).some((p) => p.pid === entry.pid);
-      return (await server.stop(signal, graceMs)) && ended;
+      let running = alive();
+      while (running && Date.now() < deadline) {
+        await sleep(50);
+        running = alive();
+      }
+      return (await server.stop(signal, graceMs)) && !running;
     },
   };
   try {
